@@ -1,0 +1,20 @@
+/**
+ * How every function is bundled: one set of esbuild settings shared by the
+ * CDK stack (NodejsFunction, local esbuild, no Docker) and the benchmark, so
+ * the bench measures the bundles that deploy.
+ */
+export const LAMBDA_NODE_TARGET = 'node22';
+
+export const bundleSettings = {
+  platform: 'node' as const,
+  target: LAMBDA_NODE_TARGET,
+  format: 'esm' as const,
+  minify: true,
+  sourcemap: true,
+  // Prefer ES modules so the AWS SDK v3 tree-shakes.
+  mainFields: ['module', 'main'],
+  // ESM bundles of CommonJS dependencies still call require() for Node built-ins.
+  banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  // Bundle the AWS SDK instead of using the runtime's copy: pinned versions, smaller cold start.
+  external: [] as string[],
+};

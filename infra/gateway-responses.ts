@@ -1,0 +1,67 @@
+import type { ErrorType } from '../shared/http/errors.js';
+
+/**
+ * API Gateway's own answers (before or instead of a handler), in the error
+ * shape of API.md. The CDK stack renders these as gateway responses with
+ * `$context` variables; the local server renders the same definitions with
+ * the request's values.
+ */
+export type GatewayResponseType =
+  | 'UNAUTHORIZED'
+  | 'ACCESS_DENIED'
+  | 'MISSING_AUTHENTICATION_TOKEN'
+  | 'REQUEST_TOO_LARGE'
+  | 'THROTTLED'
+  | 'INTEGRATION_TIMEOUT'
+  | 'DEFAULT_4XX'
+  | 'DEFAULT_5XX';
+
+export interface GatewayResponse {
+  status: number;
+  type: ErrorType;
+  /** A fixed code, or the authorizer context key that holds it. */
+  code: string | { authorizerContext: string };
+  message: string | { authorizerContext: string };
+}
+
+export const gatewayResponses: Record<GatewayResponseType, GatewayResponse> = {
+  // No Authorization header, or one that is not `Bearer <token>`: API Gateway never calls the authorizer.
+  UNAUTHORIZED: {
+    status: 401,
+    type: 'authentication_error',
+    code: 'token_missing',
+    message: 'Authorization header with a Bearer token is required',
+  },
+  // The authorizer denied the token and said why in its context (token_invalid, token_expired).
+  ACCESS_DENIED: {
+    status: 401,
+    type: 'authentication_error',
+    code: { authorizerContext: 'error_code' },
+    message: { authorizerContext: 'error_message' },
+  },
+  // API Gateway's answer to a path or method it has no route for.
+  MISSING_AUTHENTICATION_TOKEN: {
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'route_not_found',
+    message: 'No route for this method and path',
+  },
+  REQUEST_TOO_LARGE: {
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'body_too_large',
+    message: 'Request body must be at most 10 MB',
+  },
+  THROTTLED: { status: 429, type: 'rate_limit_error', code: 'rate_limited', message: 'Too many requests; retry later' },
+  INTEGRATION_TIMEOUT: {
+    status: 503,
+    type: 'api_error',
+    code: 'service_unavailable',
+    message: 'The service did not answer in time; retry later',
+  },
+  DEFAULT_4XX: { status: 400, type: 'invalid_request_error', code: 'request_invalid', message: 'The request could not be accepted' },
+  DEFAULT_5XX: { status: 500, type: 'api_error', code: 'internal_error', message: 'An internal error occurred' },
+};
+
+/** Statuses that must also tell the client how to authenticate. */
+export const authenticationChallenge = { 'www-authenticate': 'Bearer' };

@@ -1,0 +1,276 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayTokenAuthorizerEvent,
+} from 'aws-lambda';
+import { errorBody, type ApiError } from '../../shared/http/errors.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, type Route } from '../routes.js';
+import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
+
+/**
+ * An API Gateway REST API (proxy integration, TOKEN authorizer) in one
+ * process: what `npm start` and the integration tests run. It builds the same
+ * events API Gateway builds, runs the same authorizer and handlers, and
+ * answers with the same gateway responses.
+ */
+export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+
+export interface LoadedRoute {
+  route: Route;
+  handler: ProxyHandler;
+}
+
+export interface GatewayOptions {
+  routes: LoadedRoute[];
+  authorizer: TokenAuthorizer;
+  region?: string;
+  stage?: string;
+  /** Seconds an authorizer result is reused for the same token, as API Gateway's cache does. */
+  authorizerCacheSeconds?: number;
+  /** Extra handlers for paths outside the API (e.g. the OpenAPI document); no token needed. */
+  publicRoutes?: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
+}
+
+const API_ID = 'localapi';
+const ACCOUNT = '000000000000';
+
+export function createGateway(options: GatewayOptions) {
+  const region = options.region ?? 'us-east-1';
+  const stage = options.stage ?? 'local';
+  const cacheMs = (options.authorizerCacheSeconds ?? 300) * 1000;
+  const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
+  const bearer = new RegExp(BEARER_HEADER_PATTERN);
+  const matchers = options.routes.map((loaded) => ({ ...loaded, pattern: pathPattern(loaded.route.path) }));
+
+  async function authorize(token: string, methodArn: string): Promise<APIGatewayAuthorizerResult | undefined> {
+    const cached = authorizerCache.get(token);
+    if (cached && cached.expires > Date.now()) return cached.result;
+    try {
+      const result = await options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn });
+      authorizerCache.set(token, { result, expires: Date.now() + cacheMs });
+      return result;
+    } catch {
+      return undefined; // API Gateway answers a thrown "Unauthorized" with 401 and caches nothing.
+    }
+  }
+
+  return async function listener(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const requestId = randomUUID();
+    try {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      const method = (request.method ?? 'GET').toUpperCase();
+      const publicRoute = options.publicRoutes?.[url.pathname];
+      if (publicRoute && method === 'GET') return publicRoute(request, response);
+
+      const body = await readBody(request, GATEWAY_MAX_BODY_BYTES);
+      if (body === 'too-large') return sendGatewayResponse(response, 'REQUEST_TOO_LARGE', requestId);
+
+      const candidates = matchers
+        .map((matcher) => ({ matcher, params: matcher.pattern.exec(url.pathname) }))
+        .filter((candidate) => candidate.params !== null);
+      const match = candidates.find((candidate) => candidate.matcher.route.method === method);
+      if (!match) return sendGatewayResponse(response, 'MISSING_AUTHENTICATION_TOKEN', requestId);
+      const { route, handler } = match.matcher;
+
+      const authorization = headerValue(request, 'authorization');
+      if (!authorization || !bearer.test(authorization)) {
+        return sendGatewayResponse(response, 'UNAUTHORIZED', requestId);
+      }
+      const methodArn = `arn:aws:execute-api:${region}:${ACCOUNT}:${API_ID}/${stage}/${method}${url.pathname}`;
+      const decision = await authorize(authorization, methodArn);
+      if (!decision) return sendGatewayResponse(response, 'UNAUTHORIZED', requestId);
+      if (!allows(decision, methodArn)) {
+        return sendGatewayResponse(response, 'ACCESS_DENIED', requestId, decision.context ?? {});
+      }
+
+      const event = proxyEvent({
+        request,
+        url,
+        method,
+        route,
+        pathParameters: match.params!.groups ?? {},
+        body,
+        requestId,
+        stage,
+        authorizer: { principalId: decision.principalId, ...(decision.context ?? {}) },
+      });
+      const result = await handler(event);
+      sendProxyResult(response, result, requestId);
+    } catch (error) {
+      // A handler that throws is a 502 on API Gateway; ours never should, so say so loudly.
+      console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
+      sendGatewayResponse(response, 'DEFAULT_5XX', requestId);
+    }
+  };
+}
+
+function pathPattern(path: string): RegExp {
+  const source = path
+    .split('/')
+    .map((segment) => (segment.startsWith('{') && segment.endsWith('}') ? `(?<${segment.slice(1, -1)}>[^/]+)` : escapeRegExp(segment)))
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** IAM-style match of the policy's Allow and Deny statements against the method ARN. */
+function allows(decision: APIGatewayAuthorizerResult, methodArn: string): boolean {
+  const statements = decision.policyDocument?.Statement ?? [];
+  const matching = (effect: string) =>
+    statements.some((statement) => {
+      if (statement.Effect !== effect) return false;
+      const resources = 'Resource' in statement ? [statement.Resource].flat() : [];
+      return resources.some((resource) => wildcard(String(resource)).test(methodArn));
+    });
+  return !matching('Deny') && matching('Allow');
+}
+
+const wildcard = (pattern: string) => new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`);
+
+function headerValue(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = false;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > limit) tooLarge = true;
+    else chunks.push(chunk as Buffer);
+  }
+  return tooLarge ? 'too-large' : Buffer.concat(chunks);
+}
+
+interface EventParts {
+  request: IncomingMessage;
+  url: URL;
+  method: string;
+  route: Route;
+  pathParameters: Record<string, string>;
+  body: Buffer;
+  requestId: string;
+  stage: string;
+  authorizer: Record<string, unknown>;
+}
+
+function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
+  const { request, url, method, route, body } = parts;
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < request.rawHeaders.length; i += 2) {
+    const name = request.rawHeaders[i]!;
+    const value = request.rawHeaders[i + 1]!;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    query[name] = value;
+    (multiQuery[name] ??= []).push(value);
+  }
+  const contentType = (headerValue(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const binary = BINARY_MEDIA_TYPES.includes(contentType);
+  const hasBody = body.length > 0;
+  const pathParameters = Object.fromEntries(
+    Object.entries(parts.pathParameters).map(([name, value]) => [name, safeDecode(value)]),
+  );
+  return {
+    resource: route.path,
+    path: url.pathname,
+    httpMethod: method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: url.searchParams.size > 0 ? query : null,
+    multiValueQueryStringParameters: url.searchParams.size > 0 ? multiQuery : null,
+    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
+    stageVariables: null,
+    body: hasBody ? body.toString(binary ? 'base64' : 'utf8') : null,
+    isBase64Encoded: hasBody && binary,
+    requestContext: {
+      accountId: ACCOUNT,
+      apiId: API_ID,
+      authorizer: parts.authorizer,
+      httpMethod: method,
+      identity: localIdentity(request),
+      path: `/${parts.stage}${url.pathname}`,
+      protocol: `HTTP/${request.httpVersion}`,
+      requestId: parts.requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: route.name,
+      resourcePath: route.path,
+      stage: parts.stage,
+    },
+  };
+}
+
+const safeDecode = (value: string) => {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+};
+
+function localIdentity(request: IncomingMessage): APIGatewayProxyEvent['requestContext']['identity'] {
+  return {
+    accessKey: null,
+    accountId: null,
+    apiKey: null,
+    apiKeyId: null,
+    caller: null,
+    clientCert: null,
+    cognitoAuthenticationProvider: null,
+    cognitoAuthenticationType: null,
+    cognitoIdentityId: null,
+    cognitoIdentityPoolId: null,
+    principalOrgId: null,
+    sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+    user: null,
+    userAgent: headerValue(request, 'user-agent') ?? null,
+    userArn: null,
+  };
+}
+
+function sendProxyResult(response: ServerResponse, result: APIGatewayProxyResult, requestId: string): void {
+  const headers: Record<string, string | string[]> = { 'x-amzn-requestid': requestId };
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) {
+    headers[name.toLowerCase()] = values.map(String);
+  }
+  const body = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
+  response.writeHead(result.statusCode, { ...headers, 'content-length': body.length });
+  response.end(body);
+}
+
+export function sendGatewayResponse(
+  response: ServerResponse,
+  type: GatewayResponseType,
+  requestId: string,
+  authorizerContext: Record<string, unknown> = {},
+): void {
+  const definition = gatewayResponses[type];
+  const resolve = (value: string | { authorizerContext: string }) =>
+    typeof value === 'string' ? value : String(authorizerContext[value.authorizerContext] ?? '');
+  const error = {
+    type: definition.type,
+    code: resolve(definition.code),
+    message: resolve(definition.message),
+  } as Pick<ApiError, 'type' | 'code' | 'message' | 'param'>;
+  const body = JSON.stringify(errorBody(error, requestId));
+  response.writeHead(definition.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+    ...(definition.status === 401 ? authenticationChallenge : {}),
+  });
+  response.end(body);
+}

@@ -1,0 +1,27 @@
+import { join } from 'node:path';
+import { signToken } from '../../shared/auth/tokens.js';
+import { REPOSITORY_ROOT, startLocalApi } from './server.js';
+
+// `npm start`: the API on http://127.0.0.1:3000 with its data under .data/.
+const api = await startLocalApi({
+  host: process.env.HOST ?? '127.0.0.1',
+  port: Number(process.env.PORT ?? 3000),
+  dataDirectory: join(REPOSITORY_ROOT, '.data'),
+});
+const token = await signToken(api.authSecret, 'user_local', 24 * 3600);
+
+console.log(`Messaging API listening on ${api.url}/v1
+
+A token for user "user_local", valid 24 hours (npm run -s token -- <user-id> mints others):
+  export TOKEN=${token}
+
+Try:
+  curl -s -X POST ${api.url}/v1/conversations -H "Authorization: Bearer $TOKEN" -d contact_id=alice
+`);
+
+const stop = async () => {
+  await api.close();
+  process.exit(0);
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { conversationsTable } from '../../shared/dynamo/tables.js';
+import { AUTHORIZER_ENTRY, routes } from '../routes.js';
+import { ensureTables, startDynalite } from './dynamodb.js';
+import { createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
+
+export const REPOSITORY_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+export interface LocalApiOptions {
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Where dynalite keeps its data and the local token secret; omitted: in memory only. */
+  dataDirectory?: string;
+  /** Extra environment for the handlers (e.g. a dead endpoint for fault tests). */
+  env?: Record<string, string>;
+}
+
+export interface LocalApi {
+  url: string;
+  authSecret: string;
+  dynamodbEndpoint: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The API as `npm start` serves it: dynalite in this process, the tables
+ * created from the code's definitions, and the gateway emulator in front of
+ * the real handler modules.
+ */
+export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
+  const host = options.host ?? '127.0.0.1';
+  const region = process.env.AWS_REGION ?? 'us-east-1';
+  const stoppers: (() => Promise<void>)[] = [];
+
+  let dynamodbEndpoint = options.env?.DYNAMODB_ENDPOINT ?? process.env.DYNAMODB_ENDPOINT;
+  if (!dynamodbEndpoint) {
+    const dynamodb = await startDynalite(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'));
+    stoppers.push(dynamodb.close);
+    dynamodbEndpoint = dynamodb.endpoint;
+  }
+  const authSecret = process.env.AUTH_SECRET || localSecret(options.dataDirectory);
+
+  // The handlers read their configuration from the environment, as on Lambda.
+  Object.assign(process.env, {
+    AWS_REGION: region,
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+    DYNAMODB_ENDPOINT: dynamodbEndpoint,
+    AUTH_SECRET: authSecret,
+    ...options.env,
+  });
+  if (!options.env?.DYNAMODB_ENDPOINT) {
+    await ensureTables(dynamodbEndpoint, region, { [process.env.CONVERSATIONS_TABLE ?? 'conversations']: conversationsTable });
+  }
+
+  const loaded: LoadedRoute[] = await Promise.all(
+    routes.map(async (route) => ({ route, handler: (await loadModule(route.entry)).handler as ProxyHandler })),
+  );
+  const authorizer = (await loadModule(AUTHORIZER_ENTRY)).handler as TokenAuthorizer;
+  const server = createServer(createGateway({ routes: loaded, authorizer, region }));
+  await listen(server, host, options.port ?? 3000);
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://${host}:${port}`,
+    authSecret,
+    dynamodbEndpoint,
+    async close() {
+      await new Promise<void>((done) => server.close(() => done()));
+      server.closeAllConnections();
+      for (const stop of stoppers.reverse()) await stop();
+    },
+  };
+}
+
+const loadModule = (entry: string) => import(pathToFileURL(join(REPOSITORY_ROOT, entry)).href);
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((done, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => done());
+  });
+}
+
+/** The HS256 secret of local tokens: kept under the data directory so tokens survive a restart. */
+function localSecret(dataDirectory: string | undefined): string {
+  if (!dataDirectory) return randomBytes(32).toString('base64url');
+  const file = join(dataDirectory, 'auth-secret');
+  if (!existsSync(file)) {
+    mkdirSync(dataDirectory, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 });
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
+export function readLocalSecret(dataDirectory: string): string {
+  return process.env.AUTH_SECRET || localSecret(dataDirectory);
+}

@@ -1,0 +1,14 @@
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { signToken } from '../../shared/auth/tokens.js';
+import { readLocalSecret, REPOSITORY_ROOT } from './server.js';
+
+// `npm run -s token -- <user-id> [--ttl <seconds>]`: a token the local server accepts.
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { ttl: { type: 'string', default: '3600' } } });
+const userId = positionals[0];
+const ttl = Number(values.ttl);
+if (!userId || !Number.isSafeInteger(ttl) || ttl <= 0) {
+  console.error('usage: npm run -s token -- <user-id> [--ttl <seconds>]');
+  process.exit(2);
+}
+console.log(await signToken(readLocalSecret(join(REPOSITORY_ROOT, '.data')), userId, ttl));

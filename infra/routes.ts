@@ -1,0 +1,39 @@
+/**
+ * The route table: every endpoint of the API, once. The local server
+ * dispatches by it and the CDK stack makes one function and one method per
+ * row, so a route is added here and nowhere else.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface Route {
+  /** Names the Lambda function and the log stream. */
+  name: string;
+  method: HttpMethod;
+  /** API Gateway resource path; `{id}` is a path parameter. */
+  path: string;
+  /** The handler module, relative to the repository root; it exports `handler`. */
+  entry: string;
+  /** Endpoints that take `multipart/form-data` (API Gateway passes the body base64-encoded). */
+  binaryBody?: boolean;
+  /** Endpoints that store things and so honour Idempotency-Key. */
+  idempotent?: boolean;
+}
+
+export const routes: readonly Route[] = [
+  { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts' },
+  { name: 'CreateConversation', method: 'POST', path: '/v1/conversations', entry: 'functions/conversations/create.ts', idempotent: true },
+  { name: 'GetConversation', method: 'GET', path: '/v1/conversations/{id}', entry: 'functions/conversations/get.ts' },
+  { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts' },
+  { name: 'DeleteConversation', method: 'DELETE', path: '/v1/conversations/{id}', entry: 'functions/conversations/delete.ts' },
+];
+
+export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
+
+/** Media types API Gateway must pass through as binary (base64), else uploads arrive corrupted. */
+export const BINARY_MEDIA_TYPES = ['multipart/form-data'];
+
+/** Requests API Gateway accepts before our code runs (10 MB payload limit). */
+export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** What API Gateway's identity validation expression admits to the authorizer. */
+export const BEARER_HEADER_PATTERN = '^Bearer [^\\s]+$';

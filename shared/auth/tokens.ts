@@ -1,0 +1,66 @@
+import { createRemoteJWKSet, errors, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
+
+/**
+ * Access tokens are JWTs whose `sub` is the user. Two modes, each with its
+ * algorithms pinned so that `alg: none` and HS/RS confusion cannot pass:
+ * - HS256 with a shared secret (local default, simple deployments);
+ * - RS256/ES256 keys from a JWKS URL (any OIDC issuer such as Cognito).
+ */
+export type VerifierSettings =
+  | { mode: 'secret'; secret: string; issuer?: string; audience?: string }
+  | { mode: 'jwks'; jwksUrl: string; issuer?: string; audience?: string };
+
+export type TokenFailure = 'token_invalid' | 'token_expired';
+
+export class TokenRejected extends Error {
+  constructor(
+    readonly code: TokenFailure,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TokenRejected';
+  }
+}
+
+export interface TokenVerifier {
+  verify(token: string): Promise<{ userId: string }>;
+}
+
+const SECRET_ALGORITHMS = ['HS256'];
+const JWKS_ALGORITHMS = ['RS256', 'ES256'];
+
+export function tokenVerifier(settings: VerifierSettings): TokenVerifier {
+  const key: Uint8Array | JWTVerifyGetKey =
+    settings.mode === 'secret' ? new TextEncoder().encode(settings.secret) : createRemoteJWKSet(new URL(settings.jwksUrl));
+  const options = {
+    algorithms: settings.mode === 'secret' ? SECRET_ALGORITHMS : JWKS_ALGORITHMS,
+    requiredClaims: ['exp', 'sub'],
+    ...(settings.issuer ? { issuer: settings.issuer } : {}),
+    ...(settings.audience ? { audience: settings.audience } : {}),
+  };
+  return {
+    async verify(token) {
+      try {
+        const { payload } =
+          key instanceof Uint8Array ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+        if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenRejected('token_invalid', 'Token has no subject');
+        return { userId: payload.sub };
+      } catch (error) {
+        if (error instanceof TokenRejected) throw error;
+        if (error instanceof errors.JWTExpired) throw new TokenRejected('token_expired', 'Token has expired');
+        throw new TokenRejected('token_invalid', 'Token is invalid');
+      }
+    },
+  };
+}
+
+/** Signs an HS256 token, as `npm run token` and the tests do. */
+export async function signToken(secret: string, userId: string, ttlSeconds = 3600): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(userId)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ttlSeconds)
+    .sign(new TextEncoder().encode(secret));
+}

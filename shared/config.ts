@@ -1,0 +1,45 @@
+/**
+ * Runtime configuration, read from the environment. Lambda sets these from the
+ * CDK stack; the local server sets them before it loads the handlers.
+ */
+export interface Config {
+  region: string;
+  conversationsTable: string;
+  attachmentsTable: string;
+  idempotencyTable: string;
+  filesBucket: string;
+  dynamodbEndpoint?: string;
+  s3Endpoint?: string;
+  maxFileBytes: number;
+  fileUrlTtlSeconds: number;
+}
+
+function positiveInteger(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function optional(name: string): string | undefined {
+  const raw = process.env[name];
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+export function config(): Config {
+  return {
+    region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    conversationsTable: process.env.CONVERSATIONS_TABLE ?? 'conversations',
+    attachmentsTable: process.env.ATTACHMENTS_TABLE ?? 'attachments',
+    idempotencyTable: process.env.IDEMPOTENCY_TABLE ?? 'idempotency',
+    filesBucket: process.env.FILES_BUCKET ?? 'attachments',
+    dynamodbEndpoint: optional('DYNAMODB_ENDPOINT'),
+    s3Endpoint: optional('S3_ENDPOINT'),
+    // 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload.
+    maxFileBytes: positiveInteger('MAX_FILE_BYTES', 4 * 1024 * 1024),
+    fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', 900),
+  };
+}

@@ -1,0 +1,305 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { newId } from '../ids.js';
+import { nowSeconds } from '../time.js';
+import { isConditionFailed } from '../dynamo/errors.js';
+import {
+  CONVERSATION_SK_PREFIX,
+  contactKey,
+  conversationKey,
+  counterpartKey,
+  flagKey,
+  groupKey,
+  type Counterpart,
+} from '../dynamo/keys.js';
+import { conversationIndexes } from '../dynamo/tables.js';
+import type { Page, PageRequest } from '../pagination.js';
+import { listPlan } from './list-plan.js';
+import {
+  newConversation,
+  type Conversation,
+  type ConversationChanges,
+  type ConversationFilter,
+  type ConversationStore,
+  type ListCost,
+} from './model.js';
+
+type Item = Record<string, unknown>;
+
+/**
+ * A uniqueness record younger than this may belong to a create that is still
+ * writing its conversation; an older one that points at nothing is left over
+ * from a failed create and gets repaired.
+ */
+const CREATE_LEASE_MS = 3_000;
+const CREATE_DEADLINE_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class DynamoConversationStore implements ConversationStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  /**
+   * One conversation per (user, contact) and (user, group) without
+   * transactions (dynalite has none): a conditional put of a uniqueness record
+   * elects the single creator, which then writes the conversation. Losers read
+   * the winner's conversation. A record left pointing at nothing by a failed
+   * create is removed once its lease is over, so it never blocks the user.
+   */
+  async findOrCreate(userId: string, counterpart: Counterpart): Promise<{ conversation: Conversation; created: boolean }> {
+    const lockKey = counterpartKey(userId, counterpart);
+    const deadline = Date.now() + CREATE_DEADLINE_MS;
+    while (Date.now() < deadline) {
+      const { Item: lock } = await this.client.send(
+        new GetCommand({ TableName: this.table, Key: lockKey, ConsistentRead: true }),
+      );
+      if (lock) {
+        const conversationId = lock.conversation_id as string;
+        const existing = await this.get(userId, conversationId);
+        if (existing) return { conversation: existing, created: false };
+        if (Date.now() - (lock.locked_at_ms as number) < CREATE_LEASE_MS) {
+          await sleep(25);
+        } else {
+          await this.releaseLock(lockKey, conversationId);
+        }
+        continue;
+      }
+      const conversation = newConversation(newId('conv'), counterpart, nowSeconds());
+      try {
+        await this.client.send(
+          new PutCommand({
+            TableName: this.table,
+            Item: { ...lockKey, conversation_id: conversation.id, locked_at_ms: Date.now() },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
+      } catch (error) {
+        if (isConditionFailed(error)) continue;
+        throw error;
+      }
+      await this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: toItem(userId, conversation),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return { conversation, created: true };
+    }
+    throw new Error(`Conversation create for ${counterpart.kind} did not settle in ${CREATE_DEADLINE_MS} ms`);
+  }
+
+  async get(userId: string, id: string): Promise<Conversation | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.table, Key: conversationKey(userId, id), ConsistentRead: true }),
+    );
+    return Item ? fromItem(Item) : undefined;
+  }
+
+  async update(userId: string, id: string, changes: ConversationChanges): Promise<Conversation | undefined> {
+    const expression = updateExpression(userId, changes);
+    if (!expression) return this.get(userId, id);
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: conversationKey(userId, id),
+          ...expression,
+          ConditionExpression: 'attribute_exists(pk)',
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes ? fromItem(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailed(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async markActive(userId: string, id: string, at: number): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: conversationKey(userId, id),
+          UpdateExpression: 'SET last_active_at = :at',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * The conversation goes first, then its uniqueness record: a failure in
+   * between leaves a record pointing at nothing, which the next create repairs,
+   * never a conversation that a second create could duplicate.
+   */
+  async remove(userId: string, id: string): Promise<boolean> {
+    let removed: Item | undefined;
+    try {
+      ({ Attributes: removed } = await this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: conversationKey(userId, id),
+          ConditionExpression: 'attribute_exists(pk)',
+          ReturnValues: 'ALL_OLD',
+        }),
+      ));
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
+    }
+    if (removed) {
+      const conversation = fromItem(removed);
+      const counterpart: Counterpart = conversation.group_id
+        ? { kind: 'group', id: conversation.group_id }
+        : { kind: 'contact', id: conversation.contact_id ?? '' };
+      await this.releaseLock(counterpartKey(userId, counterpart), id);
+    }
+    return true;
+  }
+
+  async list(
+    userId: string,
+    filter: ConversationFilter,
+    page: PageRequest,
+  ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
+    const plan = listPlan(userId, filter);
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    let keyCondition: string;
+    if (plan.index) {
+      names['#key'] = plan.index.partitionKey;
+      values[':key'] = plan.index.value;
+      keyCondition = '#key = :key';
+    } else {
+      values[':user'] = userId;
+      values[':prefix'] = CONVERSATION_SK_PREFIX;
+      keyCondition = 'pk = :user AND begins_with(sk, :prefix)';
+    }
+    const residual = Object.entries(plan.residual).map(([attribute, value], index) => {
+      names[`#f${index}`] = attribute;
+      values[`:f${index}`] = value;
+      return `#f${index} = :f${index}`;
+    });
+    const cursor = page.startingAfter ?? page.endingBefore;
+    let startKey: Item | undefined = cursor
+      ? { ...conversationKey(userId, cursor), ...(plan.index ? { [plan.index.partitionKey]: plan.index.value } : {}) }
+      : undefined;
+
+    const wanted = page.limit + 1;
+    const found: Item[] = [];
+    const cost: ListCost = { index: plan.index?.name ?? 'table', queries: 0, itemsRead: 0 };
+    let batch = wanted;
+    do {
+      const result = await this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          ...(plan.index ? { IndexName: plan.index.name } : { ConsistentRead: true }),
+          KeyConditionExpression: keyCondition,
+          ...(residual.length > 0 ? { FilterExpression: residual.join(' AND ') } : {}),
+          ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+          ExpressionAttributeValues: values,
+          ScanIndexForward: page.endingBefore !== undefined,
+          Limit: batch,
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      cost.queries += 1;
+      cost.itemsRead += result.ScannedCount ?? 0;
+      found.push(...(result.Items ?? []));
+      startKey = result.LastEvaluatedKey;
+      // With a residual filter, read ahead in proportion to how few items matched so far.
+      const needed = wanted - found.length;
+      batch = residual.length > 0 ? Math.min(1_000, needed * Math.ceil(cost.itemsRead / Math.max(1, found.length))) : needed;
+    } while (found.length < wanted && startKey);
+
+    const data = found.slice(0, page.limit).map(fromItem);
+    if (page.endingBefore !== undefined) data.reverse();
+    return { page: { has_more: found.length > page.limit, data }, cost };
+  }
+
+  private async releaseLock(lockKey: { pk: string; sk: string }, conversationId: string): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: lockKey,
+          ConditionExpression: 'conversation_id = :id',
+          ExpressionAttributeValues: { ':id': conversationId },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+    }
+  }
+}
+
+function toItem(userId: string, conversation: Conversation): Item {
+  return {
+    ...conversationKey(userId, conversation.id),
+    ...conversation,
+    muted_key: flagKey(userId, conversation.is_muted),
+    pinned_key: flagKey(userId, conversation.is_pinned),
+    archived_key: flagKey(userId, conversation.archived_at !== null),
+    ...(conversation.group_id ? { group_key: groupKey(userId, conversation.group_id) } : {}),
+    ...(conversation.contact_id ? { contact_key: contactKey(userId, conversation.contact_id) } : {}),
+  };
+}
+
+function fromItem(item: Item): Conversation {
+  const orNull = <T>(value: unknown) => (value === undefined ? null : (value as T));
+  return {
+    id: item.id as string,
+    contact_id: orNull(item.contact_id),
+    group_id: orNull(item.group_id),
+    pinned_message_id: orNull(item.pinned_message_id),
+    is_pinned: item.is_pinned === true,
+    is_muted: item.is_muted === true,
+    last_active_at: orNull(item.last_active_at),
+    last_opened_at: orNull(item.last_opened_at),
+    created_at: item.created_at as number,
+    archived_at: orNull(item.archived_at),
+  };
+}
+
+/** SET and REMOVE clauses for exactly the given fields, keeping the index keys in step. */
+function updateExpression(userId: string, changes: ConversationChanges) {
+  const set: string[] = [];
+  const remove: string[] = [];
+  const values: Record<string, unknown> = {};
+  const assign = (attribute: string, value: unknown) => {
+    set.push(`${attribute} = :${attribute}`);
+    values[`:${attribute}`] = value;
+  };
+  if (changes.is_pinned !== undefined) {
+    assign('is_pinned', changes.is_pinned);
+    assign(conversationIndexes.pinned.partitionKey, flagKey(userId, changes.is_pinned));
+  }
+  if (changes.is_muted !== undefined) {
+    assign('is_muted', changes.is_muted);
+    assign(conversationIndexes.muted.partitionKey, flagKey(userId, changes.is_muted));
+  }
+  if (changes.pinned_message_id !== undefined) {
+    if (changes.pinned_message_id === null) remove.push('pinned_message_id');
+    else assign('pinned_message_id', changes.pinned_message_id);
+  }
+  if (changes.archived_at !== undefined) {
+    if (changes.archived_at === null) remove.push('archived_at');
+    else assign('archived_at', changes.archived_at);
+    assign(conversationIndexes.archived.partitionKey, flagKey(userId, changes.archived_at !== null));
+  }
+  if (set.length === 0 && remove.length === 0) return undefined;
+  const clauses = [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''];
+  return {
+    UpdateExpression: clauses.filter(Boolean).join(' '),
+    ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+  };
+}

@@ -1,0 +1,75 @@
+import type { Page, PageRequest } from '../pagination.js';
+import type { Counterpart } from '../dynamo/keys.js';
+
+export type { Counterpart };
+
+/** A conversation exactly as the API shows it. */
+export interface Conversation {
+  id: string;
+  contact_id: string | null;
+  group_id: string | null;
+  pinned_message_id: string | null;
+  is_pinned: boolean;
+  is_muted: boolean;
+  last_active_at: number | null;
+  last_opened_at: number | null;
+  created_at: number;
+  archived_at: number | null;
+}
+
+/** Filters of the list; absent means no filtering, and they combine with AND. */
+export interface ConversationFilter {
+  muted?: boolean;
+  archived?: boolean;
+  pinned?: boolean;
+  group_id?: string;
+  contact_id?: string;
+}
+
+/** Fields a client may change; null clears a field. */
+export interface ConversationChanges {
+  is_pinned?: boolean;
+  is_muted?: boolean;
+  pinned_message_id?: string | null;
+  archived_at?: number | null;
+}
+
+/** What a list page cost: which index it queried and how many items it read. */
+export interface ListCost {
+  index: string;
+  queries: number;
+  itemsRead: number;
+}
+
+export interface ConversationStore {
+  /** The user's one conversation with this contact or group, created if there is none. */
+  findOrCreate(userId: string, counterpart: Counterpart): Promise<{ conversation: Conversation; created: boolean }>;
+  get(userId: string, id: string): Promise<Conversation | undefined>;
+  /** Applies only the given fields in one write; undefined when there is no such conversation. */
+  update(userId: string, id: string, changes: ConversationChanges): Promise<Conversation | undefined>;
+  /** Sets last_active_at; false when there is no such conversation. */
+  markActive(userId: string, id: string, at: number): Promise<boolean>;
+  /** Removes the conversation record; false when there was none. */
+  remove(userId: string, id: string): Promise<boolean>;
+  list(userId: string, filter: ConversationFilter, page: PageRequest): Promise<{ page: Page<Conversation>; cost: ListCost }>;
+}
+
+/** Something that belongs to a conversation and goes when it is deleted (attachments, messages). */
+export interface ConversationDependent {
+  removeAllOf(userId: string, conversationId: string): Promise<void>;
+}
+
+export function newConversation(id: string, counterpart: Counterpart, createdAt: number): Conversation {
+  return {
+    id,
+    contact_id: counterpart.kind === 'contact' ? counterpart.id : null,
+    group_id: counterpart.kind === 'group' ? counterpart.id : null,
+    pinned_message_id: null,
+    is_pinned: false,
+    is_muted: false,
+    last_active_at: null,
+    last_opened_at: null,
+    created_at: createdAt,
+    archived_at: null,
+  };
+}

@@ -1,0 +1,60 @@
+import { resourceMissing } from '../http/errors.js';
+import type { Page, PageRequest } from '../pagination.js';
+import type {
+  Conversation,
+  ConversationChanges,
+  ConversationDependent,
+  ConversationFilter,
+  ConversationStore,
+  Counterpart,
+  ListCost,
+} from './model.js';
+
+/** What the conversation endpoints do, whatever stores them. */
+export class ConversationService {
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly dependents: readonly ConversationDependent[] = [],
+  ) {}
+
+  createConversation(userId: string, counterpart: Counterpart) {
+    return this.store.findOrCreate(userId, counterpart);
+  }
+
+  async getConversation(userId: string, id: string): Promise<Conversation> {
+    return (await this.store.get(userId, id)) ?? notFound(id);
+  }
+
+  async updateConversation(userId: string, id: string, changes: ConversationChanges): Promise<Conversation> {
+    return (await this.store.update(userId, id, changes)) ?? notFound(id);
+  }
+
+  /**
+   * What belongs to the conversation goes first, the conversation last: if
+   * anything fails midway the conversation is still there and a retried
+   * DELETE finishes the job, and nothing is left pointing at a conversation
+   * that no longer exists.
+   */
+  async deleteConversation(userId: string, id: string): Promise<void> {
+    await this.getConversation(userId, id);
+    for (const dependent of this.dependents) await dependent.removeAllOf(userId, id);
+    if (!(await this.store.remove(userId, id))) notFound(id);
+  }
+
+  listConversations(
+    userId: string,
+    filter: ConversationFilter,
+    page: PageRequest,
+  ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
+    return this.store.list(userId, filter, page);
+  }
+
+  /** Whether the user has this conversation, and if so, mark it active now. */
+  markActive(userId: string, id: string, at: number): Promise<boolean> {
+    return this.store.markActive(userId, id, at);
+  }
+}
+
+function notFound(id: string): never {
+  throw resourceMissing('conversation', id);
+}

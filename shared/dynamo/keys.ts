@@ -1,0 +1,36 @@
+/**
+ * The one place that builds DynamoDB keys. Every item of a user lives under
+ * the partition key `pk` = user id, so a user's data is one Query away and
+ * never another user's.
+ *
+ * Composite index keys percent-encode their parts: user ids (a token's `sub`)
+ * and client ids may contain `#`, and `a#b` + `c` must never equal `a` + `b#c`.
+ */
+const part = (value: string): string => encodeURIComponent(value);
+const composite = (...parts: string[]): string => parts.map(part).join('#');
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export const conversationKey = (userId: string, conversationId: string): ItemKey => ({
+  pk: userId,
+  sk: conversationId,
+});
+
+/** Conversations' sort keys all start so; uniqueness records do not. */
+export const CONVERSATION_SK_PREFIX = 'conv_';
+
+/** Records that keep one conversation per (user, contact) and per (user, group). */
+export type Counterpart = { kind: 'contact'; id: string } | { kind: 'group'; id: string };
+
+export const counterpartKey = (userId: string, counterpart: Counterpart): ItemKey => ({
+  pk: userId,
+  sk: `${counterpart.kind}#${counterpart.id}`,
+});
+
+/** Index keys of a conversation: both values of each flag are indexed, so `false` is as cheap as `true`. */
+export const flagKey = (userId: string, value: boolean): string => composite(userId, value ? '1' : '0');
+export const groupKey = (userId: string, groupId: string): string => composite(userId, groupId);
+export const contactKey = (userId: string, contactId: string): string => composite(userId, contactId);

@@ -1,0 +1,33 @@
+/**
+ * The DynamoDB tables exactly as the code queries them. The local server
+ * creates them from this, and the CDK stack declares them from this, so the
+ * two cannot disagree.
+ */
+export interface IndexDefinition {
+  name: string;
+  partitionKey: string;
+  sortKey: string;
+}
+
+export interface TableDefinition {
+  partitionKey: string;
+  sortKey: string;
+  indexes: IndexDefinition[];
+  timeToLiveAttribute?: string;
+}
+
+export const conversationIndexes = {
+  muted: { name: 'by_muted', partitionKey: 'muted_key', sortKey: 'sk' },
+  archived: { name: 'by_archived', partitionKey: 'archived_key', sortKey: 'sk' },
+  pinned: { name: 'by_pinned', partitionKey: 'pinned_key', sortKey: 'sk' },
+  group: { name: 'by_group', partitionKey: 'group_key', sortKey: 'sk' },
+  contact: { name: 'by_contact', partitionKey: 'contact_key', sortKey: 'sk' },
+} as const satisfies Record<string, IndexDefinition>;
+
+export type ConversationIndex = keyof typeof conversationIndexes;
+
+export const conversationsTable: TableDefinition = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  indexes: Object.values(conversationIndexes),
+};

@@ -1,0 +1,105 @@
+/**
+ * The one place that knows the error shape of API.md. Handlers and services
+ * throw ApiError; the handler wrapper, the local gateway and the CDK gateway
+ * responses all render through errorBody().
+ */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'idempotency_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    readonly code: string,
+    message: string,
+    readonly param?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface ErrorBody {
+  error: {
+    type: ErrorType;
+    code: string;
+    message: string;
+    param?: string;
+    request_id: string;
+  };
+}
+
+export function errorBody(
+  error: Pick<ApiError, 'type' | 'code' | 'message' | 'param'>,
+  requestId: string,
+): ErrorBody {
+  return {
+    error: {
+      type: error.type,
+      code: error.code,
+      message: error.message,
+      ...(error.param === undefined ? {} : { param: error.param }),
+      request_id: requestId,
+    },
+  };
+}
+
+export const parameterMissing = (param: string, message = `${param} is required`) =>
+  new ApiError(400, 'invalid_request_error', 'parameter_missing', message, param);
+
+export const parameterInvalid = (param: string, message: string) =>
+  new ApiError(400, 'invalid_request_error', 'parameter_invalid', message, param);
+
+export const parameterUnknown = (param: string) =>
+  new ApiError(400, 'invalid_request_error', 'parameter_unknown', `Unknown parameter: ${param}`, param);
+
+export const bodyInvalid = (message: string) =>
+  new ApiError(400, 'invalid_request_error', 'body_invalid', message);
+
+/** A reference in the request body to something the user does not have. */
+export const referenceMissing = (param: string, message: string) =>
+  new ApiError(400, 'invalid_request_error', 'resource_missing', message, param);
+
+/** The path names nothing of the user's. Another user's id looks exactly the same. */
+export const resourceMissing = (resource: string, id: string) =>
+  new ApiError(404, 'invalid_request_error', 'resource_missing', `No such ${resource}: ${id}`, 'id');
+
+export const routeNotFound = (method: string, path: string) =>
+  new ApiError(404, 'invalid_request_error', 'route_not_found', `No route for ${method} ${path}`);
+
+export const unsupportedMediaType = (contentType: string, accepted: readonly string[]) =>
+  new ApiError(
+    415,
+    'invalid_request_error',
+    'unsupported_media_type',
+    `Content type ${contentType || '(none)'} is not accepted here; use ${accepted.join(' or ')}`,
+  );
+
+export const fileTooLarge = (limit: number) =>
+  new ApiError(413, 'invalid_request_error', 'file_too_large', `file must be at most ${limit} bytes`, 'file');
+
+export const bodyTooLarge = (limit: number) =>
+  new ApiError(413, 'invalid_request_error', 'body_too_large', `Request body must be at most ${limit} bytes`);
+
+export const idempotencyKeyReused = () =>
+  new ApiError(
+    409,
+    'idempotency_error',
+    'idempotency_key_reused',
+    'This Idempotency-Key was already used with a different request',
+    'Idempotency-Key',
+  );
+
+export const authenticationFailed = (code: 'token_missing' | 'token_invalid' | 'token_expired', message: string) =>
+  new ApiError(401, 'authentication_error', code, message, undefined, { 'www-authenticate': 'Bearer' });
+
+export const serviceUnavailable = () =>
+  new ApiError(503, 'api_error', 'service_unavailable', 'The service is temporarily unavailable; retry later');
+
+export const internalError = () =>
+  new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred');

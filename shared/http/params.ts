@@ -1,0 +1,72 @@
+import { parameterInvalid, parameterUnknown } from './errors.js';
+
+/**
+ * Parameters as they arrived: form and query values are strings, JSON values
+ * keep their JSON types. Readers interpret each according to where it came from.
+ */
+export type ParamKind = 'query' | 'form' | 'json';
+
+export interface ParamSource {
+  kind: ParamKind;
+  values: Record<string, unknown>;
+}
+
+export type Reader<T> = (value: unknown, name: string, kind: ParamKind) => T;
+
+type Parsed<S extends Record<string, Reader<unknown>>> = { [K in keyof S]?: ReturnType<S[K]> };
+
+/**
+ * Reads exactly the parameters named in the spec. Any other name is refused,
+ * which also keeps clients from writing fields they do not own (id, owner, ...).
+ */
+export function readParams<S extends Record<string, Reader<unknown>>>(source: ParamSource, spec: S): Parsed<S> {
+  const result: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(source.values)) {
+    const read = Object.hasOwn(spec, name) ? spec[name] : undefined;
+    if (!read) throw parameterUnknown(name);
+    result[name] = read(value, name, source.kind);
+  }
+  return result as Parsed<S>;
+}
+
+export const flag: Reader<boolean> = (value, name, kind) => {
+  if (kind === 'json') {
+    if (typeof value === 'boolean') return value;
+  } else if (value === 'true' || value === 'false') {
+    return value === 'true';
+  }
+  throw parameterInvalid(name, `${name} must be true or false`);
+};
+
+// Ids that clients give us: 1-128 characters, no whitespace or control characters.
+const CLIENT_ID = /^[^\s\p{Cc}]{1,128}$/u;
+
+export const clientId: Reader<string> = (value, name) => {
+  if (typeof value === 'string' && CLIENT_ID.test(value)) return value;
+  throw parameterInvalid(name, `${name} must be 1 to 128 characters without whitespace or control characters`);
+};
+
+/** An empty form value or JSON null clears the field. */
+export const nullable =
+  <T>(read: Reader<T>): Reader<T | null> =>
+  (value, name, kind) =>
+    value === null || (kind !== 'json' && value === '') ? null : read(value, name, kind);
+
+export const timestamp: Reader<number> = (value, name, kind) => {
+  const number = kind === 'json' ? value : typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : NaN;
+  if (typeof number === 'number' && Number.isSafeInteger(number) && number >= 0) return number;
+  throw parameterInvalid(name, `${name} must be a non-negative integer of Unix seconds`);
+};
+
+export const integerBetween =
+  (min: number, max: number): Reader<number> =>
+  (value, name, kind) => {
+    const number = kind === 'json' ? value : typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : NaN;
+    if (typeof number === 'number' && Number.isSafeInteger(number) && number >= min && number <= max) return number;
+    throw parameterInvalid(name, `${name} must be an integer from ${min} to ${max}`);
+  };
+
+export const text: Reader<string> = (value, name) => {
+  if (typeof value === 'string') return value;
+  throw parameterInvalid(name, `${name} must be a string`);
+};

@@ -1,0 +1,107 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { bodyInvalid, parameterInvalid, resourceMissing, unsupportedMediaType } from './errors.js';
+import type { ParamSource } from './params.js';
+
+/** What a handler needs from an API Gateway REST proxy event, already checked. */
+export interface ApiRequest {
+  event: APIGatewayProxyEvent;
+  requestId: string;
+  /** The token's `sub`, as the authorizer put it in the request context. Never from headers or body. */
+  userId: string;
+  headers: Record<string, string>;
+}
+
+export function requestIdOf(event: APIGatewayProxyEvent): string {
+  return event.requestContext?.requestId ?? 'unknown';
+}
+
+export function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (value !== undefined) headers[name.toLowerCase()] = value;
+  }
+  return headers;
+}
+
+export function userIdOf(event: APIGatewayProxyEvent): string | undefined {
+  const authorizer = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
+  const principal = authorizer?.principalId;
+  return typeof principal === 'string' && principal !== '' ? principal : undefined;
+}
+
+/** Query parameters; a name given twice is refused rather than silently picking one. */
+export function queryOf(request: ApiRequest): ParamSource {
+  const multi = request.event.multiValueQueryStringParameters ?? {};
+  const values: Record<string, unknown> = {};
+  for (const [name, list] of Object.entries(multi)) {
+    if (!list) continue;
+    if (list.length > 1) throw parameterInvalid(name, `${name} was given more than once`);
+    values[name] = list[0];
+  }
+  for (const [name, value] of Object.entries(request.event.queryStringParameters ?? {})) {
+    if (!(name in values) && value !== undefined) values[name] = value;
+  }
+  return { kind: 'query', values };
+}
+
+/** A path id that does not have the shape of ours is simply not found. */
+export function pathId(request: ApiRequest, resource: string, isValid: (id: string) => boolean): string {
+  const id = request.event.pathParameters?.id ?? '';
+  if (!isValid(id)) throw resourceMissing(resource, id);
+  return id;
+}
+
+export function mediaTypeOf(request: ApiRequest): string {
+  return (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+export function rawBody(request: ApiRequest): Buffer {
+  const { body, isBase64Encoded } = request.event;
+  if (body === null || body === undefined) return Buffer.alloc(0);
+  return Buffer.from(body, isBase64Encoded ? 'base64' : 'utf8');
+}
+
+const BODY_TYPES = ['application/x-www-form-urlencoded', 'application/json'] as const;
+
+/**
+ * The body of a POST or PUT other than the upload: form-encoded or JSON. An
+ * absent body is an empty set of parameters.
+ */
+export function formOrJsonBody(request: ApiRequest): ParamSource {
+  const bytes = rawBody(request);
+  const mediaType = mediaTypeOf(request);
+  if (bytes.length === 0 && mediaType === '') return { kind: 'form', values: {} };
+  if (mediaType === 'application/json') return { kind: 'json', values: parseJsonObject(bytes) };
+  if (mediaType === 'application/x-www-form-urlencoded') return { kind: 'form', values: parseForm(bytes) };
+  throw unsupportedMediaType(mediaType, BODY_TYPES);
+}
+
+function parseJsonObject(bytes: Buffer): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw bodyInvalid('Request body is not valid JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw bodyInvalid('Request body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function parseForm(bytes: Buffer): Record<string, unknown> {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw bodyInvalid('Request body is not valid UTF-8');
+  }
+  // URLSearchParams replaces bad percent-escapes silently; refuse them instead.
+  if (/%(?![0-9a-fA-F]{2})/.test(text)) throw bodyInvalid('Request body is not valid form encoding');
+  const values: Record<string, unknown> = {};
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (Object.hasOwn(values, name)) throw parameterInvalid(name, `${name} was given more than once`);
+    values[name] = value;
+  }
+  return values;
+}

@@ -1,0 +1,66 @@
+import { signToken } from '../../shared/auth/tokens.js';
+import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../infra/local/server.js';
+
+/**
+ * A client of the local server for behaviour tests: real HTTP on loopback to
+ * the gateway emulator, the real handlers, dynalite and the S3 stand-in.
+ */
+export interface TestApi {
+  api: LocalApi;
+  url: string;
+  token(userId: string, ttlSeconds?: number): Promise<string>;
+  /** A request as `userId` (or with no token when userId is null). */
+  call(userId: string | null, method: string, path: string, init?: CallInit): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface CallInit {
+  form?: Record<string, string>;
+  json?: unknown;
+  body?: RequestInit["body"];
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function startTestApi(options: LocalApiOptions = {}): Promise<TestApi> {
+  const api = await startLocalApi({ port: 0, ...options });
+  const tokens = new Map<string, string>();
+  const token = async (userId: string, ttlSeconds = 3600) => {
+    if (ttlSeconds !== 3600) return signToken(api.authSecret, userId, ttlSeconds);
+    if (!tokens.has(userId)) tokens.set(userId, await signToken(api.authSecret, userId));
+    return tokens.get(userId)!;
+  };
+  return {
+    api,
+    url: api.url,
+    token,
+    async call(userId, method, path, init = {}) {
+      const headers: Record<string, string> = { ...init.headers };
+      if (userId !== null) headers.authorization ??= `Bearer ${await token(userId)}`;
+      let body: RequestInit["body"] = init.body;
+      if (init.form) {
+        body = new URLSearchParams(init.form).toString();
+        headers['content-type'] ??= 'application/x-www-form-urlencoded';
+      } else if (init.json !== undefined) {
+        body = JSON.stringify(init.json);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(`${api.url}${path}`, { method, headers, body });
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      return { status: response.status, headers: response.headers, body: parsed, text };
+    },
+    close: () => api.close(),
+  };
+}

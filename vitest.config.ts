@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Each file starts its own local API (dynalite, S3 stand-in) on free ports.
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    env: { AWS_SDK_JS_SUPPRESS_NODE_VERSION_WARNING: '1' },
+  },
+});
