@@ -15,16 +15,32 @@ export interface Route {
   entry: string;
   /** Endpoints that take `multipart/form-data` (API Gateway passes the body base64-encoded). */
   binaryBody?: boolean;
-  /** Endpoints that store things and so honour Idempotency-Key. */
+  /** Endpoints that store things and so honour Idempotency-Key (read and write its table). */
   idempotent?: boolean;
+  /** What the handler may touch: the stack grants exactly this (least privilege). */
+  access: Access;
+}
+
+export interface Access {
+  conversations?: 'read' | 'write';
+  attachments?: 'read' | 'write';
+  /** S3 object actions under the files prefix; 'get' is also what presigning file_url needs. */
+  files?: ('get' | 'put' | 'delete')[];
 }
 
 export const routes: readonly Route[] = [
-  { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts' },
-  { name: 'CreateConversation', method: 'POST', path: '/v1/conversations', entry: 'functions/conversations/create.ts', idempotent: true },
-  { name: 'GetConversation', method: 'GET', path: '/v1/conversations/{id}', entry: 'functions/conversations/get.ts' },
-  { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts' },
-  { name: 'DeleteConversation', method: 'DELETE', path: '/v1/conversations/{id}', entry: 'functions/conversations/delete.ts' },
+  { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'read' } },
+  { name: 'CreateConversation', method: 'POST', path: '/v1/conversations', entry: 'functions/conversations/create.ts', idempotent: true, access: { conversations: 'write' } },
+  { name: 'GetConversation', method: 'GET', path: '/v1/conversations/{id}', entry: 'functions/conversations/get.ts', access: { conversations: 'read' } },
+  { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts', access: { conversations: 'write' } },
+  {
+    name: 'DeleteConversation',
+    method: 'DELETE',
+    path: '/v1/conversations/{id}',
+    entry: 'functions/conversations/delete.ts',
+    // Deleting a conversation removes its attachments, records and files.
+    access: { conversations: 'write', attachments: 'write', files: ['delete'] },
+  },
 ];
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';

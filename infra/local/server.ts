@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { conversationsTable } from '../../shared/dynamo/tables.js';
+import { config } from '../../shared/config.js';
+import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
 import { createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
@@ -56,7 +57,12 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     ...options.env,
   });
   if (!options.env?.DYNAMODB_ENDPOINT) {
-    await ensureTables(dynamodbEndpoint, region, { [process.env.CONVERSATIONS_TABLE ?? 'conversations']: conversationsTable });
+    const names = config();
+    await ensureTables(dynamodbEndpoint, region, {
+      [names.conversationsTable]: conversationsTable,
+      [names.attachmentsTable]: attachmentsTable,
+      [names.idempotencyTable]: idempotencyTable,
+    });
   }
 
   const loaded: LoadedRoute[] = await Promise.all(

@@ -34,3 +34,11 @@ export const counterpartKey = (userId: string, counterpart: Counterpart): ItemKe
 export const flagKey = (userId: string, value: boolean): string => composite(userId, value ? '1' : '0');
 export const groupKey = (userId: string, groupId: string): string => composite(userId, groupId);
 export const contactKey = (userId: string, contactId: string): string => composite(userId, contactId);
+
+export const attachmentKey = (userId: string, attachmentId: string): ItemKey => ({ pk: userId, sk: attachmentId });
+export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
+
+/** Every stored file lives under this prefix; the stack scopes S3 permissions to it. */
+export const FILES_PREFIX = 'files/';
+/** An attachment's S3 key: from the user and the attachment id, never from the filename. */
+export const fileKey = (userId: string, attachmentId: string): string => `${FILES_PREFIX}${part(userId)}/${attachmentId}`;

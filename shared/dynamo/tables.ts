@@ -31,3 +31,21 @@ export const conversationsTable: TableDefinition = {
   sortKey: 'sk',
   indexes: Object.values(conversationIndexes),
 };
+
+export const attachmentIndexes = {
+  conversation: { name: 'by_conversation', partitionKey: 'conversation_key', sortKey: 'sk' },
+} as const satisfies Record<string, IndexDefinition>;
+
+export const attachmentsTable: TableDefinition = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  indexes: Object.values(attachmentIndexes),
+};
+
+/** Idempotency-Key records; DynamoDB's TTL removes them after their 24 hours. */
+export const idempotencyTable: TableDefinition = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  indexes: [],
+  timeToLiveAttribute: 'expires_at',
+};
