@@ -1,0 +1,113 @@
+import type { BundleFigure } from './bundles.js';
+import type { ColdStartFigure } from './cold-start.js';
+import type { GrowthFigures } from './list-cost.js';
+import type { WarmFigure } from './warm.js';
+
+/** Everything one `npm run bench` measured; bench/results.json holds it as is. */
+export interface Results {
+  machine: { node: string; cpus: number; cpuModel: string; platform: string; memoryGiB: number; date: string };
+  settings: { coldStartRuns: number; warmSeconds: number; concurrency: number; sizes: number[] };
+  bundles: BundleFigure[];
+  coldStarts: ColdStartFigure[];
+  warm: WarmFigure[];
+  listCost: GrowthFigures;
+  durationSeconds: number;
+}
+
+export const TARGETS = {
+  coldStartRatio: 1.5,
+  warmGetRatio: 0.7,
+  uploadRatio: 2,
+  uploadMemoryPerFileByte: 4,
+};
+
+const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} KB`;
+const mark = (ok: boolean) => (ok ? '✓' : '✗ miss');
+const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+const table = (head: string[], rows: (string | number)[][]) =>
+  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
+
+export function markdown(results: Results): string {
+  const { machine, settings } = results;
+  const sections: string[] = [];
+  sections.push(
+    `Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.platform}; ${machine.date}; ` +
+      `whole run ${results.durationSeconds} s.`,
+  );
+
+  const cold = new Map(results.coldStarts.map((figure) => [figure.name, figure]));
+  sections.push(
+    `### Bundles and cold start\n\nCold start: median of ${settings.coldStartRuns} fresh \`node\` processes, ms from process start ` +
+      `(performance.timeOrigin) to the handler's first response against local dynalite; the reference is a bare handler with ` +
+      `one DynamoDBClient and one GetItem, bundled the same way. Targets: bundle ≤ 300 KB (authorizer ≤ 100 KB), cold ≤ ${TARGETS.coldStartRatio} × reference.\n\n` +
+      table(
+        ['Function', 'Minified', 'Gzipped', 'Size target', 'Module loaded (ms)', 'First response (ms)', '× reference', 'Cold target'],
+        results.bundles.map((bundle) => {
+          const figure = cold.get(bundle.name)!;
+          return [
+            bundle.name,
+            kb(bundle.minifiedBytes),
+            kb(bundle.gzippedBytes),
+            mark(bundle.withinLimit),
+            figure.loadedMs,
+            figure.firstResponseMs,
+            figure.ratio,
+            mark(figure.ratio <= TARGETS.coldStartRatio),
+          ];
+        }),
+      ) +
+      largestInputs(results.bundles),
+  );
+
+  sections.push(
+    `### Warm latency and throughput\n\nautocannon, ${settings.concurrency} connections, ${settings.warmSeconds} s per endpoint, loopback, ` +
+      `server in its own process, dynalite in another; beside each, the backend call the endpoint makes, through the same store ` +
+      `at the same concurrency for the same time. Target: GET conversation ≥ ${TARGETS.warmGetRatio * 100} % of the GetItem rate, zero errors.\n\n` +
+      table(
+        ['Endpoint', 'p50 (ms)', 'p99 (ms)', 'req/s', 'Errors', 'Backend call', 'Backend p50 (ms)', 'Backend calls/s', 'API / backend'],
+        results.warm.map((figure) => [
+          figure.endpoint,
+          figure.api.p50Ms,
+          figure.api.p99Ms,
+          figure.api.requestsPerSecond,
+          figure.api.errors,
+          figure.backendCall,
+          figure.backend.p50Ms,
+          figure.backend.requestsPerSecond,
+          `${Math.round(figure.ratio * 100)} %`,
+        ]),
+      ),
+  );
+
+  const { listCost } = results;
+  const sizes = listCost.sizes;
+  sections.push(
+    `### Cost as data grows\n\nItems read (ScannedCount summed over the page's queries) for one page of 10, ` +
+      `one user with ${sizes.map((size) => size.toLocaleString('en')).join(' / ')} conversations, 5 % each muted, archived, pinned and in a group ` +
+      `(seeded in ${sizes.map((size) => `${listCost.seedSeconds[size]} s`).join(' / ')}). ` +
+      `Target: ≤ limit + 1 = 11 for no filter and one indexed filter, flat; a pair reads at most the chosen index's set.\n\n` +
+      table(
+        ['Filter', 'Index', ...sizes.map((size) => `Read @ ${size.toLocaleString('en')}`), `Bound @ ${sizes.at(-1)!.toLocaleString('en')}`, 'Target'],
+        listCost.pages.map((page) => [
+          page.filter,
+          page.index,
+          ...sizes.map((size) => `${page.itemsRead[size]}${page.queries[size]! > 1 ? ` (${page.queries[size]} queries)` : ''}`),
+          page.bound[sizes.at(-1)!]!,
+          mark(sizes.every((size) => page.itemsRead[size]! <= page.bound[size]!)),
+        ]),
+      ),
+  );
+
+  return sections.join('\n\n');
+}
+
+function largestInputs(bundles: BundleFigure[]): string {
+  const over = bundles.filter((bundle) => !bundle.withinLimit);
+  if (over.length === 0) return '';
+  const lines = over.map(
+    (bundle) =>
+      `- ${bundle.name} (${kb(bundle.minifiedBytes)}): ` +
+      bundle.largestInputs.map((input) => `${input.path} ${kb(input.bytes)}`).join(', '),
+  );
+  return `\n\nLargest inputs of the bundles over their target (esbuild metafile, bytes in output):\n${lines.join('\n')}`;
+}

@@ -1,0 +1,76 @@
+import { writeFileSync } from 'node:fs';
+import { cpus, platform, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { REPOSITORY_ROOT } from '../infra/local/server.js';
+import { measureBundles } from './bundles.js';
+import { measureColdStarts } from './cold-start.js';
+import { seedFixture } from './fixture.js';
+import { measureListCost } from './list-cost.js';
+import { LOCAL_ENV, startProcess } from './processes.js';
+import { markdown, type Results } from './report.js';
+import { round } from './stats.js';
+import { CONCURRENCY, measureWarm, warmEndpoints } from './warm.js';
+
+// `npm run bench [-- --runs 10 --seconds 5 --sizes 1000,10000,100000 --profile]`
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '5' },
+    sizes: { type: 'string', default: '1000,10000,100000' },
+    // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
+    profile: { type: 'boolean', default: false },
+  },
+});
+const runs = Number(values.runs);
+const seconds = Number(values.seconds);
+const sizes = values.sizes.split(',').map(Number);
+const started = performance.now();
+const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
+
+Object.assign(process.env, LOCAL_ENV);
+const dynamodb = await startProcess<{ endpoint: string }>('dynalite-process.ts');
+process.env.DYNAMODB_ENDPOINT = dynamodb.info.endpoint;
+try {
+  step('bundling every function with the stack settings');
+  const bundles = await measureBundles();
+
+  step('seeding the fixture user');
+  const fixture = await seedFixture(200);
+
+  step(`cold starts: ${runs} fresh processes per bundle`);
+  const coldStarts = await measureColdStarts(bundles, fixture, { DYNAMODB_ENDPOINT: dynamodb.info.endpoint }, runs);
+
+  step(`warm: ${seconds} s per endpoint and per backend call`);
+  const server = await startProcess<{ url: string }>(
+    'server-process.ts',
+    { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, AUTH_SECRET: fixture.authSecret },
+    values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(REPOSITORY_ROOT, 'bench', 'profiles')}`] : [],
+  );
+  const warm = await measureWarm(server.info.url, fixture.token, warmEndpoints(fixture), seconds).finally(() => server.stop());
+
+  step(`list cost at ${sizes.join(', ')} conversations`);
+  const listCost = await measureListCost(sizes);
+
+  const results: Results = {
+    machine: {
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      platform: `${platform()} ${release()}`,
+      memoryGiB: round(totalmem() / 2 ** 30),
+      date: new Date().toISOString(),
+    },
+    settings: { coldStartRuns: runs, warmSeconds: seconds, concurrency: CONCURRENCY, sizes },
+    bundles,
+    coldStarts,
+    warm,
+    listCost,
+    durationSeconds: round((performance.now() - started) / 1000, 0),
+  };
+  writeFileSync(join(REPOSITORY_ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  step('done: bench/results.json');
+  console.log(markdown(results));
+} finally {
+  await dynamodb.stop();
+}
