@@ -1,15 +1,18 @@
 import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
 import type { GrowthFigures } from './list-cost.js';
+import type { ProfileShare } from './profile.js';
 import type { WarmFigure } from './warm.js';
 
 /** Everything one `npm run bench` measured; bench/results.json holds it as is. */
 export interface Results {
   machine: { node: string; cpus: number; cpuModel: string; platform: string; memoryGiB: number; date: string };
-  settings: { coldStartRuns: number; warmSeconds: number; concurrency: number; sizes: number[] };
+  settings: { coldStartRuns: number; warmSeconds: number; warmRounds: number; concurrency: number; sizes: number[] };
   bundles: BundleFigure[];
   coldStarts: ColdStartFigure[];
   warm: WarmFigure[];
+  /** With --profile: the server process's busy time during the warm runs, by where it was spent. */
+  serverProfile?: ProfileShare[];
   listCost: GrowthFigures;
   durationSeconds: number;
 }
@@ -62,7 +65,7 @@ export function markdown(results: Results): string {
   sections.push(
     `### Warm latency and throughput\n\nautocannon, ${settings.concurrency} connections, ${settings.warmSeconds} s per endpoint, loopback, ` +
       `server in its own process, dynalite in another; beside each, the backend call the endpoint makes, through the same store ` +
-      `at the same concurrency for the same time. Target: GET conversation ≥ ${TARGETS.warmGetRatio * 100} % of the GetItem rate, zero errors.\n\n` +
+      `at the same concurrency for the same time, alternating over ${settings.warmRounds} rounds (medians shown). Target: GET conversation ≥ ${TARGETS.warmGetRatio * 100} % of the GetItem rate, zero errors.\n\n` +
       table(
         ['Endpoint', 'p50 (ms)', 'p99 (ms)', 'req/s', 'Errors', 'Backend call', 'Backend p50 (ms)', 'Backend calls/s', 'API / backend'],
         results.warm.map((figure) => [
@@ -76,7 +79,12 @@ export function markdown(results: Results): string {
           figure.backend.requestsPerSecond,
           `${Math.round(figure.ratio * 100)} %`,
         ]),
-      ),
+      ) +
+      (results.serverProfile
+        ? `\n\nServer process busy time during the warm runs (--profile, self time): ` +
+          results.serverProfile.map((share) => `${share.where} ${share.percent} %`).join(', ') +
+          '.'
+        : ''),
   );
 
   const { listCost } = results;

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -8,15 +8,17 @@ import { measureColdStarts } from './cold-start.js';
 import { seedFixture } from './fixture.js';
 import { measureListCost } from './list-cost.js';
 import { LOCAL_ENV, startProcess } from './processes.js';
+import { summariseProfiles } from './profile.js';
 import { markdown, type Results } from './report.js';
 import { round } from './stats.js';
 import { CONCURRENCY, measureWarm, warmEndpoints } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --sizes 1000,10000,100000 --profile]`
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --profile]`
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
     sizes: { type: 'string', default: '1000,10000,100000' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
@@ -24,6 +26,7 @@ const { values } = parseArgs({
 });
 const runs = Number(values.runs);
 const seconds = Number(values.seconds);
+const rounds = Number(values.rounds);
 const sizes = values.sizes.split(',').map(Number);
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
@@ -41,13 +44,16 @@ try {
   step(`cold starts: ${runs} fresh processes per bundle`);
   const coldStarts = await measureColdStarts(bundles, fixture, { DYNAMODB_ENDPOINT: dynamodb.info.endpoint }, runs);
 
-  step(`warm: ${seconds} s per endpoint and per backend call`);
+  step(`warm: ${rounds} rounds of ${seconds} s per endpoint and per backend call`);
+  const profiles = join(REPOSITORY_ROOT, 'bench', 'profiles');
+  if (values.profile) rmSync(profiles, { recursive: true, force: true });
   const server = await startProcess<{ url: string }>(
     'server-process.ts',
     { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, AUTH_SECRET: fixture.authSecret },
-    values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(REPOSITORY_ROOT, 'bench', 'profiles')}`] : [],
+    values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [],
   );
-  const warm = await measureWarm(server.info.url, fixture.token, warmEndpoints(fixture), seconds).finally(() => server.stop());
+  const warm = await measureWarm(server.info.url, fixture.token, warmEndpoints(fixture), seconds, rounds).finally(() => server.stop());
+  const serverProfile = values.profile ? summariseProfiles(profiles) : undefined;
 
   step(`list cost at ${sizes.join(', ')} conversations`);
   const listCost = await measureListCost(sizes);
@@ -61,10 +67,11 @@ try {
       memoryGiB: round(totalmem() / 2 ** 30),
       date: new Date().toISOString(),
     },
-    settings: { coldStartRuns: runs, warmSeconds: seconds, concurrency: CONCURRENCY, sizes },
+    settings: { coldStartRuns: runs, warmSeconds: seconds, warmRounds: rounds, concurrency: CONCURRENCY, sizes },
     bundles,
     coldStarts,
     warm,
+    ...(serverProfile ? { serverProfile } : {}),
     listCost,
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import type { Fixture } from './fixture.js';
-import { percentile, ratio, round } from './stats.js';
+import { median, percentile, ratio, round } from './stats.js';
 
 /**
  * Warm latency and throughput: each endpoint driven over loopback at a fixed
@@ -73,7 +73,17 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
   ];
 }
 
-export async function measureWarm(url: string, token: string, endpoints: Endpoint[], seconds: number): Promise<WarmFigure[]> {
+/**
+ * API and backend alternate for `rounds` rounds, so that a noisy neighbour
+ * slows both alike; each figure is the median over the rounds.
+ */
+export async function measureWarm(
+  url: string,
+  token: string,
+  endpoints: Endpoint[],
+  seconds: number,
+  rounds: number,
+): Promise<WarmFigure[]> {
   const figures: WarmFigure[] = [];
   for (const endpoint of endpoints) {
     const request = {
@@ -86,18 +96,34 @@ export async function measureWarm(url: string, token: string, endpoints: Endpoin
       ...(endpoint.form ? { body: new URLSearchParams(endpoint.form).toString() } : {}),
     };
     await load(request, 1); // warm-up: JIT, connections, the authorizer's cached decision
-    const api = await load(request, seconds);
     await calls(endpoint.backend, 1);
-    const backend = await calls(endpoint.backend, seconds);
+    const api: LoadFigure[] = [];
+    const backend: LoadFigure[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      api.push(await load(request, seconds));
+      backend.push(await calls(endpoint.backend, seconds));
+    }
+    const apiFigure = medianFigure(api);
+    const backendFigure = medianFigure(backend);
     figures.push({
       endpoint: endpoint.endpoint,
-      api,
+      api: apiFigure,
       backendCall: endpoint.backendCall,
-      backend,
-      ratio: ratio(api.requestsPerSecond, backend.requestsPerSecond),
+      backend: backendFigure,
+      ratio: ratio(apiFigure.requestsPerSecond, backendFigure.requestsPerSecond),
     });
   }
   return figures;
+}
+
+function medianFigure(rounds: LoadFigure[]): LoadFigure {
+  const of = (pick: (figure: LoadFigure) => number) => median(rounds.map(pick));
+  return {
+    p50Ms: of((figure) => figure.p50Ms),
+    p99Ms: of((figure) => figure.p99Ms),
+    requestsPerSecond: of((figure) => figure.requestsPerSecond),
+    errors: rounds.reduce((sum, figure) => sum + figure.errors, 0),
+  };
 }
 
 async function load(request: autocannon.Options, seconds: number): Promise<LoadFigure> {
