@@ -4,7 +4,8 @@ export const GENERIC_FILE_TYPE = 'application/octet-stream';
 
 // Top-level types of the IANA media type registry.
 const TOP_LEVEL = new Set(['application', 'audio', 'font', 'example', 'haptics', 'image', 'message', 'model', 'multipart', 'text', 'video']);
-const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+// An HTTP token, less `*`: a wildcard like image/* names no type.
+const SUBTYPE = /^[!#$%&'+.^_`|~0-9a-z-]+$/;
 // Types that say "some bytes" rather than what the file is.
 const UNSPECIFIC = new Set(['application/octet-stream', 'application/unknown', 'application/x-unknown', 'binary/octet-stream']);
 
@@ -26,6 +27,6 @@ function specificType(declared: string | undefined): string | undefined {
   if (!declared) return undefined;
   const essence = declared.split(';')[0]!.trim().toLowerCase();
   const [type, subtype, ...rest] = essence.split('/');
-  if (rest.length > 0 || !type || !subtype || !TOP_LEVEL.has(type) || !TOKEN.test(subtype)) return undefined;
+  if (rest.length > 0 || !type || !subtype || !TOP_LEVEL.has(type) || !SUBTYPE.test(subtype)) return undefined;
   return UNSPECIFIC.has(essence) ? undefined : essence;
 }
