@@ -87,6 +87,11 @@ describe('the file part', () => {
     await expectRefused(await rawUpload(t, USER, body), 400, 'parameter_missing', 'file');
   });
 
+  it('refuses a file sent in a part not named file', async () => {
+    const body = multipartBody([filePart('x', 'form-data; name="attachment"; filename="a.txt"')]);
+    await expectRefused(await rawUpload(t, USER, body), 400, 'parameter_invalid', 'attachment');
+  });
+
   it('refuses a text field standing in for the file', async () => {
     const body = multipartBody([fieldPart('file', 'not a file')]);
     await expectRefused(await rawUpload(t, USER, body), 400, 'parameter_invalid', 'file');
