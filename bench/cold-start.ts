@@ -6,6 +6,7 @@ import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes, type Route } from '../infra/routes.js';
 import { REFERENCE_NAME, type BundleFigure } from './bundles.js';
 import { authorizerEvent, proxyEvent } from './events.js';
+import { fileOf, multipartBody } from './multipart.js';
 import type { Fixture } from './fixture.js';
 import { LOCAL_ENV } from './processes.js';
 import { median, ratio, round } from './stats.js';
@@ -68,10 +69,12 @@ export async function measureColdStarts(
   });
 }
 
-/** The first request each function gets; a delete gets its own conversation on every run. */
+/** The first request each function gets; a delete gets its own conversation or attachment on every run. */
 function firstEvent(name: string, fixture: Fixture, round: number): unknown {
   const [getId, updateId] = fixture.conversationIds;
   const deleteId = fixture.conversationIds[fixture.conversationIds.length - 1 - round]!;
+  const [attachmentId] = fixture.attachmentIds;
+  const deleteAttachmentId = fixture.attachmentIds[fixture.attachmentIds.length - 1 - round]!;
   const route = (routeName: string): Route => routes.find((candidate) => candidate.name === routeName)!;
   const userId = fixture.userId;
   switch (name) {
@@ -89,6 +92,16 @@ function firstEvent(name: string, fixture: Fixture, round: number): unknown {
       return proxyEvent({ route: route(name), userId, pathParameters: { id: updateId! }, form: { is_muted: 'true' } });
     case 'DeleteConversation':
       return proxyEvent({ route: route(name), userId, pathParameters: { id: deleteId } });
+    case 'ListAttachments':
+      return proxyEvent({ route: route(name), userId, query: { limit: '10' } });
+    case 'UploadAttachment':
+      return proxyEvent({ route: route(name), userId, multipart: multipartBody(fileOf(64 * 1024)) });
+    case 'GetAttachment':
+      return proxyEvent({ route: route(name), userId, pathParameters: { id: attachmentId! } });
+    case 'UpdateAttachment':
+      return proxyEvent({ route: route(name), userId, pathParameters: { id: attachmentId! }, form: { filename: 'renamed.jpg' } });
+    case 'DeleteAttachment':
+      return proxyEvent({ route: route(name), userId, pathParameters: { id: deleteAttachmentId } });
     default:
       throw new Error(`No first request defined for ${name}: add one to bench/cold-start.ts`);
   }

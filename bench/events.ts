@@ -13,18 +13,21 @@ export interface EventRequest {
   pathParameters?: Record<string, string>;
   query?: Record<string, string>;
   form?: Record<string, string>;
+  /** A multipart body: API Gateway passes it base64-encoded (binary media type). */
+  multipart?: { contentType: string; body: Buffer };
 }
 
-export function proxyEvent({ route, userId, pathParameters, query, form }: EventRequest): APIGatewayProxyEvent {
+export function proxyEvent({ route, userId, pathParameters, query, form, multipart }: EventRequest): APIGatewayProxyEvent {
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathParameters?.[name] ?? ''));
-  const body = form ? new URLSearchParams(form).toString() : null;
+  const body = multipart ? multipart.body.toString('base64') : form ? new URLSearchParams(form).toString() : null;
+  const contentType = multipart ? multipart.contentType : form ? 'application/x-www-form-urlencoded' : undefined;
   const headers: Record<string, string> = {
     Accept: 'application/json',
     Authorization: 'Bearer <token>',
     Host: 'api.example.com',
     'User-Agent': 'bench',
     'X-Forwarded-For': '127.0.0.1',
-    ...(body !== null ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+    ...(contentType ? { 'Content-Type': contentType } : {}),
   };
   const requestId = randomUUID();
   return {
@@ -38,7 +41,7 @@ export function proxyEvent({ route, userId, pathParameters, query, form }: Event
     pathParameters: pathParameters ?? null,
     stageVariables: null,
     body,
-    isBase64Encoded: false,
+    isBase64Encoded: multipart !== undefined,
     requestContext: {
       accountId: '000000000000',
       apiId: 'benchapi',

@@ -2,6 +2,7 @@ import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
 import type { GrowthFigures } from './list-cost.js';
 import type { ProfileShare } from './profile.js';
+import type { UploadFigures } from './uploads.js';
 import type { WarmFigure } from './warm.js';
 
 /** Everything one `npm run bench` measured; bench/results.json holds it as is. */
@@ -14,6 +15,7 @@ export interface Results {
   /** With --profile: the server process's busy time during the warm runs, by where it was spent. */
   serverProfile?: ProfileShare[];
   listCost: GrowthFigures;
+  uploads: UploadFigures;
   durationSeconds: number;
 }
 
@@ -106,6 +108,7 @@ export function markdown(results: Results): string {
       ),
   );
 
+  sections.push(uploadsSection(results.uploads));
   return sections.join('\n\n');
 }
 
@@ -118,4 +121,28 @@ function largestInputs(bundles: BundleFigure[]): string {
       bundle.largestInputs.map((input) => `${input.path} ${kb(input.bytes)}`).join(', '),
   );
   return `\n\nLargest inputs of the bundles over their target (esbuild metafile, bytes in output):\n${lines.join('\n')}`;
+}
+
+function uploadsSection(uploads: UploadFigures): string {
+  return (
+    `### Uploads\n\nMedian of ${uploads.runs} uploads of random bytes: POST /v1/attachments (multipart) through the local API, ` +
+    `beside a PutObject of the same bytes from the bench process through the same file store to the same S3 stand-in. ` +
+    `Memory: fresh processes running the UploadAttachment bundle; resident memory after a warm-up upload and a GC (idle), ` +
+    `and the kernel's peak (VmHWM, reset first) during one upload, from the invocation payload's JSON to the response. ` +
+    `Targets: API ≤ ${TARGETS.uploadRatio} × PutObject; peak above idle ≤ ${TARGETS.uploadMemoryPerFileByte} × the file.\n\n` +
+    table(
+      ['File', 'API (ms)', 'PutObject (ms)', 'API / PutObject', 'Target', 'Idle RSS (MiB)', 'Peak above idle (MiB)', 'Per MiB uploaded', 'Target'],
+      uploads.sizes.map((size) => [
+        `${size.mebibytes} MiB`,
+        size.apiMs,
+        size.putObjectMs,
+        size.ratio,
+        mark(size.ratio <= TARGETS.uploadRatio),
+        size.idleMiB,
+        size.peakAboveIdleMiB,
+        size.peakPerMiB,
+        mark(size.peakPerMiB <= TARGETS.uploadMemoryPerFileByte),
+      ]),
+    )
+  );
 }

@@ -11,6 +11,7 @@ import { LOCAL_ENV, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { markdown, type Results } from './report.js';
 import { round } from './stats.js';
+import { measureUploads } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints } from './warm.js';
 
 // `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --profile]`
@@ -33,26 +34,36 @@ const step = (message: string) => console.error(`[${round((performance.now() - s
 
 Object.assign(process.env, LOCAL_ENV);
 const dynamodb = await startProcess<{ endpoint: string }>('dynalite-process.ts');
-process.env.DYNAMODB_ENDPOINT = dynamodb.info.endpoint;
+const s3 = await startProcess<{ endpoint: string }>('s3-process.ts');
+// What the handlers get (as on Lambda) and what this process's stores use for the reference calls.
+const backends = { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, S3_ENDPOINT: s3.info.endpoint };
+Object.assign(process.env, backends);
 try {
   step('bundling every function with the stack settings');
   const bundles = await measureBundles();
 
   step('seeding the fixture user');
-  const fixture = await seedFixture(200);
+  const fixture = await seedFixture(200, runs + 5);
 
   step(`cold starts: ${runs} fresh processes per bundle`);
-  const coldStarts = await measureColdStarts(bundles, fixture, { DYNAMODB_ENDPOINT: dynamodb.info.endpoint }, runs);
+  const coldStarts = await measureColdStarts(bundles, fixture, backends, runs);
 
   step(`warm: ${rounds} rounds of ${seconds} s per endpoint and per backend call`);
   const profiles = join(REPOSITORY_ROOT, 'bench', 'profiles');
   if (values.profile) rmSync(profiles, { recursive: true, force: true });
   const server = await startProcess<{ url: string }>(
     'server-process.ts',
-    { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, AUTH_SECRET: fixture.authSecret },
+    { ...backends, AUTH_SECRET: fixture.authSecret },
     values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [],
   );
-  const warm = await measureWarm(server.info.url, fixture.token, warmEndpoints(fixture), seconds, rounds).finally(() => server.stop());
+  let warm, uploads;
+  try {
+    warm = await measureWarm(server.info.url, fixture.token, warmEndpoints(fixture), seconds, rounds);
+    step(`uploads: 1 and 4 MiB, ${runs} each through the API and as PutObject; peak memory of the upload handler`);
+    uploads = await measureUploads(server.info.url, fixture, bundles, backends, runs);
+  } finally {
+    await server.stop();
+  }
   const serverProfile = values.profile ? summariseProfiles(profiles) : undefined;
 
   step(`list cost at ${sizes.join(', ')} conversations`);
@@ -73,11 +84,13 @@ try {
     warm,
     ...(serverProfile ? { serverProfile } : {}),
     listCost,
+    uploads,
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   writeFileSync(join(REPOSITORY_ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   step('done: bench/results.json');
   console.log(markdown(results));
 } finally {
+  await s3.stop();
   await dynamodb.stop();
 }

@@ -1,4 +1,7 @@
 import autocannon from 'autocannon';
+import { config } from '../shared/config.js';
+import { DynamoAttachmentStore } from '../shared/attachments/dynamo-store.js';
+import { dynamo } from '../shared/dynamo/client.js';
 import type { Fixture } from './fixture.js';
 import { median, percentile, ratio, round } from './stats.js';
 
@@ -38,7 +41,9 @@ interface Endpoint {
 
 export function warmEndpoints(fixture: Fixture): Endpoint[] {
   const [getId, updateId] = fixture.conversationIds as [string, string];
+  const [attachmentId] = fixture.attachmentIds as [string];
   const { store, userId } = fixture;
+  const attachmentStore = new DynamoAttachmentStore(dynamo(), config().attachmentsTable);
   return [
     {
       endpoint: 'GET /v1/conversations/:id',
@@ -69,6 +74,14 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       form: { is_muted: 'true' },
       backendCall: 'UpdateItem',
       backend: () => store.update(userId, updateId, { is_muted: true }),
+    },
+    {
+      // The record is the only backend call: file_url is presigned in the function, no S3 request.
+      endpoint: 'GET /v1/attachments/:id',
+      method: 'GET',
+      path: `/v1/attachments/${attachmentId}`,
+      backendCall: 'GetItem (file_url signed locally)',
+      backend: () => attachmentStore.get(userId, attachmentId),
     },
   ];
 }
