@@ -128,10 +128,11 @@ function uploadsSection(uploads: UploadFigures): string {
     `### Uploads\n\nMedian of ${uploads.runs} uploads of random bytes: POST /v1/attachments (multipart) through the local API, ` +
     `beside a PutObject of the same bytes from the bench process through the same file store to the same S3 stand-in. ` +
     `Memory: fresh processes running the UploadAttachment bundle; resident memory after a warm-up upload and a GC (idle), ` +
-    `and the kernel's peak (VmHWM, reset first) during one upload, from the invocation payload's JSON to the response. ` +
+    `and the kernel's peak (VmHWM, reset first) during one upload, from the invocation payload's JSON to the response; ` +
+    `"of which payload" is the peak once the runtime's part is done (JSON text read and parsed into the event), before the handler runs. ` +
     `Targets: API ≤ ${TARGETS.uploadRatio} × PutObject; peak above idle ≤ ${TARGETS.uploadMemoryPerFileByte} × the file.\n\n` +
     table(
-      ['File', 'API (ms)', 'PutObject (ms)', 'API / PutObject', 'Target', 'Idle RSS (MiB)', 'Peak above idle (MiB)', 'Per MiB uploaded', 'Target'],
+      ['File', 'API (ms)', 'PutObject (ms)', 'API / PutObject', 'Target', 'Idle RSS (MiB)', 'Peak above idle (MiB)', 'of which payload (MiB)', 'Per MiB uploaded', 'Target'],
       uploads.sizes.map((size) => [
         `${size.mebibytes} MiB`,
         size.apiMs,
@@ -140,6 +141,7 @@ function uploadsSection(uploads: UploadFigures): string {
         mark(size.ratio <= TARGETS.uploadRatio),
         size.idleMiB,
         size.peakAboveIdleMiB,
+        size.payloadMiB,
         size.peakPerMiB,
         mark(size.peakPerMiB <= TARGETS.uploadMemoryPerFileByte),
       ]),

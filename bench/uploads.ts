@@ -35,6 +35,8 @@ export interface UploadFigure {
   /** Handler process: resident memory when idle, and its peak above that during the upload. */
   idleMiB: number;
   peakAboveIdleMiB: number;
+  /** Of that, the peak while the runtime's part ran: reading the payload's JSON and parsing it into the event. */
+  payloadMiB: number;
   /** peakAboveIdleMiB over the file's size in MiB. */
   peakPerMiB: number;
 }
@@ -87,6 +89,7 @@ export async function measureUploads(
       ratio: ratio(apiMs, putObjectMs),
       idleMiB: round(memory.idleMiB),
       peakAboveIdleMiB: round(memory.aboveIdleMiB),
+      payloadMiB: round(memory.payloadMiB),
       peakPerMiB: ratio(memory.aboveIdleMiB, mebibytes),
     });
   }
@@ -111,18 +114,20 @@ async function peakMemory(bundleFile: string, fixture: Fixture, env: Record<stri
     writeFileSync(upload, event(mebibytes * MiB));
     const idle: number[] = [];
     const above: number[] = [];
+    const payload: number[] = [];
     for (let index = 0; index < processes; index += 1) {
       const { stdout } = await run(
         process.execPath,
         ['--expose-gc', join(REPOSITORY_ROOT, 'bench', 'upload-memory-child.mjs'), bundleFile, warmUp, upload],
         { env: { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, AUTH_SECRET: fixture.authSecret } },
       );
-      const child = JSON.parse(stdout) as { idleKiB: number; peakKiB: number; warmUpStatus: number; status: number };
+      const child = JSON.parse(stdout) as { idleKiB: number; payloadKiB: number; peakKiB: number; warmUpStatus: number; status: number };
       if (child.status !== 201 || child.warmUpStatus !== 201) throw new Error(`Upload handler answered ${child.warmUpStatus}, ${child.status}`);
       idle.push(child.idleKiB / 1024);
       above.push((child.peakKiB - child.idleKiB) / 1024);
+      payload.push((child.payloadKiB - child.idleKiB) / 1024);
     }
-    return { idleMiB: median(idle), aboveIdleMiB: median(above) };
+    return { idleMiB: median(idle), aboveIdleMiB: median(above), payloadMiB: median(payload) };
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
