@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { bundleSettings } from '../infra/bundling.js';
@@ -21,7 +21,7 @@ const AUTHORIZER_LIMIT = 100 * KB;
 export interface BundleFigure {
   name: string;
   entry: string;
-  /** The .mjs file the cold starts import. */
+  /** The .mjs file the cold starts import, relative to the repository root. */
   file: string;
   minifiedBytes: number;
   gzippedBytes: number;
@@ -60,7 +60,7 @@ async function bundle(name: string, entry: string, limitBytes: number): Promise<
   return {
     name,
     entry,
-    file,
+    file: relative(REPOSITORY_ROOT, file),
     minifiedBytes: code.length,
     gzippedBytes: gzipSync(code, { level: 9 }).length,
     limitBytes,

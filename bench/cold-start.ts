@@ -47,7 +47,7 @@ export async function measureColdStarts(
   for (let round = 0; round <= runs; round += 1) {
     for (const bundle of bundles) {
       const event = firstEvent(bundle.name, fixture, round);
-      const { stdout } = await run(process.execPath, [CHILD, bundle.file], {
+      const { stdout } = await run(process.execPath, [CHILD, join(REPOSITORY_ROOT, bundle.file)], {
         env: { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, AUTH_SECRET: fixture.authSecret, BENCH_EVENT: JSON.stringify(event) },
       });
       const child = JSON.parse(stdout) as ChildTimes;

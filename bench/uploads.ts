@@ -79,7 +79,7 @@ export async function measureUploads(
         putTimes.push(putMs);
       }
     }
-    const memory = await peakMemory(bundle.file, fixture, env, mebibytes, Math.max(3, Math.ceil(runs / 3)));
+    const memory = await peakMemory(join(REPOSITORY_ROOT, bundle.file), fixture, env, mebibytes, Math.max(3, Math.ceil(runs / 3)));
     const apiMs = median(apiTimes);
     const putObjectMs = median(putTimes);
     sizes.push({
