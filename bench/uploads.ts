@@ -30,6 +30,11 @@ export interface UploadFigure {
   mebibytes: number;
   apiMs: number;
   putObjectMs: number;
+  /**
+   * The same request to a path with no route: the gateway reads the whole
+   * body and answers 403, so this is the client-to-gateway hop alone.
+   */
+  bodyTransferMs: number;
   /** API time over PutObject time. */
   ratio: number;
   /** Handler process: resident memory when idle, and its peak above that during the upload. */
@@ -44,6 +49,11 @@ export interface UploadFigure {
 export interface UploadFigures {
   runs: number;
   sizes: UploadFigure[];
+  /**
+   * Extra peak memory per extra MiB, from the smallest to the largest file:
+   * what the file itself costs, without the fixed cost of handling a request.
+   */
+  marginalPeakPerMiB: number;
 }
 
 export async function measureUploads(
@@ -62,21 +72,28 @@ export async function measureUploads(
     const { contentType, body } = multipartBody(file);
     const apiTimes: number[] = [];
     const putTimes: number[] = [];
+    const transferTimes: number[] = [];
+    const post = async (path: string) => {
+      const response = await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fixture.token}`, 'content-type': contentType },
+        body,
+      });
+      await response.arrayBuffer();
+      return response.status;
+    };
     // One discarded round, then API and PutObject alternate.
     for (let round = 0; round <= runs; round += 1) {
       const apiMs = await timed(async () => {
-        const response = await fetch(`${url}/v1/attachments`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${fixture.token}`, 'content-type': contentType },
-          body,
-        });
-        await response.arrayBuffer();
-        if (response.status !== 201) throw new Error(`Upload of ${mebibytes} MiB answered ${response.status}`);
+        const status = await post('/v1/attachments');
+        if (status !== 201) throw new Error(`Upload of ${mebibytes} MiB answered ${status}`);
       });
+      const transferMs = await timed(() => post('/v1/no-route'));
       const putMs = await timed(() => files.put(fileKey(fixture.userId, newId('att')), file.bytes, file.type));
       if (round > 0) {
         apiTimes.push(apiMs);
         putTimes.push(putMs);
+        transferTimes.push(transferMs);
       }
     }
     const memory = await peakMemory(join(REPOSITORY_ROOT, bundle.file), fixture, env, mebibytes, Math.max(3, Math.ceil(runs / 3)));
@@ -86,6 +103,7 @@ export async function measureUploads(
       mebibytes,
       apiMs: round(apiMs),
       putObjectMs: round(putObjectMs),
+      bodyTransferMs: round(median(transferTimes)),
       ratio: ratio(apiMs, putObjectMs),
       idleMiB: round(memory.idleMiB),
       peakAboveIdleMiB: round(memory.aboveIdleMiB),
@@ -93,7 +111,9 @@ export async function measureUploads(
       peakPerMiB: ratio(memory.aboveIdleMiB, mebibytes),
     });
   }
-  return { runs, sizes };
+  const [smallest, largest] = [sizes[0]!, sizes[sizes.length - 1]!];
+  const marginalPeakPerMiB = ratio(largest.peakAboveIdleMiB - smallest.peakAboveIdleMiB, largest.mebibytes - smallest.mebibytes);
+  return { runs, sizes, marginalPeakPerMiB };
 }
 
 async function timed(work: () => Promise<unknown>): Promise<number> {
