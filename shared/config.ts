@@ -12,6 +12,8 @@ export interface Config {
   s3Endpoint?: string;
   maxFileBytes: number;
   fileUrlTtlSeconds: number;
+  /** Browser origins allowed to call the API (CORS); `*` allows any. Empty: none. */
+  corsOrigins: string[];
 }
 
 function positiveInteger(name: string, fallback: number): number {
@@ -29,6 +31,13 @@ function optional(name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+function commaSeparated(name: string): string[] {
+  return (process.env[name] ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
 export function config(): Config {
   return {
     region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
@@ -41,5 +50,6 @@ export function config(): Config {
     // 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload.
     maxFileBytes: positiveInteger('MAX_FILE_BYTES', 4 * 1024 * 1024),
     fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', 900),
+    corsOrigins: commaSeparated('CORS_ORIGINS'),
   };
 }

@@ -1,0 +1,44 @@
+/**
+ * CORS for browser clients, computed in one place for the handlers, the local
+ * gateway emulator and the CDK stack. Clients authenticate with a bearer
+ * token, never cookies, so credentials are not allowed.
+ */
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key'] as const;
+export const CORS_EXPOSED_HEADERS = ['x-request-id', 'Idempotent-Replayed'] as const;
+/** How long a browser may cache a preflight answer. */
+export const CORS_MAX_AGE_SECONDS = 600;
+
+/** The origin to allow for this request's Origin header, if any. */
+export function allowedOrigin(origin: string | undefined, allowedOrigins: readonly string[]): string | undefined {
+  if (!origin) return undefined;
+  if (allowedOrigins.includes('*')) return origin;
+  return allowedOrigins.includes(origin) ? origin : undefined;
+}
+
+/** Headers of every actual response (success and error alike). */
+export function corsHeaders(origin: string | undefined, allowedOrigins: readonly string[]): Record<string, string> {
+  const allowed = allowedOrigin(origin, allowedOrigins);
+  // The answer depends on Origin, so caches must not reuse it for another origin.
+  if (!allowed) return { vary: 'Origin' };
+  return {
+    vary: 'Origin',
+    'access-control-allow-origin': allowed,
+    'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', '),
+  };
+}
+
+/** Headers of the answer to a preflight OPTIONS on a resource that has these methods. */
+export function preflightHeaders(
+  origin: string | undefined,
+  allowedOrigins: readonly string[],
+  methods: readonly string[],
+): Record<string, string> {
+  const headers = corsHeaders(origin, allowedOrigins);
+  if (!headers['access-control-allow-origin']) return headers;
+  return {
+    ...headers,
+    'access-control-allow-methods': [...methods, 'OPTIONS'].join(', '),
+    'access-control-allow-headers': CORS_ALLOWED_HEADERS.join(', '),
+    'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
+  };
+}
