@@ -1,0 +1,81 @@
+import { createServer } from 'node:net';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { counterpartKey } from '../../shared/dynamo/keys.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+
+/** A loopback port that was free a moment ago and has nothing listening on it. */
+async function deadEndpoint(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+describe('when a create failed between its two writes', () => {
+  let t: TestApi;
+  let db: DynamoDBDocumentClient;
+  beforeAll(async () => {
+    t = await startTestApi();
+    db = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+    );
+  });
+  afterAll(() => t.close());
+
+  const leaveDanglingRecord = (userId: string, contactId: string, ageMs: number) =>
+    db.send(
+      new PutCommand({
+        TableName: 'conversations',
+        Item: {
+          ...counterpartKey(userId, { kind: 'contact', id: contactId }),
+          conversation_id: 'conv_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+          locked_at_ms: Date.now() - ageMs,
+        },
+      }),
+    );
+
+  it('repairs a uniqueness record that points at no conversation and creates the conversation', async () => {
+    await leaveDanglingRecord('crashed', 'zoe', 60_000);
+    const response = await t.call('crashed', 'POST', '/v1/conversations', { form: { contact_id: 'zoe' } });
+    expect(response.status).toBe(201);
+    const { Item } = await db.send(new GetCommand({ TableName: 'conversations', Key: counterpartKey('crashed', { kind: 'contact', id: 'zoe' }) }));
+    expect(Item?.conversation_id).toBe(response.body.id);
+    expect((await t.call('crashed', 'POST', '/v1/conversations', { form: { contact_id: 'zoe' } })).body.id).toBe(response.body.id);
+  });
+
+  it('waits out the lease of a fresh record whose create never finished, then creates', async () => {
+    await leaveDanglingRecord('crashed', 'yann', 0);
+    const response = await t.call('crashed', 'POST', '/v1/conversations', { form: { contact_id: 'yann' } });
+    expect(response.status).toBe(201);
+  });
+});
+
+describe('when DynamoDB cannot be reached', () => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi({ env: { DYNAMODB_ENDPOINT: await deadEndpoint() } });
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['GET', '/v1/conversations', undefined],
+    ['POST', '/v1/conversations', { contact_id: 'a' }],
+    ['GET', '/v1/conversations/conv_01ARZ3NDEKTSV4RRFFQ69G5FAV', undefined],
+    ['PUT', '/v1/conversations/conv_01ARZ3NDEKTSV4RRFFQ69G5FAV', { is_muted: 'true' }],
+    ['DELETE', '/v1/conversations/conv_01ARZ3NDEKTSV4RRFFQ69G5FAV', undefined],
+  ])('%s %s answers 503 service_unavailable in the error shape', async (method, path, form) => {
+    const response = await t.call('user', method, path, form ? { form } : {});
+    expect(response.status).toBe(503);
+    expect(response.body.error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });
+    expect(response.body.error.request_id).toBe(response.headers.get('x-request-id'));
+    expect(response.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack|arn:/);
+  });
+
+  it('still validates input before touching the backend', async () => {
+    const response = await t.call('user', 'GET', '/v1/conversations?limit=0');
+    expect(response.status).toBe(400);
+  });
+});
