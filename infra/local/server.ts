@@ -8,6 +8,7 @@ import { config } from '../../shared/config.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
+import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
 
 export const REPOSITORY_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -69,7 +70,20 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     routes.map(async (route) => ({ route, handler: (await loadModule(route.entry)).handler as ProxyHandler })),
   );
   const authorizer = (await loadModule(AUTHORIZER_ENTRY)).handler as TokenAuthorizer;
-  const server = createServer(createGateway({ routes: loaded, authorizer, region }));
+  const openApiJson = JSON.stringify(loadOpenApi());
+  const server = createServer(
+    createGateway({
+      routes: loaded,
+      authorizer,
+      region,
+      publicRoutes: {
+        [OPENAPI_PATH]: (_request, response) => {
+          response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openApiJson) });
+          response.end(openApiJson);
+        },
+      },
+    }),
+  );
   await listen(server, host, options.port ?? 3000);
   const { port } = server.address() as AddressInfo;
 

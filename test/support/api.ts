@@ -1,5 +1,9 @@
 import { signToken } from '../../shared/auth/tokens.js';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../infra/local/server.js';
+import { OpenApiContract } from './openapi-contract.js';
+
+/** One per test process: compiling the document's schemas once. */
+let contract: OpenApiContract | undefined;
 
 /**
  * A client of the local server for behaviour tests: real HTTP on loopback to
@@ -59,7 +63,12 @@ export async function startTestApi(options: LocalApiOptions = {}): Promise<TestA
       } catch {
         parsed = undefined;
       }
-      return { status: response.status, headers: response.headers, body: parsed, text };
+      const received = { status: response.status, headers: response.headers, body: parsed, text };
+      // Every response a test receives must be one the OpenAPI document describes.
+      contract ??= new OpenApiContract();
+      const problems = contract.check(method, path, received);
+      if (problems.length > 0) throw new Error(`Response does not match docs/openapi.yaml:\n- ${problems.join('\n- ')}`);
+      return received;
     },
     close: () => api.close(),
   };
