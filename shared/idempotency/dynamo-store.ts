@@ -58,7 +58,6 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(claim: Claim, response: { status: number; body: unknown; headers?: Record<string, string> }): Promise<void> {
-    const nowMs = Date.now();
     await this.whileOwned(
       claim,
       new PutCommand({
@@ -69,7 +68,8 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           fingerprint: claim.fingerprint,
           // JSON text: stored exactly as sent, whatever DynamoDB thinks of empty strings or nulls.
           response: JSON.stringify(response),
-          expires_at: seconds(nowMs) + IDEMPOTENCY_TTL_SECONDS,
+          // 24 hours from the first request.
+          expires_at: seconds(claim.nowMs) + IDEMPOTENCY_TTL_SECONDS,
         },
         ConditionExpression: '#owner = :owner',
         ExpressionAttributeNames: { '#owner': 'owner' },

@@ -29,7 +29,7 @@ export interface IdempotencyStore {
   claim(claim: Claim): Promise<IdempotencyRecord | undefined>;
   /** The live record of a key; undefined when there is none or it has expired. */
   get(userId: string, key: string, nowMs: number): Promise<IdempotencyRecord | undefined>;
-  /** Stores the response of the run that holds the claim, for 24 hours from now. */
+  /** Stores the response of the run that holds the claim, for 24 hours from the claim. */
   complete(claim: Claim, response: ApiResponse): Promise<void>;
   /** Frees the key after a failed run so that a retry runs again. */
   release(claim: Claim): Promise<void>;

@@ -104,7 +104,8 @@ export class OpenApiContract {
     return { pointer, value };
   }
 
-  private validator(pointer: string): ValidateFunction {
+  /** A validator for the schema at this JSON pointer of the document. */
+  validator(pointer: string): ValidateFunction {
     let validate = this.validators.get(pointer);
     if (!validate) {
       validate = this.ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` });
