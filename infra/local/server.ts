@@ -55,6 +55,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
     DYNAMODB_ENDPOINT: dynamodbEndpoint,
     AUTH_SECRET: authSecret,
+    // What Lambda sets for on-demand instances; Powertools counts a cold start only then.
+    AWS_LAMBDA_INITIALIZATION_TYPE: process.env.AWS_LAMBDA_INITIALIZATION_TYPE ?? 'on-demand',
     ...options.env,
   });
   if (!options.env?.DYNAMODB_ENDPOINT) {
