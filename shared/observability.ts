@@ -31,8 +31,8 @@ export function recordRequest(outcome: RequestOutcome): void {
     latency_ms: outcome.latencyMs,
     user_id: outcome.userId ?? null,
   });
-  // The first request of a process is its cold start; later calls do nothing.
-  metrics.captureColdStartMetric();
+  // The first request of a Lambda instance is its cold start (per function); later calls do nothing.
+  metrics.captureColdStartMetric(process.env.AWS_LAMBDA_FUNCTION_NAME);
   metrics.addDimension('route', `${outcome.method} ${outcome.route}`);
   metrics.addMetric('Requests', MetricUnit.Count, 1);
   metrics.addMetric(outcome.status >= 500 ? 'ServerErrors' : outcome.status >= 400 ? 'ClientErrors' : 'Successes', MetricUnit.Count, 1);
