@@ -8,10 +8,11 @@ export const CORS_EXPOSED_HEADERS = ['x-request-id', 'Idempotent-Replayed'] as c
 /** How long a browser may cache a preflight answer. */
 export const CORS_MAX_AGE_SECONDS = 600;
 
-/** The origin to allow for this request's Origin header, if any. */
+/** The Access-Control-Allow-Origin value for this request's Origin header, if any. */
 export function allowedOrigin(origin: string | undefined, allowedOrigins: readonly string[]): string | undefined {
   if (!origin) return undefined;
-  if (allowedOrigins.includes('*')) return origin;
+  // As API Gateway's own CORS support answers it: no credentials, so the wildcard itself is enough.
+  if (allowedOrigins.includes('*')) return '*';
   return allowedOrigins.includes(origin) ? origin : undefined;
 }
 
