@@ -1,5 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed } from '../dynamo/errors.js';
+import type { ApiResponse } from '../http/response.js';
 import { idempotencyKey } from '../dynamo/keys.js';
 import { IDEMPOTENCY_TTL_SECONDS, type Claim, type IdempotencyRecord, type IdempotencyStore } from './model.js';
 
@@ -57,44 +58,46 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     return toRecord(item);
   }
 
-  async complete(claim: Claim, response: { status: number; body: unknown; headers?: Record<string, string> }): Promise<void> {
-    await this.whileOwned(
-      claim,
-      new PutCommand({
-        TableName: this.table,
-        Item: {
-          ...idempotencyKey(claim.userId, claim.key),
-          state: 'completed',
-          fingerprint: claim.fingerprint,
-          // JSON text: stored exactly as sent, whatever DynamoDB thinks of empty strings or nulls.
-          response: JSON.stringify(response),
-          // 24 hours from the first request.
-          expires_at: seconds(claim.nowMs) + IDEMPOTENCY_TTL_SECONDS,
-        },
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': claim.owner },
-      }),
+  async complete(claim: Claim, response: ApiResponse): Promise<void> {
+    await this.ifStillOwned(() =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            ...idempotencyKey(claim.userId, claim.key),
+            state: 'completed',
+            fingerprint: claim.fingerprint,
+            // JSON text: stored exactly as sent, whatever DynamoDB thinks of empty strings or nulls.
+            response: JSON.stringify(response),
+            // 24 hours from the first request.
+            expires_at: seconds(claim.nowMs) + IDEMPOTENCY_TTL_SECONDS,
+          },
+          ConditionExpression: '#owner = :owner',
+          ExpressionAttributeNames: { '#owner': 'owner' },
+          ExpressionAttributeValues: { ':owner': claim.owner },
+        }),
+      ),
     );
   }
 
   async release(claim: Claim): Promise<void> {
-    await this.whileOwned(
-      claim,
-      new DeleteCommand({
-        TableName: this.table,
-        Key: idempotencyKey(claim.userId, claim.key),
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': claim.owner },
-      }),
+    await this.ifStillOwned(() =>
+      this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: idempotencyKey(claim.userId, claim.key),
+          ConditionExpression: '#owner = :owner',
+          ExpressionAttributeNames: { '#owner': 'owner' },
+          ExpressionAttributeValues: { ':owner': claim.owner },
+        }),
+      ),
     );
   }
 
   /** A run whose lease was taken over no longer owns the key and must leave it alone. */
-  private async whileOwned(claim: Claim, command: PutCommand | DeleteCommand): Promise<void> {
+  private async ifStillOwned(write: () => Promise<unknown>): Promise<void> {
     try {
-      await this.client.send(command as PutCommand);
+      await write();
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
     }
