@@ -22,6 +22,11 @@ export interface IdempotencyTiming {
 
 export const defaultTiming: IdempotencyTiming = { leaseMs: 60_000, waitMs: 10_000, pollMs: 50, now: Date.now };
 
+export interface ReplayOptions {
+  /** Renews what must not be served stale from the stored response (e.g. a presigned link that expires). */
+  refresh?: (stored: ApiResponse) => Promise<ApiResponse>;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -37,7 +42,7 @@ export class IdempotencyService {
     private readonly timing: IdempotencyTiming = defaultTiming,
   ) {}
 
-  async run(request: ApiRequest, meaning: unknown, operation: () => Promise<ApiResponse>): Promise<ApiResponse> {
+  async run(request: ApiRequest, meaning: unknown, operation: () => Promise<ApiResponse>, options: ReplayOptions = {}): Promise<ApiResponse> {
     const key = idempotencyKeyOf(request);
     if (key === undefined) return operation();
     const { event, userId, requestId } = request;
@@ -48,7 +53,7 @@ export class IdempotencyService {
       const holder = await this.store.claim(claim);
       if (!holder) return this.runClaimed(claim, requestId, operation);
       if (holder.fingerprint !== fingerprint) throw idempotencyKeyReused();
-      if (holder.state === 'completed') return replayed(holder.response);
+      if (holder.state === 'completed') return replayed(options.refresh ? await options.refresh(holder.response) : holder.response);
       if (this.timing.now() >= deadline) throw idempotencyKeyInUse();
       await sleep(this.timing.pollMs);
     }

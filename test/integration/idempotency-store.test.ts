@@ -89,6 +89,14 @@ describe('a request whose key is held by a running request', () => {
     expect(await second).toEqual({ ...created, headers: { 'idempotent-replayed': 'true' } });
   });
 
+  it('renews the stored response on replay when asked to (a presigned link must not be served stale)', async () => {
+    const service = new IdempotencyService(store, timing);
+    const operation = async () => ({ status: 201, body: { link: 'first' } });
+    const refresh = async (stored: { status: number; body: unknown }) => ({ ...stored, body: { link: 'renewed' } });
+    expect(await service.run(request('refresh'), { contact_id: 'a' }, operation, { refresh })).toEqual({ status: 201, body: { link: 'first' } });
+    expect((await service.run(request('refresh'), { contact_id: 'a' }, operation, { refresh })).body).toEqual({ link: 'renewed' });
+  });
+
   it('answers 409 idempotency_key_in_use when it is still running after the wait', async () => {
     const service = new IdempotencyService(store, timing);
     void service.run(request('stuck'), { contact_id: 'a' }, () => new Promise(() => {}));
