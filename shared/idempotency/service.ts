@@ -23,7 +23,9 @@ export interface IdempotencyTiming {
 export const defaultTiming: IdempotencyTiming = { leaseMs: 60_000, waitMs: 10_000, pollMs: 50, now: Date.now };
 
 export interface ReplayOptions {
-  /** Renews what must not be served stale from the stored response (e.g. a presigned link that expires). */
+  /** What of a response is stored: leaves out what must not be (e.g. a presigned link). */
+  keep?: (response: ApiResponse) => ApiResponse;
+  /** Rebuilds a replayed response from what was stored (e.g. mints the link anew). */
   refresh?: (stored: ApiResponse) => Promise<ApiResponse>;
 }
 
@@ -51,7 +53,7 @@ export class IdempotencyService {
     for (;;) {
       const claim: Claim = { userId, key, fingerprint, owner: randomUUID(), nowMs: this.timing.now(), leaseMs: this.timing.leaseMs };
       const holder = await this.store.claim(claim);
-      if (!holder) return this.runClaimed(claim, requestId, operation);
+      if (!holder) return this.runClaimed(claim, requestId, operation, options.keep ?? ((response) => response));
       if (holder.fingerprint !== fingerprint) throw idempotencyKeyReused();
       if (holder.state === 'completed') return replayed(options.refresh ? await options.refresh(holder.response) : holder.response);
       if (this.timing.now() >= deadline) throw idempotencyKeyInUse();
@@ -59,7 +61,12 @@ export class IdempotencyService {
     }
   }
 
-  private async runClaimed(claim: Claim, requestId: string, operation: () => Promise<ApiResponse>): Promise<ApiResponse> {
+  private async runClaimed(
+    claim: Claim,
+    requestId: string,
+    operation: () => Promise<ApiResponse>,
+    keep: (response: ApiResponse) => ApiResponse,
+  ): Promise<ApiResponse> {
     let response: ApiResponse;
     try {
       response = await operation();
@@ -74,7 +81,7 @@ export class IdempotencyService {
       throw error;
     }
     if (response.status >= 500) await this.store.release(claim);
-    else await this.keep(claim, response);
+    else await this.keep(claim, keep(response));
     return response;
   }
 
