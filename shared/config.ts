@@ -31,8 +31,9 @@ function optional(name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
-function commaSeparated(name: string): string[] {
-  return (process.env[name] ?? '')
+/** A comma-separated list, blanks ignored (CORS_ORIGINS). */
+export function commaSeparated(raw: string | undefined): string[] {
+  return (raw ?? '')
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
@@ -50,6 +51,6 @@ export function config(): Config {
     // 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload.
     maxFileBytes: positiveInteger('MAX_FILE_BYTES', 4 * 1024 * 1024),
     fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', 900),
-    corsOrigins: commaSeparated('CORS_ORIGINS'),
+    corsOrigins: commaSeparated(process.env.CORS_ORIGINS),
   };
 }

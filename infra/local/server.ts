@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { config } from '../../shared/config.js';
+import { commaSeparated, config } from '../../shared/config.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
@@ -56,7 +56,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   let s3Endpoint = options.env?.S3_ENDPOINT ?? process.env.S3_ENDPOINT;
   if (!s3Endpoint) {
     const bucket = options.env?.FILES_BUCKET ?? process.env.FILES_BUCKET ?? config().filesBucket;
-    const s3 = await startS3(host, bucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'));
+    const corsOrigins = commaSeparated(options.env?.CORS_ORIGINS ?? process.env.CORS_ORIGINS);
+    const s3 = await startS3(host, bucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), corsOrigins);
     stoppers.push(s3.close);
     s3Endpoint = s3.endpoint;
   }

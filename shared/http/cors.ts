@@ -43,3 +43,16 @@ export function preflightHeaders(
     'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
   };
 }
+
+/**
+ * The files bucket's CORS rule: a page on an allowed origin may download a
+ * file through its presigned file_url (GET, HEAD) and read its headers.
+ */
+export function filesBucketCors(allowedOrigins: readonly string[]) {
+  return {
+    allowedMethods: ['GET', 'HEAD'] as const,
+    allowedOrigins: [...allowedOrigins],
+    exposedHeaders: ['Content-Disposition', 'Content-Type', 'Content-Length', 'ETag'],
+    maxAgeSeconds: 3600,
+  };
+}

@@ -99,3 +99,17 @@ describe('CORS headers on responses', () => {
     }
   });
 });
+
+describe('CORS of the files bucket (the S3 stand-in, configured as the stack configures S3)', () => {
+  it('lets an allowed origin read a file through file_url, and no other origin', async () => {
+    const form = new FormData();
+    form.append('file', new Blob(['hello']), 'hello.txt');
+    const uploaded = await t.call('user', 'POST', '/v1/attachments', { body: form });
+    const allowed = await fetch(uploaded.body.file_url, { headers: { origin: APP } });
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(APP);
+    expect(allowed.headers.get('access-control-expose-headers')).toContain('Content-Disposition');
+    const stranger = await fetch(uploaded.body.file_url, { headers: { origin: STRANGER } });
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});

@@ -19,6 +19,8 @@ interface LoggedServer {
 }
 
 const SECRET = `log-test-secret-${randomBytes(16).toString('hex')}`;
+/** A file whose bytes would be recognisable in the output, raw or base64-encoded. */
+const FILE_BYTES = Buffer.from(`file-bytes-${randomBytes(24).toString('hex')}`.repeat(20));
 
 async function startLoggedServer(env: Record<string, string> = {}): Promise<LoggedServer> {
   const { POWERTOOLS_METRICS_DISABLED: _disabled, ...inherited } = process.env;
@@ -67,6 +69,12 @@ beforeAll(async () => {
   const fetched = await call(USER, 'GET', `/v1/conversations/${created.body.id}`);
   requestIds.fetched = fetched.headers.get('x-request-id')!;
   requestIds.refused = (await call(USER, 'GET', '/v1/conversations?limit=0')).headers.get('x-request-id')!;
+  const form = new FormData();
+  form.append('conversation_id', created.body.id);
+  form.append('file', new Blob([FILE_BYTES], { type: 'text/plain' }), 'notes.txt');
+  const uploaded = await call(USER, 'POST', '/v1/attachments', { body: form, headers: { 'idempotency-key': 'upload-1' } });
+  expect(uploaded.status).toBe(201);
+  requestIds.uploaded = uploaded.headers.get('x-request-id')!;
   // A failure of ours (500): the conversations table disappears.
   await new DynamoDBClient({
     endpoint: healthy.dynamodbEndpoint,
@@ -84,6 +92,14 @@ beforeAll(async () => {
 afterAll(() => Promise.all([healthy?.stop(), broken?.stop()]));
 
 describe('logs', () => {
+  it('never contain the bytes of an uploaded file, raw or base64', () => {
+    const output = healthy.output();
+    expect(output).toContain(requestIds.uploaded);
+    expect(output).not.toContain(FILE_BYTES.toString('utf8').slice(0, 40));
+    // In a base64 body the file starts at any of three alignments.
+    for (const offset of [0, 1, 2]) expect(output).not.toContain(FILE_BYTES.subarray(offset).toString('base64').slice(4, 44));
+  });
+
   it('never contain the token, its signing secret or the Authorization header', () => {
     const output = healthy.output() + broken.output();
     expect(output.length).toBeGreaterThan(0);
@@ -110,6 +126,7 @@ describe('logs', () => {
     ]);
     expect(byId(requestIds.fetched!)).toEqual([expect.objectContaining({ route: '/v1/conversations/{id}', method: 'GET', status: 200 })]);
     expect(byId(requestIds.refused!)).toEqual([expect.objectContaining({ status: 400 })]);
+    expect(byId(requestIds.uploaded!)).toEqual([expect.objectContaining({ route: '/v1/attachments', method: 'POST', status: 201 })]);
     expect(byId(requestIds.failed!)).toEqual([expect.objectContaining({ status: 500 })]);
   });
 
