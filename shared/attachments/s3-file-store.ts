@@ -1,7 +1,6 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { create as contentDisposition } from 'content-disposition';
-import { asciiFallback } from './filename.js';
+import { attachmentDisposition } from './content-disposition.js';
 import type { FileStore } from './model.js';
 
 /** Attachment files in one S3 bucket. */
@@ -25,8 +24,6 @@ export class S3FileStore implements FileStore {
   /**
    * The name and type travel in the signed URL (S3 answers with them), not in
    * the object: a rename changes the next link and never touches the file.
-   * `filename*` carries the exact UTF-8 name (RFC 6266 / 8187); `filename` an
-   * ASCII stand-in for old clients.
    */
   presignDownload(key: string, download: { filename: string; fileType: string }): Promise<string> {
     return getSignedUrl(
@@ -35,7 +32,7 @@ export class S3FileStore implements FileStore {
         Bucket: this.bucket,
         Key: key,
         ResponseContentType: download.fileType,
-        ResponseContentDisposition: contentDisposition(download.filename, { fallback: asciiFallback(download.filename) }),
+        ResponseContentDisposition: attachmentDisposition(download.filename),
       }),
       { expiresIn: this.urlTtlSeconds },
     );

@@ -49,7 +49,7 @@ describe('real clients', () => {
     const file = await download(response.body.file_url);
     expect(sha256(file.bytes)).toBe(sha256(bytes));
     expect(file.contentType).toBe('application/pdf');
-    expect(file.contentDisposition).toBe('attachment; filename=scan.pdf');
+    expect(file.contentDisposition).toBe(`attachment; filename="scan.pdf"; filename*=UTF-8''scan.pdf`);
   });
 
   it('keeps a UTF-8 filename that curl sends raw, and an explicit part type', async () => {
@@ -81,6 +81,6 @@ describe('real clients', () => {
     const file = await download(response.body.file_url);
     expect(sha256(file.bytes)).toBe(sha256(bytes));
     expect(file.contentType).toBe('video/mp4');
-    expect(file.contentDisposition).toBe('attachment; filename=clip.mp4');
+    expect(file.contentDisposition).toBe(`attachment; filename="clip.mp4"; filename*=UTF-8''clip.mp4`);
   });
 });

@@ -149,7 +149,7 @@ describe('hostile filenames are reduced by the filename rules', () => {
     const extended = await named("form-data; name=\"file\"; filename*=UTF-8''in%0D%0AContent-Type%3A%20evil.txt");
     expect(extended.filename).toBe('inContent-Type: evil.txt');
     expect((await download(extended.file_url)).contentDisposition).toBe(
-      `attachment; filename="inContent-Type: evil.txt"`,
+      `attachment; filename="inContent-Type: evil.txt"; filename*=UTF-8''inContent-Type%3A%20evil.txt`,
     );
   });
 

@@ -52,8 +52,7 @@ describe('upload', () => {
     expect(file.status).toBe(200);
     expect(sha256(file.bytes)).toBe(sha256(bytes));
     expect(file.contentType).toBe('image/png');
-    // A name that is an HTTP token needs no quotes (RFC 6266), and content-disposition leaves them out.
-    expect(file.contentDisposition).toBe('attachment; filename=photo.png');
+    expect(file.contentDisposition).toBe(`attachment; filename="photo.png"; filename*=UTF-8''photo.png`);
   });
 
   it('stores the file under a key made of the user and the attachment id, never the filename', async () => {
