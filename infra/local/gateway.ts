@@ -7,7 +7,7 @@ import type {
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
 import { config } from '../../shared/config.js';
-import { corsHeaders, preflightHeaders } from '../../shared/http/cors.js';
+import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, type Route } from '../routes.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
@@ -65,15 +65,14 @@ export function createGateway(options: GatewayOptions) {
     // Every answer of the gateway carries CORS headers, as the stack's gateway responses do.
     const allowedOrigins = config().corsOrigins;
     const origin = headerValue(request, 'origin');
-    const cors = corsHeaders(origin, allowedOrigins);
     const answer = (type: GatewayResponseType, context: Record<string, unknown> = {}) =>
-      sendGatewayResponse(response, type, requestId, context, cors);
+      sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins));
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const method = (request.method ?? 'GET').toUpperCase();
       const publicRoute = options.publicRoutes?.[url.pathname];
       if (publicRoute && method === 'GET') {
-        for (const [name, value] of Object.entries(cors)) response.setHeader(name, value);
+        for (const [name, value] of Object.entries(corsHeaders(origin, allowedOrigins))) response.setHeader(name, value);
         return publicRoute(request, response);
       }
 

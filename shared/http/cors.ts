@@ -28,19 +28,52 @@ export function corsHeaders(origin: string | undefined, allowedOrigins: readonly
   };
 }
 
-/** Headers of the answer to a preflight OPTIONS on a resource that has these methods. */
+/**
+ * Headers of the answer to a preflight OPTIONS on a resource that has these
+ * methods (a mock integration in the stack): the methods and headers are
+ * fixed, the origin is allowed only when configured.
+ */
 export function preflightHeaders(
   origin: string | undefined,
   allowedOrigins: readonly string[],
   methods: readonly string[],
 ): Record<string, string> {
-  const headers = corsHeaders(origin, allowedOrigins);
-  if (!headers['access-control-allow-origin']) return headers;
+  const allowed = allowedOrigin(origin, allowedOrigins);
   return {
-    ...headers,
+    vary: 'Origin',
     'access-control-allow-methods': [...methods, 'OPTIONS'].join(', '),
     'access-control-allow-headers': CORS_ALLOWED_HEADERS.join(', '),
     'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
+    ...(allowed ? { 'access-control-allow-origin': allowed } : {}),
+  };
+}
+
+/**
+ * What API Gateway's own answers (gateway responses: 401 before a handler,
+ * unknown route, too large, throttled) can say about the origin. Their
+ * headers are fixed or copied from the request, never chosen from a list:
+ * with one configured origin (or `*`) they name it; with several they echo
+ * the request's Origin, which only lets any page read these error bodies
+ * (they hold no user data). The local emulator applies the same rule.
+ */
+export type GatewayAllowOrigin = { kind: 'none' } | { kind: 'fixed'; origin: string } | { kind: 'request-origin' };
+
+export function gatewayAllowOrigin(allowedOrigins: readonly string[]): GatewayAllowOrigin {
+  if (allowedOrigins.length === 0) return { kind: 'none' };
+  if (allowedOrigins.includes('*')) return { kind: 'fixed', origin: '*' };
+  if (allowedOrigins.length === 1) return { kind: 'fixed', origin: allowedOrigins[0]! };
+  return { kind: 'request-origin' };
+}
+
+/** The CORS headers of a gateway response to a request from this origin. */
+export function gatewayResponseCorsHeaders(origin: string | undefined, allowedOrigins: readonly string[]): Record<string, string> {
+  const rule = gatewayAllowOrigin(allowedOrigins);
+  if (rule.kind === 'none') return { vary: 'Origin' };
+  const allowOrigin = rule.kind === 'fixed' ? rule.origin : origin;
+  return {
+    vary: 'Origin',
+    'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', '),
+    ...(allowOrigin ? { 'access-control-allow-origin': allowOrigin } : {}),
   };
 }
 

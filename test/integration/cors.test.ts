@@ -41,12 +41,17 @@ describe('CORS preflight', () => {
     expect(response.headers.get('access-control-allow-methods')?.split(', ').sort()).toEqual(['DELETE', 'GET', 'OPTIONS', 'PUT']);
   });
 
-  it('allows nothing to an origin that is not configured', async () => {
+  it('does not allow an origin that is not configured', async () => {
     const response = await preflight('/v1/conversations', STRANGER);
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
-    expect(response.headers.get('access-control-allow-methods')).toBeNull();
     expect(response.headers.get('vary')).toBe('Origin');
+  });
+
+  it('answers 404 route_not_found to OPTIONS on a path that is no route', async () => {
+    const response = await preflight('/v1/nothing', APP);
+    expect(response.status).toBe(404);
+    expect(response.body.error.code).toBe('route_not_found');
   });
 });
 
@@ -89,14 +94,20 @@ describe('CORS headers on responses', () => {
     expect(replay.headers.get('access-control-expose-headers')).toContain('Idempotent-Replayed');
   });
 
-  it('allow nothing to an origin that is not configured, on success and error alike', async () => {
+  it('allow nothing to an origin that is not configured, on a handler success and error alike', async () => {
     for (const response of [
       await t.call('user', 'GET', '/v1/conversations', withOrigin(STRANGER)),
-      await t.call(null, 'GET', '/v1/conversations', withOrigin(STRANGER)),
+      await t.call('user', 'GET', '/v1/conversations/conv_01ARZ3NDEKTSV4RRFFQ69G5FAV', withOrigin(STRANGER)),
     ]) {
       expect(response.headers.get('access-control-allow-origin')).toBeNull();
       expect(response.headers.get('vary')).toBe('Origin');
     }
+  });
+
+  it("echo any Origin on the gateway's own answers when several origins are configured, as API Gateway can only copy it", async () => {
+    const response = await t.call(null, 'GET', '/v1/conversations', withOrigin(STRANGER));
+    expect(response.status).toBe(401);
+    expect(response.headers.get('access-control-allow-origin')).toBe(STRANGER);
   });
 });
 

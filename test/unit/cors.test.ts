@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { config } from '../../shared/config.js';
-import { corsHeaders, preflightHeaders } from '../../shared/http/cors.js';
+import { corsHeaders, gatewayAllowOrigin, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 
 describe('CORS configuration', () => {
   const saved = process.env.CORS_ORIGINS;
@@ -32,8 +32,19 @@ describe('CORS configuration', () => {
     expect(corsHeaders('https://b.example', ['*'])['access-control-allow-origin']).toBe('*');
   });
 
-  it('answers a preflight with the methods plus OPTIONS only for an allowed origin', () => {
-    expect(preflightHeaders('https://a.example', ['https://a.example'], ['GET', 'POST'])['access-control-allow-methods']).toBe('GET, POST, OPTIONS');
-    expect(preflightHeaders('https://x.example', ['https://a.example'], ['GET'])).toEqual({ vary: 'Origin' });
+  it('answers a preflight with the methods plus OPTIONS, and allows only a configured origin', () => {
+    const allowed = preflightHeaders('https://a.example', ['https://a.example'], ['GET', 'POST']);
+    expect(allowed['access-control-allow-methods']).toBe('GET, POST, OPTIONS');
+    expect(allowed['access-control-allow-origin']).toBe('https://a.example');
+    expect(preflightHeaders('https://x.example', ['https://a.example'], ['GET'])['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('gives gateway responses a fixed origin when one (or *) is configured, the request origin when several, none by default', () => {
+    expect(gatewayAllowOrigin([])).toEqual({ kind: 'none' });
+    expect(gatewayAllowOrigin(['*'])).toEqual({ kind: 'fixed', origin: '*' });
+    expect(gatewayAllowOrigin(['https://a.example'])).toEqual({ kind: 'fixed', origin: 'https://a.example' });
+    expect(gatewayAllowOrigin(['https://a.example', 'https://b.example'])).toEqual({ kind: 'request-origin' });
+    expect(gatewayResponseCorsHeaders('https://x.example', [])).toEqual({ vary: 'Origin' });
+    expect(gatewayResponseCorsHeaders('https://x.example', ['https://a.example'])['access-control-allow-origin']).toBe('https://a.example');
   });
 });
