@@ -2,15 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { config } from '../../shared/config.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
+import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
 import { createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
 
-export const REPOSITORY_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export { REPOSITORY_ROOT };
 
 export interface LocalApiOptions {
   host?: string;
