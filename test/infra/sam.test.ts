@@ -1,0 +1,53 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleLayout } from '../../infra/bundling.js';
+import { resourcesOf, synthesize, type Synthesized } from './synth.js';
+
+// What `sam local start-api -t cdk.out/<Stack>.template.json` needs of each
+// function: the asset directory (from CDK's asset metadata) and a handler that
+// names a module file in it, which Node loads as ESM and which exports it.
+let synthesized: Synthesized;
+beforeAll(() => {
+  synthesized = synthesize({}, { bundle: true });
+});
+afterAll(() => synthesized?.remove());
+
+const functions = () => Object.entries(resourcesOf(synthesized.template, 'AWS::Lambda::Function'));
+
+describe('what sam local reads from the synthesized template', () => {
+  it('finds every function bundle in its own asset directory inside the cloud assembly', () => {
+    const directories = functions().map(([id, { Metadata }]) => {
+      expect(Metadata?.['aws:asset:property'], id).toBe('Code');
+      const path = Metadata?.['aws:asset:path'];
+      expect(typeof path, id).toBe('string');
+      const directory = resolve(synthesized.outdir, path);
+      expect(relative(synthesized.outdir, directory).startsWith('..'), id).toBe(false);
+      expect(statSync(directory).isDirectory(), id).toBe(true);
+      return directory;
+    });
+    expect(new Set(directories).size).toBe(directories.length);
+  });
+
+  it('resolves every handler to an ES module file in that directory that exports it, with its source map', () => {
+    for (const [id, { Properties, Metadata }] of functions()) {
+      const directory = resolve(synthesized.outdir, Metadata!['aws:asset:path']);
+      const [moduleName, exportName] = Properties.Handler.split('.');
+      expect(`${moduleName}.js`, id).toBe(bundleLayout.file);
+      const file = join(directory, bundleLayout.file);
+      expect(existsSync(file), id).toBe(true);
+      expect(JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')), id).toEqual(bundleLayout.packageJson);
+      const sourceMap = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(readFileSync(file, 'utf8'))?.[1];
+      expect(sourceMap && existsSync(join(directory, sourceMap)), id).toBe(true);
+      expect(exportedType(file, exportName!), id).toBe('function');
+    }
+  });
+});
+
+/** Loads the bundle in plain Node, as the Lambda runtime does (not through the test runner's transform). */
+function exportedType(file: string, exportName: string): string {
+  const script = `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(typeof m[${JSON.stringify(exportName)}]);`;
+  return execFileSync(process.execPath, ['--input-type=module', '--eval', script], { encoding: 'utf8' });
+}
