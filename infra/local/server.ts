@@ -21,6 +21,8 @@ export interface LocalApiOptions {
   dataDirectory?: string;
   /** Extra environment for the handlers (e.g. a dead endpoint for fault tests). */
   env?: Record<string, string>;
+  /** dynalite's port (fixed for sam local's env-vars file); default: a free one. */
+  dynamodbPort?: number;
 }
 
 export interface LocalApi {
@@ -42,7 +44,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
 
   let dynamodbEndpoint = options.env?.DYNAMODB_ENDPOINT ?? process.env.DYNAMODB_ENDPOINT;
   if (!dynamodbEndpoint) {
-    const dynamodb = await startDynalite(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'));
+    const dynamodb = await startDynalite(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'), options.dynamodbPort);
     stoppers.push(dynamodb.close);
     dynamodbEndpoint = dynamodb.endpoint;
   }

@@ -4,6 +4,9 @@ import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleLayout } from '../../infra/bundling.js';
+import { REPOSITORY_ROOT } from '../../infra/repository.js';
+import { routes } from '../../infra/routes.js';
+import { config } from '../../shared/config.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 
 // What `sam local start-api -t cdk.out/<Stack>.template.json` needs of each
@@ -51,3 +54,27 @@ function exportedType(file: string, exportName: string): string {
   const script = `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(typeof m[${JSON.stringify(exportName)}]);`;
   return execFileSync(process.execPath, ['--input-type=module', '--eval', script], { encoding: 'utf8' });
 }
+
+describe('infra/sam-env.json', () => {
+  const samEnv = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'infra/sam-env.json'), 'utf8')) as { Parameters: Record<string, string> };
+  const declared = (name: string) => functions().filter(([, { Properties }]) => name in Properties.Environment.Variables);
+
+  it('only sets variables the functions declare (sam local ignores the others)', () => {
+    for (const name of Object.keys(samEnv.Parameters)) expect(declared(name).length, name).toBeGreaterThan(0);
+    expect(declared('DYNAMODB_ENDPOINT')).toHaveLength(routes.length);
+    expect(declared('S3_ENDPOINT')).toHaveLength(routes.length);
+    expect(declared('AUTH_SECRET')).toHaveLength(1);
+  });
+
+  it("names the tables and bucket that npm start creates, on the host as seen from sam's containers", () => {
+    const local = config();
+    expect(samEnv.Parameters).toMatchObject({
+      CONVERSATIONS_TABLE: local.conversationsTable,
+      ATTACHMENTS_TABLE: local.attachmentsTable,
+      IDEMPOTENCY_TABLE: local.idempotencyTable,
+      FILES_BUCKET: local.filesBucket,
+    });
+    expect(samEnv.Parameters.DYNAMODB_ENDPOINT).toMatch(/^http:\/\/host\.docker\.internal:\d+$/);
+    expect(samEnv.Parameters.S3_ENDPOINT).toMatch(/^http:\/\/host\.docker\.internal:\d+$/);
+  });
+});
