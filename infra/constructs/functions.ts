@@ -13,7 +13,7 @@ import { bundleLayout, bundleSettings } from '../bundling.js';
 import { permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { AUTHORIZER_ENTRY, routes, type Route } from '../routes.js';
-import type { StackSettings } from '../settings.js';
+import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
 
 /** Node.js 24 on Graviton; infra/bundling.ts targets the same Node version. */
@@ -72,21 +72,7 @@ export class Functions extends Construct {
       this.byRoute.set(route, fn);
     }
 
-    const auth = settings.auth;
-    this.authorizer = this.lambda(
-      'Authorizer',
-      AUTHORIZER_ENTRY,
-      auth.mode === 'jwks'
-        ? { AUTH_JWKS_URL: auth.jwksUrl, AUTH_ISSUER: auth.issuer ?? '', AUTH_AUDIENCE: auth.audience ?? '' }
-        : {
-            AUTH_SECRET_ARN: props.authSecret!.secretArn,
-            // Empty on AWS (the secret is read from AUTH_SECRET_ARN); sam local sets it.
-            AUTH_SECRET: '',
-            AUTH_ISSUER: auth.issuer ?? '',
-            AUTH_AUDIENCE: auth.audience ?? '',
-          },
-      removalPolicy,
-    );
+    this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy);
     props.authSecret?.grantRead(this.authorizer);
 
     // Applies to every function's role below this construct.
@@ -120,6 +106,15 @@ export class Functions extends Construct {
       bundling: nodejsBundling,
     });
   }
+}
+
+/** How the authorizer verifies tokens (shared/auth/settings.ts reads these). */
+function authorizerEnvironment(auth: AuthSettings, secret: ISecret | undefined): Record<string, string> {
+  const claims = { AUTH_ISSUER: auth.issuer ?? '', AUTH_AUDIENCE: auth.audience ?? '' };
+  if (auth.mode === 'jwks') return { AUTH_JWKS_URL: auth.jwksUrl, ...claims };
+  if (!secret) throw new Error('HS256 mode needs the stack secret');
+  // AUTH_SECRET is empty on AWS (the key is read from AUTH_SECRET_ARN); sam local's env-vars file sets it.
+  return { AUTH_SECRET_ARN: secret.secretArn, AUTH_SECRET: '', ...claims };
 }
 
 /** infra/bundling.ts in NodejsFunction's terms, built by the local esbuild (no Docker). */
