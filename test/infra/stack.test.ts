@@ -2,6 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayResponses, type GatewayResponseType } from '../../infra/gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes } from '../../infra/routes.js';
+import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
 import { attachmentsTable, conversationsTable, idempotencyTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
@@ -44,8 +45,8 @@ describe('functions', () => {
         ATTACHMENTS_TABLE: { Ref: expect.stringMatching(/^DataAttachments/) },
         IDEMPOTENCY_TABLE: { Ref: expect.stringMatching(/^DataIdempotency/) },
         FILES_BUCKET: { Ref: expect.stringMatching(/^DataFiles/) },
-        MAX_FILE_BYTES: String(4 * 1024 * 1024),
-        FILE_URL_TTL_SECONDS: '900',
+        MAX_FILE_BYTES: String(DEFAULT_MAX_FILE_BYTES),
+        FILE_URL_TTL_SECONDS: String(DEFAULT_FILE_URL_TTL_SECONDS),
         CORS_ORIGINS: '*',
         DYNAMODB_ENDPOINT: '',
         S3_ENDPOINT: '',
