@@ -41,6 +41,21 @@ export const routes: readonly Route[] = [
     // Deleting a conversation removes its attachments, records and files.
     access: { conversations: 'write', attachments: 'write', files: ['delete'] },
   },
+  // Every answer that shows an attachment presigns its file_url, hence files: ['get'].
+  { name: 'ListAttachments', method: 'GET', path: '/v1/attachments', entry: 'functions/attachments/list.ts', access: { attachments: 'read', files: ['get'] } },
+  {
+    name: 'UploadAttachment',
+    method: 'POST',
+    path: '/v1/attachments',
+    entry: 'functions/attachments/upload.ts',
+    binaryBody: true,
+    idempotent: true,
+    // conversations: it sets last_active_at; files delete: it removes the file when the record write fails.
+    access: { attachments: 'write', conversations: 'write', files: ['put', 'get', 'delete'] },
+  },
+  { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', files: ['get'] } },
+  { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } },
+  { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write', files: ['delete'] } },
 ];
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';

@@ -1,15 +1,34 @@
+import { AttachmentService } from './attachments/service.js';
+import { DynamoAttachmentStore } from './attachments/dynamo-store.js';
+import { S3FileStore } from './attachments/s3-file-store.js';
 import { config } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { ConversationService } from './conversations/service.js';
 import { dynamo } from './dynamo/client.js';
+import { s3 } from './s3/client.js';
 
 /**
  * The services, wired to their stores once per process (kept across warm
  * invocations). Handlers call these; tests of pure logic build their own.
  */
 let conversationService: ConversationService | undefined;
+let attachmentService: AttachmentService | undefined;
 
 export function conversations(): ConversationService {
-  conversationService ??= new ConversationService(new DynamoConversationStore(dynamo(), config().conversationsTable));
+  // Deleting a conversation deletes its attachments first.
+  conversationService ??= new ConversationService(new DynamoConversationStore(dynamo(), config().conversationsTable), [
+    attachments(),
+  ]);
   return conversationService;
+}
+
+export function attachments(): AttachmentService {
+  const { attachmentsTable, filesBucket, fileUrlTtlSeconds } = config();
+  attachmentService ??= new AttachmentService(
+    new DynamoAttachmentStore(dynamo(), attachmentsTable),
+    new S3FileStore(s3(), filesBucket, fileUrlTtlSeconds),
+    // Looked up at the call: the conversation service depends on this one.
+    { markActive: (userId, conversationId, at) => conversations().markActive(userId, conversationId, at) },
+  );
+  return attachmentService;
 }

@@ -9,6 +9,7 @@ import { attachmentsTable, conversationsTable, idempotencyTable } from '../../sh
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
+import { startS3 } from './s3.js';
 import { createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
 
 export { REPOSITORY_ROOT };
@@ -17,18 +18,21 @@ export interface LocalApiOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  /** Where dynalite keeps its data and the local token secret; omitted: in memory only. */
+  /** Where dynalite and the S3 stand-in keep their data, and the local token secret; omitted: nothing persists. */
   dataDirectory?: string;
   /** Extra environment for the handlers (e.g. a dead endpoint for fault tests). */
   env?: Record<string, string>;
-  /** dynalite's port (fixed for sam local's env-vars file); default: a free one. */
+  /** dynalite's and the S3 stand-in's ports (fixed for sam local's env-vars file); default: free ones. */
   dynamodbPort?: number;
+  s3Port?: number;
 }
 
 export interface LocalApi {
   url: string;
   authSecret: string;
   dynamodbEndpoint: string;
+  /** The S3 that holds the files; file_url links point here. */
+  s3Endpoint: string;
   close(): Promise<void>;
 }
 
@@ -48,14 +52,26 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     stoppers.push(dynamodb.close);
     dynamodbEndpoint = dynamodb.endpoint;
   }
+  const credentials = {
+    accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+    secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+  };
+  let s3Endpoint = options.env?.S3_ENDPOINT ?? process.env.S3_ENDPOINT;
+  if (!s3Endpoint) {
+    const bucket = options.env?.FILES_BUCKET ?? process.env.FILES_BUCKET ?? config().filesBucket;
+    const s3 = await startS3(host, bucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port);
+    stoppers.push(s3.close);
+    s3Endpoint = s3.endpoint;
+  }
   const authSecret = process.env.AUTH_SECRET || localSecret(options.dataDirectory);
 
   // The handlers read their configuration from the environment, as on Lambda.
   Object.assign(process.env, {
     AWS_REGION: region,
-    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
-    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+    AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     DYNAMODB_ENDPOINT: dynamodbEndpoint,
+    S3_ENDPOINT: s3Endpoint,
     AUTH_SECRET: authSecret,
     ...options.env,
   });
@@ -80,6 +96,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     url: `http://${host}:${port}`,
     authSecret,
     dynamodbEndpoint,
+    s3Endpoint,
     async close() {
       await new Promise<void>((done) => server.close(() => done()));
       server.closeAllConnections();

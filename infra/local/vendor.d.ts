@@ -28,3 +28,11 @@ declare module '@20minutes/s3rver' {
     close(): Promise<void>;
   }
 }
+
+declare module '@20minutes/s3rver/lib/models/account.js' {
+  interface AWSAccount {
+    createKeyPair(accessKeyId: string, secretAccessKey: string): void;
+  }
+  /** The account s3rver serves every authenticated request as; it knows only the key pairs registered on it. */
+  export const DUMMY_ACCOUNT: AWSAccount;
+}

@@ -1,0 +1,56 @@
+import type { Page, PageRequest } from '../pagination.js';
+
+/** An attachment exactly as the API shows it. */
+export interface Attachment {
+  id: string;
+  message_id: string | null;
+  conversation_id: string | null;
+  filename: string;
+  /** Presigned GET of the file, minted for each response and never stored. */
+  file_url: string;
+  file_type: string;
+  file_size: number;
+  created_at: number;
+}
+
+/** What is stored about an attachment: everything but its link. */
+export type AttachmentRecord = Omit<Attachment, 'file_url'>;
+
+export interface AttachmentFilter {
+  conversation_id?: string;
+}
+
+export interface AttachmentStore {
+  /** Writes a new record; it never overwrites one. */
+  add(userId: string, record: AttachmentRecord): Promise<void>;
+  get(userId: string, id: string): Promise<AttachmentRecord | undefined>;
+  /** undefined when there is no such attachment. */
+  rename(userId: string, id: string, filename: string): Promise<AttachmentRecord | undefined>;
+  /** The removed record, or undefined when there was none. */
+  remove(userId: string, id: string): Promise<AttachmentRecord | undefined>;
+  list(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<AttachmentRecord>>;
+  /** Every attachment of a conversation, a batch at a time, oldest and newest alike. */
+  batchesOf(userId: string, conversationId: string): AsyncIterable<AttachmentRecord[]>;
+}
+
+/** Where the bytes live, addressed by the key that fileKey() builds. */
+export interface FileStore {
+  put(key: string, bytes: Buffer, fileType: string): Promise<void>;
+  /** Removing a file that is not there is not an error. */
+  remove(key: string): Promise<void>;
+  /** A time-limited link that downloads the file under this name and type. */
+  presignDownload(key: string, download: { filename: string; fileType: string }): Promise<string>;
+}
+
+/** A file as it arrived in an upload, its name and type already normalised. */
+export interface IncomingFile {
+  filename: string;
+  fileType: string;
+  bytes: Buffer;
+}
+
+export interface Upload {
+  file: IncomingFile;
+  conversation_id?: string;
+  message_id?: string;
+}

@@ -1,0 +1,121 @@
+import busboy from 'busboy';
+import { ApiError, bodyInvalid, fileTooLarge, parameterInvalid, unsupportedMediaType } from '../http/errors.js';
+import { mediaTypeOf, rawBody, type ApiRequest } from '../http/request.js';
+
+/**
+ * The project's one multipart/form-data parser, over busboy 1.6 (maintained,
+ * no known advisories). It reads the whole body that API Gateway handed over,
+ * enforces limits, and always settles: every malformed body becomes a 4xx,
+ * never an uncaught exception or a promise that never resolves.
+ */
+export interface FilePart {
+  field: string;
+  /** As the client sent it (`filename*` preferred, decoded as UTF-8); undefined when absent. */
+  filename: string | undefined;
+  /** The part's Content-Type (type/subtype); text/plain when the part has none (RFC 7578). */
+  contentType: string;
+  bytes: Buffer;
+}
+
+export interface MultipartForm {
+  /** Text fields; a name sent twice is refused. */
+  fields: Record<string, string>;
+  files: FilePart[];
+}
+
+export interface MultipartLimits {
+  maxFileBytes: number;
+  maxFiles: number;
+  maxFields: number;
+  maxFieldBytes: number;
+}
+
+const MEDIA_TYPE = 'multipart/form-data';
+
+export function readMultipart(request: ApiRequest, limits: MultipartLimits): Promise<MultipartForm> {
+  const mediaType = mediaTypeOf(request);
+  if (mediaType !== MEDIA_TYPE) throw unsupportedMediaType(mediaType, [MEDIA_TYPE]);
+  // Base64 when API Gateway treats the type as binary (as our stack sets it up);
+  // otherwise it passed the body on as UTF-8 text, which rawBody() reverses.
+  return parseMultipart(rawBody(request), request.headers['content-type'] ?? '', limits);
+}
+
+export function parseMultipart(body: Buffer, contentType: string, limits: MultipartLimits): Promise<MultipartForm> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: { 'content-type': contentType },
+        defParamCharset: 'utf8',
+        limits: {
+          // One byte more than allowed, so that "over" is told apart from "exactly at".
+          fileSize: limits.maxFileBytes + 1,
+          files: limits.maxFiles,
+          fields: limits.maxFields,
+          fieldSize: limits.maxFieldBytes,
+          parts: limits.maxFiles + limits.maxFields,
+        },
+      });
+    } catch {
+      reject(bodyInvalid('Content-Type multipart/form-data needs a boundary parameter'));
+      return;
+    }
+
+    const form: MultipartForm = { fields: {}, files: [] };
+    let failure: ApiError | undefined;
+    let settled = false;
+    // The first problem found is the one reported; parsing runs to its end regardless.
+    const fail = (error: ApiError) => {
+      failure ??= error;
+    };
+    const settle = (error?: ApiError) => {
+      if (settled) return;
+      settled = true;
+      const reason = failure ?? error;
+      if (reason) reject(reason);
+      else resolve(form);
+    };
+
+    parser.on('file', (field, stream, info) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= limits.maxFileBytes) chunks.push(chunk);
+      });
+      stream.on('limit', () => fail(fileTooLarge(limits.maxFileBytes)));
+      stream.on('error', () => fail(bodyInvalid('The multipart body ends inside a file')));
+      stream.on('end', () => {
+        form.files.push({ field, filename: unescapeFormFilename(info.filename), contentType: info.mimeType.toLowerCase(), bytes: Buffer.concat(chunks) });
+      });
+    });
+    parser.on('field', (name, value, info) => {
+      if (info.nameTruncated || info.valueTruncated) {
+        fail(parameterInvalid(name, `${name} must be at most ${limits.maxFieldBytes} bytes`));
+      } else if (Object.hasOwn(form.fields, name)) {
+        fail(parameterInvalid(name, `${name} was given more than once`));
+      } else {
+        form.fields[name] = value;
+      }
+    });
+    parser.on('filesLimit', () =>
+      fail(parameterInvalid('file', `At most ${limits.maxFiles} file part${limits.maxFiles === 1 ? ' is' : 's are'} accepted`)),
+    );
+    parser.on('fieldsLimit', () => fail(bodyInvalid(`At most ${limits.maxFields} text fields are accepted`)));
+    parser.on('partsLimit', () => fail(bodyInvalid('The multipart body has too many parts')));
+    parser.on('error', (error: Error) => settle(bodyInvalid(`The multipart body is malformed: ${describe(error)}`)));
+    parser.on('close', () => settle());
+    parser.end(body);
+  });
+}
+
+/**
+ * Browsers, undici's FormData and curl follow the HTML standard, which sends a
+ * `"` in a filename as %22 and CR, LF as %0D, %0A; these three are undone.
+ */
+function unescapeFormFilename(filename: string | undefined): string | undefined {
+  return filename?.replace(/%(22|0D|0A)/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** busboy's own messages ("Unexpected end of form", "Malformed part header") are safe and useful to show. */
+const describe = (error: Error): string => error.message.replace(/\.$/, '').toLowerCase();
