@@ -19,6 +19,7 @@ export async function startS3(
   bucket: string,
   credentials: S3Credentials,
   directory?: string,
+  port = 0,
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
   // s3rver refuses access keys it does not know, and knows only its own unless told.
   DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
@@ -26,16 +27,16 @@ export async function startS3(
   mkdirSync(root, { recursive: true });
   const server = new S3rver({
     address: host,
-    port: 0,
+    port,
     silent: true,
     directory: root,
     // Signatures are checked loosely: a stand-in guards nothing, and a proxy may have rewritten a header.
     allowMismatchedSignatures: true,
     configureBuckets: [{ name: bucket }],
   });
-  const { port } = await server.run();
+  const address = await server.run();
   return {
-    endpoint: `http://${host}:${port}`,
+    endpoint: `http://${host}:${address.port}`,
     async close() {
       await server.close();
       if (!directory) rmSync(root, { recursive: true, force: true });
