@@ -16,6 +16,10 @@ export interface Config {
   corsOrigins: string[];
 }
 
+/** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */
+export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_FILE_URL_TTL_SECONDS = 900;
+
 function positiveInteger(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -48,9 +52,8 @@ export function config(): Config {
     filesBucket: process.env.FILES_BUCKET ?? 'attachments',
     dynamodbEndpoint: optional('DYNAMODB_ENDPOINT'),
     s3Endpoint: optional('S3_ENDPOINT'),
-    // 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload.
-    maxFileBytes: positiveInteger('MAX_FILE_BYTES', 4 * 1024 * 1024),
-    fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', 900),
+    maxFileBytes: positiveInteger('MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES),
+    fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS),
     corsOrigins: commaSeparated(process.env.CORS_ORIGINS),
   };
 }

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parse } from 'yaml';
+import { REPOSITORY_ROOT } from '../repository.js';
 
 /** The API's OpenAPI document (docs/openapi.yaml), as the local server serves it and the tests check it. */
-export const OPENAPI_FILE = fileURLToPath(new URL('../../docs/openapi.yaml', import.meta.url));
+export const OPENAPI_FILE = join(REPOSITORY_ROOT, 'docs', 'openapi.yaml');
 export const OPENAPI_PATH = '/openapi.json';
 
 export type OpenApiDocument = Record<string, any>;

@@ -20,6 +20,7 @@ export async function startS3(
   bucket: string,
   credentials: S3Credentials,
   directory?: string,
+  port = 0,
   corsOrigins: readonly string[] = [],
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
   // s3rver refuses access keys it does not know, and knows only its own unless told.
@@ -28,16 +29,16 @@ export async function startS3(
   mkdirSync(root, { recursive: true });
   const server = new S3rver({
     address: host,
-    port: 0,
+    port,
     silent: true,
     directory: root,
     // Signatures are checked loosely: a stand-in guards nothing, and a proxy may have rewritten a header.
     allowMismatchedSignatures: true,
     configureBuckets: [{ name: bucket, configs: corsOrigins.length > 0 ? [corsXml(corsOrigins)] : [] }],
   });
-  const { port } = await server.run();
+  const address = await server.run();
   return {
-    endpoint: `http://${host}:${port}`,
+    endpoint: `http://${host}:${address.port}`,
     async close() {
       await server.close();
       if (!directory) rmSync(root, { recursive: true, force: true });
