@@ -77,12 +77,16 @@ describe('a request whose key is held by a running request', () => {
     headers: { 'idempotency-key': key },
   });
   const timing = { leaseMs: 60_000, waitMs: 300, pollMs: 20, now: Date.now };
+  /** Until the first request holds its key (the order of the two requests is the point of these tests). */
+  const claimed = async (key: string) => {
+    while (!(await store.get('waiter', key, Date.now()))) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
 
   it('waits for it and replays its response', async () => {
     const service = new IdempotencyService(store, { ...timing, waitMs: 10_000 });
     let finish!: () => void;
     const first = service.run(request('wait'), { contact_id: 'a' }, () => new Promise((resolve) => (finish = () => resolve(created))));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await claimed('wait');
     const second = service.run(request('wait'), { contact_id: 'a' }, async () => ({ status: 201, body: { id: 'a second one' } }));
     setTimeout(() => finish(), 100);
     expect(await first).toEqual(created);
@@ -100,7 +104,7 @@ describe('a request whose key is held by a running request', () => {
   it('answers 409 idempotency_key_in_use when it is still running after the wait', async () => {
     const service = new IdempotencyService(store, timing);
     void service.run(request('stuck'), { contact_id: 'a' }, () => new Promise(() => {}));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await claimed('stuck');
     await expect(service.run(request('stuck'), { contact_id: 'a' }, async () => created)).rejects.toMatchObject({
       status: 409,
       code: 'idempotency_key_in_use',
@@ -110,7 +114,7 @@ describe('a request whose key is held by a running request', () => {
   it('answers 409 idempotency_key_reused at once when the running request is a different one', async () => {
     const service = new IdempotencyService(store, { ...timing, waitMs: 60_000 });
     void service.run(request('different'), { contact_id: 'a' }, () => new Promise(() => {}));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await claimed('different');
     await expect(service.run(request('different'), { contact_id: 'b' }, async () => created)).rejects.toMatchObject({
       code: 'idempotency_key_reused',
     });
