@@ -1,5 +1,5 @@
 import type { Node } from 'constructs';
-import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../shared/config.js';
+import { commaSeparated, DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../shared/config.js';
 
 /**
  * What a deployment may choose, from CDK context (`-c key=value` or cdk.json).
@@ -8,7 +8,7 @@ import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../shared/
 export interface StackSettings {
   /** Throw-away dev stack: tables, bucket and logs are destroyed with the stack. */
   ephemeral: boolean;
-  /** Browser origins allowed to GET files (bucket CORS) and passed to the functions. */
+  /** Browser origins allowed to call the API (preflight, gateway responses, CORS_ORIGINS of the functions) and to GET files (bucket CORS); none by default. */
   corsOrigins: string[];
   auth: AuthSettings;
   throttling: { rateLimit: number; burstLimit: number };
@@ -49,10 +49,8 @@ export function stackSettings(node: Node): StackSettings {
   const audience = text('authAudience');
   const jwksUrl = text('authJwksUrl');
   if (jwksUrl !== undefined && !/^https:\/\//.test(jwksUrl)) throw new Error('Context authJwksUrl must be an https:// URL');
-  const corsOrigins = (text('corsOrigins') ?? '*')
-    .split(',')
-    .map((origin) => origin.trim())
-    .filter(Boolean);
+  // Default none, as CORS_ORIGINS: a deployment names the web apps it serves.
+  const corsOrigins = commaSeparated(text('corsOrigins'));
 
   return {
     ephemeral: text('ephemeral') === 'true',

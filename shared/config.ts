@@ -12,6 +12,8 @@ export interface Config {
   s3Endpoint?: string;
   maxFileBytes: number;
   fileUrlTtlSeconds: number;
+  /** Browser origins allowed to call the API (CORS); `*` allows any. Empty: none. */
+  corsOrigins: string[];
 }
 
 /** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */
@@ -33,6 +35,14 @@ function optional(name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+/** A comma-separated list, blanks ignored (CORS_ORIGINS). */
+export function commaSeparated(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
 export function config(): Config {
   return {
     region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
@@ -44,5 +54,6 @@ export function config(): Config {
     s3Endpoint: optional('S3_ENDPOINT'),
     maxFileBytes: positiveInteger('MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES),
     fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS),
+    corsOrigins: commaSeparated(process.env.CORS_ORIGINS),
   };
 }

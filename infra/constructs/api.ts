@@ -13,10 +13,12 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { CORS_EXPOSED_HEADERS, gatewayAllowOrigin, type GatewayAllowOrigin } from '../../shared/http/cors.js';
 import { errorBody } from '../../shared/http/errors.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes, type Route } from '../routes.js';
 import type { StackSettings } from '../settings.js';
+import { addPreflight } from './preflight.js';
 
 export const STAGE_NAME = 'prod';
 
@@ -72,9 +74,15 @@ export class Api extends Construct {
         .resourceForPath(route.path)
         .addMethod(route.method, new LambdaIntegration(handler, { allowTestInvoke: false }), { authorizer });
     }
+    // Browsers preflight every resource, without a token.
+    for (const path of new Set(routes.map((route) => route.path))) {
+      const methods = routes.filter((route) => route.path === path).map((route) => route.method);
+      addPreflight(this.restApi.root.resourceForPath(path), methods, settings.corsOrigins);
+    }
 
+    const cors = gatewayAllowOrigin(settings.corsOrigins);
     for (const [type, definition] of Object.entries(gatewayResponses) as [GatewayResponseType, GatewayResponse][]) {
-      this.restApi.addGatewayResponse(type, { type: ResponseType.of(type), ...renderGatewayResponse(definition) });
+      this.restApi.addGatewayResponse(type, { type: ResponseType.of(type), ...renderGatewayResponse(definition, cors) });
     }
 
     acknowledge(this.restApi, 'AwsSolutions-APIG2', 'Every handler validates its parameters and answers 400 in the error shape of API.md; a gateway validator would answer in another shape.');
@@ -95,7 +103,7 @@ const acknowledge = (scope: Construct, id: string, reason: string) => Validation
  * errorBody (shared/http/errors.ts) with API Gateway's `$context` variables
  * in place of the request's values.
  */
-export function renderGatewayResponse(definition: GatewayResponse) {
+export function renderGatewayResponse(definition: GatewayResponse, cors: GatewayAllowOrigin = { kind: 'none' }) {
   const value = (v: string | { authorizerContext: string }) => (typeof v === 'string' ? v : `$context.authorizer.${v.authorizerContext}`);
   const body = errorBody({ type: definition.type, code: value(definition.code), message: value(definition.message) }, '$context.requestId');
   const challenge = definition.status === 401 ? authenticationChallenge : {};
@@ -105,8 +113,19 @@ export function renderGatewayResponse(definition: GatewayResponse) {
       'content-type': "'application/json; charset=utf-8'",
       'x-request-id': 'context.requestId',
       ...Object.fromEntries(Object.entries(challenge).map(([name, v]) => [name, `'${v}'`])),
+      ...gatewayCorsHeaders(cors),
     },
     templates: { 'application/json': JSON.stringify(body) },
+  };
+}
+
+/** CORS headers of the gateway's own answers, by the rule the local emulator follows too. */
+function gatewayCorsHeaders(cors: GatewayAllowOrigin): Record<string, string> {
+  if (cors.kind === 'none') return { vary: "'Origin'" };
+  return {
+    vary: "'Origin'",
+    'access-control-expose-headers': `'${CORS_EXPOSED_HEADERS.join(', ')}'`,
+    'access-control-allow-origin': cors.kind === 'fixed' ? `'${cors.origin}'` : 'method.request.header.Origin',
   };
 }
 

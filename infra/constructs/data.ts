@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { filesBucketCors } from '../../shared/http/cors.js';
 import { attachmentsTable, conversationsTable, idempotencyTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 
 export interface DataProps {
@@ -48,8 +49,8 @@ export class Data extends Construct {
         // Only acts if versioning is ever turned on: old versions of deleted files do not pile up.
         { noncurrentVersionExpiration: Duration.days(7) },
       ],
-      // Browsers may fetch file_url (a presigned GET) from these origins.
-      cors: [{ allowedMethods: [HttpMethods.GET, HttpMethods.HEAD], allowedOrigins: props.corsOrigins, maxAge: 3600 }],
+      // Browsers may fetch file_url (a presigned GET) from these origins; the local S3 stand-in gets the same rule.
+      ...(props.corsOrigins.length > 0 ? { cors: [bucketCorsRule(props.corsOrigins)] } : {}),
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'files/',
       removalPolicy,
@@ -89,4 +90,14 @@ function table(scope: Construct, id: string, definition: TableDefinition, epheme
     });
   }
   return created;
+}
+
+function bucketCorsRule(origins: readonly string[]) {
+  const rule = filesBucketCors(origins);
+  return {
+    allowedMethods: rule.allowedMethods.map((method) => HttpMethods[method]),
+    allowedOrigins: rule.allowedOrigins,
+    exposedHeaders: rule.exposedHeaders,
+    maxAge: rule.maxAgeSeconds,
+  };
 }

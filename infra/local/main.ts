@@ -15,6 +15,7 @@ const token = await signToken(api.authSecret, 'user_local', 24 * 3600);
 
 console.log(`Messaging API listening on ${api.url}/v1
 DynamoDB (dynalite) at ${api.dynamodbEndpoint}, S3 (s3rver) at ${api.s3Endpoint}
+OpenAPI document (no token needed): ${api.url}/openapi.json
 
 A token for user "user_local", valid 24 hours (npm run -s token -- <user-id> mints others):
   export TOKEN=${token}

@@ -4,11 +4,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { config } from '../../shared/config.js';
+import { commaSeparated, config } from '../../shared/config.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
+import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
 import { createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
 
@@ -59,7 +60,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   let s3Endpoint = options.env?.S3_ENDPOINT ?? process.env.S3_ENDPOINT;
   if (!s3Endpoint) {
     const bucket = options.env?.FILES_BUCKET ?? process.env.FILES_BUCKET ?? config().filesBucket;
-    const s3 = await startS3(host, bucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port);
+    const corsOrigins = commaSeparated(options.env?.CORS_ORIGINS ?? process.env.CORS_ORIGINS);
+    const s3 = await startS3(host, bucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port, corsOrigins);
     stoppers.push(s3.close);
     s3Endpoint = s3.endpoint;
   }
@@ -73,6 +75,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     DYNAMODB_ENDPOINT: dynamodbEndpoint,
     S3_ENDPOINT: s3Endpoint,
     AUTH_SECRET: authSecret,
+    // What Lambda sets for on-demand instances; Powertools counts a cold start only then.
+    AWS_LAMBDA_INITIALIZATION_TYPE: process.env.AWS_LAMBDA_INITIALIZATION_TYPE ?? 'on-demand',
     ...options.env,
   });
   if (!options.env?.DYNAMODB_ENDPOINT) {
@@ -88,7 +92,20 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     routes.map(async (route) => ({ route, handler: (await loadModule(route.entry)).handler as ProxyHandler })),
   );
   const authorizer = (await loadModule(AUTHORIZER_ENTRY)).handler as TokenAuthorizer;
-  const server = createServer(createGateway({ routes: loaded, authorizer, region }));
+  const openApiJson = JSON.stringify(loadOpenApi());
+  const server = createServer(
+    createGateway({
+      routes: loaded,
+      authorizer,
+      region,
+      publicRoutes: {
+        [OPENAPI_PATH]: (_request, response) => {
+          response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openApiJson) });
+          response.end(openApiJson);
+        },
+      },
+    }),
+  );
   await listen(server, host, options.port ?? 3000);
   const { port } = server.address() as AddressInfo;
 

@@ -50,14 +50,45 @@ describe('context settings', () => {
     }
   });
 
-  it('lets browsers of the given origins fetch files and tells the functions about them', () => {
+  it('lets browsers of the given origins call the API and fetch files, and tells the functions about them', () => {
     const { template, remove } = synthesize({ corsOrigins: 'https://app.example, https://admin.example' });
     try {
       const files = Object.entries(resourcesOf(template, 'AWS::S3::Bucket')).find(([id]) => id.startsWith('DataFiles'))![1];
-      expect(files.Properties.CorsConfiguration.CorsRules[0].AllowedOrigins).toEqual(['https://app.example', 'https://admin.example']);
+      expect(files.Properties.CorsConfiguration.CorsRules).toEqual([
+        expect.objectContaining({
+          AllowedMethods: ['GET', 'HEAD'],
+          AllowedOrigins: ['https://app.example', 'https://admin.example'],
+          ExposedHeaders: expect.arrayContaining(['Content-Disposition']),
+        }),
+      ]);
+      // Gateway responses can only copy the request's Origin when there are several (shared/http/cors.ts).
+      for (const { Properties } of Object.values(resourcesOf(template, 'AWS::ApiGateway::GatewayResponse'))) {
+        expect(Properties.ResponseParameters['gatewayresponse.header.access-control-allow-origin']).toBe('method.request.header.Origin');
+        expect(Properties.ResponseParameters['gatewayresponse.header.access-control-expose-headers']).toContain('x-request-id');
+      }
+      // The preflight picks the origin from the list in its mapping template.
+      for (const { Properties } of Object.values(resourcesOf(template, 'AWS::ApiGateway::Method')).filter(({ Properties }) => Properties.HttpMethod === 'OPTIONS')) {
+        const vtl = Properties.Integration.IntegrationResponses[0].ResponseTemplates['application/json'];
+        expect(vtl).toContain('"$!origin" == "https://app.example" || "$!origin" == "https://admin.example"');
+        expect(vtl).toContain('$context.responseOverride.header.Access-Control-Allow-Origin');
+      }
       const handlers = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).filter(({ Properties }) => Properties.Environment.Variables.CORS_ORIGINS);
       expect(handlers.length).toBeGreaterThan(0);
       for (const { Properties } of handlers) expect(Properties.Environment.Variables.CORS_ORIGINS).toBe('https://app.example,https://admin.example');
+    } finally {
+      remove();
+    }
+  });
+
+  it.each([
+    ['https://app.example', "'https://app.example'"],
+    ['*', "'*'"],
+  ])('names the one configured origin %s in every gateway response', (origins, header) => {
+    const { template, remove } = synthesize({ corsOrigins: origins });
+    try {
+      for (const { Properties } of Object.values(resourcesOf(template, 'AWS::ApiGateway::GatewayResponse'))) {
+        expect(Properties.ResponseParameters['gatewayresponse.header.access-control-allow-origin']).toBe(header);
+      }
     } finally {
       remove();
     }

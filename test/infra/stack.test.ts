@@ -47,7 +47,7 @@ describe('functions', () => {
         FILES_BUCKET: { Ref: expect.stringMatching(/^DataFiles/) },
         MAX_FILE_BYTES: String(DEFAULT_MAX_FILE_BYTES),
         FILE_URL_TTL_SECONDS: String(DEFAULT_FILE_URL_TTL_SECONDS),
-        CORS_ORIGINS: '*',
+        CORS_ORIGINS: '',
         DYNAMODB_ENDPOINT: '',
         S3_ENDPOINT: '',
       });
@@ -165,8 +165,9 @@ describe('data', () => {
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
       LoggingConfiguration: { DestinationBucketName: { Ref: expect.stringMatching(/^DataAccessLogs/) } },
-      CorsConfiguration: { CorsRules: [{ AllowedMethods: ['GET', 'HEAD'], AllowedOrigins: ['*'] }] },
     });
+    // No origin is allowed unless configured (settings.test.ts).
+    expect(files.Properties.CorsConfiguration).toBeUndefined();
     expect(files.Properties.LifecycleConfiguration.Rules).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
@@ -193,13 +194,33 @@ describe('the REST API', () => {
       IdentityValidationExpression: BEARER_HEADER_PATTERN,
       AuthorizerResultTtlInSeconds: 300,
     });
-    const methods = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Method'));
+    const methods = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Method')).filter(({ Properties }) => Properties.HttpMethod !== 'OPTIONS');
     expect(methods.map(({ Properties }) => Properties.HttpMethod).sort()).toEqual(routes.map((r) => r.method).sort());
     for (const { Properties } of methods) {
       expect(Properties).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerId }, Integration: { Type: 'AWS_PROXY' } });
     }
     const paths = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Resource')).map(({ Properties }) => Properties.PathPart);
     for (const route of routes) for (const part of route.path.split('/').filter(Boolean)) expect(paths).toContain(part);
+  });
+
+  it('answers a CORS preflight on every resource without the authorizer, with the resource methods and the client headers', () => {
+    const preflights = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Method')).filter(({ Properties }) => Properties.HttpMethod === 'OPTIONS');
+    const paths = new Set(routes.map((route) => route.path));
+    expect(preflights).toHaveLength(paths.size);
+    const allowedMethods = preflights.map(({ Properties }) => {
+      expect(Properties).toMatchObject({ AuthorizationType: 'NONE', Integration: { Type: 'MOCK' } });
+      const parameters = Properties.Integration.IntegrationResponses[0].ResponseParameters;
+      expect(Properties.Integration.IntegrationResponses[0].StatusCode).toBe('204');
+      expect(parameters).toMatchObject({
+        'method.response.header.Vary': "'Origin'",
+        'method.response.header.Access-Control-Allow-Headers': "'Authorization, Content-Type, Idempotency-Key'",
+      });
+      // No origin configured: none is allowed.
+      expect(parameters['method.response.header.Access-Control-Allow-Origin']).toBeUndefined();
+      return parameters['method.response.header.Access-Control-Allow-Methods'];
+    });
+    const expected = [...paths].map((path) => `'${[...routes.filter((r) => r.path === path).map((r) => r.method), 'OPTIONS'].join(', ')}'`);
+    expect(allowedMethods.sort()).toEqual(expected.sort());
   });
 
   it('passes multipart bodies through as binary', () => {
@@ -223,6 +244,9 @@ describe('the REST API', () => {
       'gatewayresponse.header.content-type': "'application/json; charset=utf-8'",
     });
     expect(Properties.ResponseParameters['gatewayresponse.header.www-authenticate']).toBe(definition.status === 401 ? "'Bearer'" : undefined);
+    // CORS: no origin configured by default.
+    expect(Properties.ResponseParameters['gatewayresponse.header.vary']).toBe("'Origin'");
+    expect(Properties.ResponseParameters['gatewayresponse.header.access-control-allow-origin']).toBeUndefined();
   });
 
   it('makes unknown routes 404 route_not_found and authorizer denials 401 with the reason', () => {
