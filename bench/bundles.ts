@@ -1,8 +1,8 @@
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
-import { bundleSettings } from '../infra/bundling.js';
+import { bundleLayout, bundleSettings } from '../infra/bundling.js';
 import { AUTHORIZER_ENTRY, routes } from '../infra/routes.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 
@@ -21,7 +21,7 @@ const AUTHORIZER_LIMIT = 100 * KB;
 export interface BundleFigure {
   name: string;
   entry: string;
-  /** The .mjs file the cold starts import, relative to the repository root. */
+  /** The bundle file the cold starts import, relative to the repository root. */
   file: string;
   minifiedBytes: number;
   gzippedBytes: number;
@@ -46,7 +46,9 @@ export async function measureBundles(): Promise<BundleFigure[]> {
 async function bundle(name: string, entry: string, limitBytes: number): Promise<BundleFigure> {
   const directory = join(BUNDLE_DIRECTORY, name);
   mkdirSync(directory, { recursive: true });
-  const file = join(directory, 'index.mjs');
+  // Laid out as the stack deploys it: the file and the package.json that makes it a module.
+  const file = join(directory, bundleLayout.file);
+  writeFileSync(join(directory, 'package.json'), JSON.stringify(bundleLayout.packageJson));
   const result = await build({
     ...esbuildOptionsOf(bundleSettings),
     entryPoints: [join(REPOSITORY_ROOT, entry)],

@@ -6,4 +6,6 @@ const { handler } = await import(process.argv[2]);
 const loaded = performance.now();
 const result = await handler(JSON.parse(process.env.BENCH_EVENT));
 const responded = performance.now();
-process.stdout.write(JSON.stringify({ started, loaded, responded, result }));
+// The handler logs to stdout too: the result is the line that starts with this marker.
+const RESULT = 'BENCH-RESULT ';
+process.stdout.write(`\n${RESULT}` + JSON.stringify({ started, loaded, responded, result }));

@@ -8,6 +8,7 @@ import { REFERENCE_NAME, type BundleFigure } from './bundles.js';
 import { authorizerEvent, proxyEvent } from './events.js';
 import { fileOf, multipartBody } from './multipart.js';
 import type { Fixture } from './fixture.js';
+import { childResult } from './child-result.js';
 import { LOCAL_ENV } from './processes.js';
 import { median, ratio, round } from './stats.js';
 
@@ -50,7 +51,7 @@ export async function measureColdStarts(
       const { stdout } = await run(process.execPath, [CHILD, join(REPOSITORY_ROOT, bundle.file)], {
         env: { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, AUTH_SECRET: fixture.authSecret, BENCH_EVENT: JSON.stringify(event) },
       });
-      const child = JSON.parse(stdout) as ChildTimes;
+      const child = childResult<ChildTimes>(stdout);
       assertSuccess(bundle.name, child.result);
       if (round > 0) times.get(bundle.name)!.push(child);
     }

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 
@@ -28,12 +30,14 @@ export async function startProcess<Info>(
   env: Record<string, string> = {},
   nodeOptions: string[] = [],
 ): Promise<BackendProcess<Info>> {
+  // The handlers' logs (stdout) are written and dropped, as cheaply as Lambda's log pipe takes them;
+  // readiness comes on a channel of its own (fd 3).
   const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', join(REPOSITORY_ROOT, 'bench', script)], {
     cwd: REPOSITORY_ROOT,
     env: { ...process.env, ...LOCAL_ENV, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
   });
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdio[3] as Readable });
   const ready = new Promise<Info>((resolve, reject) => {
     lines.once('line', (line) => resolve(JSON.parse(line) as Info));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before it was ready`)));
@@ -53,7 +57,7 @@ export async function startProcess<Info>(
 
 /** For the child side: announce readiness and close cleanly on SIGTERM. */
 export function announceReady(info: unknown, close: () => Promise<void>): void {
-  process.stdout.write(`${JSON.stringify(info)}\n`);
+  writeSync(3, `${JSON.stringify(info)}\n`);
   process.once('SIGTERM', () => {
     void close().then(() => process.exit(0));
   });

@@ -15,4 +15,6 @@ const event = JSON.parse(readFileSync(process.argv[4], 'utf8'));
 const payloadKiB = statusKiB('VmHWM');
 const result = await handler(event);
 const peakKiB = statusKiB('VmHWM');
-process.stdout.write(JSON.stringify({ idleKiB, payloadKiB, peakKiB, warmUpStatus: warmUp.statusCode, status: result.statusCode }));
+// The handler logs to stdout too: the result is the line that starts with this marker.
+const RESULT = 'BENCH-RESULT ';
+process.stdout.write(`\n${RESULT}` + JSON.stringify({ idleKiB, payloadKiB, peakKiB, warmUpStatus: warmUp.statusCode, status: result.statusCode }));

@@ -14,6 +14,7 @@ import type { BundleFigure } from './bundles.js';
 import { proxyEvent } from './events.js';
 import type { Fixture } from './fixture.js';
 import { fileOf, multipartBody } from './multipart.js';
+import { childResult } from './child-result.js';
 import { LOCAL_ENV } from './processes.js';
 import { median, ratio, round } from './stats.js';
 
@@ -141,7 +142,7 @@ async function peakMemory(bundleFile: string, fixture: Fixture, env: Record<stri
         ['--expose-gc', join(REPOSITORY_ROOT, 'bench', 'upload-memory-child.mjs'), bundleFile, warmUp, upload],
         { env: { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, AUTH_SECRET: fixture.authSecret } },
       );
-      const child = JSON.parse(stdout) as { idleKiB: number; payloadKiB: number; peakKiB: number; warmUpStatus: number; status: number };
+      const child = childResult<{ idleKiB: number; payloadKiB: number; peakKiB: number; warmUpStatus: number; status: number }>(stdout);
       if (child.status !== 201 || child.warmUpStatus !== 201) throw new Error(`Upload handler answered ${child.warmUpStatus}, ${child.status}`);
       idle.push(child.idleKiB / 1024);
       above.push((child.peakKiB - child.idleKiB) / 1024);

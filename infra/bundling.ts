@@ -3,7 +3,8 @@
  * CDK stack (NodejsFunction, local esbuild, no Docker) and the benchmark, so
  * the bench measures the bundles that deploy.
  */
-export const LAMBDA_NODE_TARGET = 'node22';
+/** Keep in step with the stack's Lambda runtime (Node.js 24). */
+export const LAMBDA_NODE_TARGET = 'node24';
 
 export const bundleSettings = {
   platform: 'node' as const,
@@ -26,3 +27,15 @@ export const bundleSettings = {
     '@aws-sdk/credential-provider-web-identity',
   ] as string[],
 };
+
+/**
+ * What a deployed function's directory holds: the ESM bundle as `index.js`
+ * beside a package.json that declares it a module. CDK names ESM bundles
+ * `index.mjs`, which Lambda runs but `sam local` has failed to load; a `.js`
+ * file under `"type": "module"` is ESM to Node and an ordinary handler file
+ * (`index.handler`) to every tool.
+ */
+export const bundleLayout = {
+  file: 'index.js',
+  packageJson: { type: 'module' },
+} as const;

@@ -18,6 +18,12 @@ export type GatewayResponseType =
 
 export interface GatewayResponse {
   status: number;
+  /**
+   * The deployed gateway keeps the status of the error it stands for (any
+   * 4xx or 5xx) instead of forcing `status`, which is then only what the
+   * local emulator answers.
+   */
+  keepsGatewayStatus?: true;
   type: ErrorType;
   /** A fixed code, or the authorizer context key that holds it. */
   code: string | { authorizerContext: string };
@@ -59,8 +65,14 @@ export const gatewayResponses: Record<GatewayResponseType, GatewayResponse> = {
     code: 'service_unavailable',
     message: 'The service did not answer in time; retry later',
   },
-  DEFAULT_4XX: { status: 400, type: 'invalid_request_error', code: 'request_invalid', message: 'The request could not be accepted' },
-  DEFAULT_5XX: { status: 500, type: 'api_error', code: 'internal_error', message: 'An internal error occurred' },
+  DEFAULT_4XX: {
+    status: 400,
+    keepsGatewayStatus: true,
+    type: 'invalid_request_error',
+    code: 'request_invalid',
+    message: 'The request could not be accepted',
+  },
+  DEFAULT_5XX: { status: 500, keepsGatewayStatus: true, type: 'api_error', code: 'internal_error', message: 'An internal error occurred' },
 };
 
 /** Statuses that must also tell the client how to authenticate. */

@@ -12,7 +12,13 @@ export interface Config {
   s3Endpoint?: string;
   maxFileBytes: number;
   fileUrlTtlSeconds: number;
+  /** Browser origins allowed to call the API (CORS); `*` allows any. Empty: none. */
+  corsOrigins: string[];
 }
+
+/** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */
+export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_FILE_URL_TTL_SECONDS = 900;
 
 function positiveInteger(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -29,6 +35,14 @@ function optional(name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+/** A comma-separated list, blanks ignored (CORS_ORIGINS). */
+export function commaSeparated(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
 export function config(): Config {
   return {
     region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
@@ -38,8 +52,8 @@ export function config(): Config {
     filesBucket: process.env.FILES_BUCKET ?? 'attachments',
     dynamodbEndpoint: optional('DYNAMODB_ENDPOINT'),
     s3Endpoint: optional('S3_ENDPOINT'),
-    // 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload.
-    maxFileBytes: positiveInteger('MAX_FILE_BYTES', 4 * 1024 * 1024),
-    fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', 900),
+    maxFileBytes: positiveInteger('MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES),
+    fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS),
+    corsOrigins: commaSeparated(process.env.CORS_ORIGINS),
   };
 }

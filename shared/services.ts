@@ -5,6 +5,8 @@ import { config } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { ConversationService } from './conversations/service.js';
 import { dynamo } from './dynamo/client.js';
+import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
+import { IdempotencyService } from './idempotency/service.js';
 import { s3 } from './s3/client.js';
 
 /**
@@ -28,4 +30,11 @@ export function attachments(): AttachmentService {
     { markActive: (userId, conversationId, at) => conversations().markActive(userId, conversationId, at) },
   );
   return attachmentService;
+}
+
+let idempotencyService: IdempotencyService | undefined;
+
+export function idempotency(): IdempotencyService {
+  idempotencyService ??= new IdempotencyService(new DynamoIdempotencyStore(dynamo(), config().idempotencyTable));
+  return idempotencyService;
 }

@@ -5,12 +5,15 @@ import { formOrJsonBody } from '../../shared/http/request.js';
 import { created, ok } from '../../shared/http/response.js';
 import { createParams } from '../../shared/conversations/params.js';
 import type { Counterpart } from '../../shared/conversations/model.js';
+import { withIdempotency } from '../../shared/idempotency/with-idempotency.js';
 import { conversations } from '../../shared/services.js';
 
 export const handler = httpHandler(async (request) => {
   const counterpart = counterpartOf(readParams(formOrJsonBody(request), createParams));
-  const { conversation, created: isNew } = await conversations().createConversation(request.userId, counterpart);
-  return isNew ? created(conversation) : ok(conversation);
+  return withIdempotency(request, counterpart, async () => {
+    const { conversation, created: isNew } = await conversations().createConversation(request.userId, counterpart);
+    return isNew ? created(conversation) : ok(conversation);
+  });
 });
 
 function counterpartOf({ contact_id, group_id }: { contact_id?: string; group_id?: string }): Counterpart {

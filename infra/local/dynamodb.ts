@@ -4,17 +4,17 @@ import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws
 import dynalite from 'dynalite';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
 
-/** DynamoDB in this process (dynalite on loopback), persisted under `directory` when given. */
-export async function startDynalite(host: string, directory?: string): Promise<{ endpoint: string; close(): Promise<void> }> {
+/** DynamoDB in this process (dynalite on loopback), persisted under `directory` when given; port 0 picks a free one. */
+export async function startDynalite(host: string, directory?: string, port = 0): Promise<{ endpoint: string; close(): Promise<void> }> {
   if (directory) mkdirSync(directory, { recursive: true });
   const server = dynalite({ ...(directory ? { path: directory } : {}), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
+  const address = server.address() as AddressInfo;
   return {
-    endpoint: `http://${host}:${port}`,
+    endpoint: `http://${host}:${address.port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

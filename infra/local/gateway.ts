@@ -6,6 +6,8 @@ import type {
   APIGatewayProxyResult,
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
+import { config } from '../../shared/config.js';
+import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, type Route } from '../routes.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
@@ -60,32 +62,42 @@ export function createGateway(options: GatewayOptions) {
 
   return async function listener(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const requestId = randomUUID();
+    // Every answer of the gateway carries CORS headers, as the stack's gateway responses do.
+    const allowedOrigins = config().corsOrigins;
+    const origin = headerValue(request, 'origin');
+    const answer = (type: GatewayResponseType, context: Record<string, unknown> = {}) =>
+      sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins));
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const method = (request.method ?? 'GET').toUpperCase();
       const publicRoute = options.publicRoutes?.[url.pathname];
-      if (publicRoute && method === 'GET') return publicRoute(request, response);
+      if (publicRoute && method === 'GET') {
+        for (const [name, value] of Object.entries(corsHeaders(origin, allowedOrigins))) response.setHeader(name, value);
+        return publicRoute(request, response);
+      }
 
       const body = await readBody(request, GATEWAY_MAX_BODY_BYTES);
-      if (body === 'too-large') return sendGatewayResponse(response, 'REQUEST_TOO_LARGE', requestId);
+      if (body === 'too-large') return answer('REQUEST_TOO_LARGE');
 
       const candidates = matchers
         .map((matcher) => ({ matcher, params: matcher.pattern.exec(url.pathname) }))
         .filter((candidate) => candidate.params !== null);
+      // Preflight: a mock integration on every resource, answered without a token.
+      if (method === 'OPTIONS' && candidates.length > 0) {
+        const methods = candidates.map((candidate) => candidate.matcher.route.method);
+        response.writeHead(204, { ...preflightHeaders(origin, allowedOrigins, methods), 'x-request-id': requestId });
+        return void response.end();
+      }
       const match = candidates.find((candidate) => candidate.matcher.route.method === method);
-      if (!match) return sendGatewayResponse(response, 'MISSING_AUTHENTICATION_TOKEN', requestId);
+      if (!match) return answer('MISSING_AUTHENTICATION_TOKEN');
       const { route, handler } = match.matcher;
 
       const authorization = headerValue(request, 'authorization');
-      if (!authorization || !bearer.test(authorization)) {
-        return sendGatewayResponse(response, 'UNAUTHORIZED', requestId);
-      }
+      if (!authorization || !bearer.test(authorization)) return answer('UNAUTHORIZED');
       const methodArn = `arn:aws:execute-api:${region}:${ACCOUNT}:${API_ID}/${stage}/${method}${url.pathname}`;
       const decision = await authorize(authorization, methodArn);
-      if (!decision) return sendGatewayResponse(response, 'UNAUTHORIZED', requestId);
-      if (!allows(decision, methodArn)) {
-        return sendGatewayResponse(response, 'ACCESS_DENIED', requestId, decision.context ?? {});
-      }
+      if (!decision) return answer('UNAUTHORIZED');
+      if (!allows(decision, methodArn)) return answer('ACCESS_DENIED', decision.context ?? {});
 
       const event = proxyEvent({
         request,
@@ -103,7 +115,7 @@ export function createGateway(options: GatewayOptions) {
     } catch (error) {
       // A handler that throws is a 502 on API Gateway; ours never should, so say so loudly.
       console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
-      sendGatewayResponse(response, 'DEFAULT_5XX', requestId);
+      answer('DEFAULT_5XX');
     }
   };
 }
@@ -256,6 +268,7 @@ export function sendGatewayResponse(
   type: GatewayResponseType,
   requestId: string,
   authorizerContext: Record<string, unknown> = {},
+  extraHeaders: Record<string, string> = {},
 ): void {
   const definition = gatewayResponses[type];
   const resolve = (value: string | { authorizerContext: string }) =>
@@ -271,6 +284,7 @@ export function sendGatewayResponse(
     'content-length': Buffer.byteLength(body),
     'x-request-id': requestId,
     ...(definition.status === 401 ? authenticationChallenge : {}),
+    ...extraHeaders,
   });
   response.end(body);
 }

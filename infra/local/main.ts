@@ -7,10 +7,15 @@ const api = await startLocalApi({
   host: process.env.HOST ?? '127.0.0.1',
   port: Number(process.env.PORT ?? 3000),
   dataDirectory: join(REPOSITORY_ROOT, '.data'),
+  // Fixed ports let `sam local` reach the same data (infra/sam-env.json); default: free ones.
+  dynamodbPort: Number(process.env.DYNAMODB_PORT ?? 0),
+  s3Port: Number(process.env.S3_PORT ?? 0),
 });
 const token = await signToken(api.authSecret, 'user_local', 24 * 3600);
 
 console.log(`Messaging API listening on ${api.url}/v1
+DynamoDB (dynalite) at ${api.dynamodbEndpoint}, S3 (s3rver) at ${api.s3Endpoint}
+OpenAPI document (no token needed): ${api.url}/openapi.json
 
 A token for user "user_local", valid 24 hours (npm run -s token -- <user-id> mints others):
   export TOKEN=${token}

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 import { DUMMY_ACCOUNT } from '@20minutes/s3rver/lib/models/account.js';
+import { filesBucketCors } from '../../shared/http/cors.js';
 
 export interface S3Credentials {
   accessKeyId: string;
@@ -19,6 +20,8 @@ export async function startS3(
   bucket: string,
   credentials: S3Credentials,
   directory?: string,
+  port = 0,
+  corsOrigins: readonly string[] = [],
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
   // s3rver refuses access keys it does not know, and knows only its own unless told.
   DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
@@ -26,19 +29,35 @@ export async function startS3(
   mkdirSync(root, { recursive: true });
   const server = new S3rver({
     address: host,
-    port: 0,
+    port,
     silent: true,
     directory: root,
     // Signatures are checked loosely: a stand-in guards nothing, and a proxy may have rewritten a header.
     allowMismatchedSignatures: true,
-    configureBuckets: [{ name: bucket }],
+    configureBuckets: [{ name: bucket, configs: corsOrigins.length > 0 ? [corsXml(corsOrigins)] : [] }],
   });
-  const { port } = await server.run();
+  const address = await server.run();
   return {
-    endpoint: `http://${host}:${port}`,
+    endpoint: `http://${host}:${address.port}`,
     async close() {
       await server.close();
       if (!directory) rmSync(root, { recursive: true, force: true });
     },
   };
 }
+
+/** The bucket CORS the stack sets, as S3's XML: browsers on the allowed origins may follow file_url. */
+function corsXml(origins: readonly string[]): string {
+  const rule = filesBucketCors(origins);
+  const elements = (tag: string, values: readonly string[]) => values.map((value) => `<${tag}>${escapeXml(value)}</${tag}>`).join('');
+  return (
+    '<CORSConfiguration><CORSRule>' +
+    elements('AllowedOrigin', rule.allowedOrigins) +
+    elements('AllowedMethod', rule.allowedMethods) +
+    elements('ExposeHeader', rule.exposedHeaders) +
+    `<MaxAgeSeconds>${rule.maxAgeSeconds}</MaxAgeSeconds>` +
+    '</CORSRule></CORSConfiguration>'
+  );
+}
+
+const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -2,16 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { config } from '../../shared/config.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { commaSeparated, config } from '../../shared/config.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
+import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
+import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
 import { createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
 
-export const REPOSITORY_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export { REPOSITORY_ROOT };
 
 export interface LocalApiOptions {
   host?: string;
@@ -21,6 +23,9 @@ export interface LocalApiOptions {
   dataDirectory?: string;
   /** Extra environment for the handlers (e.g. a dead endpoint for fault tests). */
   env?: Record<string, string>;
+  /** dynalite's and the S3 stand-in's ports (fixed for sam local's env-vars file); default: free ones. */
+  dynamodbPort?: number;
+  s3Port?: number;
 }
 
 export interface LocalApi {
@@ -44,7 +49,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
 
   let dynamodbEndpoint = options.env?.DYNAMODB_ENDPOINT ?? process.env.DYNAMODB_ENDPOINT;
   if (!dynamodbEndpoint) {
-    const dynamodb = await startDynalite(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'));
+    const dynamodb = await startDynalite(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'), options.dynamodbPort);
     stoppers.push(dynamodb.close);
     dynamodbEndpoint = dynamodb.endpoint;
   }
@@ -55,7 +60,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   let s3Endpoint = options.env?.S3_ENDPOINT ?? process.env.S3_ENDPOINT;
   if (!s3Endpoint) {
     const bucket = options.env?.FILES_BUCKET ?? process.env.FILES_BUCKET ?? config().filesBucket;
-    const s3 = await startS3(host, bucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'));
+    const corsOrigins = commaSeparated(options.env?.CORS_ORIGINS ?? process.env.CORS_ORIGINS);
+    const s3 = await startS3(host, bucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port, corsOrigins);
     stoppers.push(s3.close);
     s3Endpoint = s3.endpoint;
   }
@@ -69,6 +75,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     DYNAMODB_ENDPOINT: dynamodbEndpoint,
     S3_ENDPOINT: s3Endpoint,
     AUTH_SECRET: authSecret,
+    // What Lambda sets for on-demand instances; Powertools counts a cold start only then.
+    AWS_LAMBDA_INITIALIZATION_TYPE: process.env.AWS_LAMBDA_INITIALIZATION_TYPE ?? 'on-demand',
     ...options.env,
   });
   if (!options.env?.DYNAMODB_ENDPOINT) {
@@ -84,7 +92,20 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     routes.map(async (route) => ({ route, handler: (await loadModule(route.entry)).handler as ProxyHandler })),
   );
   const authorizer = (await loadModule(AUTHORIZER_ENTRY)).handler as TokenAuthorizer;
-  const server = createServer(createGateway({ routes: loaded, authorizer, region }));
+  const openApiJson = JSON.stringify(loadOpenApi());
+  const server = createServer(
+    createGateway({
+      routes: loaded,
+      authorizer,
+      region,
+      publicRoutes: {
+        [OPENAPI_PATH]: (_request, response) => {
+          response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openApiJson) });
+          response.end(openApiJson);
+        },
+      },
+    }),
+  );
   await listen(server, host, options.port ?? 3000);
   const { port } = server.address() as AddressInfo;
 

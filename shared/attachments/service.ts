@@ -3,6 +3,7 @@ import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
+import { logger } from '../observability.js';
 import { nowSeconds } from '../time.js';
 import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileStore, Upload } from './model.js';
 
@@ -82,6 +83,11 @@ export class AttachmentService implements ConversationDependent {
     return true;
   }
 
+  /** The attachment with a file_url minted now (a replayed upload shows a live link). */
+  relink(userId: string, record: AttachmentRecord): Promise<Attachment> {
+    return this.withLink(userId, record);
+  }
+
   private async withLink(userId: string, record: AttachmentRecord): Promise<Attachment> {
     const file_url = await this.files.presignDownload(fileKey(userId, record.id), {
       filename: record.filename,
@@ -96,9 +102,7 @@ export class AttachmentService implements ConversationDependent {
     try {
       await this.files.remove(key);
     } catch (error) {
-      console.error(
-        JSON.stringify({ level: 'ERROR', message: 'orphan file after failed upload', attachment_id: attachmentId, key, error: String(error) }),
-      );
+      logger.error('orphan file after failed upload', { attachment_id: attachmentId, key, error: String(error) });
     }
   }
 }

@@ -42,3 +42,6 @@ export const attachmentConversationKey = (userId: string, conversationId: string
 export const FILES_PREFIX = 'files/';
 /** An attachment's S3 key: from the user and the attachment id, never from the filename. */
 export const fileKey = (userId: string, attachmentId: string): string => `${FILES_PREFIX}${part(userId)}/${attachmentId}`;
+
+/** An Idempotency-Key record: keys are per user, so two users' equal keys never meet. */
+export const idempotencyKey = (userId: string, key: string): ItemKey => ({ pk: userId, sk: key });

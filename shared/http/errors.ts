@@ -95,6 +95,16 @@ export const idempotencyKeyReused = () =>
     'Idempotency-Key',
   );
 
+/** A concurrent request with the same key is still running after we waited for it. */
+export const idempotencyKeyInUse = () =>
+  new ApiError(
+    409,
+    'idempotency_error',
+    'idempotency_key_in_use',
+    'A request with this Idempotency-Key is still in progress; retry shortly',
+    'Idempotency-Key',
+  );
+
 export const authenticationFailed = (code: 'token_missing' | 'token_invalid' | 'token_expired', message: string) =>
   new ApiError(401, 'authentication_error', code, message, undefined, { 'www-authenticate': 'Bearer' });
 

@@ -1,4 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { config } from '../config.js';
+import { recordFailure, recordRequest } from '../observability.js';
+import { corsHeaders } from './cors.js';
 import { ApiError, authenticationFailed, errorBody, internalError, serviceUnavailable } from './errors.js';
 import { lowerCaseHeaders, requestIdOf, userIdOf, type ApiRequest } from './request.js';
 import { toProxyResult, type ApiResponse } from './response.js';
@@ -9,42 +12,55 @@ export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayPr
 
 /**
  * Turns an endpoint into a Lambda proxy handler: the one place where typed
- * errors become responses and where nothing internal leaks into a body.
+ * errors become responses, where nothing internal leaks into a body, and
+ * where every response gets its CORS headers and its log line.
  */
 export function httpHandler(endpoint: Endpoint): ProxyHandler {
   return async (event) => {
+    const startedAt = performance.now();
     const requestId = requestIdOf(event);
-    try {
-      const userId = userIdOf(event);
-      // API Gateway never invokes us without the authorizer; refuse rather than guess a user.
-      if (!userId) throw authenticationFailed('token_missing', 'Authorization header with a Bearer token is required');
-      const response = await endpoint({ event, requestId, userId, headers: lowerCaseHeaders(event) });
-      return toProxyResult(response, requestId);
-    } catch (error) {
-      return errorResult(error, requestId);
-    }
+    const headers = lowerCaseHeaders(event);
+    const userId = userIdOf(event);
+    const result = await respond(endpoint, event, requestId, headers, userId);
+    result.headers = { ...result.headers, ...corsHeaders(headers.origin, config().corsOrigins) };
+    recordRequest({
+      requestId,
+      route: event.resource,
+      method: event.httpMethod,
+      status: result.statusCode,
+      latencyMs: Math.round(performance.now() - startedAt),
+      userId,
+    });
+    return result;
   };
+}
+
+async function respond(
+  endpoint: Endpoint,
+  event: APIGatewayProxyEvent,
+  requestId: string,
+  headers: Record<string, string>,
+  userId: string | undefined,
+): Promise<APIGatewayProxyResult> {
+  try {
+    // API Gateway never invokes us without the authorizer; refuse rather than guess a user.
+    if (!userId) throw authenticationFailed('token_missing', 'Authorization header with a Bearer token is required');
+    return toProxyResult(await endpoint({ event, requestId, userId, headers }), requestId);
+  } catch (error) {
+    return errorResult(error, requestId);
+  }
 }
 
 export function errorResult(error: unknown, requestId: string): APIGatewayProxyResult {
   const apiError = toApiError(error);
-  if (apiError.status >= 500) {
-    console.error(
-      JSON.stringify({
-        level: 'ERROR',
-        message: 'request failed',
-        request_id: requestId,
-        error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
-      }),
-    );
-  }
+  if (apiError.status >= 500) recordFailure(requestId, error);
   return toProxyResult(
     { status: apiError.status, body: errorBody(apiError, requestId), headers: apiError.headers },
     requestId,
   );
 }
 
-function toApiError(error: unknown): ApiError {
+export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (isBackendUnavailable(error)) return serviceUnavailable();
   return internalError();

@@ -1,5 +1,9 @@
 import { signToken } from '../../shared/auth/tokens.js';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../infra/local/server.js';
+import { OpenApiContract } from './openapi-contract.js';
+
+/** One per test process: compiling the document's schemas once. */
+let contract: OpenApiContract | undefined;
 
 /**
  * A client of the local server for behaviour tests: real HTTP on loopback to
@@ -40,27 +44,40 @@ export async function startTestApi(options: LocalApiOptions = {}): Promise<TestA
     api,
     url: api.url,
     token,
-    async call(userId, method, path, init = {}) {
-      const headers: Record<string, string> = { ...init.headers };
-      if (userId !== null) headers.authorization ??= `Bearer ${await token(userId)}`;
-      let body: RequestInit["body"] = init.body;
-      if (init.form) {
-        body = new URLSearchParams(init.form).toString();
-        headers['content-type'] ??= 'application/x-www-form-urlencoded';
-      } else if (init.json !== undefined) {
-        body = JSON.stringify(init.json);
-        headers['content-type'] ??= 'application/json';
-      }
-      const response = await fetch(`${api.url}${path}`, { method, headers, body });
-      const text = await response.text();
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: response.status, headers: response.headers, body: parsed, text };
-    },
+    call: apiCaller(api.url, token),
     close: () => api.close(),
+  };
+}
+
+/**
+ * Requests to an API at `url` with tokens from `token`; every response is
+ * checked against the OpenAPI document before the test sees it.
+ */
+export function apiCaller(url: string, token: (userId: string) => Promise<string>): TestApi['call'] {
+  return async (userId, method, path, init = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    if (userId !== null) headers.authorization ??= `Bearer ${await token(userId)}`;
+    let body: RequestInit["body"] = init.body;
+    if (init.form) {
+      body = new URLSearchParams(init.form).toString();
+      headers['content-type'] ??= 'application/x-www-form-urlencoded';
+    } else if (init.json !== undefined) {
+      body = JSON.stringify(init.json);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${url}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const received = { status: response.status, headers: response.headers, body: parsed, text };
+    // Every response a test receives must be one the OpenAPI document describes.
+    contract ??= new OpenApiContract();
+    const problems = contract.check(method, path, received);
+    if (problems.length > 0) throw new Error(`Response does not match docs/openapi.yaml:\n- ${problems.join('\n- ')}`);
+    return received;
   };
 }

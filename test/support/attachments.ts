@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { createServer } from 'node:net';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
 import type { TestApi, TestResponse } from './api.js';
@@ -81,11 +80,4 @@ export async function storedFileKeys(s3Endpoint: string, bucket = 'attachments')
   }
 }
 
-/** An endpoint on loopback where nothing listens: a backend that is down. */
-export async function deadEndpoint(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
+export { deadEndpoint } from './dead-endpoint.js';

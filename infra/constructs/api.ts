@@ -1,0 +1,149 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  ResponseType,
+  RestApi,
+  TokenAuthorizer,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { CORS_EXPOSED_HEADERS, gatewayAllowOrigin, type GatewayAllowOrigin } from '../../shared/http/cors.js';
+import { errorBody } from '../../shared/http/errors.js';
+import { authenticationChallenge, gatewayResponses, type GatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes, type Route } from '../routes.js';
+import type { StackSettings } from '../settings.js';
+import { addPreflight } from './preflight.js';
+
+export const STAGE_NAME = 'prod';
+
+export interface ApiProps {
+  settings: StackSettings;
+  handlers: ReadonlyMap<Route, IFunction>;
+  authorizer: IFunction;
+}
+
+/** The REST API: one method per route, every one behind the TOKEN authorizer. */
+export class Api extends Construct {
+  readonly restApi: RestApi;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    const { settings } = props;
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: RetentionDays.THREE_MONTHS,
+      removalPolicy: settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    });
+
+    this.restApi = new RestApi(this, 'RestApi', {
+      description: 'Messaging API: conversations and attachments',
+      endpointTypes: [EndpointType.REGIONAL],
+      // Without these, API Gateway turns multipart uploads into UTF-8 text and corrupts them.
+      binaryMediaTypes: [...BINARY_MEDIA_TYPES],
+      // Access and execution logs need the account's API Gateway CloudWatch role.
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: STAGE_NAME,
+        throttlingRateLimit: settings.throttling.rateLimit,
+        throttlingBurstLimit: settings.throttling.burstLimit,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: accessLogFormat,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        tracingEnabled: true,
+      },
+    });
+
+    const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
+      handler: props.authorizer,
+      identitySource: IdentitySource.header('Authorization'),
+      validationRegex: BEARER_HEADER_PATTERN,
+      // The authorizer allows the whole API (shared/auth/policy.ts), so one cached answer serves every route.
+      resultsCacheTtl: Duration.seconds(300),
+    });
+
+    for (const route of routes) {
+      const handler = props.handlers.get(route);
+      if (!handler) throw new Error(`No function for route ${route.name}`);
+      this.restApi.root
+        .resourceForPath(route.path)
+        .addMethod(route.method, new LambdaIntegration(handler, { allowTestInvoke: false }), { authorizer });
+    }
+    // Browsers preflight every resource, without a token.
+    for (const path of new Set(routes.map((route) => route.path))) {
+      const methods = routes.filter((route) => route.path === path).map((route) => route.method);
+      addPreflight(this.restApi.root.resourceForPath(path), methods, settings.corsOrigins);
+    }
+
+    const cors = gatewayAllowOrigin(settings.corsOrigins);
+    for (const [type, definition] of Object.entries(gatewayResponses) as [GatewayResponseType, GatewayResponse][]) {
+      this.restApi.addGatewayResponse(type, { type: ResponseType.of(type), ...renderGatewayResponse(definition, cors) });
+    }
+
+    acknowledge(this.restApi, 'AwsSolutions-APIG2', 'Every handler validates its parameters and answers 400 in the error shape of API.md; a gateway validator would answer in another shape.');
+    acknowledge(this.restApi, 'AwsSolutions-APIG3', 'No WAF web ACL by default (a per-request cost); stage throttling limits abuse, and a web ACL can be associated with the stage without changing this stack.');
+    acknowledge(this.restApi, 'AwsSolutions-COG4', 'Methods use a TOKEN Lambda authorizer that verifies JWTs: HS256 with the stack secret, or RS256/ES256 from any OIDC JWKS URL, a Cognito user pool included.');
+    acknowledge(
+      this.restApi,
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      'The account-wide API Gateway logging role: this AWS managed policy is the documented one for it and follows the log groups API Gateway creates.',
+    );
+  }
+}
+
+const acknowledge = (scope: Construct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
+
+/**
+ * A gateway response in the error shape of API.md: the body comes from
+ * errorBody (shared/http/errors.ts) with API Gateway's `$context` variables
+ * in place of the request's values.
+ */
+export function renderGatewayResponse(definition: GatewayResponse, cors: GatewayAllowOrigin = { kind: 'none' }) {
+  const value = (v: string | { authorizerContext: string }) => (typeof v === 'string' ? v : `$context.authorizer.${v.authorizerContext}`);
+  const body = errorBody({ type: definition.type, code: value(definition.code), message: value(definition.message) }, '$context.requestId');
+  const challenge = definition.status === 401 ? authenticationChallenge : {};
+  return {
+    ...(definition.keepsGatewayStatus ? {} : { statusCode: String(definition.status) }),
+    responseHeaders: {
+      'content-type': "'application/json; charset=utf-8'",
+      'x-request-id': 'context.requestId',
+      ...Object.fromEntries(Object.entries(challenge).map(([name, v]) => [name, `'${v}'`])),
+      ...gatewayCorsHeaders(cors),
+    },
+    templates: { 'application/json': JSON.stringify(body) },
+  };
+}
+
+/** CORS headers of the gateway's own answers, by the rule the local emulator follows too. */
+function gatewayCorsHeaders(cors: GatewayAllowOrigin): Record<string, string> {
+  if (cors.kind === 'none') return { vary: "'Origin'" };
+  return {
+    vary: "'Origin'",
+    'access-control-expose-headers': `'${CORS_EXPOSED_HEADERS.join(', ')}'`,
+    'access-control-allow-origin': cors.kind === 'fixed' ? `'${cors.origin}'` : 'method.request.header.Origin',
+  };
+}
+
+/** One JSON object per request; the authorizer's error code says why a token was refused. */
+const accessLogFormat = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    ip: '$context.identity.sourceIp',
+    requestTime: '$context.requestTimeEpoch',
+    httpMethod: '$context.httpMethod',
+    resourcePath: '$context.resourcePath',
+    status: '$context.status',
+    protocol: '$context.protocol',
+    responseLength: '$context.responseLength',
+    user: '$context.authorizer.principalId',
+    authError: '$context.authorizer.error_code',
+    error: '$context.error.message',
+    integrationLatency: '$context.integrationLatency',
+    latency: '$context.responseLatency',
+  }),
+);

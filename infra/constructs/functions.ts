@@ -1,0 +1,152 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { join } from 'node:path';
+import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
+import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
+import { bundleLayout, bundleSettings } from '../bundling.js';
+import { permissionsFor, type DataArns } from '../permissions.js';
+import { REPOSITORY_ROOT } from '../repository.js';
+import { AUTHORIZER_ENTRY, routes, type Route } from '../routes.js';
+import type { AuthSettings, StackSettings } from '../settings.js';
+import type { Data } from './data.js';
+
+/** Node.js 24 on Graviton; infra/bundling.ts targets the same Node version. */
+export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+
+export interface FunctionsProps {
+  data: Data;
+  settings: StackSettings;
+  /** The HS256 secret, when the stack signs its own tokens. */
+  authSecret?: ISecret;
+}
+
+/**
+ * One function per row of the route table, plus the authorizer. Each has its
+ * own role holding exactly what its route's `access` declares.
+ */
+export class Functions extends Construct {
+  readonly byRoute = new Map<Route, NodejsFunction>();
+  readonly authorizer: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: FunctionsProps) {
+    super(scope, id);
+    const { data, settings } = props;
+    const removalPolicy = settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+
+    const environment = {
+      CONVERSATIONS_TABLE: data.conversations.tableName,
+      ATTACHMENTS_TABLE: data.attachments.tableName,
+      IDEMPOTENCY_TABLE: data.idempotency.tableName,
+      FILES_BUCKET: data.files.bucketName,
+      MAX_FILE_BYTES: String(settings.maxFileBytes),
+      FILE_URL_TTL_SECONDS: String(settings.fileUrlTtlSeconds),
+      CORS_ORIGINS: settings.corsOrigins.join(','),
+      // Empty on AWS. `sam local --env-vars` only overrides variables the template declares,
+      // so these are declared for it to point the functions at npm start's DynamoDB and S3.
+      DYNAMODB_ENDPOINT: '',
+      S3_ENDPOINT: '',
+    };
+    const arns: DataArns = {
+      conversations: { arn: data.conversations.tableArn, definition: conversationsTable },
+      attachments: { arn: data.attachments.tableArn, definition: attachmentsTable },
+      idempotency: { arn: data.idempotency.tableArn, definition: idempotencyTable },
+      filesBucket: data.files.bucketArn,
+    };
+
+    const filesBucketId = Stack.of(this).getLogicalId(data.files.node.defaultChild as CfnBucket);
+    for (const route of routes) {
+      const fn = this.lambda(route.name, route.entry, environment, removalPolicy);
+      for (const permission of permissionsFor(route, arns)) fn.addToRolePolicy(new PolicyStatement(permission));
+      if (route.access.files?.length) {
+        Validations.of(fn.role!).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
+          reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
+        });
+      }
+      this.byRoute.set(route, fn);
+    }
+
+    this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy);
+    props.authSecret?.grantRead(this.authorizer);
+
+    // Applies to every function's role below this construct.
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions.',
+    });
+  }
+
+  private lambda(name: string, entry: string, environment: Record<string, string>, removalPolicy: RemovalPolicy): NodejsFunction {
+    const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy });
+    // An own role without the AWS managed basic-execution policy: logs go to this function's group only.
+    const role = new Role(this, `${name}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    logGroup.grantWrite(role);
+    return new NodejsFunction(this, name, {
+      entry: join(REPOSITORY_ROOT, entry),
+      handler: 'handler',
+      projectRoot: REPOSITORY_ROOT,
+      depsLockFilePath: join(REPOSITORY_ROOT, 'package-lock.json'),
+      runtime: LAMBDA_RUNTIME,
+      architecture: Architecture.ARM_64,
+      // 512 MB buys the CPU that parsing a 4 MiB multipart body and the SDKs' cold start want.
+      memorySize: 512,
+      // Under API Gateway's 29 s integration timeout, above the SDK clients' retry budget.
+      timeout: Duration.seconds(20),
+      tracing: Tracing.ACTIVE,
+      logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      role,
+      environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
+      bundling: nodejsBundling,
+    });
+  }
+}
+
+/** How the authorizer verifies tokens (shared/auth/settings.ts reads these). */
+function authorizerEnvironment(auth: AuthSettings, secret: ISecret | undefined): Record<string, string> {
+  const claims = { AUTH_ISSUER: auth.issuer ?? '', AUTH_AUDIENCE: auth.audience ?? '' };
+  if (auth.mode === 'jwks') return { AUTH_JWKS_URL: auth.jwksUrl, ...claims };
+  if (!secret) throw new Error('HS256 mode needs the stack secret');
+  // AUTH_SECRET is empty on AWS (the key is read from AUTH_SECRET_ARN); sam local's env-vars file sets it.
+  return { AUTH_SECRET_ARN: secret.secretArn, AUTH_SECRET: '', ...claims };
+}
+
+/** infra/bundling.ts in NodejsFunction's terms, built by the local esbuild (no Docker). */
+const nodejsBundling: BundlingOptions = {
+  format: bundleSettings.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
+  target: bundleSettings.target,
+  minify: bundleSettings.minify,
+  sourceMap: bundleSettings.sourcemap,
+  mainFields: bundleSettings.mainFields,
+  banner: bundleSettings.banner,
+  externalModules: bundleSettings.external,
+  bundleAwsSDK: true,
+  forceDockerBundling: false,
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_inputDir, outputDir) => [renameToLayout(outputDir)],
+  },
+};
+
+/**
+ * CDK writes an ESM bundle as index.mjs; lay it out as infra/bundling.ts says
+ * (index.js beside a module package.json). The source map keeps its name, which
+ * the bundle's sourceMappingURL comment still points at. Plain node, so the
+ * hook runs wherever the local esbuild does.
+ */
+function renameToLayout(outputDir: string): string {
+  const packageJson = Buffer.from(JSON.stringify(bundleLayout.packageJson)).toString('base64');
+  const script = [
+    "const fs = require('fs'), path = require('path'), dir = process.argv[1]",
+    `fs.renameSync(path.join(dir, 'index.mjs'), path.join(dir, '${bundleLayout.file}'))`,
+    `fs.writeFileSync(path.join(dir, 'package.json'), Buffer.from('${packageJson}', 'base64'))`,
+  ].join('; ');
+  return `node -e "${script}" "${outputDir}"`;
+}

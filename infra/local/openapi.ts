@@ -1,0 +1,14 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { REPOSITORY_ROOT } from '../repository.js';
+
+/** The API's OpenAPI document (docs/openapi.yaml), as the local server serves it and the tests check it. */
+export const OPENAPI_FILE = join(REPOSITORY_ROOT, 'docs', 'openapi.yaml');
+export const OPENAPI_PATH = '/openapi.json';
+
+export type OpenApiDocument = Record<string, any>;
+
+export function loadOpenApi(): OpenApiDocument {
+  return parse(readFileSync(OPENAPI_FILE, 'utf8')) as OpenApiDocument;
+}

@@ -1,0 +1,68 @@
+import { FILES_PREFIX } from '../shared/dynamo/keys.js';
+import type { TableDefinition } from '../shared/dynamo/tables.js';
+import type { Access, Route } from './routes.js';
+
+/**
+ * Least privilege, as data: what a route's `access` declaration (infra/routes.ts)
+ * allows, over the ARNs of the stack's resources. Pure, so the rules are tested
+ * without synthesizing; the stack turns each entry into a policy statement.
+ */
+export interface Permission {
+  actions: string[];
+  resources: string[];
+}
+
+export interface DataArns {
+  conversations: TableArn;
+  attachments: TableArn;
+  idempotency: TableArn;
+  /** The files bucket's ARN (`arn:aws:s3:::name`). */
+  filesBucket: string;
+}
+
+export interface TableArn {
+  arn: string;
+  definition: TableDefinition;
+}
+
+// No Scan: every list is a Query (API.md). Writes include the reads that
+// conditional writes and delete-what-belongs-to-it need.
+const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+const TABLE_WRITE = [
+  ...TABLE_READ,
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+];
+
+const FILE_ACTIONS: Record<NonNullable<Access['files']>[number], string> = {
+  get: 's3:GetObject',
+  put: 's3:PutObject',
+  delete: 's3:DeleteObject',
+};
+
+/** The table and each of its indexes by name: Query on an index needs the index's ARN, and no `index/*` wildcard. */
+function tableResources({ arn, definition }: TableArn): string[] {
+  return [arn, ...definition.indexes.map((index) => `${arn}/index/${index.name}`)];
+}
+
+export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns: DataArns): Permission[] {
+  const { access } = route;
+  const permissions: Permission[] = [];
+  const table = (level: 'read' | 'write' | undefined, target: TableArn) => {
+    if (level) permissions.push({ actions: level === 'read' ? TABLE_READ : TABLE_WRITE, resources: tableResources(target) });
+  };
+  table(access.conversations, arns.conversations);
+  table(access.attachments, arns.attachments);
+  if (route.idempotent) table('write', arns.idempotency);
+  if (access.files?.length) {
+    permissions.push({
+      actions: [...new Set(access.files)].map((action) => FILE_ACTIONS[action]),
+      // Object keys are minted per user and attachment at run time: the prefix is the narrowest scope.
+      resources: [`${arns.filesBucket}/${FILES_PREFIX}*`],
+    });
+  }
+  return permissions;
+}

@@ -1,0 +1,64 @@
+import type { Node } from 'constructs';
+import { commaSeparated, DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../shared/config.js';
+
+/**
+ * What a deployment may choose, from CDK context (`-c key=value` or cdk.json).
+ * Everything has a safe default, so `npx cdk synth` needs no flags.
+ */
+export interface StackSettings {
+  /** Throw-away dev stack: tables, bucket and logs are destroyed with the stack. */
+  ephemeral: boolean;
+  /** Browser origins allowed to call the API (preflight, gateway responses, CORS_ORIGINS of the functions) and to GET files (bucket CORS); none by default. */
+  corsOrigins: string[];
+  auth: AuthSettings;
+  throttling: { rateLimit: number; burstLimit: number };
+  /** The functions' MAX_FILE_BYTES and FILE_URL_TTL_SECONDS (defaults from shared/config.ts). */
+  maxFileBytes: number;
+  fileUrlTtlSeconds: number;
+}
+
+/** HS256 with a secret the stack creates in Secrets Manager, or an OIDC issuer's JWKS (e.g. Cognito). */
+export type AuthSettings =
+  | { mode: 'secret'; issuer?: string; audience?: string }
+  | { mode: 'jwks'; jwksUrl: string; issuer?: string; audience?: string };
+
+/** Lambda's synchronous payload limit (6 MB) holds a 4 MiB file once base64 has grown it by a third. */
+export const MAX_DEPLOYABLE_FILE_BYTES = DEFAULT_MAX_FILE_BYTES;
+
+export function stackSettings(node: Node): StackSettings {
+  const text = (key: string): string | undefined => {
+    const value: unknown = node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return undefined;
+    if (Array.isArray(value)) return value.join(',');
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      throw new Error(`Context ${key} must be a string`);
+    }
+    return String(value);
+  };
+  const integer = (key: string, max = Number.MAX_SAFE_INTEGER): number | undefined => {
+    const raw = text(key);
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
+      throw new Error(`Context ${key} must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}`);
+    }
+    return value;
+  };
+
+  const issuer = text('authIssuer');
+  const audience = text('authAudience');
+  const jwksUrl = text('authJwksUrl');
+  if (jwksUrl !== undefined && !/^https:\/\//.test(jwksUrl)) throw new Error('Context authJwksUrl must be an https:// URL');
+  // Default none, as CORS_ORIGINS: a deployment names the web apps it serves.
+  const corsOrigins = commaSeparated(text('corsOrigins'));
+
+  return {
+    ephemeral: text('ephemeral') === 'true',
+    corsOrigins,
+    auth: jwksUrl ? { mode: 'jwks', jwksUrl, issuer, audience } : { mode: 'secret', issuer, audience },
+    throttling: { rateLimit: integer('throttleRateLimit') ?? 50, burstLimit: integer('throttleBurstLimit') ?? 100 },
+    maxFileBytes: integer('maxFileBytes', MAX_DEPLOYABLE_FILE_BYTES) ?? DEFAULT_MAX_FILE_BYTES,
+    // SigV4 presigned URLs last at most 7 days (and no longer than the role session that signed them).
+    fileUrlTtlSeconds: integer('fileUrlTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_FILE_URL_TTL_SECONDS,
+  };
+}

@@ -1,0 +1,56 @@
+import { CfnOutput, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import { Api } from './constructs/api.js';
+import { Data } from './constructs/data.js';
+import { Functions } from './constructs/functions.js';
+import type { StackSettings } from './settings.js';
+
+export interface MessagingStackProps extends StackProps {
+  settings: StackSettings;
+}
+
+/**
+ * The messaging API on AWS: the same route table, handlers and table
+ * definitions that `npm start` serves locally. Environment-agnostic (no
+ * lookups), so it synthesizes offline without credentials.
+ */
+export class MessagingStack extends Stack {
+  readonly data: Data;
+  readonly functions: Functions;
+  readonly api: Api;
+
+  constructor(scope: Construct, id: string, props: MessagingStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+
+    this.data = new Data(this, 'Data', { ephemeral: settings.ephemeral, corsOrigins: settings.corsOrigins });
+
+    const authSecret =
+      settings.auth.mode === 'secret'
+        ? new Secret(this, 'AuthSecret', {
+            description: 'HS256 key that signs and verifies the API access tokens',
+            generateSecretString: { passwordLength: 64, excludePunctuation: true },
+            removalPolicy: settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+          })
+        : undefined;
+    if (authSecret) {
+      Validations.of(authSecret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'A shared HS256 signing key: rotating it invalidates every token issued with it, so rotation is a coordinated manual step with the token issuer (README), not a schedule.',
+      });
+    }
+
+    this.functions = new Functions(this, 'Functions', { data: this.data, settings, ...(authSecret ? { authSecret } : {}) });
+    this.api = new Api(this, 'Api', { settings, handlers: this.functions.byRoute, authorizer: this.functions.authorizer });
+
+    const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });
+    output('ApiUrl', `${this.api.restApi.url}v1`, 'Base URL of the API (append /conversations, /attachments)');
+    output('ConversationsTableName', this.data.conversations.tableName, 'DynamoDB table of conversations');
+    output('AttachmentsTableName', this.data.attachments.tableName, 'DynamoDB table of attachment records');
+    output('IdempotencyTableName', this.data.idempotency.tableName, 'DynamoDB table of Idempotency-Key records');
+    output('FilesBucketName', this.data.files.bucketName, 'S3 bucket of attachment files');
+    if (authSecret) output('AuthSecretArn', authSecret.secretArn, 'Secrets Manager secret holding the HS256 token key');
+  }
+}

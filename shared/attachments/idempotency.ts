@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import type { ApiResponse } from '../http/response.js';
+import type { ReplayOptions } from '../idempotency/service.js';
+import { attachments } from '../services.js';
+import type { Attachment, Upload } from './model.js';
+
+/**
+ * What an upload asks for, as Idempotency-Key compares requests: its fields,
+ * the file's name, type and bytes (by hash). Not the raw body, whose
+ * multipart boundary differs from one client build to the next.
+ */
+export function uploadMeaning(upload: Upload) {
+  return {
+    conversation_id: upload.conversation_id,
+    message_id: upload.message_id,
+    filename: upload.file.filename,
+    file_type: upload.file.fileType,
+    file_sha256: createHash('sha256').update(upload.file.bytes).digest('hex'),
+  };
+}
+
+/** file_url is never stored, in the idempotency record neither: a replay mints it anew. */
+export function uploadReplay(userId: string): ReplayOptions {
+  const created = (response: ApiResponse) => response.status === 201;
+  return {
+    keep: (response) => {
+      if (!created(response)) return response;
+      const { file_url: _link, ...record } = response.body as Attachment;
+      return { ...response, body: record };
+    },
+    refresh: async (stored) => (created(stored) ? { ...stored, body: await attachments().relink(userId, stored.body as Attachment) } : stored),
+  };
+}

@@ -1,0 +1,49 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+
+/**
+ * Structured logs and CloudWatch metrics (EMF) with Powertools: one JSON log
+ * line and one metrics record per request. Only the fields named here are
+ * logged: never headers, bodies, tokens or file bytes.
+ */
+export const SERVICE_NAME = 'messaging-api';
+export const METRICS_NAMESPACE = 'MessagingApi';
+
+export const logger = new Logger({ serviceName: SERVICE_NAME });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+
+export interface RequestOutcome {
+  requestId: string;
+  /** The API Gateway resource path (`/v1/conversations/{id}`), not the raw path with ids. */
+  route: string;
+  method: string;
+  status: number;
+  latencyMs: number;
+  userId?: string;
+}
+
+export function recordRequest(outcome: RequestOutcome): void {
+  logger.info('request', {
+    request_id: outcome.requestId,
+    route: outcome.route,
+    method: outcome.method,
+    status: outcome.status,
+    latency_ms: outcome.latencyMs,
+    user_id: outcome.userId ?? null,
+  });
+  // The first request of a Lambda instance is its cold start (per function); later calls do nothing.
+  metrics.captureColdStartMetric(process.env.AWS_LAMBDA_FUNCTION_NAME);
+  metrics.addDimension('route', `${outcome.method} ${outcome.route}`);
+  metrics.addMetric('Requests', MetricUnit.Count, 1);
+  metrics.addMetric(outcome.status >= 500 ? 'ServerErrors' : outcome.status >= 400 ? 'ClientErrors' : 'Successes', MetricUnit.Count, 1);
+  metrics.addMetric('Latency', MetricUnit.Milliseconds, outcome.latencyMs);
+  metrics.publishStoredMetrics();
+}
+
+/** A failure of ours (5xx): what happened, for the operator; the client only sees a generic body. */
+export function recordFailure(requestId: string, error: unknown): void {
+  logger.error('request failed', {
+    request_id: requestId,
+    error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+  });
+}

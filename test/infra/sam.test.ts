@@ -1,0 +1,86 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleLayout } from '../../infra/bundling.js';
+import { REPOSITORY_ROOT } from '../../infra/repository.js';
+import { routes } from '../../infra/routes.js';
+import { config } from '../../shared/config.js';
+import { resourcesOf, synthesize, type Synthesized } from './synth.js';
+
+// What `sam local start-api -t cdk.out/<Stack>.template.json` needs of each
+// function: the asset directory (from CDK's asset metadata) and a handler that
+// names a module file in it, which Node loads as ESM and which exports it.
+let synthesized: Synthesized;
+beforeAll(() => {
+  synthesized = synthesize({}, { bundle: true });
+});
+afterAll(() => synthesized?.remove());
+
+const functions = () => Object.entries(resourcesOf(synthesized.template, 'AWS::Lambda::Function'));
+
+describe('what sam local reads from the synthesized template', () => {
+  it('finds every function bundle in its own asset directory inside the cloud assembly', () => {
+    const directories = functions().map(([id, { Metadata }]) => {
+      expect(Metadata?.['aws:asset:property'], id).toBe('Code');
+      const path = Metadata?.['aws:asset:path'];
+      expect(typeof path, id).toBe('string');
+      const directory = resolve(synthesized.outdir, path);
+      expect(relative(synthesized.outdir, directory).startsWith('..'), id).toBe(false);
+      expect(statSync(directory).isDirectory(), id).toBe(true);
+      return directory;
+    });
+    expect(new Set(directories).size).toBe(directories.length);
+  });
+
+  it('resolves every handler to an ES module file in that directory that exports it, with its source map', () => {
+    const handlers = functions().map(([id, { Properties, Metadata }]) => {
+      const directory = resolve(synthesized.outdir, Metadata!['aws:asset:path']);
+      const [moduleName, exportName] = Properties.Handler.split('.');
+      expect(`${moduleName}.js`, id).toBe(bundleLayout.file);
+      const file = join(directory, bundleLayout.file);
+      expect(existsSync(file), id).toBe(true);
+      expect(JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')), id).toEqual(bundleLayout.packageJson);
+      const sourceMap = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(readFileSync(file, 'utf8'))?.[1];
+      expect(sourceMap && existsSync(join(directory, sourceMap)), id).toBe(true);
+      return { file, exportName: exportName! };
+    });
+    expect(exportedTypes(handlers)).toEqual(handlers.map(() => 'function'));
+  });
+});
+
+describe('infra/sam-env.json', () => {
+  const samEnv = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'infra/sam-env.json'), 'utf8')) as { Parameters: Record<string, string> };
+  const declared = (name: string) => functions().filter(([, { Properties }]) => name in Properties.Environment.Variables);
+
+  it('only sets variables the functions declare (sam local ignores the others)', () => {
+    for (const name of Object.keys(samEnv.Parameters)) expect(declared(name).length, name).toBeGreaterThan(0);
+    expect(declared('DYNAMODB_ENDPOINT')).toHaveLength(routes.length);
+    expect(declared('S3_ENDPOINT')).toHaveLength(routes.length);
+    expect(declared('AUTH_SECRET')).toHaveLength(1);
+  });
+
+  it("names the tables and bucket that npm start creates, on the host as seen from sam's containers", () => {
+    const local = config();
+    expect(samEnv.Parameters).toMatchObject({
+      CONVERSATIONS_TABLE: local.conversationsTable,
+      ATTACHMENTS_TABLE: local.attachmentsTable,
+      IDEMPOTENCY_TABLE: local.idempotencyTable,
+      FILES_BUCKET: local.filesBucket,
+    });
+    expect(samEnv.Parameters.DYNAMODB_ENDPOINT).toMatch(/^http:\/\/host\.docker\.internal:\d+$/);
+    expect(samEnv.Parameters.S3_ENDPOINT).toMatch(/^http:\/\/host\.docker\.internal:\d+$/);
+  });
+});
+
+/** Loads the bundles in plain Node, as the Lambda runtime does (not through the test runner's transform). */
+function exportedTypes(handlers: { file: string; exportName: string }[]): string[] {
+  const script = `
+    const types = [];
+    for (const { url, exportName } of ${JSON.stringify(handlers.map(({ file, exportName }) => ({ url: pathToFileURL(file).href, exportName })))}) {
+      types.push(typeof (await import(url))[exportName]);
+    }
+    process.stdout.write(JSON.stringify(types));`;
+  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '--eval', script], { encoding: 'utf8' }));
+}

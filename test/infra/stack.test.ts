@@ -1,0 +1,304 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatewayResponses, type GatewayResponseType } from '../../infra/gateway-responses.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes } from '../../infra/routes.js';
+import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
+import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { resourcesOf, synthesize, type Synthesized } from './synth.js';
+
+let synthesized: Synthesized;
+beforeAll(() => {
+  synthesized = synthesize();
+});
+afterAll(() => synthesized?.remove());
+
+const template = () => synthesized.template;
+const ref = (value: unknown) => JSON.stringify(value);
+
+describe('functions', () => {
+  it('has one function per route plus the authorizer, all Node.js 24 on arm64 with tracing and their own log group', () => {
+    const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
+    expect(functions).toHaveLength(routes.length + 1);
+    for (const { Properties } of functions) {
+      expect(Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        MemorySize: 512,
+        Timeout: 20,
+        TracingConfig: { Mode: 'Active' },
+        LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } },
+      });
+    }
+    const logGroups = Object.values(resourcesOf(template(), 'AWS::Logs::LogGroup'));
+    expect(logGroups.every(({ Properties }) => Properties.RetentionInDays > 0)).toBe(true);
+  });
+
+  it('gives the route handlers their tables, bucket and limits, and endpoints sam local can override', () => {
+    const handlers = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
+      ({ Properties }) => Properties.Environment.Variables.CONVERSATIONS_TABLE,
+    );
+    expect(handlers).toHaveLength(routes.length);
+    for (const { Properties } of handlers) {
+      expect(Properties.Environment.Variables).toMatchObject({
+        CONVERSATIONS_TABLE: { Ref: expect.stringMatching(/^DataConversations/) },
+        ATTACHMENTS_TABLE: { Ref: expect.stringMatching(/^DataAttachments/) },
+        IDEMPOTENCY_TABLE: { Ref: expect.stringMatching(/^DataIdempotency/) },
+        FILES_BUCKET: { Ref: expect.stringMatching(/^DataFiles/) },
+        MAX_FILE_BYTES: String(DEFAULT_MAX_FILE_BYTES),
+        FILE_URL_TTL_SECONDS: String(DEFAULT_FILE_URL_TTL_SECONDS),
+        CORS_ORIGINS: '',
+        DYNAMODB_ENDPOINT: '',
+        S3_ENDPOINT: '',
+      });
+    }
+  });
+
+  it('points the authorizer at the stack secret it may read, and nothing else', () => {
+    const [authorizer] = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
+      ({ Properties }) => 'AUTH_SECRET_ARN' in Properties.Environment.Variables,
+    );
+    const secretId = Object.keys(resourcesOf(template(), 'AWS::SecretsManager::Secret'))[0];
+    expect(authorizer!.Properties.Environment.Variables).toMatchObject({ AUTH_SECRET_ARN: { Ref: secretId }, AUTH_SECRET: '' });
+    const grants = statementsOf(authorizer!.Properties.Role['Fn::GetAtt'][0]).filter((s) => !isLoggingOrTracing(s));
+    expect(grants).toEqual([
+      { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], Resource: { Ref: secretId } },
+    ]);
+  });
+});
+
+describe('least privilege', () => {
+  it('grants no wildcard action to any role, and a * resource only for X-Ray', () => {
+    for (const policy of Object.values(resourcesOf(template(), 'AWS::IAM::Policy'))) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        for (const action of [statement.Action].flat()) expect(action).not.toMatch(/\*/);
+        if ([statement.Resource].flat().includes('*')) {
+          expect(statement.Action).toEqual(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
+        }
+      }
+    }
+  });
+
+  it('attaches no AWS managed policy to a function role', () => {
+    const functionRoles = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).map(({ Properties }) => Properties.Role['Fn::GetAtt'][0]);
+    const roles = resourcesOf(template(), 'AWS::IAM::Role');
+    for (const id of functionRoles) expect(roles[id]!.Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it.each(routes.map((route) => [route.name, route]))('%s gets exactly what its access declares', (name, route) => {
+    const statements = statementsOf(roleOf(name)).filter((s) => !isLoggingOrTracing(s));
+    const dynamodb = statements.filter((s) => s.Action.every((a: string) => a.startsWith('dynamodb:')));
+    const s3 = statements.filter((s) => s.Action.every((a: string) => a.startsWith('s3:')));
+    expect(dynamodb.length + s3.length).toBe(statements.length);
+
+    const tables = [
+      [route.access.conversations, 'DataConversations', conversationsTable],
+      [route.access.attachments, 'DataAttachments', attachmentsTable],
+      [route.idempotent ? 'write' : undefined, 'DataIdempotency', idempotencyTable],
+    ] as const;
+    for (const [level, logicalPrefix, definition] of tables) {
+      const grant = dynamodb.find((s) => ref(s.Resource).includes(logicalPrefix));
+      if (!level) {
+        expect(grant, `${logicalPrefix} must not be granted`).toBeUndefined();
+        continue;
+      }
+      expect(grant).toBeDefined();
+      const writes = grant.Action.filter((a: string) => /Put|Update|Delete|BatchWrite/.test(a));
+      expect(writes.length > 0).toBe(level === 'write');
+      expect(grant.Action).not.toContain('dynamodb:Scan');
+      expect(indexNamesIn(grant.Resource)).toEqual(definition.indexes.map((index) => index.name));
+    }
+    expect(dynamodb).toHaveLength(tables.filter(([level]) => level).length);
+
+    const files = route.access.files ?? [];
+    if (files.length === 0) return expect(s3).toEqual([]);
+    expect(s3).toHaveLength(1);
+    expect([...s3[0].Action].sort()).toEqual(files.map((f) => ({ get: 's3:GetObject', put: 's3:PutObject', delete: 's3:DeleteObject' })[f]).sort());
+    expect(s3[0].Resource).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^DataFiles/), 'Arn'] }, `/${FILES_PREFIX}*`]] });
+  });
+});
+
+describe('data', () => {
+  const tableWith = (definition: TableDefinition) =>
+    Object.values(resourcesOf(template(), 'AWS::DynamoDB::Table')).find(
+      ({ Properties }) =>
+        ref(Properties.GlobalSecondaryIndexes?.map((i: any) => i.IndexName) ?? []) === ref(definition.indexes.map((i) => i.name)) &&
+        Boolean(Properties.TimeToLiveSpecification) === Boolean(definition.timeToLiveAttribute),
+    );
+
+  it.each([
+    ['conversations', conversationsTable],
+    ['attachments', attachmentsTable],
+    ['idempotency', idempotencyTable],
+  ] as const)('declares the %s table as the code queries it, on demand, recoverable, encrypted and retained', (_, definition) => {
+    const table = tableWith(definition);
+    expect(table).toBeDefined();
+    const keys = (pk: string, sk: string) => [
+      { AttributeName: pk, KeyType: 'HASH' },
+      { AttributeName: sk, KeyType: 'RANGE' },
+    ];
+    expect(table!.Properties).toMatchObject({
+      KeySchema: keys(definition.partitionKey, definition.sortKey),
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+      DeletionProtectionEnabled: true,
+    });
+    expect(table!.Properties.GlobalSecondaryIndexes ?? []).toEqual(
+      definition.indexes.map((index) => ({
+        IndexName: index.name,
+        KeySchema: keys(index.partitionKey, index.sortKey),
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    );
+    const attributes = new Set([definition.partitionKey, definition.sortKey, ...definition.indexes.flatMap((i) => [i.partitionKey, i.sortKey])]);
+    expect(table!.Properties.AttributeDefinitions).toEqual([...attributes].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })));
+    if (definition.timeToLiveAttribute) {
+      expect(table!.Properties.TimeToLiveSpecification).toEqual({ AttributeName: definition.timeToLiveAttribute, Enabled: true });
+    }
+    template().hasResource('AWS::DynamoDB::Table', { Properties: Match.objectLike({ KeySchema: table!.Properties.KeySchema }), DeletionPolicy: 'Retain' });
+  });
+
+  it('keeps the files bucket private, TLS-only, encrypted, logged, tidy and retained', () => {
+    const [filesId, files] = Object.entries(resourcesOf(template(), 'AWS::S3::Bucket')).find(([id]) => id.startsWith('DataFiles'))!;
+    expect(files.Properties).toMatchObject({
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      LoggingConfiguration: { DestinationBucketName: { Ref: expect.stringMatching(/^DataAccessLogs/) } },
+    });
+    // No origin is allowed unless configured (settings.test.ts).
+    expect(files.Properties.CorsConfiguration).toBeUndefined();
+    expect(files.Properties.LifecycleConfiguration.Rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+        expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 7 } }),
+      ]),
+    );
+    template().hasResource('AWS::S3::Bucket', { Properties: Match.objectLike({ LoggingConfiguration: Match.anyValue() }), DeletionPolicy: 'Retain' });
+    const policies = Object.values(resourcesOf(template(), 'AWS::S3::BucketPolicy')).filter(({ Properties }) => ref(Properties.Bucket) === ref({ Ref: filesId }));
+    expect(policies[0]!.Properties.PolicyDocument.Statement).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } } }),
+      ]),
+    );
+  });
+});
+
+describe('the REST API', () => {
+  it('has a method per route, each behind the TOKEN authorizer', () => {
+    const [[authorizerId, authorizer]] = Object.entries(resourcesOf(template(), 'AWS::ApiGateway::Authorizer')) as [[string, any]];
+    expect(authorizer.Properties).toMatchObject({
+      Type: 'TOKEN',
+      IdentitySource: 'method.request.header.Authorization',
+      IdentityValidationExpression: BEARER_HEADER_PATTERN,
+      AuthorizerResultTtlInSeconds: 300,
+    });
+    const methods = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Method')).filter(({ Properties }) => Properties.HttpMethod !== 'OPTIONS');
+    expect(methods.map(({ Properties }) => Properties.HttpMethod).sort()).toEqual(routes.map((r) => r.method).sort());
+    for (const { Properties } of methods) {
+      expect(Properties).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerId }, Integration: { Type: 'AWS_PROXY' } });
+    }
+    const paths = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Resource')).map(({ Properties }) => Properties.PathPart);
+    for (const route of routes) for (const part of route.path.split('/').filter(Boolean)) expect(paths).toContain(part);
+  });
+
+  it('answers a CORS preflight on every resource without the authorizer, with the resource methods and the client headers', () => {
+    const preflights = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Method')).filter(({ Properties }) => Properties.HttpMethod === 'OPTIONS');
+    const paths = new Set(routes.map((route) => route.path));
+    expect(preflights).toHaveLength(paths.size);
+    const allowedMethods = preflights.map(({ Properties }) => {
+      expect(Properties).toMatchObject({ AuthorizationType: 'NONE', Integration: { Type: 'MOCK' } });
+      const parameters = Properties.Integration.IntegrationResponses[0].ResponseParameters;
+      expect(Properties.Integration.IntegrationResponses[0].StatusCode).toBe('204');
+      expect(parameters).toMatchObject({
+        'method.response.header.Vary': "'Origin'",
+        'method.response.header.Access-Control-Allow-Headers': "'Authorization, Content-Type, Idempotency-Key'",
+      });
+      // No origin configured: none is allowed.
+      expect(parameters['method.response.header.Access-Control-Allow-Origin']).toBeUndefined();
+      return parameters['method.response.header.Access-Control-Allow-Methods'];
+    });
+    const expected = [...paths].map((path) => `'${[...routes.filter((r) => r.path === path).map((r) => r.method), 'OPTIONS'].join(', ')}'`);
+    expect(allowedMethods.sort()).toEqual(expected.sort());
+  });
+
+  it('passes multipart bodies through as binary', () => {
+    template().hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: [...BINARY_MEDIA_TYPES] });
+    expect(BINARY_MEDIA_TYPES).toContain('multipart/form-data');
+  });
+
+  it.each(Object.keys(gatewayResponses) as GatewayResponseType[])('answers %s in the error shape of API.md with the request id', (type) => {
+    const definition = gatewayResponses[type];
+    const [response] = Object.values(resourcesOf(template(), 'AWS::ApiGateway::GatewayResponse')).filter(({ Properties }) => Properties.ResponseType === type);
+    const { Properties } = response!;
+    expect(Properties.StatusCode).toBe(definition.keepsGatewayStatus ? undefined : String(definition.status));
+    const body = JSON.parse(Properties.ResponseTemplates['application/json']);
+    const fromAuthorizer = (value: string | { authorizerContext: string }) =>
+      typeof value === 'string' ? value : `$context.authorizer.${value.authorizerContext}`;
+    expect(body).toEqual({
+      error: { type: definition.type, code: fromAuthorizer(definition.code), message: fromAuthorizer(definition.message), request_id: '$context.requestId' },
+    });
+    expect(Properties.ResponseParameters).toMatchObject({
+      'gatewayresponse.header.x-request-id': 'context.requestId',
+      'gatewayresponse.header.content-type': "'application/json; charset=utf-8'",
+    });
+    expect(Properties.ResponseParameters['gatewayresponse.header.www-authenticate']).toBe(definition.status === 401 ? "'Bearer'" : undefined);
+    // CORS: no origin configured by default.
+    expect(Properties.ResponseParameters['gatewayresponse.header.vary']).toBe("'Origin'");
+    expect(Properties.ResponseParameters['gatewayresponse.header.access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('makes unknown routes 404 route_not_found and authorizer denials 401 with the reason', () => {
+    expect(gatewayResponses.MISSING_AUTHENTICATION_TOKEN).toMatchObject({ status: 404, code: 'route_not_found' });
+    expect(gatewayResponses.ACCESS_DENIED).toMatchObject({ status: 401, code: { authorizerContext: 'error_code' } });
+  });
+
+  it('throttles the stage, writes JSON access logs and traces requests', () => {
+    const [stage] = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Stage'));
+    expect(stage!.Properties).toMatchObject({
+      StageName: 'prod',
+      TracingEnabled: true,
+      AccessLogSetting: { DestinationArn: { 'Fn::GetAtt': [expect.stringMatching(/^ApiAccessLogs/), 'Arn'] } },
+      MethodSettings: [expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100, LoggingLevel: 'ERROR', DataTraceEnabled: false })],
+    });
+    const format = JSON.parse(stage!.Properties.AccessLogSetting.Format);
+    expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', user: '$context.authorizer.principalId' });
+  });
+
+  it('outputs the API URL, the table names and the bucket name', () => {
+    const outputs = template().toJSON().Outputs as Record<string, { Value: unknown }>;
+    for (const name of ['ApiUrl', 'ConversationsTableName', 'AttachmentsTableName', 'IdempotencyTableName', 'FilesBucketName', 'AuthSecretArn']) {
+      expect(outputs[name], name).toBeDefined();
+    }
+    const url = (outputs.ApiUrl!.Value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    expect(url.at(-1)).toBe('/v1');
+  });
+});
+
+describe('cdk-nag', () => {
+  it('finds nothing unacknowledged in the AwsSolutions pack (the synth above would have failed on an error)', () => {
+    expect(synthesized.validationReport.pluginReports.flatMap((report) => report.violations)).toEqual([]);
+  });
+});
+
+function roleOf(routeName: string): string {
+  const [fn] = Object.entries(resourcesOf(template(), 'AWS::Lambda::Function')).filter(([id]) => id.startsWith(`Functions${routeName}`) && !id.includes('Logs'));
+  return fn![1].Properties.Role['Fn::GetAtt'][0];
+}
+
+function statementsOf(roleId: string): any[] {
+  return Object.values(resourcesOf(template(), 'AWS::IAM::Policy'))
+    .filter(({ Properties }) => Properties.Roles.some((r: unknown) => ref(r) === ref({ Ref: roleId })))
+    .flatMap(({ Properties }) => Properties.PolicyDocument.Statement)
+    .map((statement) => ({ ...statement, Action: [statement.Action].flat() }));
+}
+
+const isLoggingOrTracing = (statement: { Action: string[] }) => statement.Action.every((a) => a.startsWith('logs:') || a.startsWith('xray:'));
+
+function indexNamesIn(resources: unknown): string[] {
+  return [resources]
+    .flat()
+    .map((r) => ref(r).match(/\/index\/([\w-]+)/)?.[1])
+    .filter((name): name is string => Boolean(name));
+}

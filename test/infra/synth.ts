@@ -1,0 +1,47 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { messagingApp } from '../../infra/application.js';
+
+export interface Synthesized {
+  template: Template;
+  /** The cloud assembly directory: the bundles live under it, as under cdk.out. */
+  outdir: string;
+  /** cdk-nag's and the other validation plugins' findings that fail or warn. */
+  validationReport: { pluginReports: { pluginName: string; violations: unknown[] }[] };
+  remove(): void;
+}
+
+/**
+ * Synthesizes the app as `npx cdk synth` does (cdk-nag included, asset
+ * metadata on as the CLI sets it) into a temporary directory. Throws if a
+ * validation plugin reports an error. Bundling every function takes seconds,
+ * so only tests of the bundles ask for it; without it the template is the
+ * same but the asset directories are empty.
+ */
+export function synthesize(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): Synthesized {
+  const outdir = mkdtempSync(join(tmpdir(), 'messaging-cdk-'));
+  const { app, stack } = messagingApp({ outdir, context: testContext(context, options) });
+  const assembly = app.synth();
+  return {
+    template: Template.fromJSON(assembly.getStackArtifact(stack.artifactId).template),
+    outdir,
+    validationReport: JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')),
+    remove: () => rmSync(outdir, { recursive: true, force: true }),
+  };
+}
+
+type Resources = Record<string, { Type: string; Properties: Record<string, any>; Metadata?: Record<string, any> }>;
+
+export const resourcesOf = (template: Template, type: string): Resources =>
+  template.findResources(type) as Resources;
+
+export function testContext(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): Record<string, unknown> {
+  return {
+    'aws:cdk:enable-asset-metadata': true,
+    // The CLI's --exclusively mechanism: the stacks listed here are bundled, none when empty.
+    ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
+    ...context,
+  };
+}

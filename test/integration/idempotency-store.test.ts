@@ -1,0 +1,122 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTables, startDynalite } from '../../infra/local/dynamodb.js';
+import { idempotencyTable } from '../../shared/dynamo/tables.js';
+import type { ApiRequest } from '../../shared/http/request.js';
+import { DynamoIdempotencyStore } from '../../shared/idempotency/dynamo-store.js';
+import { IDEMPOTENCY_TTL_SECONDS, type Claim } from '../../shared/idempotency/model.js';
+import { IdempotencyService } from '../../shared/idempotency/service.js';
+
+/** The store and the service against dynalite, with the clock in the test's hands. */
+let dynalite: Awaited<ReturnType<typeof startDynalite>>;
+let store: DynamoIdempotencyStore;
+beforeAll(async () => {
+  dynalite = await startDynalite('127.0.0.1');
+  await ensureTables(dynalite.endpoint, 'us-east-1', { idempotency: idempotencyTable });
+  const client = new DynamoDBClient({
+    endpoint: dynalite.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+  });
+  store = new DynamoIdempotencyStore(DynamoDBDocumentClient.from(client), 'idempotency');
+});
+afterAll(() => dynalite.close());
+
+const T0 = Date.UTC(2026, 0, 1);
+const DAY_MS = IDEMPOTENCY_TTL_SECONDS * 1000;
+const claimOf = (key: string, owner: string, nowMs: number, fingerprint = 'fp'): Claim => ({
+  userId: 'user',
+  key,
+  fingerprint,
+  owner,
+  nowMs,
+  leaseMs: 60_000,
+});
+const created = { status: 201, body: { id: 'conv_1' } };
+
+describe('the idempotency store', () => {
+  it('keeps a completed response for 24 hours and forgets it after, although DynamoDB TTL has not run', async () => {
+    const now = T0;
+    expect(await store.claim(claimOf('expiry', 'first', now))).toBeUndefined();
+    await store.complete(claimOf('expiry', 'first', now), created);
+    expect(await store.get('user', 'expiry', now + DAY_MS - 2_000)).toMatchObject({ state: 'completed', response: created });
+    expect(await store.get('user', 'expiry', now + DAY_MS + 1_000)).toBeUndefined();
+    // After expiry the key is free again.
+    expect(await store.claim(claimOf('expiry', 'later', now + DAY_MS + 1_000, 'other'))).toBeUndefined();
+  });
+
+  it('lets one of two claims of a key win, and shows the loser the winner', async () => {
+    expect(await store.claim(claimOf('race', 'a', T0))).toBeUndefined();
+    expect(await store.claim(claimOf('race', 'b', T0 + 10))).toMatchObject({ state: 'in_progress', owner: 'a' });
+  });
+
+  it('lets a claim whose lease ran out be taken over, and then ignores the old owner', async () => {
+    expect(await store.claim(claimOf('lease', 'crashed', T0))).toBeUndefined();
+    expect(await store.claim(claimOf('lease', 'retry', T0 + 59_000))).toMatchObject({ owner: 'crashed' });
+    expect(await store.claim(claimOf('lease', 'retry', T0 + 61_000))).toBeUndefined();
+    await store.complete(claimOf('lease', 'crashed', T0), { status: 201, body: { id: 'stale' } });
+    expect(await store.get('user', 'lease', T0 + 61_000)).toMatchObject({ state: 'in_progress', owner: 'retry' });
+  });
+
+  it('frees a key on release, only for the run that holds it', async () => {
+    expect(await store.claim(claimOf('release', 'one', T0))).toBeUndefined();
+    await store.release(claimOf('release', 'intruder', T0));
+    expect(await store.get('user', 'release', T0)).toBeDefined();
+    await store.release(claimOf('release', 'one', T0));
+    expect(await store.get('user', 'release', T0)).toBeUndefined();
+  });
+});
+
+describe('a request whose key is held by a running request', () => {
+  const request = (key: string): ApiRequest => ({
+    event: { httpMethod: 'POST', resource: '/v1/conversations' } as APIGatewayProxyEvent,
+    requestId: 'r',
+    userId: 'waiter',
+    headers: { 'idempotency-key': key },
+  });
+  const timing = { leaseMs: 60_000, waitMs: 300, pollMs: 20, now: Date.now };
+  /** Until the first request holds its key (the order of the two requests is the point of these tests). */
+  const claimed = async (key: string) => {
+    while (!(await store.get('waiter', key, Date.now()))) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+
+  it('waits for it and replays its response', async () => {
+    const service = new IdempotencyService(store, { ...timing, waitMs: 10_000 });
+    let finish!: () => void;
+    const first = service.run(request('wait'), { contact_id: 'a' }, () => new Promise((resolve) => (finish = () => resolve(created))));
+    await claimed('wait');
+    const second = service.run(request('wait'), { contact_id: 'a' }, async () => ({ status: 201, body: { id: 'a second one' } }));
+    setTimeout(() => finish(), 100);
+    expect(await first).toEqual(created);
+    expect(await second).toEqual({ ...created, headers: { 'idempotent-replayed': 'true' } });
+  });
+
+  it('renews the stored response on replay when asked to (a presigned link must not be served stale)', async () => {
+    const service = new IdempotencyService(store, timing);
+    const operation = async () => ({ status: 201, body: { link: 'first' } });
+    const refresh = async (stored: { status: number; body: unknown }) => ({ ...stored, body: { link: 'renewed' } });
+    expect(await service.run(request('refresh'), { contact_id: 'a' }, operation, { refresh })).toEqual({ status: 201, body: { link: 'first' } });
+    expect((await service.run(request('refresh'), { contact_id: 'a' }, operation, { refresh })).body).toEqual({ link: 'renewed' });
+  });
+
+  it('answers 409 idempotency_key_in_use when it is still running after the wait', async () => {
+    const service = new IdempotencyService(store, timing);
+    void service.run(request('stuck'), { contact_id: 'a' }, () => new Promise(() => {}));
+    await claimed('stuck');
+    await expect(service.run(request('stuck'), { contact_id: 'a' }, async () => created)).rejects.toMatchObject({
+      status: 409,
+      code: 'idempotency_key_in_use',
+    });
+  });
+
+  it('answers 409 idempotency_key_reused at once when the running request is a different one', async () => {
+    const service = new IdempotencyService(store, { ...timing, waitMs: 60_000 });
+    void service.run(request('different'), { contact_id: 'a' }, () => new Promise(() => {}));
+    await claimed('different');
+    await expect(service.run(request('different'), { contact_id: 'b' }, async () => created)).rejects.toMatchObject({
+      code: 'idempotency_key_reused',
+    });
+  });
+});

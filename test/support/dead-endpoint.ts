@@ -1,0 +1,10 @@
+import { createServer } from 'node:net';
+
+/** A loopback port that was free a moment ago and has nothing listening on it. */
+export async function deadEndpoint(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { permissionsFor, type DataArns } from '../../infra/permissions.js';
+import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
+
+const arns: DataArns = {
+  conversations: { arn: 'arn:conversations', definition: conversationsTable },
+  attachments: { arn: 'arn:attachments', definition: attachmentsTable },
+  idempotency: { arn: 'arn:idempotency', definition: idempotencyTable },
+  filesBucket: 'arn:aws:s3:::files-bucket',
+};
+
+describe('permissions from a route access declaration', () => {
+  it('lets a reader get and query the table and each of its indexes by name, and nothing more', () => {
+    expect(permissionsFor({ access: { conversations: 'read' } }, arns)).toEqual([
+      {
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        resources: ['arn:conversations', ...conversationsTable.indexes.map((index) => `arn:conversations/index/${index.name}`)],
+      },
+    ]);
+  });
+
+  it('lets a writer also put, update, delete and condition-check, but never scan', () => {
+    const [grant] = permissionsFor({ access: { attachments: 'write' } }, arns);
+    expect(grant!.actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem']));
+    expect(grant!.actions).not.toContain('dynamodb:Scan');
+    expect(grant!.resources).toEqual(['arn:attachments', 'arn:attachments/index/by_conversation']);
+  });
+
+  it('gives idempotent routes their key records and others none', () => {
+    const withKeys = permissionsFor({ access: { conversations: 'write' }, idempotent: true }, arns);
+    expect(withKeys.map((p) => p.resources[0])).toEqual(['arn:conversations', 'arn:idempotency']);
+    expect(permissionsFor({ access: { conversations: 'write' } }, arns).map((p) => p.resources[0])).toEqual(['arn:conversations']);
+  });
+
+  it('scopes object actions to the files prefix, one action per declared need', () => {
+    expect(permissionsFor({ access: { files: ['put', 'get', 'put'] } }, arns)).toEqual([
+      { actions: ['s3:PutObject', 's3:GetObject'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
+    ]);
+    expect(permissionsFor({ access: { files: [] } }, arns)).toEqual([]);
+  });
+});
