@@ -12,7 +12,7 @@ export interface Results {
   bundles: BundleFigure[];
   coldStarts: ColdStartFigure[];
   warm: WarmFigure[];
-  /** With --profile: the server process's busy time during the warm runs, by where it was spent. */
+  /** With --profile: the server process's busy time during the warm runs and uploads, by where it was spent. */
   serverProfile?: ProfileShare[];
   listCost: GrowthFigures;
   uploads: UploadFigures;
@@ -83,7 +83,7 @@ export function markdown(results: Results): string {
         ]),
       ) +
       (results.serverProfile
-        ? `\n\nServer process busy time during the warm runs (--profile, self time): ` +
+        ? `\n\nServer process busy time during the warm runs and the uploads (--profile, self time): ` +
           results.serverProfile.map((share) => `${share.where} ${share.percent} %`).join(', ') +
           '.'
         : ''),

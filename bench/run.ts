@@ -11,8 +11,8 @@ import { LOCAL_ENV, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { markdown, type Results } from './report.js';
 import { round } from './stats.js';
-import { measureUploads } from './uploads.js';
-import { CONCURRENCY, measureWarm, warmEndpoints } from './warm.js';
+import { measureUploads, type UploadFigures } from './uploads.js';
+import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
 // `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --profile]`
 const { values } = parseArgs({
@@ -25,10 +25,18 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
   },
 });
-const runs = Number(values.runs);
-const seconds = Number(values.seconds);
-const rounds = Number(values.rounds);
-const sizes = values.sizes.split(',').map(Number);
+const positive = (name: string, text: string) => {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    console.error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return value;
+};
+const runs = positive('runs', values.runs);
+const seconds = positive('seconds', values.seconds);
+const rounds = positive('rounds', values.rounds);
+const sizes = values.sizes.split(',').map((size) => positive('sizes', size));
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
 
@@ -56,7 +64,8 @@ try {
     { ...backends, AUTH_SECRET: fixture.authSecret },
     values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [],
   );
-  let warm, uploads;
+  let warm: WarmFigure[];
+  let uploads: UploadFigures;
   try {
     warm = await measureWarm(server.info.url, fixture.token, warmEndpoints(fixture), seconds, rounds);
     step(`uploads: 1 and 4 MiB, ${runs} each through the API and as PutObject; peak memory of the upload handler`);

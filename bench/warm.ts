@@ -8,8 +8,10 @@ import { median, percentile, ratio, round } from './stats.js';
 /**
  * Warm latency and throughput: each endpoint driven over loopback at a fixed
  * concurrency for a fixed time, beside the rate of the backend call it makes,
- * issued the same way from this process through the same store. The API can
- * approach that rate, not pass it.
+ * issued the same way from this process through the same store: the rate the
+ * API would reach if nothing but the backend call cost anything. (With two
+ * calls per request, as POST of an existing contact makes, the SDK work of
+ * this one process can be the limit instead, and the API may pass it.)
  */
 export const CONCURRENCY = 16;
 
