@@ -17,10 +17,7 @@ let conversationService: ConversationService | undefined;
 let attachmentService: AttachmentService | undefined;
 
 export function conversations(): ConversationService {
-  // Deleting a conversation deletes its attachments first.
-  conversationService ??= new ConversationService(new DynamoConversationStore(dynamo(), config().conversationsTable), [
-    attachments(),
-  ]);
+  conversationService ??= new ConversationService(new DynamoConversationStore(dynamo(), config().conversationsTable));
   return conversationService;
 }
 

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../ids.js';
 import { nowSeconds } from '../time.js';
 import { isConditionFailed } from '../dynamo/errors.js';
@@ -71,7 +71,7 @@ export class DynamoConversationStore implements ConversationStore {
         await this.client.send(
           new PutCommand({
             TableName: this.table,
-            Item: { ...lockKey, conversation_id: conversation.id, locked_at_ms: Date.now() },
+            Item: lockItem(userId, counterpart, conversation.id),
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         );
@@ -157,11 +157,7 @@ export class DynamoConversationStore implements ConversationStore {
       throw error;
     }
     if (removed) {
-      const conversation = fromItem(removed);
-      const counterpart: Counterpart = conversation.group_id
-        ? { kind: 'group', id: conversation.group_id }
-        : { kind: 'contact', id: conversation.contact_id ?? '' };
-      await this.releaseLock(counterpartKey(userId, counterpart), id);
+      await this.releaseLock(counterpartKey(userId, counterpartOf(fromItem(removed))), id);
     }
     return true;
   }
@@ -240,6 +236,50 @@ export class DynamoConversationStore implements ConversationStore {
       if (!isConditionFailed(error)) throw error;
     }
   }
+}
+
+const BATCH_WRITE_MAX = 25;
+
+/**
+ * Writes many conversations of one user at once, each with its uniqueness
+ * record, exactly as `findOrCreate` stores them: the seeding path of the
+ * benchmark and of tests that need thousands of conversations. Not for the
+ * API (it does not check for existing ones).
+ */
+export async function putConversations(
+  client: DynamoDBDocumentClient,
+  table: string,
+  userId: string,
+  conversations: readonly Conversation[],
+  parallelBatches = 8,
+): Promise<void> {
+  const items = conversations.flatMap((conversation) => [
+    toItem(userId, conversation),
+    lockItem(userId, counterpartOf(conversation), conversation.id),
+  ]);
+  const batches: Item[][] = [];
+  for (let start = 0; start < items.length; start += BATCH_WRITE_MAX) batches.push(items.slice(start, start + BATCH_WRITE_MAX));
+  const writeBatch = async (batch: Item[]) => {
+    let requests = batch.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length > 0; attempt += 1) {
+      if (attempt > 0) await sleep(Math.min(1_000, 2 ** attempt * 25));
+      const { UnprocessedItems } = await client.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+      requests = (UnprocessedItems?.[table] ?? []) as typeof requests;
+    }
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) await writeBatch(batches[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallelBatches, batches.length) }, worker));
+}
+
+function lockItem(userId: string, counterpart: Counterpart, conversationId: string): Item {
+  return { ...counterpartKey(userId, counterpart), conversation_id: conversationId, locked_at_ms: Date.now() };
+}
+
+function counterpartOf(conversation: Conversation): Counterpart {
+  return conversation.group_id ? { kind: 'group', id: conversation.group_id } : { kind: 'contact', id: conversation.contact_id ?? '' };
 }
 
 function toItem(userId: string, conversation: Conversation): Item {

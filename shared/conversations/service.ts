@@ -12,10 +12,7 @@ import type {
 
 /** What the conversation endpoints do, whatever stores them. */
 export class ConversationService {
-  constructor(
-    private readonly store: ConversationStore,
-    private readonly dependents: readonly ConversationDependent[] = [],
-  ) {}
+  constructor(private readonly store: ConversationStore) {}
 
   createConversation(userId: string, counterpart: Counterpart) {
     return this.store.findOrCreate(userId, counterpart);
@@ -30,14 +27,16 @@ export class ConversationService {
   }
 
   /**
-   * What belongs to the conversation goes first, the conversation last: if
+   * What belongs to the conversation (the dependents the caller names:
+   * attachments, later messages) goes first, the conversation last: if
    * anything fails midway the conversation is still there and a retried
    * DELETE finishes the job, and nothing is left pointing at a conversation
-   * that no longer exists.
+   * that no longer exists. The dependents are a parameter, not wiring, so
+   * that only the delete function bundles what they need (the S3 client).
    */
-  async deleteConversation(userId: string, id: string): Promise<void> {
+  async deleteConversation(userId: string, id: string, dependents: readonly ConversationDependent[]): Promise<void> {
     await this.getConversation(userId, id);
-    for (const dependent of this.dependents) await dependent.removeAllOf(userId, id);
+    for (const dependent of dependents) await dependent.removeAllOf(userId, id);
     if (!(await this.store.remove(userId, id))) notFound(id);
   }
 

@@ -58,7 +58,28 @@ export function mediaTypeOf(request: ApiRequest): string {
 export function rawBody(request: ApiRequest): Buffer {
   const { body, isBase64Encoded } = request.event;
   if (body === null || body === undefined) return Buffer.alloc(0);
-  return Buffer.from(body, isBase64Encoded ? 'base64' : 'utf8');
+  return isBase64Encoded ? fromBase64(body) : Buffer.from(body, 'utf8');
+}
+
+// A multiple of 4 characters: every slice decodes on its own.
+const BASE64_SLICE = 256 * 1024;
+
+/**
+ * Base64 decoded a slice at a time into one buffer. Buffer.from(text,
+ * 'base64') first copies the whole text flat, 1.33 × the file more at the
+ * upload's peak memory (measured by `npm run bench`). Text that is not plain
+ * base64 (whitespace, stray characters) decodes to fewer bytes than its
+ * length implies, and then goes the whole-string way, which skips them.
+ */
+function fromBase64(text: string): Buffer {
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  const expected = Math.floor((text.length * 3) / 4) - padding;
+  const bytes = Buffer.allocUnsafe(Math.max(0, expected));
+  let written = 0;
+  for (let start = 0; start < text.length && written < bytes.length; start += BASE64_SLICE) {
+    written += bytes.write(text.slice(start, start + BASE64_SLICE), written, 'base64');
+  }
+  return written === expected && text.length % 4 === 0 ? bytes : Buffer.from(text, 'base64');
 }
 
 const BODY_TYPES = ['application/x-www-form-urlencoded', 'application/json'] as const;

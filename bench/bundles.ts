@@ -1,0 +1,107 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { bundleLayout, bundleSettings } from '../infra/bundling.js';
+import { AUTHORIZER_ENTRY, routes } from '../infra/routes.js';
+import { REPOSITORY_ROOT } from '../infra/local/server.js';
+
+/**
+ * Every function bundled exactly as the stack deploys it (the shared esbuild
+ * settings), plus the bare reference handler the cold starts are compared to.
+ */
+export const BUNDLE_DIRECTORY = join(REPOSITORY_ROOT, 'bench', '.bundles');
+export const REFERENCE_NAME = 'Reference';
+const REFERENCE_ENTRY = 'bench/reference-handler.ts';
+
+const KB = 1000;
+const FUNCTION_LIMIT = 300 * KB;
+const AUTHORIZER_LIMIT = 100 * KB;
+
+export interface BundleFigure {
+  name: string;
+  entry: string;
+  /** The bundle file the cold starts import, relative to the repository root. */
+  file: string;
+  minifiedBytes: number;
+  gzippedBytes: number;
+  limitBytes: number;
+  withinLimit: boolean;
+  /** The inputs that weigh most in the output, largest first (what to cut when over the limit). */
+  largestInputs: { path: string; bytes: number }[];
+}
+
+export async function measureBundles(): Promise<BundleFigure[]> {
+  rmSync(BUNDLE_DIRECTORY, { recursive: true, force: true });
+  const functions = [
+    ...routes.map((route) => ({ name: route.name, entry: route.entry, limitBytes: FUNCTION_LIMIT })),
+    { name: 'Authorizer', entry: AUTHORIZER_ENTRY, limitBytes: AUTHORIZER_LIMIT },
+    { name: REFERENCE_NAME, entry: REFERENCE_ENTRY, limitBytes: FUNCTION_LIMIT },
+  ];
+  const figures: BundleFigure[] = [];
+  for (const fn of functions) figures.push(await bundle(fn.name, fn.entry, fn.limitBytes));
+  return figures;
+}
+
+async function bundle(name: string, entry: string, limitBytes: number): Promise<BundleFigure> {
+  const directory = join(BUNDLE_DIRECTORY, name);
+  mkdirSync(directory, { recursive: true });
+  // Laid out as the stack deploys it: the file and the package.json that makes it a module.
+  const file = join(directory, bundleLayout.file);
+  writeFileSync(join(directory, 'package.json'), JSON.stringify(bundleLayout.packageJson));
+  const result = await build({
+    ...esbuildOptionsOf(bundleSettings),
+    entryPoints: [join(REPOSITORY_ROOT, entry)],
+    outfile: file,
+    bundle: true,
+    metafile: true,
+    write: true,
+    logLevel: 'silent',
+  });
+  const code = readFileSync(file);
+  return {
+    name,
+    entry,
+    file: relative(REPOSITORY_ROOT, file),
+    minifiedBytes: code.length,
+    gzippedBytes: gzipSync(code, { level: 9 }).length,
+    limitBytes,
+    withinLimit: code.length <= limitBytes,
+    largestInputs: largestInputs(result.metafile, 5),
+  };
+}
+
+/**
+ * The shared settings as esbuild options. They are written for the CDK's
+ * NodejsFunction, whose names differ for a few fields (a banner string,
+ * `sourceMap`, `externalModules`); everything else passes through unchanged.
+ */
+function esbuildOptionsOf(settings: object): BuildOptions {
+  const { banner, sourceMap, externalModules, ...rest } = settings as Record<string, unknown>;
+  return {
+    ...(rest as BuildOptions),
+    ...(banner !== undefined ? { banner: typeof banner === 'string' ? { js: banner } : (banner as Record<string, string>) } : {}),
+    ...(sourceMap !== undefined ? { sourcemap: sourceMap as boolean } : {}),
+    ...(externalModules !== undefined ? { external: externalModules as string[] } : {}),
+  };
+}
+
+/** Bytes each input contributes to the output, grouped by package so the SDK's many files read as one line. */
+function largestInputs(metafile: Metafile, count: number): { path: string; bytes: number }[] {
+  const byPackage = new Map<string, number>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const key = packageOf(path);
+      byPackage.set(key, (byPackage.get(key) ?? 0) + bytesInOutput);
+    }
+  }
+  return [...byPackage.entries()]
+    .map(([path, bytes]) => ({ path, bytes }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, count);
+}
+
+function packageOf(path: string): string {
+  const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  return match ? match[1]! : path;
+}

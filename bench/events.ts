@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { Route } from '../infra/routes.js';
+
+/**
+ * Events as API Gateway (REST, proxy integration) delivers them to a function
+ * after the TOKEN authorizer allowed the call: what a cold function receives
+ * as its first invocation.
+ */
+export interface EventRequest {
+  route: Route;
+  userId: string;
+  pathParameters?: Record<string, string>;
+  query?: Record<string, string>;
+  form?: Record<string, string>;
+  /** A multipart body: API Gateway passes it base64-encoded (binary media type). */
+  multipart?: { contentType: string; body: Buffer };
+}
+
+export function proxyEvent({ route, userId, pathParameters, query, form, multipart }: EventRequest): APIGatewayProxyEvent {
+  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathParameters?.[name] ?? ''));
+  const body = multipart ? multipart.body.toString('base64') : form ? new URLSearchParams(form).toString() : null;
+  const contentType = multipart ? multipart.contentType : form ? 'application/x-www-form-urlencoded' : undefined;
+  const headers: Record<string, string> = {
+    Accept: 'application/json',
+    Authorization: 'Bearer <token>',
+    Host: 'api.example.com',
+    'User-Agent': 'bench',
+    'X-Forwarded-For': '127.0.0.1',
+    ...(contentType ? { 'Content-Type': contentType } : {}),
+  };
+  const requestId = randomUUID();
+  return {
+    resource: route.path,
+    path,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    queryStringParameters: query ?? null,
+    multiValueQueryStringParameters: query ? Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value]])) : null,
+    pathParameters: pathParameters ?? null,
+    stageVariables: null,
+    body,
+    isBase64Encoded: multipart !== undefined,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'benchapi',
+      authorizer: { principalId: userId, integrationLatency: 12 },
+      httpMethod: route.method,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: '127.0.0.1',
+        user: null,
+        userAgent: 'bench',
+        userArn: null,
+      },
+      path: `/prod${path}`,
+      protocol: 'HTTP/1.1',
+      requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: route.name,
+      resourcePath: route.path,
+      stage: 'prod',
+    },
+  };
+}
+
+export function authorizerEvent(token: string, route: Route): APIGatewayTokenAuthorizerEvent {
+  return {
+    type: 'TOKEN',
+    authorizationToken: `Bearer ${token}`,
+    methodArn: `arn:aws:execute-api:us-east-1:000000000000:benchapi/prod/${route.method}${route.path}`,
+  };
+}

@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import { signToken } from '../shared/auth/tokens.js';
+import { config } from '../shared/config.js';
+import { DynamoConversationStore, putConversations } from '../shared/conversations/dynamo-store.js';
+import { dynamo } from '../shared/dynamo/client.js';
+import { attachments } from '../shared/services.js';
+import { fileOf } from './multipart.js';
+import { population } from './population.js';
+
+/**
+ * One user with a few hundred conversations, one of them with a known
+ * contact (so POST with that contact is the "already exists" path), and a
+ * few small attachments in the first conversation, in the DynamoDB and S3 at
+ * DYNAMODB_ENDPOINT and S3_ENDPOINT. The cold starts and the warm runs use it.
+ */
+export interface Fixture {
+  userId: string;
+  authSecret: string;
+  token: string;
+  contactId: string;
+  conversationIds: string[];
+  attachmentIds: string[];
+  store: DynamoConversationStore;
+}
+
+export async function seedFixture(conversationCount: number, attachmentCount: number): Promise<Fixture> {
+  const userId = 'user_bench';
+  const authSecret = randomBytes(32).toString('base64url');
+  const store = new DynamoConversationStore(dynamo(), config().conversationsTable);
+  const contactId = 'contact-known';
+  await store.findOrCreate(userId, { kind: 'contact', id: contactId });
+  const { conversations } = population(conversationCount, { seed: 7 });
+  await putConversations(dynamo(), config().conversationsTable, userId, conversations);
+  const attachmentIds: string[] = [];
+  for (let index = 0; index < attachmentCount; index += 1) {
+    const file = fileOf(4096);
+    const attachment = await attachments().upload(userId, {
+      file: { filename: `photo-${index}.jpg`, fileType: file.type, bytes: file.bytes },
+      conversation_id: conversations[0]!.id,
+    });
+    attachmentIds.push(attachment.id);
+  }
+  return {
+    userId,
+    authSecret,
+    token: await signToken(authSecret, userId, 3600),
+    contactId,
+    conversationIds: conversations.map((conversation) => conversation.id),
+    attachmentIds,
+    store,
+  };
+}

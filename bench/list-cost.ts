@@ -1,0 +1,98 @@
+import { config } from '../shared/config.js';
+import { DynamoConversationStore, putConversations } from '../shared/conversations/dynamo-store.js';
+import type { ConversationFilter } from '../shared/conversations/model.js';
+import { dynamo } from '../shared/dynamo/client.js';
+import { population, type Population } from './population.js';
+import { round } from './stats.js';
+
+/**
+ * What a list page costs as a user's conversations grow: items read (the
+ * Query's ScannedCount, summed over the queries of the page, as the store
+ * reports it) and the index it used, for each filter alone and for pairs.
+ */
+export const PAGE_LIMIT = 10;
+
+export interface ListCostFigure {
+  filter: string;
+  /** The most a page may read: limit + 1 for one indexed filter, else the chosen index's set. */
+  bound: Record<number, number>;
+  index: string;
+  itemsRead: Record<number, number>;
+  queries: Record<number, number>;
+}
+
+export interface GrowthFigures {
+  sizes: number[];
+  seedSeconds: Record<number, number>;
+  pages: ListCostFigure[];
+}
+
+type Counts = Population['counts'];
+
+interface Case {
+  filter: ConversationFilter;
+  /** The set the plan's index walks when a residual filter rejects most of it. */
+  bound: (counts: Counts, size: number) => number;
+}
+
+const single = () => PAGE_LIMIT + 1;
+
+function cases(knownContact: string, knownGroup: string): Case[] {
+  return [
+    { filter: {}, bound: single },
+    { filter: { muted: true }, bound: single },
+    { filter: { muted: false }, bound: single },
+    { filter: { archived: true }, bound: single },
+    { filter: { archived: false }, bound: single },
+    { filter: { pinned: true }, bound: single },
+    { filter: { pinned: false }, bound: single },
+    { filter: { contact_id: knownContact }, bound: single },
+    { filter: { group_id: knownGroup }, bound: single },
+    { filter: { muted: true, archived: true }, bound: (counts) => counts.muted },
+    { filter: { pinned: true, muted: false }, bound: (counts) => counts.pinned },
+    { filter: { archived: false, muted: false }, bound: (counts, size) => size - counts.muted },
+    { filter: { contact_id: knownContact, pinned: false }, bound: () => 1 },
+  ];
+}
+
+export async function measureListCost(sizes: number[]): Promise<GrowthFigures> {
+  const userId = 'user_growth';
+  const table = config().conversationsTable;
+  const store = new DynamoConversationStore(dynamo(), table);
+  const counts: Counts = { muted: 0, archived: 0, pinned: 0, group: 0 };
+  const seedSeconds: Record<number, number> = {};
+  const pages = new Map<string, ListCostFigure>();
+  let seeded = 0;
+  let known: { contact: string; group: string } | undefined;
+
+  for (const size of [...sizes].sort((a, b) => a - b)) {
+    const started = performance.now();
+    const added = population(size - seeded, { seed: size, firstIndex: seeded });
+    await putConversations(dynamo(), table, userId, added.conversations);
+    for (const key of Object.keys(counts) as (keyof Counts)[]) counts[key] += added.counts[key];
+    seedSeconds[size] = round((performance.now() - started) / 1000);
+    seeded = size;
+    known ??= {
+      // Unpinned, so that the contact-and-unpinned pair has a match.
+      contact: added.conversations.find((conversation) => conversation.contact_id && !conversation.is_pinned)!.contact_id!,
+      group: added.conversations.find((conversation) => conversation.group_id)!.group_id!,
+    };
+
+    for (const { filter, bound } of cases(known.contact, known.group)) {
+      const { page, cost } = await store.list(userId, filter, { limit: PAGE_LIMIT });
+      if (page.data.length === 0) throw new Error(`Filter ${describe(filter)} found nothing: the population lacks it`);
+      const name = describe(filter);
+      const figure = pages.get(name) ?? { filter: name, index: cost.index, bound: {}, itemsRead: {}, queries: {} };
+      figure.bound[size] = bound(counts, size);
+      figure.itemsRead[size] = cost.itemsRead;
+      figure.queries[size] = cost.queries;
+      pages.set(name, figure);
+    }
+  }
+  return { sizes, seedSeconds, pages: [...pages.values()] };
+}
+
+export function describe(filter: ConversationFilter): string {
+  const parts = Object.entries(filter).map(([name, value]) => `${name}=${typeof value === 'string' ? '<one>' : value}`);
+  return parts.length > 0 ? parts.join('&') : '(none)';
+}

@@ -1,0 +1,153 @@
+import type { BundleFigure } from './bundles.js';
+import type { ColdStartFigure } from './cold-start.js';
+import type { GrowthFigures } from './list-cost.js';
+import type { ProfileShare } from './profile.js';
+import type { UploadFigures } from './uploads.js';
+import type { WarmFigure } from './warm.js';
+
+/** Everything one `npm run bench` measured; bench/results.json holds it as is. */
+export interface Results {
+  machine: { node: string; cpus: number; cpuModel: string; platform: string; memoryGiB: number; date: string };
+  settings: { coldStartRuns: number; warmSeconds: number; warmRounds: number; concurrency: number; sizes: number[] };
+  bundles: BundleFigure[];
+  coldStarts: ColdStartFigure[];
+  warm: WarmFigure[];
+  /** With --profile: the server process's busy time during the warm runs and uploads, by where it was spent. */
+  serverProfile?: ProfileShare[];
+  listCost: GrowthFigures;
+  uploads: UploadFigures;
+  durationSeconds: number;
+}
+
+export const TARGETS = {
+  coldStartRatio: 1.5,
+  warmGetRatio: 0.7,
+  uploadRatio: 2,
+  uploadMemoryPerFileByte: 4,
+};
+
+const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} KB`;
+const mark = (ok: boolean) => (ok ? '✓' : '✗ miss');
+const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+const table = (head: string[], rows: (string | number)[][]) =>
+  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
+
+export function markdown(results: Results): string {
+  const { machine, settings } = results;
+  const sections: string[] = [];
+  sections.push(
+    `Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.platform}; ${machine.date}; ` +
+      `whole run ${results.durationSeconds} s.`,
+  );
+
+  const cold = new Map(results.coldStarts.map((figure) => [figure.name, figure]));
+  sections.push(
+    `### Bundles and cold start\n\nCold start: median of ${settings.coldStartRuns} fresh \`node\` processes, ms from process start ` +
+      `(performance.timeOrigin) to the handler's first response against local dynalite; the reference is a bare handler with ` +
+      `one DynamoDBClient and one GetItem, bundled the same way. Targets: bundle ≤ 300 KB (authorizer ≤ 100 KB), cold ≤ ${TARGETS.coldStartRatio} × reference.\n\n` +
+      table(
+        ['Function', 'Minified', 'Gzipped', 'Size target', 'Module loaded (ms)', 'First response (ms)', '× reference', 'Cold target'],
+        results.bundles.map((bundle) => {
+          const figure = cold.get(bundle.name)!;
+          return [
+            bundle.name,
+            kb(bundle.minifiedBytes),
+            kb(bundle.gzippedBytes),
+            mark(bundle.withinLimit),
+            figure.loadedMs,
+            figure.firstResponseMs,
+            figure.ratio,
+            mark(figure.ratio <= TARGETS.coldStartRatio),
+          ];
+        }),
+      ) +
+      largestInputs(results.bundles),
+  );
+
+  sections.push(
+    `### Warm latency and throughput\n\nautocannon, ${settings.concurrency} connections, ${settings.warmSeconds} s per endpoint, loopback, ` +
+      `server in its own process, dynalite in another; beside each, the backend call the endpoint makes, through the same store ` +
+      `at the same concurrency for the same time, alternating over ${settings.warmRounds} rounds (medians shown). Target: GET conversation ≥ ${TARGETS.warmGetRatio * 100} % of the GetItem rate, zero errors.\n\n` +
+      table(
+        ['Endpoint', 'p50 (ms)', 'p99 (ms)', 'req/s', 'Errors', 'Backend call', 'Backend p50 (ms)', 'Backend calls/s', 'API / backend'],
+        results.warm.map((figure) => [
+          figure.endpoint,
+          figure.api.p50Ms,
+          figure.api.p99Ms,
+          figure.api.requestsPerSecond,
+          figure.api.errors,
+          figure.backendCall,
+          figure.backend.p50Ms,
+          figure.backend.requestsPerSecond,
+          `${Math.round(figure.ratio * 100)} %`,
+        ]),
+      ) +
+      (results.serverProfile
+        ? `\n\nServer process busy time during the warm runs and the uploads (--profile, self time): ` +
+          results.serverProfile.map((share) => `${share.where} ${share.percent} %`).join(', ') +
+          '.'
+        : ''),
+  );
+
+  const { listCost } = results;
+  const sizes = listCost.sizes;
+  sections.push(
+    `### Cost as data grows\n\nItems read (ScannedCount summed over the page's queries) for one page of 10, ` +
+      `one user with ${sizes.map((size) => size.toLocaleString('en')).join(' / ')} conversations, 5 % each muted, archived, pinned and in a group ` +
+      `(seeded in ${sizes.map((size) => `${listCost.seedSeconds[size]} s`).join(' / ')}). ` +
+      `Target: ≤ limit + 1 = 11 for no filter and one indexed filter, flat; a pair reads at most the chosen index's set.\n\n` +
+      table(
+        ['Filter', 'Index', ...sizes.map((size) => `Read @ ${size.toLocaleString('en')}`), `Bound @ ${sizes.at(-1)!.toLocaleString('en')}`, 'Target'],
+        listCost.pages.map((page) => [
+          page.filter,
+          page.index,
+          ...sizes.map((size) => `${page.itemsRead[size]}${page.queries[size]! > 1 ? ` (${page.queries[size]} queries)` : ''}`),
+          page.bound[sizes.at(-1)!]!,
+          mark(sizes.every((size) => page.itemsRead[size]! <= page.bound[size]!)),
+        ]),
+      ),
+  );
+
+  sections.push(uploadsSection(results.uploads));
+  return sections.join('\n\n');
+}
+
+function largestInputs(bundles: BundleFigure[]): string {
+  const over = bundles.filter((bundle) => !bundle.withinLimit);
+  if (over.length === 0) return '';
+  const lines = over.map(
+    (bundle) =>
+      `- ${bundle.name} (${kb(bundle.minifiedBytes)}): ` +
+      bundle.largestInputs.map((input) => `${input.path} ${kb(input.bytes)}`).join(', '),
+  );
+  return `\n\nLargest inputs of the bundles over their target (esbuild metafile, bytes in output):\n${lines.join('\n')}`;
+}
+
+function uploadsSection(uploads: UploadFigures): string {
+  return (
+    `### Uploads\n\nMedian of ${uploads.runs} uploads of random bytes: POST /v1/attachments (multipart) through the local API, ` +
+    `beside a PutObject of the same bytes from the bench process through the same file store to the same S3 stand-in, ` +
+    `and the same request to a path with no route (the gateway reads the body, then answers 403): the client-to-gateway hop alone. ` +
+    `Memory: fresh processes running the UploadAttachment bundle; resident memory after a warm-up upload and a GC (idle), ` +
+    `and the kernel's peak (VmHWM, reset first) during one upload, from the invocation payload's JSON to the response; ` +
+    `"of which payload" is the peak once the runtime's part is done (JSON text read and parsed into the event), before the handler runs. ` +
+    `Targets: API ≤ ${TARGETS.uploadRatio} × PutObject; peak above idle ≤ ${TARGETS.uploadMemoryPerFileByte} × the file.\n\n` +
+    table(
+      ['File', 'API (ms)', 'PutObject (ms)', 'API / PutObject', 'Target', 'Body to the gateway alone (ms)', 'Idle RSS (MiB)', 'Peak above idle (MiB)', 'of which payload (MiB)', 'Per MiB uploaded', 'Target'],
+      uploads.sizes.map((size) => [
+        `${size.mebibytes} MiB`,
+        size.apiMs,
+        size.putObjectMs,
+        size.ratio,
+        mark(size.ratio <= TARGETS.uploadRatio),
+        size.bodyTransferMs,
+        size.idleMiB,
+        size.peakAboveIdleMiB,
+        size.payloadMiB,
+        size.peakPerMiB,
+        mark(size.peakPerMiB <= TARGETS.uploadMemoryPerFileByte),
+      ]),
+    ) +
+    `\n\nMarginal peak, ${uploads.sizes[0]!.mebibytes} → ${uploads.sizes.at(-1)!.mebibytes} MiB: ${uploads.marginalPeakPerMiB} MiB per MiB uploaded.`
+  );
+}
