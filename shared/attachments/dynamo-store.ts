@@ -1,6 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed } from '../dynamo/errors.js';
 import { attachmentConversationKey, attachmentKey } from '../dynamo/keys.js';
+import { queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
 import type { AttachmentFilter, AttachmentRecord, AttachmentStore } from './model.js';
@@ -75,36 +76,21 @@ export class DynamoAttachmentStore implements AttachmentStore {
   async list(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<AttachmentRecord>> {
     const byConversation =
       filter.conversation_id === undefined ? undefined : attachmentConversationKey(userId, filter.conversation_id);
-    const cursor = page.startingAfter ?? page.endingBefore;
-    let startKey: Item | undefined = cursor
-      ? { ...attachmentKey(userId, cursor), ...(byConversation ? { [CONVERSATION_INDEX.partitionKey]: byConversation } : {}) }
-      : undefined;
-    const wanted = page.limit + 1;
-    const found: Item[] = [];
-    do {
-      const result = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          ...(byConversation
-            ? {
-                IndexName: CONVERSATION_INDEX.name,
-                KeyConditionExpression: '#key = :key',
-                ExpressionAttributeNames: { '#key': CONVERSATION_INDEX.partitionKey },
-                ExpressionAttributeValues: { ':key': byConversation },
-              }
-            : { ConsistentRead: true, KeyConditionExpression: 'pk = :user', ExpressionAttributeValues: { ':user': userId } }),
-          ScanIndexForward: page.endingBefore !== undefined,
-          Limit: wanted - found.length,
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      found.push(...(result.Items ?? []));
-      startKey = result.LastEvaluatedKey;
-    } while (found.length < wanted && startKey);
-
-    const data = found.slice(0, page.limit).map(fromItem);
-    if (page.endingBefore !== undefined) data.reverse();
-    return { has_more: found.length > page.limit, data };
+    const { page: items } = await queryPage(
+      this.client,
+      byConversation
+        ? {
+            TableName: this.table,
+            IndexName: CONVERSATION_INDEX.name,
+            KeyConditionExpression: '#key = :key',
+            ExpressionAttributeNames: { '#key': CONVERSATION_INDEX.partitionKey },
+            ExpressionAttributeValues: { ':key': byConversation },
+          }
+        : { TableName: this.table, ConsistentRead: true, KeyConditionExpression: 'pk = :user', ExpressionAttributeValues: { ':user': userId } },
+      page,
+      (cursor) => ({ ...attachmentKey(userId, cursor), ...(byConversation ? { [CONVERSATION_INDEX.partitionKey]: byConversation } : {}) }),
+    );
+    return { has_more: items.has_more, data: items.data.map(fromItem) };
   }
 
   async *batchesOf(userId: string, conversationId: string): AsyncIterable<AttachmentRecord[]> {

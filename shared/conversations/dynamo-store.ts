@@ -1,4 +1,4 @@
-import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../ids.js';
 import { nowSeconds } from '../time.js';
 import { isConditionFailed } from '../dynamo/errors.js';
@@ -11,6 +11,7 @@ import {
   groupKey,
   type Counterpart,
 } from '../dynamo/keys.js';
+import { queryPage } from '../dynamo/query-page.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { listPlan } from './list-plan.js';
@@ -185,41 +186,23 @@ export class DynamoConversationStore implements ConversationStore {
       values[`:f${index}`] = value;
       return `#f${index} = :f${index}`;
     });
-    const cursor = page.startingAfter ?? page.endingBefore;
-    let startKey: Item | undefined = cursor
-      ? { ...conversationKey(userId, cursor), ...(plan.index ? { [plan.index.partitionKey]: plan.index.value } : {}) }
-      : undefined;
-
-    const wanted = page.limit + 1;
-    const found: Item[] = [];
-    const cost: ListCost = { index: plan.index?.name ?? 'table', queries: 0, itemsRead: 0 };
-    let batch = wanted;
-    do {
-      const result = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          ...(plan.index ? { IndexName: plan.index.name } : { ConsistentRead: true }),
-          KeyConditionExpression: keyCondition,
-          ...(residual.length > 0 ? { FilterExpression: residual.join(' AND ') } : {}),
-          ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
-          ExpressionAttributeValues: values,
-          ScanIndexForward: page.endingBefore !== undefined,
-          Limit: batch,
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      cost.queries += 1;
-      cost.itemsRead += result.ScannedCount ?? 0;
-      found.push(...(result.Items ?? []));
-      startKey = result.LastEvaluatedKey;
-      // With a residual filter, read ahead in proportion to how few items matched so far.
-      const needed = wanted - found.length;
-      batch = residual.length > 0 ? Math.min(1_000, needed * Math.ceil(cost.itemsRead / Math.max(1, found.length))) : needed;
-    } while (found.length < wanted && startKey);
-
-    const data = found.slice(0, page.limit).map(fromItem);
-    if (page.endingBefore !== undefined) data.reverse();
-    return { page: { has_more: found.length > page.limit, data }, cost };
+    const { page: items, cost } = await queryPage(
+      this.client,
+      {
+        TableName: this.table,
+        ...(plan.index ? { IndexName: plan.index.name } : { ConsistentRead: true }),
+        KeyConditionExpression: keyCondition,
+        ...(residual.length > 0 ? { FilterExpression: residual.join(' AND ') } : {}),
+        ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+        ExpressionAttributeValues: values,
+      },
+      page,
+      (cursor) => ({ ...conversationKey(userId, cursor), ...(plan.index ? { [plan.index.partitionKey]: plan.index.value } : {}) }),
+    );
+    return {
+      page: { has_more: items.has_more, data: items.data.map(fromItem) },
+      cost: { index: plan.index?.name ?? 'table', ...cost },
+    };
   }
 
   private async releaseLock(lockKey: { pk: string; sk: string }, conversationId: string): Promise<void> {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../shared/auth/tokens.js';
-import { apiCaller, type TestApi } from '../support/api.js';
+import { apiCaller } from '../support/api.js';
 import { deadEndpoint } from '../support/dead-endpoint.js';
 
 /**

@@ -1,0 +1,61 @@
+import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Page, PageRequest } from '../pagination.js';
+
+type Item = Record<string, unknown>;
+
+/** A list's Query without its paging: table, index, key condition, optional filter. */
+export type ListQuery = Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey' | 'ScanIndexForward'>;
+
+export interface QueryCost {
+  queries: number;
+  itemsRead: number;
+}
+
+/** Reads beyond this per Query are not worth it even when few items match. */
+const MAX_READ_AHEAD = 1_000;
+
+/**
+ * One page of a Stripe-style list over a sort key that is the object id in
+ * creation order. The cursor becomes an ExclusiveStartKey without a read (so
+ * it works after its object is deleted); exactly `limit + 1` matches are
+ * collected, the extra one only telling whether there are more. Without a
+ * filter that is `limit + 1` items read; with one, the reads go on (ahead in
+ * proportion to the match rate so far) until the page is full or the data ends.
+ */
+export async function queryPage(
+  client: DynamoDBDocumentClient,
+  query: ListQuery,
+  page: PageRequest,
+  startKeyOf: (cursorId: string) => Item,
+): Promise<{ page: Page<Item>; cost: QueryCost }> {
+  const cursor = page.startingAfter ?? page.endingBefore;
+  const backwards = page.endingBefore !== undefined;
+  const wanted = page.limit + 1;
+  const found: Item[] = [];
+  const cost: QueryCost = { queries: 0, itemsRead: 0 };
+  let startKey: Item | undefined = cursor === undefined ? undefined : startKeyOf(cursor);
+  let batch = wanted;
+  do {
+    const result = await client.send(
+      new QueryCommand({
+        ...query,
+        // Newest first; ending_before walks towards newer objects and is turned round below.
+        ScanIndexForward: backwards,
+        Limit: batch,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    cost.queries += 1;
+    cost.itemsRead += result.ScannedCount ?? 0;
+    found.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+    const needed = wanted - found.length;
+    batch = query.FilterExpression
+      ? Math.min(MAX_READ_AHEAD, needed * Math.ceil(cost.itemsRead / Math.max(1, found.length)))
+      : needed;
+  } while (found.length < wanted && startKey);
+
+  const data = found.slice(0, page.limit);
+  if (backwards) data.reverse();
+  return { page: { has_more: found.length > page.limit, data }, cost };
+}
