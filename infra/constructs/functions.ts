@@ -1,6 +1,14 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  Architecture,
+  LoggingFormat,
+  ParamsAndSecretsLayerVersion,
+  ParamsAndSecretsVersions,
+  Runtime,
+  Tracing,
+  type FunctionOptions,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
@@ -72,7 +80,10 @@ export class Functions extends Construct {
       this.byRoute.set(route, fn);
     }
 
-    this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy);
+    this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
+      // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
+      paramsAndSecrets: props.authSecret ? ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) : undefined,
+    });
     props.authSecret?.grantRead(this.authorizer);
 
     // Applies to every function's role below this construct.
@@ -82,7 +93,13 @@ export class Functions extends Construct {
     });
   }
 
-  private lambda(name: string, entry: string, environment: Record<string, string>, removalPolicy: RemovalPolicy): NodejsFunction {
+  private lambda(
+    name: string,
+    entry: string,
+    environment: Record<string, string>,
+    removalPolicy: RemovalPolicy,
+    extra: Pick<FunctionOptions, 'paramsAndSecrets'> = {},
+  ): NodejsFunction {
     const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy });
     // An own role without the AWS managed basic-execution policy: logs go to this function's group only.
     const role = new Role(this, `${name}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
@@ -104,6 +121,7 @@ export class Functions extends Construct {
       role,
       environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
       bundling: nodejsBundling,
+      ...extra,
     });
   }
 }

@@ -1,15 +1,16 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { extensionSecret } from './extension-secret.js';
 import type { VerifierSettings } from './tokens.js';
 
 /**
  * Which tokens the authorizer accepts, from the environment the stack (or the
  * local server) sets: a JWKS URL, or an HS256 secret given inline
  * (AUTH_SECRET, local) or by reference (AUTH_SECRET_ARN, the deployed stack,
- * so the secret never appears in the function's configuration).
+ * so the secret never appears in the function's configuration; read through
+ * the Parameters and Secrets Lambda Extension).
  */
 export async function loadVerifierSettings(
   env: NodeJS.ProcessEnv = process.env,
-  readSecret: (arn: string) => Promise<string> = secretsManagerSecret,
+  readSecret: (arn: string) => Promise<string> = (arn) => extensionSecret(arn, env),
 ): Promise<VerifierSettings> {
   if (env.AUTH_SECRET_ARN && !env.AUTH_JWKS_URL && !env.AUTH_SECRET) {
     return verifierSettingsFromEnv({ ...env, AUTH_SECRET: await readSecret(env.AUTH_SECRET_ARN) });
@@ -23,11 +24,4 @@ export function verifierSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): V
   if (env.AUTH_JWKS_URL) return { mode: 'jwks', jwksUrl: env.AUTH_JWKS_URL, issuer, audience };
   if (env.AUTH_SECRET) return { mode: 'secret', secret: env.AUTH_SECRET, issuer, audience };
   throw new Error('Set AUTH_JWKS_URL, AUTH_SECRET or AUTH_SECRET_ARN for the authorizer');
-}
-
-async function secretsManagerSecret(arn: string): Promise<string> {
-  const client = new SecretsManagerClient({ region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION });
-  const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: arn }));
-  if (!SecretString) throw new Error('The authorizer secret has no string value');
-  return SecretString;
 }

@@ -41,6 +41,7 @@ describe('context settings', () => {
         AUTH_AUDIENCE: 'client-1',
         NODE_OPTIONS: '--enable-source-maps',
       });
+      expect(authorizer!.Properties.Layers).toBeUndefined();
       const actions = Object.values(resourcesOf(template, 'AWS::IAM::Policy')).flatMap(({ Properties }) =>
         Properties.PolicyDocument.Statement.flatMap((s: { Action: string | string[] }) => [s.Action].flat()),
       );

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { loadVerifierSettings } from '../../shared/auth/settings.js';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:AuthSecret-AbCdEf';
-const noSecretsManager = async (): Promise<string> => {
-  throw new Error('Secrets Manager must not be called');
+const noSecretRead = async (): Promise<string> => {
+  throw new Error('The secret must not be read');
 };
 
 describe('the authorizer settings', () => {
@@ -11,18 +11,18 @@ describe('the authorizer settings', () => {
     const read: string[] = [];
     const settings = await loadVerifierSettings({ AUTH_SECRET_ARN: ARN, AUTH_ISSUER: 'iss', AUTH_AUDIENCE: 'aud' }, async (arn) => {
       read.push(arn);
-      return 'from-secrets-manager';
+      return 'from-the-extension';
     });
-    expect(settings).toEqual({ mode: 'secret', secret: 'from-secrets-manager', issuer: 'iss', audience: 'aud' });
+    expect(settings).toEqual({ mode: 'secret', secret: 'from-the-extension', issuer: 'iss', audience: 'aud' });
     expect(read).toEqual([ARN]);
   });
 
-  it('prefers an inline AUTH_SECRET (sam local sets it over the stack ARN) and does not call Secrets Manager', async () => {
-    expect(await loadVerifierSettings({ AUTH_SECRET_ARN: ARN, AUTH_SECRET: 'local' }, noSecretsManager)).toMatchObject({ mode: 'secret', secret: 'local' });
+  it('prefers an inline AUTH_SECRET (sam local sets it over the stack ARN) and does not read the secret', async () => {
+    expect(await loadVerifierSettings({ AUTH_SECRET_ARN: ARN, AUTH_SECRET: 'local' }, noSecretRead)).toMatchObject({ mode: 'secret', secret: 'local' });
   });
 
   it('uses the JWKS URL when one is set, treating empty issuer and audience as unset', async () => {
-    expect(await loadVerifierSettings({ AUTH_JWKS_URL: 'https://issuer.example/jwks', AUTH_ISSUER: '', AUTH_AUDIENCE: '' }, noSecretsManager)).toEqual({
+    expect(await loadVerifierSettings({ AUTH_JWKS_URL: 'https://issuer.example/jwks', AUTH_ISSUER: '', AUTH_AUDIENCE: '' }, noSecretRead)).toEqual({
       mode: 'jwks',
       jwksUrl: 'https://issuer.example/jwks',
       issuer: undefined,
@@ -31,6 +31,6 @@ describe('the authorizer settings', () => {
   });
 
   it('refuses to start with no way to verify tokens', async () => {
-    await expect(loadVerifierSettings({ AUTH_SECRET: '', AUTH_SECRET_ARN: '' }, noSecretsManager)).rejects.toThrow(/AUTH_SECRET_ARN/);
+    await expect(loadVerifierSettings({ AUTH_SECRET: '', AUTH_SECRET_ARN: '' }, noSecretRead)).rejects.toThrow(/AUTH_SECRET_ARN/);
   });
 });
