@@ -8,6 +8,12 @@ import { commaSeparated, DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } 
 export interface StackSettings {
   /** Throw-away dev stack: tables, bucket and logs are destroyed with the stack. */
   ephemeral: boolean;
+  /**
+   * A template for `sam local` only: no Parameters and Secrets extension layer
+   * (sam would have to download it from AWS with credentials; locally the
+   * authorizer takes AUTH_SECRET from the env-vars file instead).
+   */
+  samLocal: boolean;
   /** Browser origins allowed to call the API (preflight, gateway responses, CORS_ORIGINS of the functions) and to GET files (bucket CORS); none by default. */
   corsOrigins: string[];
   auth: AuthSettings;
@@ -54,6 +60,7 @@ export function stackSettings(node: Node): StackSettings {
 
   return {
     ephemeral: text('ephemeral') === 'true',
+    samLocal: text('samLocal') === 'true',
     corsOrigins,
     auth: jwksUrl ? { mode: 'jwks', jwksUrl, issuer, audience } : { mode: 'secret', issuer, audience },
     throttling: { rateLimit: integer('throttleRateLimit') ?? 50, burstLimit: integer('throttleBurstLimit') ?? 100 },

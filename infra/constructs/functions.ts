@@ -82,7 +82,8 @@ export class Functions extends Construct {
 
     this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
       // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
-      paramsAndSecrets: props.authSecret ? ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) : undefined,
+      paramsAndSecrets:
+        props.authSecret && !settings.samLocal ? ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) : undefined,
     });
     props.authSecret?.grantRead(this.authorizer);
 

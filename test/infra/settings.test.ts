@@ -51,6 +51,17 @@ describe('context settings', () => {
     }
   });
 
+  it('leaves the secrets extension layer out of a template for sam local (-c samLocal=true)', () => {
+    const { template, remove } = synthesize({ samLocal: 'true' });
+    try {
+      const functions = Object.values(resourcesOf(template, 'AWS::Lambda::Function'));
+      expect(functions.some(({ Properties }) => 'AUTH_SECRET_ARN' in Properties.Environment.Variables)).toBe(true);
+      for (const { Properties } of functions) expect(Properties.Layers).toBeUndefined();
+    } finally {
+      remove();
+    }
+  });
+
   it('lets browsers of the given origins call the API and fetch files, and tells the functions about them', () => {
     const { template, remove } = synthesize({ corsOrigins: 'https://app.example, https://admin.example' });
     try {
