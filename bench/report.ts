@@ -127,7 +127,7 @@ function uploadsSection(uploads: UploadFigures): string {
   return (
     `### Uploads\n\nMedian of ${uploads.runs} uploads of random bytes: POST /v1/attachments (multipart) through the local API, ` +
     `beside a PutObject of the same bytes from the bench process through the same file store to the same S3 stand-in, ` +
-    `and the same request to a path with no route (the gateway reads the body, then answers 403): the client-to-gateway hop alone. ` +
+    `and the same request to a path with no route (the gateway reads the body, then answers 404 route_not_found): the client-to-gateway hop alone. ` +
     `Memory: fresh processes running the UploadAttachment bundle; resident memory after a warm-up upload and a GC (idle), ` +
     `and the kernel's peak (VmHWM, reset first) during one upload, from the invocation payload's JSON to the response; ` +
     `"of which payload" is the peak once the runtime's part is done (JSON text read and parsed into the event), before the handler runs. ` +

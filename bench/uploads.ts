@@ -33,7 +33,7 @@ export interface UploadFigure {
   putObjectMs: number;
   /**
    * The same request to a path with no route: the gateway reads the whole
-   * body and answers 403, so this is the client-to-gateway hop alone.
+   * body and answers 404, so this is the client-to-gateway hop alone.
    */
   bodyTransferMs: number;
   /** API time over PutObject time. */
