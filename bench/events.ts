@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import type { Route } from '../infra/routes.js';
+import { callerIdentity } from '../infra/local/gateway.js';
 
 /**
  * Events as API Gateway (REST, proxy integration) delivers them to a function
@@ -47,23 +48,7 @@ export function proxyEvent({ route, userId, pathParameters, query, form, multipa
       apiId: 'benchapi',
       authorizer: { principalId: userId, integrationLatency: 12 },
       httpMethod: route.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '127.0.0.1',
-        user: null,
-        userAgent: 'bench',
-        userArn: null,
-      },
+      identity: callerIdentity('127.0.0.1', 'bench'),
       path: `/prod${path}`,
       protocol: 'HTTP/1.1',
       requestId,

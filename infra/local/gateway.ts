@@ -212,7 +212,7 @@ function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
       apiId: API_ID,
       authorizer: parts.authorizer,
       httpMethod: method,
-      identity: localIdentity(request),
+      identity: callerIdentity(request.socket.remoteAddress ?? '127.0.0.1', headerValue(request, 'user-agent') ?? null),
       path: `/${parts.stage}${url.pathname}`,
       protocol: `HTTP/${request.httpVersion}`,
       requestId: parts.requestId,
@@ -232,7 +232,8 @@ const safeDecode = (value: string) => {
   }
 };
 
-function localIdentity(request: IncomingMessage): APIGatewayProxyEvent['requestContext']['identity'] {
+/** The caller identity of a request authorized by a Lambda authorizer: only the source and user agent are known. */
+export function callerIdentity(sourceIp: string, userAgent: string | null): APIGatewayProxyEvent['requestContext']['identity'] {
   return {
     accessKey: null,
     accountId: null,
@@ -245,9 +246,9 @@ function localIdentity(request: IncomingMessage): APIGatewayProxyEvent['requestC
     cognitoIdentityId: null,
     cognitoIdentityPoolId: null,
     principalOrgId: null,
-    sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+    sourceIp,
     user: null,
-    userAgent: headerValue(request, 'user-agent') ?? null,
+    userAgent,
     userArn: null,
   };
 }
