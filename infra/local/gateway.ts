@@ -48,15 +48,19 @@ export function createGateway(options: GatewayOptions) {
   const bearer = new RegExp(BEARER_HEADER_PATTERN);
   const matchers = options.routes.map((loaded) => ({ ...loaded, pattern: pathPattern(loaded.route.path) }));
 
-  async function authorize(token: string, methodArn: string): Promise<APIGatewayAuthorizerResult | undefined> {
+  /**
+   * API Gateway answers an authorizer that throws "Unauthorized" with 401 and
+   * any other failure (a secret it cannot read, a bug) with 500; it caches neither.
+   */
+  async function authorize(token: string, methodArn: string): Promise<APIGatewayAuthorizerResult | 'unauthorized' | 'failed'> {
     const cached = authorizerCache.get(token);
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
       const result = await options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn });
       authorizerCache.set(token, { result, expires: Date.now() + cacheMs });
       return result;
-    } catch {
-      return undefined; // API Gateway answers a thrown "Unauthorized" with 401 and caches nothing.
+    } catch (error) {
+      return error instanceof Error && error.message === 'Unauthorized' ? 'unauthorized' : 'failed';
     }
   }
 
@@ -96,7 +100,8 @@ export function createGateway(options: GatewayOptions) {
       if (!authorization || !bearer.test(authorization)) return answer('UNAUTHORIZED');
       const methodArn = `arn:aws:execute-api:${region}:${ACCOUNT}:${API_ID}/${stage}/${method}${url.pathname}`;
       const decision = await authorize(authorization, methodArn);
-      if (!decision) return answer('UNAUTHORIZED');
+      if (decision === 'unauthorized') return answer('UNAUTHORIZED');
+      if (decision === 'failed') return answer('DEFAULT_5XX');
       if (!allows(decision, methodArn)) return answer('ACCESS_DENIED', decision.context ?? {});
 
       const event = proxyEvent({
