@@ -38,9 +38,9 @@ export interface LocalApi {
 }
 
 /**
- * The API as `npm start` serves it: dynalite in this process, the tables
- * created from the code's definitions, and the gateway emulator in front of
- * the real handler modules.
+ * The API as `npm start` serves it: dynalite and the S3 stand-in in this
+ * process, the tables created from the code's definitions, and the gateway
+ * emulator in front of the real handler modules.
  */
 export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
   const host = options.host ?? '127.0.0.1';
@@ -48,6 +48,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   const stoppers: (() => Promise<void>)[] = [];
 
   let dynamodbEndpoint = options.env?.DYNAMODB_ENDPOINT ?? process.env.DYNAMODB_ENDPOINT;
+  // Tables are created on the embedded dynalite only: another endpoint is someone else's to set up.
+  const embeddedDynamodb = !dynamodbEndpoint;
   if (!dynamodbEndpoint) {
     const dynamodb = await startDynalite(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'), options.dynamodbPort);
     stoppers.push(dynamodb.close);
@@ -79,7 +81,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     AWS_LAMBDA_INITIALIZATION_TYPE: process.env.AWS_LAMBDA_INITIALIZATION_TYPE ?? 'on-demand',
     ...options.env,
   });
-  if (!options.env?.DYNAMODB_ENDPOINT) {
+  if (embeddedDynamodb) {
     const names = config();
     await ensureTables(dynamodbEndpoint, region, {
       [names.conversationsTable]: conversationsTable,

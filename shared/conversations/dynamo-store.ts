@@ -269,11 +269,11 @@ function toItem(userId: string, conversation: Conversation): Item {
   return {
     ...conversationKey(userId, conversation.id),
     ...conversation,
-    muted_key: flagKey(userId, conversation.is_muted),
-    pinned_key: flagKey(userId, conversation.is_pinned),
-    archived_key: flagKey(userId, conversation.archived_at !== null),
-    ...(conversation.group_id ? { group_key: groupKey(userId, conversation.group_id) } : {}),
-    ...(conversation.contact_id ? { contact_key: contactKey(userId, conversation.contact_id) } : {}),
+    [conversationIndexes.muted.partitionKey]: flagKey(userId, conversation.is_muted),
+    [conversationIndexes.pinned.partitionKey]: flagKey(userId, conversation.is_pinned),
+    [conversationIndexes.archived.partitionKey]: flagKey(userId, conversation.archived_at !== null),
+    ...(conversation.group_id ? { [conversationIndexes.group.partitionKey]: groupKey(userId, conversation.group_id) } : {}),
+    ...(conversation.contact_id ? { [conversationIndexes.contact.partitionKey]: contactKey(userId, conversation.contact_id) } : {}),
   };
 }
 

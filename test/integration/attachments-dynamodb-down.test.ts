@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { deadEndpoint, storedFileKeys, upload } from '../support/attachments.js';
+import { storedFileKeys, upload } from '../support/attachments.js';
+import { deadEndpoint } from '../support/dead-endpoint.js';
 
 // DynamoDB is down (nothing listens on its port); the local S3 is up and shows what was left in it.
 let t: TestApi;

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoAttachmentStore } from '../../shared/attachments/dynamo-store.js';
 import { newId } from '../../shared/ids.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { deadEndpoint, upload } from '../support/attachments.js';
+import { upload } from '../support/attachments.js';
+import { deadEndpoint } from '../support/dead-endpoint.js';
 
 // S3 is down (nothing listens on its port); DynamoDB is up and shows what was written.
 let t: TestApi;

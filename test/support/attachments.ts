@@ -80,4 +80,3 @@ export async function storedFileKeys(s3Endpoint: string, bucket = 'attachments')
   }
 }
 
-export { deadEndpoint } from './dead-endpoint.js';
