@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { signToken } from '../shared/auth/tokens.js';
 import type { App } from '../shared/app.js';
-import { DynamoConversationStore, putConversations } from '../shared/conversations/dynamo-store.js';
+import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
+import { putConversations } from './seed-conversations.js';
 import { fileOf } from './multipart.js';
 import { population } from './population.js';
 

@@ -1,5 +1,6 @@
 import type { App } from '../shared/app.js';
-import { DynamoConversationStore, putConversations } from '../shared/conversations/dynamo-store.js';
+import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
+import { putConversations } from './seed-conversations.js';
 import type { ConversationFilter } from '../shared/conversations/model.js';
 import { population, type Population } from './population.js';
 import { round } from './stats.js';

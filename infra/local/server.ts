@@ -44,6 +44,8 @@ export interface LocalApi {
   s3Endpoint: string;
   /** The configuration the handlers run with (table names, endpoints). */
   config: Config;
+  /** The App (clients, services) the handlers run on. */
+  app: App;
   close(): Promise<void>;
 }
 
@@ -106,6 +108,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       CONVERSATIONS_TABLE: tables.conversations,
       ATTACHMENTS_TABLE: tables.attachments,
       IDEMPOTENCY_TABLE: tables.idempotency,
+      // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
+      ...options.env,
     };
     const config: Config = { ...readConfig(handlerEnv), credentials };
     const app = new App(config);
@@ -145,6 +149,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       dynamodbEndpoint,
       s3Endpoint,
       config,
+      app,
       close: stopAll,
     };
   } catch (error) {

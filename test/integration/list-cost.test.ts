@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { population } from '../../bench/population.js';
 import { App } from '../../shared/app.js';
-import { DynamoConversationStore, putConversations } from '../../shared/conversations/dynamo-store.js';
+import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
+import { putConversations } from '../../bench/seed-conversations.js';
 import type { Conversation, ConversationFilter } from '../../shared/conversations/model.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
