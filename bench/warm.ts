@@ -43,7 +43,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
   const [getId, updateId] = fixture.conversationIds as [string, string];
   const [attachmentId] = fixture.attachmentIds as [string];
   const { store, userId } = fixture;
-  const attachmentStore = new DynamoAttachmentStore(fixture.app.dynamo, fixture.app.config.attachmentsTable);
+  const attachmentStore = new DynamoAttachmentStore(fixture.app.dynamo, fixture.app.config.attachmentsTable, fixture.app.config.conversationsTable);
   return [
     {
       endpoint: 'GET /v1/conversations/:id',

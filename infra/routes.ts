@@ -60,6 +60,9 @@ export const routes: readonly Route[] = [
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
 
+/** The function that removes what hangs off removed items, fed by the tables' streams (tables.ts `stream`). */
+export const CLEANUP_ENTRY = 'functions/cleanup.ts';
+
 /** Media types API Gateway must pass through as binary (base64), else uploads arrive corrupted. */
 export const BINARY_MEDIA_TYPES = ['multipart/form-data'];
 

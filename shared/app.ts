@@ -42,9 +42,8 @@ export class App {
       'attachments',
       () =>
         new AttachmentService(
-          new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable),
+          new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable, this.config.conversationsTable),
           new S3FileStore(this.s3, this.config.filesBucket, this.config.fileUrlTtlSeconds),
-          this.conversations,
         ),
     );
   }

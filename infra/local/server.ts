@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,11 +9,12 @@ import { App } from '../../shared/app.js';
 import { readConfig, type Config, type Environment } from '../../shared/config.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
-import { AUTHORIZER_ENTRY, routes } from '../routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../routes.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
+import { startStreamPoller } from './stream-poller.js';
 import { createGateway, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 
 export { REPOSITORY_ROOT };
@@ -120,6 +122,20 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const loaded: LoadedRoute[] = await Promise.all(
       routes.map(async (route) => ({ route, handler: ((await loadModule(route.entry)).handler as HttpHandler).withApp(app) })),
     );
+    if (createTables) {
+      // Where this server owns the tables, it also runs what the stack's event source mapping runs: the cleanup.
+      const cleanup = (await loadModule(CLEANUP_ENTRY)).handler as { withApp(app: App): (event: DynamoDBStreamEvent) => Promise<void> };
+      const poller = startStreamPoller({
+        endpoint: dynamodbEndpoint,
+        region,
+        credentials,
+        tables: Object.entries({ [tables.conversations]: conversationsTable, [tables.attachments]: attachmentsTable })
+          .filter(([, definition]) => definition.stream)
+          .map(([name]) => name),
+        handler: cleanup.withApp(app),
+      });
+      stoppers.push(poller.stop);
+    }
     const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withEnv(env: Environment): TokenAuthorizer }).withEnv(handlerEnv);
     const openApiJson = JSON.stringify(loadOpenApi());
     const server = createServer(

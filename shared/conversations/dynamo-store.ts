@@ -1,8 +1,9 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../ids.js';
 import { nowSeconds } from '../time.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
-import { conversationKey, type ItemKey } from '../dynamo/keys.js';
+import { conversationKey } from '../dynamo/keys.js';
+import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { counterpartOf, fromItem, toItem, updateExpression } from './item-codec.js';
@@ -19,12 +20,11 @@ import {
 import { holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js';
 
 /**
- * A uniqueness record younger than this may belong to a create that is still
- * writing its conversation; an older one that points at nothing is left over
- * from a failed create and gets repaired.
+ * Creates that met another create's transaction on the same uniqueness record
+ * try again this often (the other one has then committed or failed); only
+ * liveness depends on it, never correctness.
  */
-const CREATE_LEASE_MS = 3_000;
-const CREATE_DEADLINE_MS = 10_000;
+const CONFLICT_ATTEMPTS = 10;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -40,37 +40,39 @@ export class DynamoConversationStore implements ConversationStore {
   ) {}
 
   /**
-   * One conversation per (user, contact) and (user, group) without
-   * transactions: a conditional put of a uniqueness record elects the single
-   * creator, which then writes the conversation. Losers read the winner's
-   * conversation. A record left pointing at nothing by a failed create is
-   * removed once its lease is over, so it never blocks the user.
+   * One conversation per (user, contact) and (user, group): the uniqueness
+   * record and the conversation are written in one transaction, each on the
+   * condition that it does not exist yet. Exactly one concurrent create
+   * commits; the others find the record and answer with its conversation.
+   * The token makes the SDK's retry of a transaction whose answer was lost a
+   * no-op that answers success, never a second conversation.
    */
   async findOrCreate(userId: string, counterpart: Counterpart): Promise<{ conversation: Conversation; created: boolean }> {
-    const lockKey = uniquenessKey(userId, counterpart);
-    const deadline = Date.now() + CREATE_DEADLINE_MS;
-    while (Date.now() < deadline) {
-      const { Item: lock } = await this.client.send(new GetCommand({ TableName: this.table, Key: lockKey, ConsistentRead: true }));
-      if (lock) {
-        const conversationId = holderOf(lock);
-        const existing = await this.get(userId, conversationId);
-        if (existing) return { conversation: existing, created: false };
-        if (Date.now() - (lock.locked_at_ms as number) < CREATE_LEASE_MS) {
-          await sleep(25);
-        } else {
-          await this.releaseLock(lockKey, conversationId);
-        }
-        continue;
-      }
+    for (let attempt = 1; ; attempt += 1) {
       const conversation = newConversation(newId('conv'), counterpart, nowSeconds());
-      const elected = await unlessConditionFails(
-        this.client.send(new PutCommand({ TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...ABSENT })),
+      const outcome = await transactWrite(
+        this.client,
+        [
+          { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...ABSENT } },
+          { Put: { TableName: this.table, Item: toItem(userId, conversation), ...ABSENT } },
+        ],
+        requestToken('create-conversation', userId, conversation.id),
       );
-      if (!elected) continue;
-      await this.client.send(new PutCommand({ TableName: this.table, Item: toItem(userId, conversation), ...ABSENT }));
-      return { conversation, created: true };
+      if (outcome.committed) return { conversation, created: true };
+      const existing = await this.holderOf(userId, counterpart);
+      if (existing) return { conversation: existing, created: false };
+      // Nothing holds the place: the other create failed, or its conversation was deleted since. Try again.
+      if (attempt >= CONFLICT_ATTEMPTS) throw new ConcurrentWrite();
+      await sleep(Math.random() * Math.min(1_000, 20 * 2 ** attempt));
     }
-    throw new Error(`Conversation create for ${counterpart.kind} did not settle in ${CREATE_DEADLINE_MS} ms`);
+  }
+
+  /** The conversation that holds the (user, counterpart) place, read consistently. */
+  private async holderOf(userId: string, counterpart: Counterpart): Promise<Conversation | undefined> {
+    const { Item: record } = await this.client.send(
+      new GetCommand({ TableName: this.table, Key: uniquenessKey(userId, counterpart), ConsistentRead: true }),
+    );
+    return record ? this.get(userId, holderOf(record)) : undefined;
   }
 
   async get(userId: string, id: string): Promise<Conversation | undefined> {
@@ -96,34 +98,39 @@ export class DynamoConversationStore implements ConversationStore {
     return updated?.Attributes ? fromItem(updated.Attributes) : undefined;
   }
 
-  async markActive(userId: string, id: string, at: number): Promise<boolean> {
-    const marked = await unlessConditionFails(
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: conversationKey(userId, id),
-          UpdateExpression: 'SET #at = :at',
-          ConditionExpression: EXISTS.ConditionExpression,
-          ExpressionAttributeNames: { '#at': 'last_active_at', ...EXISTS.ExpressionAttributeNames },
-          ExpressionAttributeValues: { ':at': at },
-        }),
-      ),
-    );
-    return marked !== undefined;
-  }
-
   /**
-   * The conversation goes first, then its uniqueness record: a failure in
-   * between leaves a record pointing at nothing, which the next create repairs,
-   * never a conversation that a second create could duplicate.
+   * The conversation and its uniqueness record go in one transaction, so a
+   * later create for that contact or group makes a new conversation and
+   * never meets a record of a conversation that is gone. What hangs off the
+   * conversation (its attachments) is removed from the table's stream
+   * (functions/cleanup.ts). The token comes from the API request: the SDK's
+   * retry after a lost answer is a no-op that answers success, not a 404 for
+   * the request that deleted; another DELETE request is a request of its own
+   * and finds nothing (404).
    */
-  async remove(userId: string, id: string): Promise<boolean> {
-    const removed = await unlessConditionFails(
-      this.client.send(new DeleteCommand({ TableName: this.table, Key: conversationKey(userId, id), ...EXISTS, ReturnValues: 'ALL_OLD' })),
+  async remove(userId: string, id: string, requestId: string): Promise<boolean> {
+    const conversation = await this.get(userId, id);
+    if (!conversation) return false;
+    const outcome = await transactWrite(
+      this.client,
+      [
+        { Delete: { TableName: this.table, Key: conversationKey(userId, id), ...EXISTS } },
+        {
+          Delete: {
+            TableName: this.table,
+            Key: uniquenessKey(userId, counterpartOf(conversation)),
+            ConditionExpression: '#holder = :id',
+            ExpressionAttributeNames: { '#holder': 'conversation_id' },
+            ExpressionAttributeValues: { ':id': id },
+          },
+        },
+      ],
+      requestToken('delete-conversation', userId, id, requestId),
     );
-    if (!removed) return false;
-    if (removed.Attributes) await this.releaseLock(uniquenessKey(userId, counterpartOf(fromItem(removed.Attributes))), id);
-    return true;
+    if (outcome.committed) return true;
+    // Another request deleted it first (or is deleting it now): this one deleted nothing.
+    if (outcome.conflict) throw new ConcurrentWrite();
+    return false;
   }
 
   async list(userId: string, filter: ConversationFilter, page: PageRequest): Promise<{ page: Page<Conversation>; cost: ListCost }> {
@@ -134,19 +141,5 @@ export class DynamoConversationStore implements ConversationStore {
       page: { has_more: items.has_more, data: items.data.map(fromItem) },
       cost: { index: plan.index?.name ?? 'table', ...cost },
     };
-  }
-
-  private async releaseLock(lockKey: ItemKey, conversationId: string): Promise<void> {
-    await unlessConditionFails(
-      this.client.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: lockKey,
-          ConditionExpression: '#holder = :id',
-          ExpressionAttributeNames: { '#holder': 'conversation_id' },
-          ExpressionAttributeValues: { ':id': conversationId },
-        }),
-      ),
-    );
   }
 }

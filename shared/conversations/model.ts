@@ -47,16 +47,9 @@ export interface ConversationStore {
   get(userId: string, id: string): Promise<Conversation | undefined>;
   /** Applies only the given fields in one write; undefined when there is no such conversation. */
   update(userId: string, id: string, changes: ConversationChanges): Promise<Conversation | undefined>;
-  /** Sets last_active_at; false when there is no such conversation. */
-  markActive(userId: string, id: string, at: number): Promise<boolean>;
-  /** Removes the conversation record; false when there was none. */
-  remove(userId: string, id: string): Promise<boolean>;
+  /** Removes the conversation and its uniqueness record in one write; false when there was none. */
+  remove(userId: string, id: string, requestId: string): Promise<boolean>;
   list(userId: string, filter: ConversationFilter, page: PageRequest): Promise<{ page: Page<Conversation>; cost: ListCost }>;
-}
-
-/** Something that belongs to a conversation and goes when it is deleted (attachments, messages). */
-export interface ConversationDependent {
-  removeAllOf(userId: string, conversationId: string): Promise<void>;
 }
 
 export function newConversation(id: string, counterpart: Counterpart, createdAt: number): Conversation {

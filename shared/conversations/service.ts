@@ -3,7 +3,6 @@ import type { Page, PageRequest } from '../pagination.js';
 import type {
   Conversation,
   ConversationChanges,
-  ConversationDependent,
   ConversationFilter,
   ConversationStore,
   Counterpart,
@@ -27,17 +26,12 @@ export class ConversationService {
   }
 
   /**
-   * What belongs to the conversation (the dependents the caller names:
-   * attachments, later messages) goes first, the conversation last: if
-   * anything fails midway the conversation is still there and a retried
-   * DELETE finishes the job, and nothing is left pointing at a conversation
-   * that no longer exists. The dependents are a parameter, not wiring, so
-   * that only the delete function bundles what they need (the S3 client).
+   * The conversation (and its uniqueness record) goes in one write, and the
+   * answer comes; its attachments follow from the table's stream
+   * (functions/cleanup.ts), a process that retries until it is done.
    */
-  async deleteConversation(userId: string, id: string, dependents: readonly ConversationDependent[]): Promise<void> {
-    await this.getConversation(userId, id);
-    for (const dependent of dependents) await dependent.removeAllOf(userId, id);
-    if (!(await this.store.remove(userId, id))) notFound(id);
+  async deleteConversation(userId: string, id: string, requestId: string): Promise<void> {
+    if (!(await this.store.remove(userId, id, requestId))) notFound(id);
   }
 
   listConversations(
@@ -46,11 +40,6 @@ export class ConversationService {
     page: PageRequest,
   ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
     return this.store.list(userId, filter, page);
-  }
-
-  /** Whether the user has this conversation, and if so, mark it active now. */
-  markActive(userId: string, id: string, at: number): Promise<boolean> {
-    return this.store.markActive(userId, id, at);
   }
 }
 

@@ -308,28 +308,4 @@ describe('isolation of two users', () => {
   });
 });
 
-describe('deleting a conversation', () => {
-  it('removes all its attachments, records and files, even more than 25, and nothing else', async () => {
-    const user = 'bulk';
-    const conversationId = await conversationOf(user, 'erin');
-    const kept = (await upload(t, user, { bytes: 'kept', filename: 'kept.txt' })).body;
-    const inConversation: string[] = [];
-    for (let i = 0; i < 30; i += 1) {
-      const response = await upload(t, user, { bytes: `n${i}`, filename: `n${i}.txt` }, { conversation_id: conversationId });
-      expect(response.status).toBe(201);
-      inConversation.push(response.body.id);
-    }
-    const keysBefore = await storedFileKeys(t.api.s3Endpoint);
-    for (const id of inConversation) expect(keysBefore).toContain(fileKey(user, id));
-
-    const response = await t.call(user, 'DELETE', `/v1/conversations/${conversationId}`);
-    expect(response.status).toBe(200);
-
-    const list = await t.call(user, 'GET', '/v1/attachments?limit=100');
-    expect(list.body.data.map((a: { id: string }) => a.id)).toEqual([kept.id]);
-    const keysAfter = await storedFileKeys(t.api.s3Endpoint);
-    for (const id of inConversation) expect(keysAfter).not.toContain(fileKey(user, id));
-    expect(keysAfter).toContain(fileKey(user, kept.id));
-    expect((await t.call(user, 'GET', `/v1/attachments/${inConversation[0]}`)).status).toBe(404);
-  });
-});
+// Deleting a conversation removes its attachments from the table's stream: test/integration/cleanup.test.ts.
