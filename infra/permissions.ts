@@ -47,6 +47,19 @@ function tableResources({ arn, definition }: TableArn): string[] {
   return [arn, ...definition.indexes.map((index) => `${arn}/index/${index.name}`)];
 }
 
+/**
+ * The cleanup function (functions/cleanup.ts): it finds a removed
+ * conversation's attachment records with a Query of the attachments table
+ * (not an index), deletes them in batches, and deletes removed attachments'
+ * files. The stream reads come with the event source mapping (granted by CDK).
+ */
+export function cleanupPermissions(arns: DataArns): Permission[] {
+  return [
+    { actions: ['dynamodb:Query', 'dynamodb:BatchWriteItem'], resources: [arns.attachments.arn] },
+    { actions: [FILE_ACTIONS.delete], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
+  ];
+}
+
 export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns: DataArns): Permission[] {
   const { access } = route;
   const permissions: Permission[] = [];

@@ -38,8 +38,8 @@ export const routes: readonly Route[] = [
     method: 'DELETE',
     path: '/v1/conversations/{id}',
     entry: 'functions/conversations/delete.ts',
-    // Deleting a conversation removes its attachments, records and files.
-    access: { conversations: 'write', attachments: 'write', files: ['delete'] },
+    // The conversation and its uniqueness record; its attachments go from the stream (CLEANUP_ENTRY).
+    access: { conversations: 'write' },
   },
   // Every answer that shows an attachment presigns its file_url, hence files: ['get'].
   { name: 'ListAttachments', method: 'GET', path: '/v1/attachments', entry: 'functions/attachments/list.ts', access: { attachments: 'read', files: ['get'] } },
@@ -50,12 +50,14 @@ export const routes: readonly Route[] = [
     entry: 'functions/attachments/upload.ts',
     binaryBody: true,
     idempotent: true,
-    // conversations: it sets last_active_at; files delete: it removes the file when the record write fails.
+    // conversations: its transaction checks the conversation and sets last_active_at; files delete: it removes
+    // the file when the record was certainly not written.
     access: { attachments: 'write', conversations: 'write', files: ['put', 'get', 'delete'] },
   },
   { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', files: ['get'] } },
   { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } },
-  { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write', files: ['delete'] } },
+  // The record; its file goes from the stream (CLEANUP_ENTRY).
+  { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write' } },
 ];
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';

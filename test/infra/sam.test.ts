@@ -13,9 +13,10 @@ import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 // function: the asset directory (from CDK's asset metadata) and a handler that
 // names a module file in it, which Node loads as ESM and which exports it.
 let synthesized: Synthesized;
+// Bundles every function (12 esbuild runs): minutes, not seconds, on a busy 2-core machine.
 beforeAll(() => {
   synthesized = synthesize({}, { bundle: true });
-});
+}, 240_000);
 afterAll(() => synthesized?.remove());
 
 const functions = () => Object.entries(resourcesOf(synthesized.template, 'AWS::Lambda::Function'));
