@@ -87,7 +87,18 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       shard.closed = true;
       return false;
     }
-    const { Records = [], NextShardIterator } = await streams.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: BATCH_SIZE }));
+    let batch;
+    try {
+      batch = await streams.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: BATCH_SIZE }));
+    } catch (error) {
+      // An iterator expires after 15 minutes; a sequence number can fall out of the 24-hour window.
+      const name = (error as Error).name;
+      if (name !== 'ExpiredIteratorException' && name !== 'TrimmedDataAccessException') throw error;
+      shard.iterator = undefined;
+      if (name === 'TrimmedDataAccessException') shard.after = undefined;
+      return true;
+    }
+    const { Records = [], NextShardIterator } = batch;
     const removals = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(isRemoval);
     if (removals.length > 0) await options.handler({ Records: removals });
     const last = Records.at(-1)?.dynamodb?.SequenceNumber;
