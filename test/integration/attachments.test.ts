@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileKey } from '../../shared/dynamo/keys.js';
+import { eventually } from '../support/eventually.js';
 import { startTestApi, type CallInit, type TestApi } from '../support/api.js';
 import { download, sha256, storedFileKeys, upload } from '../support/attachments.js';
 
@@ -171,14 +172,16 @@ describe('get, rename and delete', () => {
     expect(response.status).toBe(404);
   });
 
-  it('deletes the record and the file; a second delete is 404', async () => {
+  it('deletes the record at once and the file right after; a second delete is 404', async () => {
     const uploaded = await upload(t, 'deleter', { bytes: 'bye', filename: 'bye.txt' });
     const id = uploaded.body.id;
     const response = await t.call('deleter', 'DELETE', `/v1/attachments/${id}`);
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ id, deleted: true });
     expect((await t.call('deleter', 'GET', `/v1/attachments/${id}`)).status).toBe(404);
-    expect(await storedFileKeys(t.api.s3Endpoint)).not.toContain(fileKey('deleter', id));
+    // The file follows from the table's stream.
+    const keys = await eventually(() => storedFileKeys(t.api.s3Endpoint), (stored) => !stored.includes(fileKey('deleter', id)));
+    expect(keys).not.toContain(fileKey('deleter', id));
     expect((await download(uploaded.body.file_url)).status).toBe(404);
     const again = await t.call('deleter', 'DELETE', `/v1/attachments/${id}`);
     expect(again.status).toBe(404);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileKey } from '../../shared/dynamo/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { storedFileKeys, upload } from '../support/attachments.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Deletes answer once what the API shows is gone; what hangs off it (a
@@ -13,16 +14,6 @@ beforeAll(async () => {
   t = await startTestApi();
 });
 afterAll(() => t?.close());
-
-/** Polls until `check` holds (the cleanup runs after the answer); fails with the last state after 20 s. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const filesOf = async (userId: string) => (await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.startsWith(fileKey(userId, '')));
 
