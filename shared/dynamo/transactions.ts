@@ -26,6 +26,19 @@ export type Outcome = { committed: true } | { committed: false; conditionFailed:
  * error (unreachable, throttled) is thrown.
  */
 export async function transactWrite(client: DynamoDBDocumentClient, items: TransactItem[], token: string): Promise<Outcome> {
+  for (let attempt = 1; ; attempt += 1) {
+    const outcome = await attemptTransaction(client, items, token);
+    // A conflict wrote nothing: try again shortly (with the same token: the request is the same), a few times;
+    // still conflicting, it is the answer (503, retryable).
+    if (outcome.committed || !outcome.conflict || outcome.conditionFailed.includes(true) || attempt >= CONFLICT_ATTEMPTS) return outcome;
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
+  }
+}
+
+/** Transactions that met another one on the same items are sent again this often before the conflict is the answer. */
+const CONFLICT_ATTEMPTS = 5;
+
+async function attemptTransaction(client: DynamoDBDocumentClient, items: TransactItem[], token: string): Promise<Outcome> {
   try {
     await client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: token }));
     return { committed: true };
