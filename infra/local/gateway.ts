@@ -8,6 +8,7 @@ import type {
 } from 'aws-lambda';
 import { config } from '../../shared/config.js';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
+import { dictionary } from '../../shared/http/dictionary.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, type Route } from '../routes.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
@@ -74,7 +75,7 @@ export function createGateway(options: GatewayOptions) {
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const method = (request.method ?? 'GET').toUpperCase();
-      const publicRoute = options.publicRoutes?.[url.pathname];
+      const publicRoute = options.publicRoutes && Object.hasOwn(options.publicRoutes, url.pathname) ? options.publicRoutes[url.pathname] : undefined;
       if (publicRoute && method === 'GET') {
         for (const [name, value] of Object.entries(corsHeaders(origin, allowedOrigins))) response.setHeader(name, value);
         return publicRoute(request, response);
@@ -180,16 +181,17 @@ interface EventParts {
 
 function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
   const { request, url, method, route, body } = parts;
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Client-chosen names: null-prototype maps, so `constructor` or `__proto__` are just names.
+  const headers = dictionary<string>();
+  const multiValueHeaders = dictionary<string[]>();
   for (let i = 0; i < request.rawHeaders.length; i += 2) {
     const name = request.rawHeaders[i]!;
     const value = request.rawHeaders[i + 1]!;
     headers[name] = value;
     (multiValueHeaders[name] ??= []).push(value);
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query = dictionary<string>();
+  const multiQuery = dictionary<string[]>();
   for (const [name, value] of url.searchParams) {
     query[name] = value;
     (multiQuery[name] ??= []).push(value);
@@ -197,9 +199,8 @@ function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
   const contentType = (headerValue(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const binary = BINARY_MEDIA_TYPES.includes(contentType);
   const hasBody = body.length > 0;
-  const pathParameters = Object.fromEntries(
-    Object.entries(parts.pathParameters).map(([name, value]) => [name, safeDecode(value)]),
-  );
+  const pathParameters = dictionary<string>();
+  for (const [name, value] of Object.entries(parts.pathParameters)) pathParameters[name] = safeDecode(value);
   return {
     resource: route.path,
     path: url.pathname,

@@ -1,5 +1,6 @@
 import busboy from 'busboy';
 import { ApiError, bodyInvalid, fileTooLarge, parameterInvalid, unsupportedMediaType } from '../http/errors.js';
+import { dictionary } from '../http/dictionary.js';
 import { mediaTypeOf, rawBody, type ApiRequest } from '../http/request.js';
 
 /**
@@ -61,7 +62,7 @@ export function parseMultipart(body: Buffer, contentType: string, limits: Multip
       return;
     }
 
-    const form: MultipartForm = { fields: {}, files: [] };
+    const form: MultipartForm = { fields: dictionary(), files: [] };
     let failure: ApiError | undefined;
     let settled = false;
     // The first problem found is the one reported; parsing runs to its end regardless.

@@ -3,25 +3,44 @@ import { config } from '../config.js';
 import { recordFailure, recordRequest } from '../observability.js';
 import { corsHeaders } from './cors.js';
 import { ApiError, authenticationFailed, errorBody, internalError, serviceUnavailable } from './errors.js';
-import { lowerCaseHeaders, requestIdOf, userIdOf, type ApiRequest } from './request.js';
+import { readParams, type Parsed, type ParamSpec } from './params.js';
+import { lowerCaseHeaders, queryOf, requestIdOf, userIdOf, type ApiRequest } from './request.js';
 import { toProxyResult, type ApiResponse } from './response.js';
 import { isBackendUnavailable } from './unavailable.js';
 
-export type Endpoint = (request: ApiRequest) => Promise<ApiResponse>;
+export type Endpoint<Q = Record<string, never>> = (request: ApiRequest & { query: Q }) => Promise<ApiResponse>;
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+export interface Accepts<S extends ParamSpec> {
+  /** The query parameters the route takes and how each is read; none when omitted. */
+  query?: S;
+}
 
 /**
  * Turns an endpoint into a Lambda proxy handler: the one place where typed
  * errors become responses, where nothing internal leaks into a body, and
- * where every response gets its CORS headers and its log line.
+ * where every response gets its CORS headers and its log line. It also
+ * reads the query string against what the route accepts, so that every
+ * route, lists and the rest alike, refuses a parameter it does not know
+ * (400 parameter_unknown) before the endpoint runs.
  */
-export function httpHandler(endpoint: Endpoint): ProxyHandler {
+export function httpHandler<S extends ParamSpec = Record<string, never>>(
+  endpoint: Endpoint<Parsed<S>>,
+  accepts: Accepts<S> = {},
+): ProxyHandler {
+  const querySpec = accepts.query ?? ({} as S);
   return async (event) => {
     const startedAt = performance.now();
     const requestId = requestIdOf(event);
     const headers = lowerCaseHeaders(event);
     const userId = userIdOf(event);
-    const result = await respond(endpoint, event, requestId, headers, userId);
+    const result = await respond(
+      (request) => endpoint({ ...request, query: readParams(queryOf(event), querySpec) }),
+      event,
+      requestId,
+      headers,
+      userId,
+    );
     result.headers = { ...result.headers, ...corsHeaders(headers.origin, config().corsOrigins) };
     recordRequest({
       requestId,
@@ -36,7 +55,7 @@ export function httpHandler(endpoint: Endpoint): ProxyHandler {
 }
 
 async function respond(
-  endpoint: Endpoint,
+  endpoint: (request: ApiRequest) => Promise<ApiResponse>,
   event: APIGatewayProxyEvent,
   requestId: string,
   headers: Record<string, string>,
