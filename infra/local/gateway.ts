@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -294,4 +295,37 @@ export function sendGatewayResponse(
     ...extraHeaders,
   });
   response.end(body);
+}
+
+/**
+ * Node's HTTP parser refuses some requests before any listener sees them (a
+ * header section over its limit, bytes a request line or header may not
+ * hold, Content-Length together with Transfer-Encoding). Node would answer
+ * a bare 400/431 with no body; this answers in the error shape of the
+ * gateway responses (DEFAULT_4XX, with Node's status) and an x-request-id.
+ * On AWS such requests stop at API Gateway's front end, whose answers are
+ * its own and not the stack's gateway responses (docs say what differs).
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const requestId = randomUUID();
+  const definition = gatewayResponses.DEFAULT_4XX;
+  const message =
+    status === 431 ? 'The request headers are too large' : status === 408 ? 'The request did not arrive in time' : 'The request is not valid HTTP';
+  const body = JSON.stringify(errorBody({ type: definition.type, code: String(definition.code), message }, requestId));
+  socket.end(
+    [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      'content-type: application/json; charset=utf-8',
+      `content-length: ${Buffer.byteLength(body)}`,
+      `x-request-id: ${requestId}`,
+      'connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
 }

@@ -11,7 +11,7 @@ import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
-import { createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
+import { answerClientError, createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
 
 export { REPOSITORY_ROOT };
 
@@ -108,6 +108,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       },
     }),
   );
+  server.on('clientError', answerClientError);
   await listen(server, host, options.port ?? 3000);
   const { port } = server.address() as AddressInfo;
 
