@@ -148,11 +148,11 @@ describe('class 4: every route refuses unknown query parameters', () => {
 
 describe('class 5: a file part whose Content-Type cannot be parsed takes its type from the extension', () => {
   it.each([
-    ['unparsable', ['Content-Type: ;;;'], 'application/pdf'],
-    ['absent', [], 'application/pdf'],
-    ['a bare word', ['Content-Type: pdf'], 'application/pdf'],
-    ['text/plain, said explicitly', ['Content-Type: Text/Plain; charset=utf-8'], 'text/plain'],
-  ])('Content-Type %s on g.pdf is stored as %s', async (_, typeHeader, expected) => {
+    { label: 'unparsable (;;;)', typeHeader: ['Content-Type: ;;;'], expected: 'application/pdf' },
+    { label: 'absent', typeHeader: [], expected: 'application/pdf' },
+    { label: 'a bare word', typeHeader: ['Content-Type: pdf'], expected: 'application/pdf' },
+    { label: 'text/plain, said explicitly', typeHeader: ['Content-Type: Text/Plain; charset=utf-8'], expected: 'text/plain' },
+  ])('a Content-Type $label on g.pdf is stored as $expected', async ({ typeHeader, expected }) => {
     const body = multipartBody([{ headers: ['Content-Disposition: form-data; name="file"; filename="g.pdf"', ...typeHeader], body: '%PDF-1.4' }]);
     const response = await rawUpload(t, USER, body);
     expect(response.status).toBe(201);
@@ -163,12 +163,16 @@ describe('class 5: a file part whose Content-Type cannot be parsed takes its typ
 describe('class 6: requests Node refuses to parse get the gateway error shape and an x-request-id', () => {
   const host = () => new URL(t.url).host;
   it.each([
-    ['a 16 KB header', `GET /v1/conversations HTTP/1.1\r\nHost: HOST\r\nX-Big: ${'a'.repeat(16 * 1024)}\r\n\r\n`, 431],
-    ['raw UTF-8 bytes in the path', 'GET /v1/conversations/é HTTP/1.1\r\nHost: HOST\r\n\r\n', 400],
-    ['a DEL byte in a header value', 'GET /v1/conversations HTTP/1.1\r\nHost: HOST\r\nX-Odd: a\x7fb\r\n\r\n', 400],
-    ['Content-Length with Transfer-Encoding', 'POST /v1/conversations HTTP/1.1\r\nHost: HOST\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400],
-    ['no HTTP at all', 'HELLO\r\n\r\n', 400],
-  ])('answers %s with %i in the error shape', async (_, request, status) => {
+    { label: 'a 16 KB header', request: `GET /v1/conversations HTTP/1.1\r\nHost: HOST\r\nX-Big: ${'a'.repeat(16 * 1024)}\r\n\r\n`, status: 431 },
+    { label: 'raw UTF-8 bytes in the path', request: 'GET /v1/conversations/é HTTP/1.1\r\nHost: HOST\r\n\r\n', status: 400 },
+    { label: 'a DEL byte in a header value', request: 'GET /v1/conversations HTTP/1.1\r\nHost: HOST\r\nX-Odd: a\x7fb\r\n\r\n', status: 400 },
+    {
+      label: 'Content-Length with Transfer-Encoding',
+      request: 'POST /v1/conversations HTTP/1.1\r\nHost: HOST\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      status: 400,
+    },
+    { label: 'no HTTP at all', request: 'HELLO\r\n\r\n', status: 400 },
+  ])('answers $label with $status in the error shape', async ({ request, status }) => {
     const response = await rawRequest(t.url, Buffer.from(request.replace('HOST', host()), 'utf8'));
     expect(response.status).toBe(status);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
