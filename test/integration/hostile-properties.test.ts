@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_USER_ID_BYTES } from '../../shared/dynamo/keys.js';
 import { startTestApi, type CallInit, type TestApi, type TestResponse } from '../support/api.js';
 import { download, upload } from '../support/attachments.js';
 
@@ -79,14 +80,17 @@ const bodyOf = (known: string[]) =>
     fc.tuple(pairsOf(known), fc.array(rawPiece, { maxLength: 1 })).map(([pairs, raw]) => ({
       body: urlEncoded(pairs, raw),
       type: 'application/x-www-form-urlencoded',
+      illFormed: false,
     })),
     fc.array(fc.tuple(nameOf(known), jsonValue), { maxLength: 4 }).map((pairs) => ({
+      // A lone surrogate anywhere in a name or string value: no store can hold it, so the request must be refused.
+      illFormed: pairs.some(([name, value]) => !isWellFormed(name) || (typeof value === 'string' && !isWellFormed(value))),
       // Written by hand: JSON.stringify escapes a lone surrogate as \udxxx, which JSON.parse gives back.
       body: `{${pairs.map(([name, value]) => `${JSON.stringify(name)}:${JSON.stringify(value) ?? 'null'}`).join(',')}}`,
       type: 'application/json',
     })),
     fc.tuple(fc.constantFrom('{', '[]', 'null', '"x"', '{"a":1,"a":2}', '', 'a=1'), fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain', '', 'application/json; charset=latin1')).map(
-      ([body, type]) => ({ body, type }),
+      ([body, type]) => ({ body, type, illFormed: false }),
     ),
   );
 
@@ -113,6 +117,14 @@ async function send(user: string | null, method: string, path: string, init: Cal
   expect(response.status, `${method} ${path} answered ${response.status}: ${response.text}`).toBeLessThan(500);
   if (response.status >= 400) expect(response.body.error.request_id).toBe(response.headers.get('x-request-id'));
   return response;
+}
+
+const isWellFormed = (text: string) => !/\p{Surrogate}/u.test(text);
+
+/** A query naming anything the route does not take is refused (400), whatever else is wrong, unless the token is. */
+function expectUnknownRefused(query: string, known: string[], response: TestResponse) {
+  const names = [...new URLSearchParams(query.slice(1)).keys()];
+  if (names.some((name) => !known.includes(name)) && response.status !== 401) expect(response.status).toBe(400);
 }
 
 /** Everything of the user's that a client can see, file_url aside (it is freshly signed on every answer). */
@@ -191,7 +203,9 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
     await target.ensure();
     await fc.assert(
       fc.asyncProperty(queryOf(known), headersArbitrary, async (query, headers) => {
-        await target.settle(await send(target.user, 'GET', `${path}${query}`, { headers }));
+        const response = await send(target.user, 'GET', `${path}${query}`, { headers });
+        expectUnknownRefused(query, known, response);
+        await target.settle(response);
       }),
       RUNS,
     );
@@ -207,6 +221,7 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
     await fc.assert(
       fc.asyncProperty(fc.constantFrom('GET', 'DELETE'), pathId, queryOf([]), headersArbitrary, async (method, id, query, headers) => {
         const response = await send(target.user, method, `${base}/${idIn(id, validId())}${query}`, { headers });
+        expectUnknownRefused(query, [], response);
         await target.settle(response);
         if (method === 'DELETE' && response.status === 200) {
           // The target is gone: make another for the next runs.
@@ -223,8 +238,10 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
     const target = new Target();
     await target.ensure();
     await fc.assert(
-      fc.asyncProperty(bodyOf(CREATE), queryOf([]), headersArbitrary, async ({ body, type }, query, headers) => {
+      fc.asyncProperty(bodyOf(CREATE), queryOf([]), headersArbitrary, async ({ body, type, illFormed }, query, headers) => {
         const response = await send(target.user, 'POST', `/v1/conversations${query}`, { body, headers: { 'content-type': type, ...headers } });
+        expectUnknownRefused(query, [], response);
+        if (illFormed) expect(response.status).toBeGreaterThanOrEqual(400);
         if (response.status < 300) await conversationReadable(target.user, response.body);
         await target.settle(response);
       }),
@@ -236,8 +253,10 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
     const target = new Target();
     await target.ensure();
     await fc.assert(
-      fc.asyncProperty(bodyOf(UPDATE), pathId, queryOf([]), async ({ body, type }, id, query) => {
+      fc.asyncProperty(bodyOf(UPDATE), pathId, queryOf([]), async ({ body, type, illFormed }, id, query) => {
         const response = await send(target.user, 'PUT', `/v1/conversations/${idIn(id, target.conversationId)}${query}`, { body, headers: { 'content-type': type } });
+        expectUnknownRefused(query, [], response);
+        if (illFormed) expect(response.status).toBeGreaterThanOrEqual(400);
         if (response.status < 300) await conversationReadable(target.user, response.body);
         await target.settle(response);
       }),
@@ -249,13 +268,15 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
     const target = new Target();
     await target.ensure();
     const renames = fc.oneof(
-      hostileString.map((filename) => ({ body: JSON.stringify({ filename }), type: 'application/json' })),
-      hostileString.map((filename) => ({ body: `filename=${percentEncoded(filename)}`, type: 'application/x-www-form-urlencoded' })),
+      hostileString.map((filename) => ({ body: JSON.stringify({ filename }), type: 'application/json', illFormed: !isWellFormed(filename) })),
+      hostileString.map((filename) => ({ body: `filename=${percentEncoded(filename)}`, type: 'application/x-www-form-urlencoded', illFormed: false })),
       bodyOf(['filename']),
     );
     await fc.assert(
-      fc.asyncProperty(renames, pathId, queryOf([]), async ({ body, type }, id, query) => {
+      fc.asyncProperty(renames, pathId, queryOf([]), async ({ body, type, illFormed }, id, query) => {
         const response = await send(target.user, 'PUT', `/v1/attachments/${idIn(id, target.attachmentId)}${query}`, { body, headers: { 'content-type': type } });
+        expectUnknownRefused(query, [], response);
+        if (illFormed) expect(response.status).toBeGreaterThanOrEqual(400);
         if (response.status < 300) await attachmentReadable(target.user, response.body);
         await target.settle(response);
       }),
@@ -301,6 +322,7 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
           body: Buffer.concat(parts),
           headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, ...headers },
         });
+        expectUnknownRefused(query, [], response);
         if (response.status < 300) await attachmentReadable(target.user, response.body);
         await target.settle(response);
       }),
@@ -329,6 +351,8 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
         const authorization = `Bearer ${hs256(jwtHeader, payload, t.api.authSecret)}`;
         const created = await send(null, 'POST', '/v1/conversations', { form: { contact_id: 'token-c' }, headers: { authorization } });
         expect([200, 201, 401]).toContain(created.status);
+        const { sub } = payload;
+        if (typeof sub === 'string' && (!isWellFormed(sub) || Buffer.byteLength(sub) > MAX_USER_ID_BYTES)) expect(created.status).toBe(401);
         if (created.status < 300) await conversationReadable(null, created.body, { headers: { authorization } });
       }),
       RUNS,
