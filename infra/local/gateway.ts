@@ -313,10 +313,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const requestId = randomUUID();
-  const definition = gatewayResponses.DEFAULT_4XX;
+  const { type, code } = gatewayResponses.DEFAULT_4XX;
   const message =
     status === 431 ? 'The request headers are too large' : status === 408 ? 'The request did not arrive in time' : 'The request is not valid HTTP';
-  const body = JSON.stringify(errorBody({ type: definition.type, code: String(definition.code), message }, requestId));
+  // DEFAULT_4XX's code is a fixed string (only ACCESS_DENIED reads the authorizer's context).
+  const body = JSON.stringify(errorBody({ type, code: code as string, message }, requestId));
   socket.end(
     [
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,

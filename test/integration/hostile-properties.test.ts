@@ -187,6 +187,37 @@ async function attachmentReadable(user: string, attachment: Record<string, any>)
   }
 }
 
+/** Runs a property against a fresh target, for the run count or the time budget. */
+const onTarget =
+  <T extends unknown[]>(property: (target: Target) => fc.IAsyncPropertyWithHooks<T>) =>
+  async () => {
+    const target = new Target();
+    await target.ensure();
+    await fc.assert(property(target), RUNS);
+  };
+
+interface HostileBody {
+  body: string;
+  type: string;
+  illFormed: boolean;
+}
+
+/** A POST or PUT with a hostile body: refused in the error shape, or accepted and readable after. */
+async function sendBody(
+  target: Target,
+  method: string,
+  path: string,
+  { body, type, illFormed }: HostileBody,
+  readable: (user: string, object: Record<string, any>) => Promise<void>,
+  headers: Record<string, string> = {},
+) {
+  const response = await send(target.user, method, path, { body, headers: { 'content-type': type, ...headers } });
+  expectUnknownRefused(new URL(path, 'http://x').search, [], response);
+  if (illFormed) expect(response.status).toBeGreaterThanOrEqual(400);
+  if (response.status < 300) await readable(target.user, response.body);
+  await target.settle(response);
+}
+
 // ---- Every route -------------------------------------------------------------------
 
 const LIST_CONVERSATIONS = ['limit', 'starting_after', 'ending_before', 'muted', 'archived', 'pinned', 'group_id', 'contact_id'];
@@ -212,9 +243,9 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
   }, TEST_TIMEOUT_MS);
 
   it.each([
-    ['conversation', '/v1/conversations'],
-    ['attachment', '/v1/attachments'],
-  ])('GET and DELETE of a %s: hostile path ids, query parameters and headers', async (kind, base) => {
+    { kind: 'conversation', base: '/v1/conversations' },
+    { kind: 'attachment', base: '/v1/attachments' },
+  ])('GET and DELETE of one $kind: hostile path ids, query parameters and headers', async ({ kind, base }) => {
     const target = new Target();
     await target.ensure();
     const validId = () => (kind === 'conversation' ? target.conversationId : target.attachmentId);
@@ -234,55 +265,40 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
     );
   }, TEST_TIMEOUT_MS);
 
-  it('POST /v1/conversations: hostile bodies, query parameters, headers and Idempotency-Keys', async () => {
-    const target = new Target();
-    await target.ensure();
-    await fc.assert(
-      fc.asyncProperty(bodyOf(CREATE), queryOf([]), headersArbitrary, async ({ body, type, illFormed }, query, headers) => {
-        const response = await send(target.user, 'POST', `/v1/conversations${query}`, { body, headers: { 'content-type': type, ...headers } });
-        expectUnknownRefused(query, [], response);
-        if (illFormed) expect(response.status).toBeGreaterThanOrEqual(400);
-        if (response.status < 300) await conversationReadable(target.user, response.body);
-        await target.settle(response);
-      }),
-      RUNS,
-    );
-  }, TEST_TIMEOUT_MS);
+  it(
+    'POST /v1/conversations: hostile bodies, query parameters, headers and Idempotency-Keys',
+    onTarget((target) =>
+      fc.asyncProperty(bodyOf(CREATE), queryOf([]), headersArbitrary, (body, query, headers) =>
+        sendBody(target, 'POST', `/v1/conversations${query}`, body, conversationReadable, headers),
+      ),
+    ),
+    TEST_TIMEOUT_MS,
+  );
 
-  it('PUT /v1/conversations/:id: hostile bodies, path ids and query parameters', async () => {
-    const target = new Target();
-    await target.ensure();
-    await fc.assert(
-      fc.asyncProperty(bodyOf(UPDATE), pathId, queryOf([]), async ({ body, type, illFormed }, id, query) => {
-        const response = await send(target.user, 'PUT', `/v1/conversations/${idIn(id, target.conversationId)}${query}`, { body, headers: { 'content-type': type } });
-        expectUnknownRefused(query, [], response);
-        if (illFormed) expect(response.status).toBeGreaterThanOrEqual(400);
-        if (response.status < 300) await conversationReadable(target.user, response.body);
-        await target.settle(response);
-      }),
-      RUNS,
-    );
-  }, TEST_TIMEOUT_MS);
+  it(
+    'PUT /v1/conversations/:id: hostile bodies, path ids and query parameters',
+    onTarget((target) =>
+      fc.asyncProperty(bodyOf(UPDATE), pathId, queryOf([]), (body, id, query) =>
+        sendBody(target, 'PUT', `/v1/conversations/${idIn(id, target.conversationId)}${query}`, body, conversationReadable),
+      ),
+    ),
+    TEST_TIMEOUT_MS,
+  );
 
-  it('PUT /v1/attachments/:id: hostile filenames and bodies, path ids and query parameters', async () => {
-    const target = new Target();
-    await target.ensure();
-    const renames = fc.oneof(
-      hostileString.map((filename) => ({ body: JSON.stringify({ filename }), type: 'application/json', illFormed: !isWellFormed(filename) })),
-      hostileString.map((filename) => ({ body: `filename=${percentEncoded(filename)}`, type: 'application/x-www-form-urlencoded', illFormed: false })),
-      bodyOf(['filename']),
-    );
-    await fc.assert(
-      fc.asyncProperty(renames, pathId, queryOf([]), async ({ body, type, illFormed }, id, query) => {
-        const response = await send(target.user, 'PUT', `/v1/attachments/${idIn(id, target.attachmentId)}${query}`, { body, headers: { 'content-type': type } });
-        expectUnknownRefused(query, [], response);
-        if (illFormed) expect(response.status).toBeGreaterThanOrEqual(400);
-        if (response.status < 300) await attachmentReadable(target.user, response.body);
-        await target.settle(response);
-      }),
-      RUNS,
-    );
-  }, TEST_TIMEOUT_MS);
+  it(
+    'PUT /v1/attachments/:id: hostile filenames and bodies, path ids and query parameters',
+    onTarget((target) => {
+      const renames: fc.Arbitrary<HostileBody> = fc.oneof(
+        hostileString.map((filename) => ({ body: JSON.stringify({ filename }), type: 'application/json', illFormed: !isWellFormed(filename) })),
+        hostileString.map((filename) => ({ body: `filename=${percentEncoded(filename)}`, type: 'application/x-www-form-urlencoded', illFormed: false })),
+        bodyOf(['filename']),
+      );
+      return fc.asyncProperty(renames, pathId, queryOf([]), (body, id, query) =>
+        sendBody(target, 'PUT', `/v1/attachments/${idIn(id, target.attachmentId)}${query}`, body, attachmentReadable),
+      );
+    }),
+    TEST_TIMEOUT_MS,
+  );
 
   it('POST /v1/attachments: hostile multipart fields, filenames, part types, bodies and Idempotency-Keys', async () => {
     const target = new Target();
