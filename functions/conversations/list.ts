@@ -2,11 +2,10 @@ import { httpHandler } from '../../shared/http/handler.js';
 import { ok } from '../../shared/http/response.js';
 import { listParams } from '../../shared/conversations/params.js';
 import { pageRequest } from '../../shared/pagination.js';
-import { conversations } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const { muted, archived, pinned, group_id, contact_id, ...paging } = request.query;
-  const { page } = await conversations().listConversations(
+  const { page } = await app.conversations.listConversations(
     request.userId,
     { muted, archived, pinned, group_id, contact_id },
     pageRequest(paging),

@@ -7,7 +7,6 @@ import type {
   APIGatewayProxyResult,
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
-import { config } from '../../shared/config.js';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { dictionary } from '../../shared/http/dictionary.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
@@ -33,6 +32,8 @@ export interface GatewayOptions {
   authorizer: TokenAuthorizer;
   region?: string;
   stage?: string;
+  /** Browser origins allowed (CORS_ORIGINS), for the gateway's own answers. */
+  corsOrigins: readonly string[];
   /** Seconds an authorizer result is reused for the same token, as API Gateway's cache does. */
   authorizerCacheSeconds?: number;
   /** Extra handlers for paths outside the API (e.g. the OpenAPI document); no token needed. */
@@ -69,7 +70,7 @@ export function createGateway(options: GatewayOptions) {
   return async function listener(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     // Every answer of the gateway carries CORS headers, as the stack's gateway responses do.
-    const allowedOrigins = config().corsOrigins;
+    const allowedOrigins = options.corsOrigins;
     const origin = headerValue(request, 'origin');
     const answer = (type: GatewayResponseType, context: Record<string, unknown> = {}) =>
       sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins));

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { config } from '../config.js';
+import { lambdaApp, type App } from '../app.js';
 import { recordFailure, recordRequest } from '../observability.js';
 import { corsHeaders } from './cors.js';
 import { ApiError, authenticationFailed, errorBody, internalError, serviceUnavailable } from './errors.js';
@@ -8,8 +8,14 @@ import { lowerCaseHeaders, queryOf, requestIdOf, userIdOf, type ApiRequest } fro
 import { toProxyResult, type ApiResponse } from './response.js';
 import { isBackendUnavailable } from './unavailable.js';
 
-export type Endpoint<Q = Record<string, never>> = (request: ApiRequest & { query: Q }) => Promise<ApiResponse>;
+/** What an endpoint does: the request (its query already read) and the App (configuration, services) it runs in. */
+export type Endpoint<Q = Record<string, never>> = (request: ApiRequest & { query: Q }, app: App) => Promise<ApiResponse>;
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+/** A Lambda handler (on the process's App) that the local server can also run on an App of its own. */
+export interface HttpHandler extends ProxyHandler {
+  withApp(app: App): ProxyHandler;
+}
 
 export interface Accepts<S extends ParamSpec> {
   /** The query parameters the route takes and how each is read; none when omitted. */
@@ -27,36 +33,37 @@ export interface Accepts<S extends ParamSpec> {
 export function httpHandler<S extends ParamSpec = Record<string, never>>(
   endpoint: Endpoint<Parsed<S>>,
   accepts: Accepts<S> = {},
-): ProxyHandler {
+): HttpHandler {
   const querySpec = accepts.query ?? ({} as S);
-  return async (event) => {
-    const startedAt = performance.now();
-    const requestId = requestIdOf(event);
-    const headers = lowerCaseHeaders(event);
-    const userId = userIdOf(event);
-    const result = await respond(
-      (request) => endpoint({ ...request, query: readParams(queryOf(event), querySpec) }),
-      event,
-      requestId,
-      headers,
-      userId,
-    );
-    result.headers = { ...result.headers, ...corsHeaders(headers.origin, config().corsOrigins) };
-    recordRequest({
-      requestId,
-      route: event.resource,
-      method: event.httpMethod,
-      status: result.statusCode,
-      latencyMs: Math.round(performance.now() - startedAt),
-      userId,
-    });
-    return result;
-  };
+  const withQuery = (request: ApiRequest, app: App) => endpoint({ ...request, query: readParams(queryOf(request.event), querySpec) }, app);
+  const onApp = (app: () => App): ProxyHandler => (event) => handle(withQuery, event, app());
+  return Object.assign(onApp(lambdaApp), { withApp: (app: App) => onApp(() => app) });
 }
 
+async function handle(endpoint: RawEndpoint, event: APIGatewayProxyEvent, app: App): Promise<APIGatewayProxyResult> {
+  const startedAt = performance.now();
+  const requestId = requestIdOf(event);
+  const headers = lowerCaseHeaders(event);
+  const userId = userIdOf(event);
+  const result = await respond(endpoint, event, app, requestId, headers, userId);
+  result.headers = { ...result.headers, ...corsHeaders(headers.origin, app.config.corsOrigins) };
+  recordRequest({
+    requestId,
+    route: event.resource,
+    method: event.httpMethod,
+    status: result.statusCode,
+    latencyMs: Math.round(performance.now() - startedAt),
+    userId,
+  });
+  return result;
+}
+
+type RawEndpoint = (request: ApiRequest, app: App) => Promise<ApiResponse>;
+
 async function respond(
-  endpoint: (request: ApiRequest) => Promise<ApiResponse>,
+  endpoint: RawEndpoint,
   event: APIGatewayProxyEvent,
+  app: App,
   requestId: string,
   headers: Record<string, string>,
   userId: string | undefined,
@@ -64,7 +71,7 @@ async function respond(
   try {
     // API Gateway never invokes us without the authorizer; refuse rather than guess a user.
     if (!userId) throw authenticationFailed('token_missing', 'Authorization header with a Bearer token is required');
-    return toProxyResult(await endpoint({ event, requestId, userId, headers }), requestId);
+    return toProxyResult(await endpoint({ event, requestId, userId, headers }, app), requestId);
   } catch (error) {
     return errorResult(error, requestId);
   }
