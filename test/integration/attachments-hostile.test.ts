@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as uploadHandler } from '../../functions/attachments/upload.js';
+import { fileKey } from '../../shared/dynamo/keys.js';
 import { eventually } from '../support/eventually.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import {
@@ -38,7 +39,7 @@ afterEach(async () => {
   expect(await eventually(filesOfUser, (keys) => keys.length === 0)).toEqual([]);
 });
 
-const filesOfUser = async () => (await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.startsWith(`files/${USER}/`));
+const filesOfUser = async () => (await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.startsWith(fileKey(USER, '')));
 
 async function expectRefused(response: { status: number; body: any }, status: number, code: string, param?: string) {
   expect(response.status).toBe(status);
@@ -142,7 +143,7 @@ describe('hostile filenames are reduced by the filename rules', () => {
   it('keeps only the base name of ../../etc/passwd, and the storage key never sees it', async () => {
     const attachment = await named('form-data; name="file"; filename="../../etc/passwd"');
     expect(attachment.filename).toBe('passwd');
-    expect(new URL(attachment.file_url).pathname).toMatch(/^\/attachments\/files\/hostile\/att_[0-9A-Z]{26}$/);
+    expect(new URL(attachment.file_url).pathname).toBe(`/attachments/${fileKey(USER, attachment.id)}`);
     const windows = await named('form-data; name="file"; filename="..\\\\..\\\\windows\\\\win.ini"');
     expect(windows.filename).toBe('win.ini');
   });

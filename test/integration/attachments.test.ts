@@ -104,7 +104,7 @@ describe('upload', () => {
     }
     expect((await t.call(user, 'GET', '/v1/attachments')).body.data).toEqual([]);
     expect((await t.call('mallory', 'GET', `/v1/conversations/${theirs}`)).body.last_active_at).toBeNull();
-    expect((await storedFileKeys(t.api.s3Endpoint)).some((key) => key.startsWith(`files/${user}/`))).toBe(false);
+    expect((await storedFileKeys(t.api.s3Endpoint)).some((key) => key.startsWith(fileKey(user, '')))).toBe(false);
   });
 });
 
