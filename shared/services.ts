@@ -8,6 +8,7 @@ import { dynamo } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
 import { s3 } from './s3/client.js';
+import { systemClock, type Clock } from './time.js';
 
 /**
  * The services, wired to their stores once per process (kept across warm
@@ -16,8 +17,17 @@ import { s3 } from './s3/client.js';
 let conversationService: ConversationService | undefined;
 let attachmentService: AttachmentService | undefined;
 
+/** Every rule that depends on "now" asks this clock; read through `now` so a test's clock reaches services already built. */
+let clock: Clock = systemClock;
+const now: Clock = () => clock();
+
+/** The local server's option for tests that move time forward (mutes ending) without sleeping; Lambda never calls it. */
+export function useClock(next: Clock): void {
+  clock = next;
+}
+
 export function conversations(): ConversationService {
-  conversationService ??= new ConversationService(new DynamoConversationStore(dynamo(), config().conversationsTable));
+  conversationService ??= new ConversationService(new DynamoConversationStore(dynamo(), config().conversationsTable, now), now);
   return conversationService;
 }
 
@@ -28,6 +38,7 @@ export function attachments(): AttachmentService {
     new S3FileStore(s3(), filesBucket, fileUrlTtlSeconds),
     // Looked up at the call: the conversation service depends on this one.
     { markActive: (userId, conversationId, at) => conversations().markActive(userId, conversationId, at) },
+    now,
   );
   return attachmentService;
 }

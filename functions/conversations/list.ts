@@ -7,10 +7,10 @@ import { pageRequest } from '../../shared/pagination.js';
 import { conversations } from '../../shared/services.js';
 
 export const handler = httpHandler(async (request) => {
-  const { muted, archived, pinned, group_id, contact_id, ...paging } = readParams(queryOf(request), listParams);
+  const { muted, archived, pinned, unread, group_id, contact_id, ...paging } = readParams(queryOf(request), listParams);
   const { page } = await conversations().listConversations(
     request.userId,
-    { muted, archived, pinned, group_id, contact_id },
+    { muted, archived, pinned, unread, group_id, contact_id },
     pageRequest(paging),
   );
   return ok(page);

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { commaSeparated, config } from '../../shared/config.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
+import { useClock } from '../../shared/services.js';
+import type { Clock } from '../../shared/time.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
@@ -26,6 +28,8 @@ export interface LocalApiOptions {
   /** dynalite's and the S3 stand-in's ports (fixed for sam local's env-vars file); default: free ones. */
   dynamodbPort?: number;
   s3Port?: number;
+  /** "Now" for every rule that depends on it (mutes ending, how far ahead an open may be); default: the system clock. */
+  clock?: Clock;
 }
 
 export interface LocalApi {
@@ -90,6 +94,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     });
   }
 
+  if (options.clock) useClock(options.clock);
   const loaded: LoadedRoute[] = await Promise.all(
     routes.map(async (route) => ({ route, handler: (await loadModule(route.entry)).handler as ProxyHandler })),
   );

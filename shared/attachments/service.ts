@@ -4,7 +4,7 @@ import { referenceMissing, resourceMissing } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
-import { nowSeconds } from '../time.js';
+import { systemClock, type Clock } from '../time.js';
 import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileStore, Upload } from './model.js';
 
 /** What an upload into a conversation needs of the conversations. */
@@ -24,10 +24,11 @@ export class AttachmentService implements ConversationDependent {
     private readonly store: AttachmentStore,
     private readonly files: FileStore,
     private readonly conversations: ConversationActivity,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async upload(userId: string, upload: Upload): Promise<Attachment> {
-    const now = nowSeconds();
+    const now = this.clock();
     // The conditional update is also the ownership check, done before anything is written.
     if (upload.conversation_id !== undefined && !(await this.conversations.markActive(userId, upload.conversation_id, now))) {
       throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);

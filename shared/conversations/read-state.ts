@@ -1,0 +1,137 @@
+import { parameterInvalid } from '../http/errors.js';
+
+/**
+ * Read state: a conversation is unread when it has activity the user has not
+ * opened, i.e. `last_active_at` is set and `last_opened_at` is null or earlier.
+ */
+export interface ReadTimes {
+  last_active_at: number | null;
+  last_opened_at: number | null;
+}
+
+export function isUnread({ last_active_at, last_opened_at }: ReadTimes): boolean {
+  return last_active_at !== null && (last_opened_at === null || last_opened_at < last_active_at);
+}
+
+/** A device's clock may run a little ahead of ours; further than this is a client bug. */
+export const MAX_OPENED_AHEAD_SECONDS = 60;
+
+/** `last_opened_at` as a PUT gives it: a time not too far ahead, or null (mark as unread). */
+export function requestedOpen(lastOpenedAt: number | null | undefined, now: number): number | null | undefined {
+  if (typeof lastOpenedAt === 'number' && lastOpenedAt > now + MAX_OPENED_AHEAD_SECONDS) {
+    throw parameterInvalid('last_opened_at', `last_opened_at must not be more than ${MAX_OPENED_AHEAD_SECONDS} seconds in the future`);
+  }
+  return lastOpenedAt;
+}
+
+/** A write that moves one of the two times: an open, a mark-as-unread, or activity (an upload). */
+export type ReadStateWrite = { kind: 'open'; at: number } | { kind: 'clear' } | { kind: 'activity'; at: number };
+
+/**
+ * One case of a read-state write. The unread index key cannot be computed by
+ * an update expression (there is no if-then-else in SET), so each write is
+ * split into cases whose conditions are disjoint and cover every stored
+ * state; the store tries one case as a conditional UpdateItem and, when its
+ * condition fails, picks the case that holds for the state it then reads. The
+ * condition is checked atomically with the write, so the index key written is
+ * always the one the two stored times give, however uploads and opens race;
+ * no case ever writes a value derived from a read that the condition does not
+ * re-check.
+ */
+export interface ReadStateCase {
+  /** ConditionExpression over the stored times, with the write's time as `:rs_at` and `:rs_null` = 'NULL'. */
+  condition: string;
+  /** The same condition, evaluated on a state read back, to choose the case to try next. */
+  holds(stored: ReadTimes): boolean;
+  set: Record<string, number>;
+  remove: string[];
+  /** Unread afterwards; undefined when this case leaves both times (and so the flag) as they are. */
+  unread?: boolean;
+}
+
+// Absent, or stored as NULL (items written before these fields were kept absent).
+const isNull = (attribute: string) => `(attribute_not_exists(${attribute}) OR attribute_type(${attribute}, :rs_null))`;
+const OPENED_BEFORE = `(${isNull('last_opened_at')} OR last_opened_at < :rs_at)`;
+const ACTIVE_BEFORE = `(${isNull('last_active_at')} OR last_active_at < :rs_at)`;
+
+/** The cases of a write, the likeliest first (the one tried without reading). */
+export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
+  const before = (time: number | null, at: number) => time === null || time < at;
+  switch (write.kind) {
+    case 'open': {
+      const { at } = write;
+      return [
+        {
+          // Opened after the last activity (or there was none): read.
+          condition: `${OPENED_BEFORE} AND (${isNull('last_active_at')} OR last_active_at <= :rs_at)`,
+          holds: (s) => before(s.last_opened_at, at) && (s.last_active_at === null || s.last_active_at <= at),
+          set: { last_opened_at: at },
+          remove: [],
+          unread: false,
+        },
+        {
+          // Opened, but there has been activity since that time: still unread.
+          condition: `${OPENED_BEFORE} AND last_active_at > :rs_at`,
+          holds: (s) => before(s.last_opened_at, at) && s.last_active_at !== null && s.last_active_at > at,
+          set: { last_opened_at: at },
+          remove: [],
+          unread: true,
+        },
+        {
+          // A stale device: the stored open is as new or newer. Forward only, so nothing moves.
+          condition: 'last_opened_at >= :rs_at',
+          holds: (s) => !before(s.last_opened_at, at),
+          set: {},
+          remove: [],
+        },
+      ];
+    }
+    case 'clear':
+      return [
+        {
+          condition: `NOT ${isNull('last_active_at')}`,
+          holds: (s) => s.last_active_at !== null,
+          set: {},
+          remove: ['last_opened_at'],
+          unread: true,
+        },
+        {
+          condition: isNull('last_active_at'),
+          holds: (s) => s.last_active_at === null,
+          set: {},
+          remove: ['last_opened_at'],
+          unread: false,
+        },
+      ];
+    case 'activity': {
+      const { at } = write;
+      return [
+        {
+          condition: `${ACTIVE_BEFORE} AND ${OPENED_BEFORE}`,
+          holds: (s) => before(s.last_active_at, at) && before(s.last_opened_at, at),
+          set: { last_active_at: at },
+          remove: [],
+          unread: true,
+        },
+        {
+          // Activity at or before a time the user has already opened it at: read.
+          condition: `${ACTIVE_BEFORE} AND last_opened_at >= :rs_at`,
+          holds: (s) => before(s.last_active_at, at) && !before(s.last_opened_at, at),
+          set: { last_active_at: at },
+          remove: [],
+          unread: false,
+        },
+        {
+          // Activity never moves back (uploads racing on clocks a second apart).
+          condition: 'last_active_at >= :rs_at',
+          holds: (s) => !before(s.last_active_at, at),
+          set: {},
+          remove: [],
+        },
+      ];
+    }
+  }
+}
+
+/** The write's time for `:rs_at` (a mark-as-unread has none). */
+export const readStateTime = (write: ReadStateWrite): number | undefined => (write.kind === 'clear' ? undefined : write.at);
