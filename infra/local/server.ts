@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { commaSeparated, config } from '../../shared/config.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { useClock } from '../../shared/services.js';
-import type { Clock } from '../../shared/time.js';
+import { systemClock, type Clock } from '../../shared/time.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
@@ -94,7 +94,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     });
   }
 
-  if (options.clock) useClock(options.clock);
+  useClock(options.clock ?? systemClock);
   const loaded: LoadedRoute[] = await Promise.all(
     routes.map(async (route) => ({ route, handler: (await loadModule(route.entry)).handler as ProxyHandler })),
   );

@@ -144,7 +144,7 @@ export class DynamoConversationStore implements ConversationStore {
             TableName: this.table,
             Key: conversationKey(userId, id),
             ...update,
-            ConditionExpression: chosen ? `attribute_exists(pk) AND (${chosen.condition})` : 'attribute_exists(pk)',
+            ConditionExpression: chosen ? `attribute_exists(pk) AND ${chosen.condition}` : 'attribute_exists(pk)',
             ReturnValues: 'ALL_NEW',
           }),
         );

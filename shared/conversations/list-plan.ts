@@ -25,7 +25,11 @@ export interface ListPlan {
   expiredMutes: boolean;
 }
 
-/** A FilterExpression fragment; its placeholders are unique within the plan. */
+/**
+ * A FilterExpression fragment; its placeholders are unique within the plan.
+ * Fragments are ANDed as they are: an OR inside one has its own parentheses,
+ * and nothing else does (DynamoDB refuses redundant parentheses).
+ */
 export interface Condition {
   expression: string;
   values: Record<string, unknown>;
@@ -54,8 +58,8 @@ export function listPlan(userId: string, filter: ConversationFilter, now: number
       index,
       value: key,
       residual: wanted
-        ? { expression: `(muted_key = ${muted.name} AND ${notOver(at.name)})`, values }
-        : { expression: `(muted_key <> ${muted.name} OR NOT ${notOver(at.name)})`, values },
+        ? { expression: `muted_key = ${muted.name} AND ${notOver(at.name)}`, values }
+        : { expression: `(muted_key <> ${muted.name} OR muted_until <= ${at.name})`, values },
       ...(wanted ? { own: { expression: notOver(at.name), values: at.values } } : {}),
     };
   };

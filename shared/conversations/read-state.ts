@@ -39,7 +39,10 @@ export type ReadStateWrite = { kind: 'open'; at: number } | { kind: 'clear' } | 
  * re-check.
  */
 export interface ReadStateCase {
-  /** ConditionExpression over the stored times, with the write's time as `:rs_at` and `:rs_null` = 'NULL'. */
+  /**
+   * ConditionExpression over the stored times, with the write's time as
+   * `:rs_at` and `:rs_null` = 'NULL'; safe to AND with another condition as is.
+   */
   condition: string;
   /** The same condition, evaluated on a state read back, to choose the case to try next. */
   holds(stored: ReadTimes): boolean;
@@ -50,9 +53,12 @@ export interface ReadStateCase {
 }
 
 // Absent, or stored as NULL (items written before these fields were kept absent).
-const isNull = (attribute: string) => `(attribute_not_exists(${attribute}) OR attribute_type(${attribute}, :rs_null))`;
-const OPENED_BEFORE = `(${isNull('last_opened_at')} OR last_opened_at < :rs_at)`;
-const ACTIVE_BEFORE = `(${isNull('last_active_at')} OR last_active_at < :rs_at)`;
+// DynamoDB refuses parentheses that change nothing, so each OR-group carries
+// exactly one pair, and every condition can be ANDed as it is.
+const absent = (attribute: string) => `attribute_not_exists(${attribute}) OR attribute_type(${attribute}, :rs_null)`;
+const present = (attribute: string) => `attribute_exists(${attribute}) AND NOT attribute_type(${attribute}, :rs_null)`;
+const OPENED_BEFORE = `(${absent('last_opened_at')} OR last_opened_at < :rs_at)`;
+const ACTIVE_BEFORE = `(${absent('last_active_at')} OR last_active_at < :rs_at)`;
 
 /** The cases of a write, the likeliest first (the one tried without reading). */
 export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
@@ -63,7 +69,7 @@ export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
       return [
         {
           // Opened after the last activity (or there was none): read.
-          condition: `${OPENED_BEFORE} AND (${isNull('last_active_at')} OR last_active_at <= :rs_at)`,
+          condition: `${OPENED_BEFORE} AND (${absent('last_active_at')} OR last_active_at <= :rs_at)`,
           holds: (s) => before(s.last_opened_at, at) && (s.last_active_at === null || s.last_active_at <= at),
           set: { last_opened_at: at },
           remove: [],
@@ -89,14 +95,14 @@ export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
     case 'clear':
       return [
         {
-          condition: `NOT ${isNull('last_active_at')}`,
+          condition: present('last_active_at'),
           holds: (s) => s.last_active_at !== null,
           set: {},
           remove: ['last_opened_at'],
           unread: true,
         },
         {
-          condition: isNull('last_active_at'),
+          condition: `(${absent('last_active_at')})`,
           holds: (s) => s.last_active_at === null,
           set: {},
           remove: ['last_opened_at'],
