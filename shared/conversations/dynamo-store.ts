@@ -214,12 +214,13 @@ export class DynamoConversationStore implements ConversationStore {
     const conditions = [...(plan.own ? [plan.own] : []), ...plan.residual];
     for (const condition of conditions) Object.assign(values, condition.values);
     const filterExpression = conditions.map((condition) => condition.expression).join(' AND ');
-    // Mutes over by now still sit under `true` in by_muted until written back; read them first
-    // (muted=false lists them) and write them back, so they are read at most until then.
-    const expired = filter.muted === undefined || plan.index?.name !== conversationIndexes.muted.name
-      ? { items: [], itemsRead: 0, queries: 0 }
-      : await this.expiredMutes(userId, now, plan.residual);
-    if (expired.items.length > 0) await this.endMutes(userId, expired.items);
+    // Mutes over by now still sit under `true` in by_muted until written back: muted=false
+    // merges them in, and both muted lists write them back after reading, so that they are
+    // read only until then. The answer never depends on the write-back having happened.
+    const expired =
+      plan.index?.name === conversationIndexes.muted.name
+        ? await this.expiredMutes(userId, now, plan.residual)
+        : { items: [], itemsRead: 0, queries: 0 };
     const { page: items, cost } = await queryPage(
       this.client,
       {
@@ -234,6 +235,7 @@ export class DynamoConversationStore implements ConversationStore {
       (cursor) => ({ ...conversationKey(userId, cursor), ...(plan.index ? { [plan.index.partitionKey]: plan.index.value } : {}) }),
     );
     const merged = plan.expiredMutes ? mergePage(items, expired.items, page) : items;
+    if (expired.items.length > 0) await this.endMutes(userId, expired.items);
     return {
       page: { has_more: merged.has_more, data: merged.data.map((item) => fromItem(item, now)) },
       cost: {
