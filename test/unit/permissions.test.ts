@@ -19,6 +19,11 @@ describe('permissions from a route access declaration', () => {
     ]);
   });
 
+  it('lets an updater read and update existing items, but not put, delete or scan', () => {
+    const [grant] = permissionsFor({ access: { conversations: 'update' } }, arns);
+    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+  });
+
   it('lets a writer also put, update, delete and condition-check, but never scan', () => {
     const [grant] = permissionsFor({ access: { attachments: 'write' } }, arns);
     expect(grant!.actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem']));
