@@ -157,6 +157,8 @@ export class DynamoConversationStore implements ConversationStore {
       if (!item) return undefined;
       const stored = readTimes(item);
       chosen = cases.find((candidate) => candidate.holds(stored));
+      // The cases cover every state (unit-tested); without one the write would drop the read state.
+      if (!chosen) throw new Error(`No read-state case holds for ${JSON.stringify(stored)}`);
     }
     throw new Error(`Read state of a conversation kept changing during ${READ_STATE_ATTEMPTS} conditional writes`);
   }
