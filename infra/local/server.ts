@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { commaSeparated, config } from '../../shared/config.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
-import { useClock } from '../../shared/services.js';
 import { systemClock, type Clock } from '../../shared/time.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { REPOSITORY_ROOT } from '../repository.js';
@@ -94,6 +93,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     });
   }
 
+  // Loaded like the handlers and only now: Powertools reads the environment set above when it loads.
+  const { useClock } = (await loadModule('shared/services.ts')) as typeof import('../../shared/services.js');
   useClock(options.clock ?? systemClock);
   const loaded: LoadedRoute[] = await Promise.all(
     routes.map(async (route) => ({ route, handler: (await loadModule(route.entry)).handler as ProxyHandler })),
