@@ -1,5 +1,6 @@
-import { conversationIndexes, type ConversationIndex } from '../dynamo/tables.js';
-import { contactKey, flagKey, groupKey } from '../dynamo/keys.js';
+import { conversationIndexes, conversationsTable, type ConversationIndex } from '../dynamo/tables.js';
+import { CONVERSATION_SK_PREFIX, contactKey, conversationKey, flagKey, groupKey } from '../dynamo/keys.js';
+import type { ListQuery } from '../dynamo/query-page.js';
 import type { ConversationFilter } from './model.js';
 
 /**
@@ -11,9 +12,9 @@ import type { ConversationFilter } from './model.js';
  *
  * `muted` is evaluated at the time of the request, so it is more than a key:
  * `by_muted` holds every stored mute under `true`, including those whose end
- * has passed since. `muted=true` filters those out (`muted_until > now`);
- * `muted=false` adds them back from `by_mute_end` (`expiredMutes`), whose
- * key condition "end <= now" finds exactly them.
+ * has passed since. `muted=true` filters those out (`own`: no end, or an end
+ * after now); `muted=false` adds them back from `by_mute_end`
+ * (`expiredMutes`), whose key condition "end <= now" finds exactly them.
  */
 export interface ListPlan {
   index?: { name: string; partitionKey: string; value: string };
@@ -26,12 +27,13 @@ export interface ListPlan {
 }
 
 /**
- * A FilterExpression fragment; its placeholders are unique within the plan.
- * Fragments are ANDed as they are: an OR inside one has its own parentheses,
- * and nothing else does (DynamoDB refuses redundant parentheses).
+ * A FilterExpression fragment with its names and values (placeholders unique
+ * within the plan). Fragments are ANDed as they are: an OR inside one has its
+ * own parentheses, and nothing else does (DynamoDB refuses redundant ones).
  */
 export interface Condition {
   expression: string;
+  names: Record<string, string>;
   values: Record<string, unknown>;
 }
 
@@ -39,29 +41,27 @@ type Candidate = { index: ConversationIndex; value: string; own?: Condition; res
 
 export function listPlan(userId: string, filter: ConversationFilter, now: number): ListPlan {
   let placeholders = 0;
+  const next = () => placeholders++;
   const equals = (attribute: string, stored: unknown): Condition => {
-    const { name, values } = value(stored);
-    return { expression: `${attribute} = ${name}`, values };
+    const n = next();
+    return { expression: `#r${n} = :r${n}`, names: { [`#r${n}`]: attribute }, values: { [`:r${n}`]: stored } };
   };
-  function value(stored: unknown) {
-    const name = `:r${placeholders++}`;
-    return { name, values: { [name]: stored } };
-  }
-  // A mute's end is stored only while it is a timed mute; `muted_until <= now` is one that is over.
-  const notOver = (at: string) => `(attribute_not_exists(muted_until) OR muted_until > ${at})`;
+  const mute = (wanted: boolean): Pick<Candidate, 'own' | 'residual'> => {
+    const n = next();
+    const names = { [`#r${n}k`]: conversationIndexes.muted.partitionKey, [`#r${n}u`]: 'muted_until' };
+    const values = { [`:r${n}k`]: flagKey(userId, true), [`:r${n}t`]: now };
+    // A mute's end is stored only while it is a timed mute; `muted_until <= now` is one that is over.
+    const notOver = `(attribute_not_exists(#r${n}u) OR #r${n}u > :r${n}t)`;
+    if (!wanted) return { residual: { expression: `(#r${n}k <> :r${n}k OR #r${n}u <= :r${n}t)`, names, values } };
+    return {
+      residual: { expression: `#r${n}k = :r${n}k AND ${notOver}`, names, values },
+      own: { expression: notOver, names: { [`#r${n}u`]: 'muted_until' }, values: { [`:r${n}t`]: now } },
+    };
+  };
   const flag = (index: ConversationIndex, wanted: boolean): Candidate => {
     const key = flagKey(userId, wanted);
-    if (index !== 'muted') return { index, value: key, residual: equals(conversationIndexes[index].partitionKey, key) };
-    const [muted, at] = [value(flagKey(userId, true)), value(now)];
-    const values = { ...muted.values, ...at.values };
-    return {
-      index,
-      value: key,
-      residual: wanted
-        ? { expression: `muted_key = ${muted.name} AND ${notOver(at.name)}`, values }
-        : { expression: `(muted_key <> ${muted.name} OR muted_until <= ${at.name})`, values },
-      ...(wanted ? { own: { expression: notOver(at.name), values: at.values } } : {}),
-    };
+    if (index === 'muted') return { index, value: key, ...mute(wanted) };
+    return { index, value: key, residual: equals(conversationIndexes[index].partitionKey, key) };
   };
 
   const candidates: Candidate[] = [];
@@ -88,5 +88,51 @@ export function listPlan(userId: string, filter: ConversationFilter, now: number
     ...(chosen.own ? { own: chosen.own } : {}),
     residual: rest.map((candidate) => candidate.residual),
     expiredMutes: chosen.index === 'muted' && filter.muted === false,
+  };
+}
+
+/** Conditions ANDed into one FilterExpression with their names and values; undefined when there are none. */
+export function conjunction(conditions: Condition[]): Condition | undefined {
+  if (conditions.length === 0) return undefined;
+  return {
+    expression: conditions.map((condition) => condition.expression).join(' AND '),
+    names: Object.assign({}, ...conditions.map((condition) => condition.names)),
+    values: Object.assign({}, ...conditions.map((condition) => condition.values)),
+  };
+}
+
+/**
+ * The Query a plan makes on `table`: the chosen index's key (or the user's
+ * conversations in the table itself, strongly consistent), the chosen index's
+ * own condition and the residual filters, and how a cursor id becomes the
+ * ExclusiveStartKey of that index.
+ */
+export function listQuery(table: string, userId: string, plan: ListPlan): { query: ListQuery; startKeyOf: (cursor: string) => Record<string, unknown> } {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  let keyCondition: string;
+  if (plan.index) {
+    names['#key'] = plan.index.partitionKey;
+    values[':key'] = plan.index.value;
+    keyCondition = '#key = :key';
+  } else {
+    names['#pk'] = conversationsTable.partitionKey;
+    names['#sk'] = conversationsTable.sortKey;
+    values[':user'] = userId;
+    values[':prefix'] = CONVERSATION_SK_PREFIX;
+    keyCondition = '#pk = :user AND begins_with(#sk, :prefix)';
+  }
+  const filter = conjunction([...(plan.own ? [plan.own] : []), ...plan.residual]);
+  const { index } = plan;
+  return {
+    query: {
+      TableName: table,
+      ...(index ? { IndexName: index.name } : { ConsistentRead: true }),
+      KeyConditionExpression: keyCondition,
+      ...(filter ? { FilterExpression: filter.expression } : {}),
+      ExpressionAttributeNames: { ...names, ...filter?.names },
+      ExpressionAttributeValues: { ...values, ...filter?.values },
+    },
+    startKeyOf: (cursor) => ({ ...conversationKey(userId, cursor), ...(index ? { [index.partitionKey]: index.value } : {}) }),
   };
 }

@@ -39,11 +39,11 @@ export type ReadStateWrite = { kind: 'open'; at: number } | { kind: 'clear' } | 
  * re-check.
  */
 export interface ReadStateCase {
-  /**
-   * ConditionExpression over the stored times, with the write's time as
-   * `:rs_at` and `:rs_null` = 'NULL'; safe to AND with another condition as is.
-   */
+  /** ConditionExpression over the stored times; safe to AND with another condition as it is. */
   condition: string;
+  /** The names and values the condition uses (DynamoDB refuses unused ones). */
+  names: Record<string, string>;
+  values: Record<string, unknown>;
   /** The same condition, evaluated on a state read back, to choose the case to try next. */
   holds(stored: ReadTimes): boolean;
   set: Record<string, number>;
@@ -55,13 +55,30 @@ export interface ReadStateCase {
 // Absent, or stored as NULL (items written before these fields were kept absent).
 // DynamoDB refuses parentheses that change nothing, so each OR-group carries
 // exactly one pair, and every condition can be ANDed as it is.
-const absent = (attribute: string) => `attribute_not_exists(${attribute}) OR attribute_type(${attribute}, :rs_null)`;
-const present = (attribute: string) => `attribute_exists(${attribute}) AND NOT attribute_type(${attribute}, :rs_null)`;
-const OPENED_BEFORE = `(${absent('last_opened_at')} OR last_opened_at < :rs_at)`;
-const ACTIVE_BEFORE = `(${absent('last_active_at')} OR last_active_at < :rs_at)`;
+const NAMES: Record<string, string> = { '#opened': 'last_opened_at', '#active': 'last_active_at' };
+const absent = (name: string) => `attribute_not_exists(${name}) OR attribute_type(${name}, :rs_null)`;
+const present = (name: string) => `attribute_exists(${name}) AND NOT attribute_type(${name}, :rs_null)`;
+const OPENED_BEFORE = `(${absent('#opened')} OR #opened < :rs_at)`;
+const ACTIVE_BEFORE = `(${absent('#active')} OR #active < :rs_at)`;
+
+type CaseSpec = Omit<ReadStateCase, 'names' | 'values'>;
+
+/** A case with exactly the names and values its condition uses. */
+function withPlaceholders(spec: CaseSpec, at: number | undefined): ReadStateCase {
+  const used = (placeholder: string) => new RegExp(`${placeholder}\\b`).test(spec.condition);
+  const names = Object.fromEntries(Object.entries(NAMES).filter(([placeholder]) => used(placeholder)));
+  const values: Record<string, unknown> = {};
+  if (used(':rs_at')) values[':rs_at'] = at;
+  if (used(':rs_null')) values[':rs_null'] = 'NULL';
+  return { ...spec, names, values };
+}
 
 /** The cases of a write, the likeliest first (the one tried without reading). */
 export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
+  return caseSpecs(write).map((spec) => withPlaceholders(spec, write.kind === 'clear' ? undefined : write.at));
+}
+
+function caseSpecs(write: ReadStateWrite): CaseSpec[] {
   const before = (time: number | null, at: number) => time === null || time < at;
   switch (write.kind) {
     case 'open': {
@@ -69,7 +86,7 @@ export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
       return [
         {
           // Opened after the last activity (or there was none): read.
-          condition: `${OPENED_BEFORE} AND (${absent('last_active_at')} OR last_active_at <= :rs_at)`,
+          condition: `${OPENED_BEFORE} AND (${absent('#active')} OR #active <= :rs_at)`,
           holds: (s) => before(s.last_opened_at, at) && (s.last_active_at === null || s.last_active_at <= at),
           set: { last_opened_at: at },
           remove: [],
@@ -77,7 +94,7 @@ export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
         },
         {
           // Opened, but there has been activity since that time: still unread.
-          condition: `${OPENED_BEFORE} AND last_active_at > :rs_at`,
+          condition: `${OPENED_BEFORE} AND #active > :rs_at`,
           holds: (s) => before(s.last_opened_at, at) && s.last_active_at !== null && s.last_active_at > at,
           set: { last_opened_at: at },
           remove: [],
@@ -85,7 +102,7 @@ export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
         },
         {
           // A stale device: the stored open is as new or newer. Forward only, so nothing moves.
-          condition: 'last_opened_at >= :rs_at',
+          condition: '#opened >= :rs_at',
           holds: (s) => !before(s.last_opened_at, at),
           set: {},
           remove: [],
@@ -95,14 +112,14 @@ export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
     case 'clear':
       return [
         {
-          condition: present('last_active_at'),
+          condition: present('#active'),
           holds: (s) => s.last_active_at !== null,
           set: {},
           remove: ['last_opened_at'],
           unread: true,
         },
         {
-          condition: `(${absent('last_active_at')})`,
+          condition: `(${absent('#active')})`,
           holds: (s) => s.last_active_at === null,
           set: {},
           remove: ['last_opened_at'],
@@ -121,7 +138,7 @@ export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
         },
         {
           // Activity at or before a time the user has already opened it at: read.
-          condition: `${ACTIVE_BEFORE} AND last_opened_at >= :rs_at`,
+          condition: `${ACTIVE_BEFORE} AND #opened >= :rs_at`,
           holds: (s) => before(s.last_active_at, at) && !before(s.last_opened_at, at),
           set: { last_active_at: at },
           remove: [],
@@ -129,7 +146,7 @@ export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
         },
         {
           // Activity never moves back (uploads racing on clocks a second apart).
-          condition: 'last_active_at >= :rs_at',
+          condition: '#active >= :rs_at',
           holds: (s) => !before(s.last_active_at, at),
           set: {},
           remove: [],
@@ -138,6 +155,3 @@ export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
     }
   }
 }
-
-/** The write's time for `:rs_at` (a mark-as-unread has none). */
-export const readStateTime = (write: ReadStateWrite): number | undefined => (write.kind === 'clear' ? undefined : write.at);

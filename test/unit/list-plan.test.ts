@@ -6,7 +6,10 @@ const NOW = 1_800_000_000;
 
 /** A condition with its values written in, so tests do not depend on placeholder numbering. */
 const rendered = (condition: Condition | undefined) =>
-  condition && condition.expression.replace(/:r\d+/g, (name) => JSON.stringify(condition.values[name]));
+  condition &&
+  condition.expression
+    .replace(/:r\w+/g, (placeholder) => JSON.stringify(condition.values[placeholder]))
+    .replace(/#r\w+/g, (placeholder) => condition.names[placeholder]!);
 
 describe('listPlan', () => {
   it('reads the table itself when nothing is filtered', () => {
