@@ -109,21 +109,10 @@ export class DynamoConversationStore implements ConversationStore {
     const cases = readState ? readStateCases(readState) : [];
     let chosen: ReadStateCase | undefined = cases[0];
     for (let attempt = 0; attempt < READ_STATE_ATTEMPTS; attempt += 1) {
-      const update = changes.with(userId, chosen);
+      const update = conversationUpdate(this.table, userId, id, changes, chosen);
       // Nothing to write (no fields, or only an open older than the stored one): the item as it is.
       if (!update) return this.getItem(userId, id);
-      const written = await unlessConditionFails(
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: conversationKey(userId, id),
-            ...update,
-            ConditionExpression: chosen ? `${EXISTS.ConditionExpression} AND ${chosen.condition}` : EXISTS.ConditionExpression,
-            ExpressionAttributeNames: { ...update.ExpressionAttributeNames, ...EXISTS.ExpressionAttributeNames },
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
+      const written = await unlessConditionFails(this.client.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' })));
       if (written) return written.Attributes;
       if (!chosen) return undefined;
       const item = await this.getItem(userId, id);
@@ -191,4 +180,24 @@ export class DynamoConversationStore implements ConversationStore {
       ),
     );
   }
+}
+
+/**
+ * The conditional update of a conversation that exists: the changes, and the
+ * read-state case's times, unread key and condition. For UpdateItem and for
+ * a TransactWriteItems `Update` alike (a writer of `last_active_at` in a
+ * transaction uses readStateCases({ kind: 'activity', at }) through this, and
+ * on the conversation's ConditionalCheckFailed reads it and retries with the
+ * case that holds, as `write` does). Undefined when nothing would be written.
+ */
+export function conversationUpdate(table: string, userId: string, id: string, changes: Changes, readState?: ReadStateCase) {
+  const update = changes.with(userId, readState);
+  if (!update) return undefined;
+  return {
+    TableName: table,
+    Key: conversationKey(userId, id),
+    ...update,
+    ConditionExpression: readState ? `${EXISTS.ConditionExpression} AND ${readState.condition}` : EXISTS.ConditionExpression,
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, ...EXISTS.ExpressionAttributeNames },
+  };
 }
