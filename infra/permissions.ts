@@ -36,6 +36,10 @@ const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', '
 /** Idempotency-Key records are read, claimed (put) and released (delete) by key, never queried or updated. */
 const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'];
 
+/** Reads, and UpdateItem of existing items: the conversation list writes ended mutes back, nothing more. */
+const TABLE_UPDATE = [...TABLE_READ, 'dynamodb:UpdateItem'];
+const TABLE_ACCESS = { read: TABLE_READ, update: TABLE_UPDATE, write: TABLE_WRITE } as const;
+
 const FILE_ACTIONS: Record<NonNullable<Access['files']>[number], string> = {
   get: 's3:GetObject',
   put: 's3:PutObject',
@@ -63,8 +67,8 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
 export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns: DataArns): Permission[] {
   const { access } = route;
   const permissions: Permission[] = [];
-  const table = (level: 'read' | 'write' | undefined, target: TableArn) => {
-    if (level) permissions.push({ actions: level === 'read' ? TABLE_READ : TABLE_WRITE, resources: tableResources(target) });
+  const table = (level: keyof typeof TABLE_ACCESS | undefined, target: TableArn) => {
+    if (level) permissions.push({ actions: [...TABLE_ACCESS[level]], resources: tableResources(target) });
   };
   table(access.conversations, arns.conversations);
   table(access.attachments, arns.attachments);

@@ -22,14 +22,15 @@ export interface Route {
 }
 
 export interface Access {
-  conversations?: 'read' | 'write';
+  /** 'update': reads plus UpdateItem only (the list writes ended mutes back, see conversations/mute.ts). */
+  conversations?: 'read' | 'update' | 'write';
   attachments?: 'read' | 'write';
   /** S3 object actions under the files prefix; 'get' is also what presigning file_url needs. */
   files?: ('get' | 'put' | 'delete')[];
 }
 
 export const routes: readonly Route[] = [
-  { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'read' } },
+  { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'update' } },
   { name: 'CreateConversation', method: 'POST', path: '/v1/conversations', entry: 'functions/conversations/create.ts', idempotent: true, access: { conversations: 'write' } },
   { name: 'GetConversation', method: 'GET', path: '/v1/conversations/{id}', entry: 'functions/conversations/get.ts', access: { conversations: 'read' } },
   { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts', access: { conversations: 'write' } },

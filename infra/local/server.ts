@@ -10,6 +10,7 @@ import { readConfig, type Config, type Environment } from '../../shared/config.j
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../routes.js';
+import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
@@ -36,6 +37,8 @@ export interface LocalApiOptions {
   /** DynamoDB Local's and the S3 stand-in's ports (fixed for sam local's env-vars file); default: free ones. */
   dynamodbPort?: number;
   s3Port?: number;
+  /** "Now" for every rule that depends on it (mutes ending, how far ahead an open may be); default: the system clock. */
+  clock?: Clock;
 }
 
 export interface LocalApi {
@@ -114,7 +117,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       ...options.env,
     };
     const config: Config = { ...readConfig(handlerEnv), credentials };
-    const app = new App(config);
+    const app = new App(config, options.clock);
     stoppers.push(async () => app.destroy());
     // Powertools (a library) reads this Lambda variable itself: on-demand instances count a cold start.
     process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';

@@ -1,6 +1,7 @@
 import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
-import { attachmentConversationKey, attachmentKey, conversationKey } from '../dynamo/keys.js';
+import { attachmentConversationKey, attachmentKey } from '../dynamo/keys.js';
+import { ConversationActivity } from '../conversations/activity.js';
 import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes } from '../dynamo/tables.js';
@@ -12,6 +13,8 @@ type Item = Record<string, unknown>;
 const CONVERSATION_INDEX = attachmentIndexes.conversation;
 /** Attachment records removed together with their conversation, per BatchWriteItem (its limit). */
 const REMOVAL_BATCH = 25;
+/** Conditional writes of an upload whose conversation's read times keep moving under it, before 503. */
+const ACTIVITY_ATTEMPTS = 8;
 
 /**
  * Attachment records under the user's partition, sort key = attachment id
@@ -27,34 +30,31 @@ export class DynamoAttachmentStore implements AttachmentStore {
   ) {}
 
   /**
-   * The record, and when it belongs to a conversation, the conversation's
-   * last_active_at, in one transaction on the condition that the
-   * conversation exists: an upload racing its conversation's DELETE either
-   * commits before it (and the cleanup of that conversation removes it) or
-   * finds the conversation gone, never in between. The token (from the
-   * attachment id) makes the SDK's retry after a lost answer a no-op.
+   * The record, and when it belongs to a conversation the conversation's
+   * activity (last_active_at and its unread key, see ConversationActivity),
+   * in one transaction on the condition that the conversation exists: an
+   * upload racing its conversation's DELETE either commits before it (and
+   * the cleanup of that conversation removes it) or finds the conversation
+   * gone, never in between. The token (from the attachment id and the
+   * attempt) makes the SDK's retry after a lost answer a no-op.
    */
   async add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'conversation-missing'> {
     const put = { Put: { TableName: this.table, Item: toItem(userId, record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } };
-    const markActive = record.conversation_id
-      ? [
-          {
-            Update: {
-              TableName: this.conversationsTable,
-              Key: conversationKey(userId, record.conversation_id),
-              UpdateExpression: 'SET #at = :at',
-              ConditionExpression: 'attribute_exists(#pk)',
-              ExpressionAttributeNames: { '#at': 'last_active_at', '#pk': 'pk' },
-              ExpressionAttributeValues: { ':at': at },
-            },
-          },
-        ]
-      : [];
-    const outcome = await transactWrite(this.client, [put, ...markActive], requestToken('upload', userId, record.id));
-    if (outcome.committed) return 'added';
-    if (outcome.conditionFailed[1]) return 'conversation-missing';
-    // The id is new: its record can only exist if this very upload wrote it (a retry outside the token's reach).
-    if (outcome.conditionFailed[0]) return 'added';
+    const activity = record.conversation_id
+      ? new ConversationActivity(this.client, this.conversationsTable, userId, record.conversation_id, at)
+      : undefined;
+    let chosen = activity?.first;
+    for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
+      const items = activity && chosen ? [put, activity.item(chosen)] : [put];
+      const outcome = await transactWrite(this.client, items, requestToken('upload', userId, record.id, String(attempt)));
+      if (outcome.committed) return 'added';
+      // The id is new: its record can only exist if this very upload wrote it (a retry outside the token's reach).
+      if (outcome.conditionFailed[0]) return 'added';
+      if (!outcome.conditionFailed[1] || !activity) throw new ConcurrentWrite();
+      // The conversation is gone, or its read times moved under us: the case that holds now.
+      chosen = await activity.caseNow();
+      if (!chosen) return 'conversation-missing';
+    }
     throw new ConcurrentWrite();
   }
 

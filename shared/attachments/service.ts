@@ -3,7 +3,7 @@ import { referenceMissing, resourceMissing } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
-import { nowSeconds } from '../time.js';
+import { systemClock, type Clock } from '../time.js';
 import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileStore, Upload } from './model.js';
 
 /**
@@ -16,6 +16,7 @@ export class AttachmentService {
   constructor(
     private readonly store: AttachmentStore,
     private readonly files: FileStore,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -25,7 +26,7 @@ export class AttachmentService {
    * 400 resource_missing.
    */
   async upload(userId: string, upload: Upload): Promise<Attachment> {
-    const now = nowSeconds();
+    const now = this.clock();
     const record: AttachmentRecord = {
       id: newId('att'),
       message_id: upload.message_id ?? null,

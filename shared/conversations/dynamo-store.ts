@@ -1,13 +1,15 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../ids.js';
-import { nowSeconds } from '../time.js';
+import { systemClock, type Clock } from '../time.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { conversationKey } from '../dynamo/keys.js';
 import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { counterpartOf, fromItem, toItem, updateExpression } from './item-codec.js';
-import { listPlan, listQuery } from './list-plan.js';
+import { endedMutes, mergeEndedMutes, writeBackEndedMutes } from './ended-mutes.js';
+import { Changes, counterpartOf, fromItem, readTimes, toItem, type Item } from './item-codec.js';
+import { conjunction, listPlan, listQuery } from './list-plan.js';
+import { readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
 import {
   newConversation,
   type Conversation,
@@ -18,6 +20,7 @@ import {
   type ListCost,
 } from './model.js';
 import { holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js';
+import { conversationIndexes } from '../dynamo/tables.js';
 
 /**
  * Creates that met another create's transaction on the same uniqueness record
@@ -25,6 +28,9 @@ import { holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js';
  * liveness depends on it, never correctness.
  */
 const CONFLICT_ATTEMPTS = 10;
+
+/** Each retry of a read-state write follows a concurrent write to the same conversation. */
+const READ_STATE_ATTEMPTS = 8;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -37,6 +43,7 @@ export class DynamoConversationStore implements ConversationStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly table: string,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -49,7 +56,7 @@ export class DynamoConversationStore implements ConversationStore {
    */
   async findOrCreate(userId: string, counterpart: Counterpart): Promise<{ conversation: Conversation; created: boolean }> {
     for (let attempt = 1; ; attempt += 1) {
-      const conversation = newConversation(newId('conv'), counterpart, nowSeconds());
+      const conversation = newConversation(newId("conv"), counterpart, this.clock());
       const outcome = await transactWrite(
         this.client,
         [
@@ -76,26 +83,49 @@ export class DynamoConversationStore implements ConversationStore {
   }
 
   async get(userId: string, id: string): Promise<Conversation | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.table, Key: conversationKey(userId, id), ConsistentRead: true }));
-    return Item ? fromItem(Item) : undefined;
+    const item = await this.getItem(userId, id);
+    return item ? fromItem(item, this.clock()) : undefined;
   }
 
   async update(userId: string, id: string, changes: ConversationChanges): Promise<Conversation | undefined> {
-    const expression = updateExpression(userId, changes);
-    if (!expression) return this.get(userId, id);
-    const updated = await unlessConditionFails(
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: conversationKey(userId, id),
-          ...expression,
-          ConditionExpression: EXISTS.ConditionExpression,
-          ExpressionAttributeNames: { ...expression.ExpressionAttributeNames, ...EXISTS.ExpressionAttributeNames },
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    return updated?.Attributes ? fromItem(updated.Attributes) : undefined;
+    const { last_opened_at, ...fields } = changes;
+    const readState: ReadStateWrite | undefined =
+      last_opened_at === undefined ? undefined : last_opened_at === null ? { kind: 'clear' } : { kind: 'open', at: last_opened_at };
+    const updated = await this.write(userId, id, Changes.of(userId, fields), readState);
+    return updated ? fromItem(updated, this.clock()) : undefined;
+  }
+
+  /**
+   * One conditional UpdateItem of the given changes and, when the read state
+   * moves, of the case of that move that holds for the stored times (see
+   * ReadStateCase): the unread index key it writes is always the one the two
+   * stored times give. A failed condition means the item is gone or its times
+   * changed under us: read it, and try the case that now holds. The read only
+   * chooses which conditional write to try; it is never written back as such.
+   */
+  private async write(userId: string, id: string, changes: Changes, readState: ReadStateWrite | undefined): Promise<Item | undefined> {
+    const cases = readState ? readStateCases(readState) : [];
+    let chosen: ReadStateCase | undefined = cases[0];
+    for (let attempt = 0; attempt < READ_STATE_ATTEMPTS; attempt += 1) {
+      const update = conversationUpdate(this.table, userId, id, changes, chosen);
+      // Nothing to write (no fields, or only an open older than the stored one): the item as it is.
+      if (!update) return this.getItem(userId, id);
+      const written = await unlessConditionFails(this.client.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' })));
+      if (written) return written.Attributes;
+      if (!chosen) return undefined;
+      const item = await this.getItem(userId, id);
+      if (!item) return undefined;
+      const stored = readTimes(item);
+      chosen = cases.find((candidate) => candidate.holds(stored));
+      // The cases cover every state (unit-tested); without one the write would drop the read state.
+      if (!chosen) throw new Error(`No read-state case holds for ${JSON.stringify(stored)}`);
+    }
+    throw new Error(`Read state of a conversation kept changing during ${READ_STATE_ATTEMPTS} conditional writes`);
+  }
+
+  private async getItem(userId: string, id: string): Promise<Item | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.table, Key: conversationKey(userId, id), ConsistentRead: true }));
+    return Item;
   }
 
   /**
@@ -133,13 +163,46 @@ export class DynamoConversationStore implements ConversationStore {
     return false;
   }
 
+  /**
+   * A page of the plan's query. When it reads by_muted, the mutes that ended
+   * by now but are still stored as mutes are read too (by_mute_end): merged
+   * into `muted=false`, and written back as no mute after the page is read,
+   * so they cost extra reads only until then. The answer never depends on the
+   * write-back having happened.
+   */
   async list(userId: string, filter: ConversationFilter, page: PageRequest): Promise<{ page: Page<Conversation>; cost: ListCost }> {
-    const plan = listPlan(userId, filter);
+    const now = this.clock();
+    const plan = listPlan(userId, filter, now);
     const { query, startKeyOf } = listQuery(this.table, userId, plan);
+    const ended = plan.index?.name === conversationIndexes.muted.name
+      ? await endedMutes(this.client, this.table, userId, now, conjunction(plan.residual))
+      : { items: [], cost: { queries: 0, itemsRead: 0 } };
     const { page: items, cost } = await queryPage(this.client, query, page, startKeyOf);
+    const merged = plan.expiredMutes ? mergeEndedMutes(items, ended.items, page) : items;
+    if (ended.items.length > 0) await writeBackEndedMutes(this.client, this.table, userId, ended.items);
     return {
-      page: { has_more: items.has_more, data: items.data.map(fromItem) },
-      cost: { index: plan.index?.name ?? 'table', ...cost },
+      page: { has_more: merged.has_more, data: merged.data.map((item) => fromItem(item, now)) },
+      cost: { index: plan.index?.name ?? 'table', queries: cost.queries + ended.cost.queries, itemsRead: cost.itemsRead + ended.cost.itemsRead },
     };
   }
+}
+
+/**
+ * The conditional update of a conversation that exists: the changes, and the
+ * read-state case's times, unread key and condition. For UpdateItem and for
+ * a TransactWriteItems `Update` alike (a writer of `last_active_at` in a
+ * transaction uses readStateCases({ kind: 'activity', at }) through this, and
+ * on the conversation's ConditionalCheckFailed reads it and retries with the
+ * case that holds, as `write` does). Undefined when nothing would be written.
+ */
+export function conversationUpdate(table: string, userId: string, id: string, changes: Changes, readState?: ReadStateCase) {
+  const update = changes.with(userId, readState);
+  if (!update) return undefined;
+  return {
+    TableName: table,
+    Key: conversationKey(userId, id),
+    ...update,
+    ConditionExpression: readState ? `${EXISTS.ConditionExpression} AND ${readState.condition}` : EXISTS.ConditionExpression,
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, ...EXISTS.ExpressionAttributeNames },
+  };
 }

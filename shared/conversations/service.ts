@@ -1,17 +1,24 @@
 import { resourceMissing } from '../http/errors.js';
 import type { Page, PageRequest } from '../pagination.js';
+import { systemClock, type Clock } from '../time.js';
+import { requestedMute } from './mute.js';
+import { requestedOpen } from './read-state.js';
 import type {
   Conversation,
   ConversationChanges,
   ConversationFilter,
   ConversationStore,
+  ConversationUpdate,
   Counterpart,
   ListCost,
 } from './model.js';
 
 /** What the conversation endpoints do, whatever stores them. */
 export class ConversationService {
-  constructor(private readonly store: ConversationStore) {}
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   createConversation(userId: string, counterpart: Counterpart) {
     return this.store.findOrCreate(userId, counterpart);
@@ -21,8 +28,8 @@ export class ConversationService {
     return (await this.store.get(userId, id)) ?? notFound(id);
   }
 
-  async updateConversation(userId: string, id: string, changes: ConversationChanges): Promise<Conversation> {
-    return (await this.store.update(userId, id, changes)) ?? notFound(id);
+  async updateConversation(userId: string, id: string, update: ConversationUpdate): Promise<Conversation> {
+    return (await this.store.update(userId, id, changesAt(update, this.clock()))) ?? notFound(id);
   }
 
   /**
@@ -41,6 +48,14 @@ export class ConversationService {
   ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
     return this.store.list(userId, filter, page);
   }
+}
+
+/** The change a PUT asks for, judged at `now` (how far ahead an open may be, whether a mute's end has passed). */
+export function changesAt(update: ConversationUpdate, now: number): ConversationChanges {
+  const { is_muted, muted_until, last_opened_at, ...plain } = update;
+  const mute = requestedMute(is_muted, muted_until, now);
+  const opened = requestedOpen(last_opened_at, now);
+  return { ...plain, ...(mute === undefined ? {} : { mute }), ...(opened === undefined ? {} : { last_opened_at: opened }) };
 }
 
 function notFound(id: string): never {
