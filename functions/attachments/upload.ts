@@ -9,7 +9,7 @@ export const handler = httpHandler(async (request, app) => {
   return app.idempotency.run(
     request,
     uploadMeaning(upload),
-    async () => created(await app.attachments.upload(request.userId, upload)),
+    async (seed) => created(await app.attachments.upload(request.userId, upload, seed)),
     uploadReplay(app.attachments, request.userId),
   );
 });

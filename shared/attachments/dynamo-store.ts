@@ -35,10 +35,10 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * in one transaction on the condition that the conversation exists: an
    * upload racing its conversation's DELETE either commits before it (and
    * the cleanup of that conversation removes it) or finds the conversation
-   * gone, never in between. The token (from the attachment id and the
-   * attempt) makes the SDK's retry after a lost answer a no-op.
+   * gone, never in between. The token (a digest of the transaction) makes
+   * the SDK's retry after a lost answer a no-op.
    */
-  async add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'conversation-missing'> {
+  async add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'existed' | 'conversation-missing'> {
     const put = { Put: { TableName: this.table, Item: toItem(userId, record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } };
     const activity = record.conversation_id
       ? new ConversationActivity(this.client, this.conversationsTable, userId, record.conversation_id, at)
@@ -46,10 +46,10 @@ export class DynamoAttachmentStore implements AttachmentStore {
     let chosen = activity?.first;
     for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
       const items = activity && chosen ? [put, activity.item(chosen)] : [put];
-      const outcome = await transactWrite(this.client, items, requestToken('upload', userId, record.id, String(attempt)));
+      const outcome = await transactWrite(this.client, items, requestToken('upload', JSON.stringify(items), String(attempt)));
       if (outcome.committed) return 'added';
-      // The id is new: its record can only exist if this very upload wrote it (a retry outside the token's reach).
-      if (outcome.conditionFailed[0]) return 'added';
+      // The id is this upload's own (new, or its Idempotency-Key's): an earlier run of it wrote the record.
+      if (outcome.conditionFailed[0]) return 'existed';
       if (!outcome.conditionFailed[1] || !activity) throw new ConcurrentWrite();
       // The conversation is gone, or its read times moved under us: the case that holds now.
       chosen = await activity.caseNow();

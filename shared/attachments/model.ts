@@ -26,7 +26,7 @@ export interface AttachmentStore {
    * conversation, sets the conversation's last_active_at, on the condition
    * that the conversation exists; all or nothing.
    */
-  add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'conversation-missing'>;
+  add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'existed' | 'conversation-missing'>;
   get(userId: string, id: string): Promise<AttachmentRecord | undefined>;
   /** undefined when there is no such attachment. */
   rename(userId: string, id: string, filename: string): Promise<AttachmentRecord | undefined>;

@@ -1,6 +1,6 @@
 import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing } from '../http/errors.js';
-import { newId } from '../ids.js';
+import { seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
 import { systemClock, type Clock } from '../time.js';
@@ -25,10 +25,11 @@ export class AttachmentService {
    * conversation that is gone, or being deleted, stores nothing and answers
    * 400 resource_missing.
    */
-  async upload(userId: string, upload: Upload): Promise<Attachment> {
+  async upload(userId: string, upload: Upload, seed?: string): Promise<Attachment> {
     const now = this.clock();
     const record: AttachmentRecord = {
-      id: newId('att'),
+      // Seeded (Idempotency-Key): a retry after an unknown outcome writes the same file and finds its record.
+      id: seededId('att', seed),
       message_id: upload.message_id ?? null,
       conversation_id: upload.conversation_id ?? null,
       filename: upload.file.filename,
@@ -38,7 +39,7 @@ export class AttachmentService {
     };
     const key = fileKey(userId, record.id);
     await this.files.put(key, upload.file.bytes, record.file_type);
-    let outcome: 'added' | 'conversation-missing';
+    let outcome: 'added' | 'existed' | 'conversation-missing';
     try {
       outcome = await this.store.add(userId, record, now);
     } catch (error) {
@@ -46,6 +47,7 @@ export class AttachmentService {
       if (await this.recordStored(userId, record.id)) return this.withLink(userId, record);
       throw error;
     }
+    if (outcome === 'existed') return this.withLink(userId, (await this.store.get(userId, record.id)) ?? record);
     if (outcome === 'conversation-missing') {
       await this.discardFile(key, record.id);
       throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
