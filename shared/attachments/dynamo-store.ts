@@ -1,6 +1,6 @@
-import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
-import { attachmentConversationKey, attachmentKey } from '../dynamo/keys.js';
+import { ATTACHMENT_SK_PREFIX, attachmentConversationKey, attachmentKey, orphanFileKey } from '../dynamo/keys.js';
 import { ConversationActivity } from '../conversations/activity.js';
 import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
@@ -116,9 +116,9 @@ export class DynamoAttachmentStore implements AttachmentStore {
         : {
             TableName: this.table,
             ConsistentRead: true,
-            KeyConditionExpression: '#pk = :user',
-            ExpressionAttributeNames: { '#pk': 'pk' },
-            ExpressionAttributeValues: { ':user': userId },
+            KeyConditionExpression: '#pk = :user AND begins_with(#sk, :records)',
+            ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+            ExpressionAttributeValues: { ':user': userId, ':records': ATTACHMENT_SK_PREFIX },
           },
       page,
       (cursor) => ({ ...attachmentKey(userId, cursor), ...(byConversation ? { [CONVERSATION_INDEX.partitionKey]: byConversation } : {}) }),
@@ -134,6 +134,16 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * Query of the user's partition cannot. Pages of 25 deletes, each
    * idempotent, so a retry of the whole cleanup is harmless.
    */
+  /**
+   * Hands a file to the cleanup (see ORPHAN_FILE_SK_PREFIX): one put and one
+   * delete of its marker, each idempotent. Throws when DynamoDB does.
+   */
+  async handOverOrphanFile(userId: string, attachmentId: string): Promise<void> {
+    const Key = orphanFileKey(userId, attachmentId);
+    await this.client.send(new PutCommand({ TableName: this.table, Item: Key }));
+    await this.client.send(new DeleteCommand({ TableName: this.table, Key }));
+  }
+
   async removeAllOf(userId: string, conversationId: string): Promise<number> {
     let removed = 0;
     let startKey: Item | undefined;
@@ -142,11 +152,11 @@ export class DynamoAttachmentStore implements AttachmentStore {
         new QueryCommand({
           TableName: this.table,
           ConsistentRead: true,
-          KeyConditionExpression: '#pk = :user',
+          KeyConditionExpression: '#pk = :user AND begins_with(#sk, :records)',
           FilterExpression: '#conversation = :conversation',
           ProjectionExpression: '#pk, #sk',
           ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#conversation': 'conversation_id' },
-          ExpressionAttributeValues: { ':user': userId, ':conversation': conversationId },
+          ExpressionAttributeValues: { ':user': userId, ':records': ATTACHMENT_SK_PREFIX, ':conversation': conversationId },
           ...(startKey ? { ExclusiveStartKey: startKey } : {}),
         }),
       );

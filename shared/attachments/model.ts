@@ -35,6 +35,8 @@ export interface AttachmentStore {
   list(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<AttachmentRecord>>;
   /** Removes the record of every attachment of a conversation; how many there were. */
   removeAllOf(userId: string, conversationId: string): Promise<number>;
+  /** Hands the file of an attachment id that holds no record to the cleanup (throws when that cannot be written). */
+  handOverOrphanFile(userId: string, attachmentId: string): Promise<void>;
 }
 
 /** Where the bytes live, addressed by the key that fileKey() builds. */

@@ -38,7 +38,13 @@ export class AttachmentService {
       created_at: now,
     };
     const key = fileKey(userId, record.id);
-    await this.files.put(key, upload.file.bytes, record.file_type);
+    try {
+      await this.files.put(key, upload.file.bytes, record.file_type);
+    } catch (error) {
+      // Written or not (the answer may be what was lost): no record will hold it.
+      await this.dropFile(userId, record.id, { recordPossible: false });
+      throw error;
+    }
     let outcome: 'added' | 'existed' | 'conversation-missing';
     try {
       outcome = await this.store.add(userId, record, now);
@@ -49,28 +55,46 @@ export class AttachmentService {
     }
     if (outcome === 'existed') return this.withLink(userId, (await this.store.get(userId, record.id)) ?? record);
     if (outcome === 'conversation-missing') {
-      await this.discardFile(key, record.id);
+      await this.dropFile(userId, record.id, { recordPossible: false });
       throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
     }
     return this.withLink(userId, record);
   }
 
-  /**
-   * After a failed record write: whether the record is there after all. When
-   * it is not, its file is removed (no record can point at it, since the
-   * write failed); when even that cannot be known, the file stays (an
-   * unreachable orphan, logged) rather than risk a record without its file.
-   */
+  /** After a failed record write: whether the record is there after all; when it is not (or that cannot be known), its file is dropped. */
   private async recordStored(userId: string, id: string): Promise<boolean> {
-    const key = fileKey(userId, id);
     try {
       if (await this.store.get(userId, id)) return true;
+      await this.dropFile(userId, id, { recordPossible: false });
     } catch (error) {
-      logger.error('upload outcome unknown; file kept', { attachment_id: id, key, error: String(error) });
-      return false;
+      logger.warn('upload outcome unknown', { attachment_id: id, error: String(error) });
+      await this.dropFile(userId, id, { recordPossible: true });
     }
-    await this.discardFile(key, id);
     return false;
+  }
+
+  /**
+   * A failed upload's file goes to the cleanup, which removes it (retrying
+   * until S3 answers) unless a record holds it by then. Only when even that
+   * hand-over cannot be written is the file removed here, and only if no
+   * record can hold it; else it stays, an unreachable orphan, logged.
+   */
+  private async dropFile(userId: string, id: string, { recordPossible }: { recordPossible: boolean }): Promise<void> {
+    const key = fileKey(userId, id);
+    try {
+      await this.store.handOverOrphanFile(userId, id);
+      return;
+    } catch (error) {
+      if (recordPossible) {
+        logger.error('orphan file after failed upload', { attachment_id: id, key, error: String(error) });
+        return;
+      }
+    }
+    try {
+      await this.files.remove(key);
+    } catch (error) {
+      logger.error('orphan file after failed upload', { attachment_id: id, key, error: String(error) });
+    }
   }
 
   async getAttachment(userId: string, id: string): Promise<Attachment> {
@@ -97,6 +121,12 @@ export class AttachmentService {
     return this.store.removeAllOf(userId, conversationId);
   }
 
+  /** Cleanup: a failed upload's file (see dropFile), unless a record holds it after all. */
+  async removeOrphanFile(userId: string, attachmentId: string): Promise<void> {
+    if (await this.store.get(userId, attachmentId)) return;
+    await this.files.remove(fileKey(userId, attachmentId));
+  }
+
   /** Cleanup: the file of an attachment whose record is gone. Removing a file that is not there is not an error. */
   removeFile(userId: string, attachmentId: string): Promise<void> {
     return this.files.remove(fileKey(userId, attachmentId));
@@ -117,13 +147,7 @@ export class AttachmentService {
   }
 
   /** Best effort: if S3 refuses this too, the file is an orphan nobody can reach, and the log says which. */
-  private async discardFile(key: string, attachmentId: string): Promise<void> {
-    try {
-      await this.files.remove(key);
-    } catch (error) {
-      logger.error('orphan file after failed upload', { attachment_id: attachmentId, key, error: String(error) });
-    }
-  }
+
 }
 
 function notFound(id: string): never {
