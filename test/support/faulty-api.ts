@@ -1,0 +1,69 @@
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { startDynalite, ensureTables } from '../../infra/local/dynamodb.js';
+import { startS3 } from '../../infra/local/s3.js';
+import { config } from '../../shared/config.js';
+import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
+import { startTestApi, type TestApi } from './api.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+
+const HOST = '127.0.0.1';
+const REGION = 'us-east-1';
+const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/**
+ * The local API with a fault proxy in front of each backend: the stand-ins
+ * start here with their tables and bucket, and the API's clients talk to them
+ * only through the proxies, so a test can lose, stall or refuse any single
+ * DynamoDB or S3 call the handlers make. The test audits through the API (and
+ * an S3 listing that bypasses the proxy).
+ */
+export interface FaultyApi {
+  t: TestApi;
+  dynamodb: FaultProxy;
+  s3: FaultProxy;
+  /** Every key in the files bucket, read from the S3 stand-in directly. */
+  storedKeys(prefix?: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** `env`: extra environment for the handlers (e.g. a quieter log level). */
+export async function startFaultyApi(env: Record<string, string> = {}): Promise<FaultyApi> {
+  const names = config();
+  const dynamodbBackend = await startDynalite(HOST);
+  await ensureTables(dynamodbBackend.endpoint, REGION, {
+    [names.conversationsTable]: conversationsTable,
+    [names.attachmentsTable]: attachmentsTable,
+    [names.idempotencyTable]: idempotencyTable,
+  });
+  const s3Backend = await startS3(HOST, names.filesBucket, CREDENTIALS);
+  const dynamodb = await startFaultProxy(dynamodbBackend.endpoint);
+  const s3 = await startFaultProxy(s3Backend.endpoint);
+  const t = await startTestApi({ env: { ...env, DYNAMODB_ENDPOINT: dynamodb.endpoint, S3_ENDPOINT: s3.endpoint } });
+  const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
+
+  return {
+    t,
+    dynamodb,
+    s3,
+    async storedKeys(prefix = '') {
+      const keys: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await lister.send(new ListObjectsV2Command({ Bucket: names.filesBucket, Prefix: prefix, ContinuationToken: token }));
+        keys.push(...(page.Contents ?? []).map((object) => object.Key!));
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+      return keys.sort();
+    },
+    async close() {
+      dynamodb.calm();
+      s3.calm();
+      await t.close();
+      lister.destroy();
+      await dynamodb.close();
+      await s3.close();
+      await s3Backend.close();
+      await dynamodbBackend.close();
+    },
+  };
+}
