@@ -126,15 +126,17 @@ export async function auditUsers(
 /**
  * Audits until nothing is wrong or `timeoutMs` has passed: what hangs off a
  * deleted resource is removed within seconds after the answer, not at once.
+ * `also`: more checks of the same views (e.g. against the answers clients got).
  */
 export async function settledAudit(
   f: FaultyApi,
   userIds: readonly string[],
-  options: AuditOptions & { timeoutMs?: number } = {},
+  options: AuditOptions & { timeoutMs?: number; also?: (views: Map<string, UserView>) => Violation[] } = {},
 ): Promise<{ violations: Violation[]; views: Map<string, UserView> }> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   for (;;) {
     const result = await auditUsers(f, userIds, options);
+    result.violations.push(...(options.also?.(result.views) ?? []));
     if (result.violations.length === 0 || Date.now() >= deadline) return result;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
