@@ -95,9 +95,21 @@ describe('fault proxy: passing through', () => {
     expect((await call('/after')).socketReused).toBe(true);
   });
 
-  it('answers Expect: 100-continue itself and forwards the body', async () => {
-    const answer = await call('/continue', { method: 'PUT', body: 'late body', headers: { expect: '100-continue', 'content-length': '9' } });
-    expect(answer.body).toBe('PUT /continue late body');
+  it('answers Expect: 100-continue itself, then forwards the body the client sends after it', async () => {
+    const socket = connect(Number(new URL(proxy.endpoint).port), '127.0.0.1');
+    let seen = '';
+    socket.on('data', (chunk: Buffer) => (seen += chunk.toString()));
+    const until = async (text: string) => {
+      while (!seen.includes(text)) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    socket.write('PUT /continue HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n');
+    // The body is only sent once the interim answer came, as a waiting client does.
+    await until('HTTP/1.1 100 Continue\r\n\r\n');
+    expect(received).toEqual([]);
+    socket.write('late body');
+    await until('PUT /continue late body');
+    socket.destroy();
+    expect(seen).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/);
   });
 });
 
