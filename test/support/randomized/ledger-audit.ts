@@ -73,6 +73,17 @@ export function auditLedger(ledger: Ledger, views: Map<string, UserView>): Viola
       }
     }
 
+    // A 404 for something that is still there: the request found nothing although nothing had removed it.
+    const notFoundFor = (records: { targetId: string; userId: string; op: number; attempts: Attempt[] }[], listed: Map<string, unknown>, kind: string) => {
+      for (const record of records.filter((r) => r.userId === userId && listed.has(r.targetId))) {
+        if (record.attempts.some((attempt) => attempt.status === 404)) add('answered 404 for a live resource', `${userId}/${kind} op${record.op} on ${record.targetId}`);
+      }
+    };
+    notFoundFor(ledger.conversationUpdates, listedConversations, 'conversation update');
+    notFoundFor(ledger.conversationDeletes, listedConversations, 'conversation delete');
+    notFoundFor(ledger.renames, listedAttachments, 'rename');
+    notFoundFor(ledger.attachmentDeletes, listedAttachments, 'attachment delete');
+
     const uploadsByOp = new Map(ledger.uploads.filter((u) => u.userId === userId).map((u) => [u.op, u]));
     for (const attachment of view.attachments) {
       const upload = uploadsByOp.get(originOf(attachment.filename) ?? -1);
