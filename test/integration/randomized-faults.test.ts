@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
 import { settledAudit, summary } from '../support/audit.js';
-import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
+import { faultyApiForFile } from '../support/faulty-api.js';
 import { auditLedger, statusesOf, tally } from '../support/randomized/ledger-audit.js';
 import { originOf, runWorkload } from '../support/randomized/workload.js';
 
@@ -18,14 +18,11 @@ const SEEDS = (process.env.FAULT_SEEDS ?? '20261122,4242').split(',').map(Number
 const OPERATIONS = 600;
 const MIN_FAULTS = 300;
 
-let f: FaultyApi;
-beforeAll(async () => {
-  // Hundreds of expected 503s would bury the figures.
-  f = await startFaultyApi({ POWERTOOLS_LOG_LEVEL: 'SILENT' });
-});
-afterAll(() => f?.close());
+// Hundreds of expected 503s would bury the figures.
+const faultyApi = faultyApiForFile({ POWERTOOLS_LOG_LEVEL: 'SILENT' });
 
 it.each(SEEDS)(`seed %i: ${OPERATIONS} concurrent operations under ${MIN_FAULTS}+ injected faults and an S3 outage leave no broken invariant`, async (seed) => {
+  const f = faultyApi();
   const started = Date.now();
   // Stalls outlast the clients' request timeouts (DynamoDB 5 s, S3 10 s); delays stay under them.
   f.dynamodb.randomize({ seed, rates: { reset_before: 0.05, reset_after: 0.06, stall: 0.006, delay: 0.04 }, stallMs: 5_500, delayMs: [100, 3_500] });

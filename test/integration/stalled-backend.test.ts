@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { upload } from '../support/attachments.js';
 import { dynamodbCall, s3Call } from '../support/fault-proxy.js';
-import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
+import { faultyApiForFile } from '../support/faulty-api.js';
 
 /**
  * A backend that takes a connection and never answers in time (the proxy
@@ -9,20 +9,13 @@ import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
  * 5 s, S3 10 s, then retries) must end the request with a 503, not leave it
  * waiting for the late answer, which on AWS outlasts API Gateway's 29 s.
  */
-let f: FaultyApi;
-beforeAll(async () => {
-  f = await startFaultyApi();
-});
-afterEach(() => {
-  f.dynamodb.calm();
-  f.s3.calm();
-});
-afterAll(() => f?.close());
+const faultyApi = faultyApiForFile();
 
 const STALL = { kind: 'stall', ms: 25_000 } as const;
 
 describe('a stalled backend', () => {
   it('a read whose DynamoDB answers are all stalled answers 503, not the late answer', async () => {
+    const f = faultyApi();
     const created = await f.t.call('stalled-reader', 'POST', '/v1/conversations', { form: { contact_id: 'slow' } });
     expect(created.status).toBe(201);
     f.dynamodb.inject({ match: dynamodbCall('GetItem', [created.body.id]), times: 10, fault: STALL });
@@ -33,6 +26,7 @@ describe('a stalled backend', () => {
   }, 45_000);
 
   it('an upload whose S3 answers are all stalled answers 503 and lists nothing', async () => {
+    const f = faultyApi();
     f.s3.inject({ match: s3Call('PUT', '/files/stalled-uploader/'), times: 10, fault: STALL });
 
     const response = await upload(f.t, 'stalled-uploader', { bytes: 'never acknowledged', filename: 'slow.txt' });

@@ -1,9 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { fileKey } from '../../shared/dynamo/keys.js';
 import { download, upload, uploadForm } from '../support/attachments.js';
 import { listAll, settledAudit, summary, type ListedAttachment } from '../support/audit.js';
 import { anyDynamodbCall, dynamodbCall, s3Call, type Rule } from '../support/fault-proxy.js';
-import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
+import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
 
 /**
  * One test per row of issue 9's table: each makes exactly the failure that
@@ -11,15 +11,12 @@ import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
  * with the fault proxy in front of DynamoDB and S3, then audits through the
  * API and an S3 listing only.
  */
+const faultyApi = faultyApiForFile();
+/** The file's faulty API, for the helpers below; tests run one at a time. */
 let f: FaultyApi;
-beforeAll(async () => {
-  f = await startFaultyApi();
+beforeEach(() => {
+  f = faultyApi();
 });
-afterEach(() => {
-  f.dynamodb.calm();
-  f.s3.calm();
-});
-afterAll(() => f?.close());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**

@@ -1,4 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { mulberry32 } from '../../bench/population.js';
 import { messageLength, parseHead, withoutHeader } from './http-framing.js';
 
 /**
@@ -83,18 +84,6 @@ export interface FaultProxy {
   calm(): void;
   stats(): ProxyStats;
   close(): Promise<void>;
-}
-
-/** A small seeded generator (mulberry32): the same seed draws the same faults. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -325,7 +314,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       };
     },
     randomize(faults) {
-      random = faults && { spec: faults, next: seededRandom(faults.seed) };
+      random = faults && { spec: faults, next: mulberry32(faults.seed) };
     },
     down() {
       outage = true;

@@ -1,4 +1,5 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startDynalite, ensureTables } from '../../infra/local/dynamodb.js';
 import { startS3 } from '../../infra/local/s3.js';
 import { config } from '../../shared/config.js';
@@ -66,4 +67,22 @@ export async function startFaultyApi(env: Record<string, string> = {}): Promise<
       await dynamodbBackend.close();
     },
   };
+}
+
+/**
+ * One faulty API for a test file: started before its tests, the proxies
+ * calmed after each test (no fault outlives the test that set it), closed at
+ * the end. Call the returned function inside a test.
+ */
+export function faultyApiForFile(env: Record<string, string> = {}): () => FaultyApi {
+  let f: FaultyApi | undefined;
+  beforeAll(async () => {
+    f = await startFaultyApi(env);
+  });
+  afterEach(() => {
+    f?.dynamodb.calm();
+    f?.s3.calm();
+  });
+  afterAll(() => f?.close());
+  return () => f!;
 }

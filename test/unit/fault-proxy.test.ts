@@ -1,7 +1,8 @@
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { seededRandom, startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import { mulberry32 } from '../../bench/population.js';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { messageLength } from '../support/http-framing.js';
 
 /** The backend: echoes what it received and counts requests and connections. */
@@ -223,7 +224,7 @@ describe('HTTP message framing', () => {
 
   it('finds where each request ends, however the bytes are split (seeded random splits)', () => {
     const stream = Buffer.concat(messages);
-    const random = seededRandom(42);
+    const random = mulberry32(42);
     for (let round = 0; round < 200; round += 1) {
       const ends: number[] = [];
       let buffered = Buffer.alloc(0);

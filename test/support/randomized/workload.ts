@@ -1,6 +1,6 @@
 import type { TestApi, TestResponse } from '../api.js';
 import { uploadForm } from '../attachments.js';
-import { seededRandom } from '../fault-proxy.js';
+import { mulberry32 } from '../../../bench/population.js';
 
 /**
  * A seeded mix of API operations from several users, run concurrently as
@@ -102,7 +102,7 @@ export const originOf = (filename: string): number | undefined => {
 export const finalStatus = (attempts: readonly Attempt[]) => attempts.at(-1)?.status ?? -1;
 
 export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise<Ledger> {
-  const random = seededRandom(options.seed);
+  const random = mulberry32(options.seed);
   const pickWith = <T>(draw: number, items: readonly T[]): T | undefined => (items.length === 0 ? undefined : items[Math.floor(draw * items.length)]);
   const users = Array.from({ length: options.users }, (_, index) => `chaos-${options.seed}-u${index}`);
   const ledger: Ledger = {
@@ -141,6 +141,14 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
       if (last.status !== 503) break;
     }
     return { attempts, last };
+  };
+
+  /** A DELETE; the client forgets the object once it was answered 200. */
+  const remove = async (userId: string, targetId: string, op: number, records: Removal[], collection: string, known: Set<string>) => {
+    const record: Removal = { op, userId, targetId, attempts: [] };
+    records.push(record);
+    record.attempts = (await send(userId, 'DELETE', `${collection}/${targetId}`, () => ({}))).attempts;
+    if (finalStatus(record.attempts) === 200) known.delete(targetId);
   };
 
   const plan = Array.from({ length: options.operations }, (_, op) => {
@@ -196,14 +204,8 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
         record.attempts = (await send(userId, 'PUT', `/v1/conversations/${targetId}`, () => ({ form: { pinned_message_id: value, is_pinned: 'true' } }))).attempts;
         return;
       }
-      case 'delete_conversation': {
-        const targetId = pick(known)!;
-        const record: Removal = { op, userId, targetId, attempts: [] };
-        ledger.conversationDeletes.push(record);
-        record.attempts = (await send(userId, 'DELETE', `/v1/conversations/${targetId}`, () => ({}))).attempts;
-        if (finalStatus(record.attempts) === 200) conversations.get(userId)!.delete(targetId);
-        return;
-      }
+      case 'delete_conversation':
+        return remove(userId, pick(known)!, op, ledger.conversationDeletes, '/v1/conversations', conversations.get(userId)!);
       case 'upload':
       case 'upload_with_key': {
         const bytes = bytesOf(seed, size);
@@ -248,14 +250,8 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
         record.attempts = (await send(userId, 'PUT', `/v1/attachments/${targetId}`, () => ({ form: { filename: record.value } }))).attempts;
         return;
       }
-      case 'delete_attachment': {
-        const targetId = pick(files)!;
-        const record: Removal = { op, userId, targetId, attempts: [] };
-        ledger.attachmentDeletes.push(record);
-        record.attempts = (await send(userId, 'DELETE', `/v1/attachments/${targetId}`, () => ({}))).attempts;
-        if (finalStatus(record.attempts) === 200) attachments.get(userId)!.delete(targetId);
-        return;
-      }
+      case 'delete_attachment':
+        return remove(userId, pick(files)!, op, ledger.attachmentDeletes, '/v1/attachments', attachments.get(userId)!);
     }
   };
 
@@ -273,6 +269,6 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
 
 /** The bytes of an upload, from its seed: the audit knows what each file must hold. */
 export function bytesOf(seed: number, size: number): Buffer {
-  const random = seededRandom(seed);
+  const random = mulberry32(seed);
   return Buffer.from(Array.from({ length: size }, () => Math.floor(random() * 256)));
 }
