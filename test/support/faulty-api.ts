@@ -1,10 +1,8 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { startDynalite, ensureTables } from '../../infra/local/dynamodb.js';
 import { startS3 } from '../../infra/local/s3.js';
-import { config } from '../../shared/config.js';
-import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
-import { startTestApi, type TestApi } from './api.js';
+import { readConfig } from '../../shared/config.js';
+import { sharedDynamodb, startTestApi, type TestApi } from './api.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 
 const HOST = '127.0.0.1';
@@ -12,9 +10,10 @@ const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /**
- * The local API with a fault proxy in front of each backend: the stand-ins
- * start here with their tables and bucket, and the API's clients talk to them
- * only through the proxies, so a test can lose, stall or refuse any single
+ * The local API with a fault proxy in front of each backend (the run's
+ * DynamoDB Local, where the server makes its own tables, and an S3 stand-in
+ * of its own), so that the API's clients talk to them only through the
+ * proxies, so a test can lose, stall or refuse any single
  * DynamoDB or S3 call the handlers make. The test audits through the API (and
  * an S3 listing that bypasses the proxy).
  */
@@ -29,17 +28,13 @@ export interface FaultyApi {
 
 /** `env`: extra environment for the handlers (e.g. a quieter log level). */
 export async function startFaultyApi(env: Record<string, string> = {}): Promise<FaultyApi> {
-  const names = config();
-  const dynamodbBackend = await startDynalite(HOST);
-  await ensureTables(dynamodbBackend.endpoint, REGION, {
-    [names.conversationsTable]: conversationsTable,
-    [names.attachmentsTable]: attachmentsTable,
-    [names.idempotencyTable]: idempotencyTable,
-  });
-  const s3Backend = await startS3(HOST, names.filesBucket, CREDENTIALS);
-  const dynamodb = await startFaultProxy(dynamodbBackend.endpoint);
+  const { filesBucket } = readConfig({ ...process.env, ...env });
+  // The run's DynamoDB Local behind a proxy: the server creates its tables (under its own prefix) through it.
+  const shared = sharedDynamodb();
+  const dynamodb = await startFaultProxy(shared.endpoint);
+  const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS);
   const s3 = await startFaultProxy(s3Backend.endpoint);
-  const t = await startTestApi({ env: { ...env, DYNAMODB_ENDPOINT: dynamodb.endpoint, S3_ENDPOINT: s3.endpoint } });
+  const t = await startTestApi({ sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint }, env: { ...env, S3_ENDPOINT: s3.endpoint } });
   const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
 
   return {
@@ -50,7 +45,7 @@ export async function startFaultyApi(env: Record<string, string> = {}): Promise<
       const keys: string[] = [];
       let token: string | undefined;
       do {
-        const page = await lister.send(new ListObjectsV2Command({ Bucket: names.filesBucket, Prefix: prefix, ContinuationToken: token }));
+        const page = await lister.send(new ListObjectsV2Command({ Bucket: filesBucket, Prefix: prefix, ContinuationToken: token }));
         keys.push(...(page.Contents ?? []).map((object) => object.Key!));
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);
@@ -64,7 +59,6 @@ export async function startFaultyApi(env: Record<string, string> = {}): Promise<
       await dynamodb.close();
       await s3.close();
       await s3Backend.close();
-      await dynamodbBackend.close();
     },
   };
 }
