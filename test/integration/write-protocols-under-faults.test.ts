@@ -96,7 +96,7 @@ describe('row 3: an orphan S3 file when S3 is down during a cascade', () => {
     expect(await f.storedKeys(fileKey(userId, ''))).toHaveLength(3);
 
     f.s3.down();
-    setTimeout(() => f.s3.up(), 2_000);
+    const outageOver = sleep(2_000).then(() => f.s3.up());
     // A client retries a 503 until the DELETE is answered.
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 20; attempt += 1) {
@@ -107,6 +107,7 @@ describe('row 3: an orphan S3 file when S3 is down during a cascade', () => {
     }
     expect(statuses.at(-1)).toBe(200);
     expect(statuses.filter((status) => status !== 503 && status !== 200)).toEqual([]);
+    await outageOver;
 
     await expectSettled([userId]);
     expect(await f.storedKeys(fileKey(userId, ''))).toEqual([]);

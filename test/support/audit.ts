@@ -89,7 +89,7 @@ export async function auditUsers(
     }
     for (const attachment of view.attachments) {
       expectedKeys.add(fileKey(userId, attachment.id));
-      const file = await download(attachment.file_url);
+      const file = await download(attachment.file_url).catch((error: unknown) => ({ status: `failed (${String(error)})`, bytes: Buffer.alloc(0) }));
       const expected = options.expectedBytes?.(userId, attachment);
       if (file.status !== 200) {
         violations.push({ kind: 'record whose file is gone', detail: `${userId}/${attachment.id} (${attachment.filename}): download ${file.status}` });

@@ -26,15 +26,14 @@ export interface FaultyApi {
   close(): Promise<void>;
 }
 
-/** `env`: extra environment for the handlers (e.g. a quieter log level). */
-export async function startFaultyApi(env: Record<string, string> = {}): Promise<FaultyApi> {
-  const { filesBucket } = readConfig({ ...process.env, ...env });
+export async function startFaultyApi(): Promise<FaultyApi> {
+  const { filesBucket } = readConfig(process.env);
   // The run's DynamoDB Local behind a proxy: the server creates its tables (under its own prefix) through it.
   const shared = sharedDynamodb();
   const dynamodb = await startFaultProxy(shared.endpoint);
   const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS);
   const s3 = await startFaultProxy(s3Backend.endpoint);
-  const t = await startTestApi({ sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint }, env: { ...env, S3_ENDPOINT: s3.endpoint } });
+  const t = await startTestApi({ sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint }, env: { S3_ENDPOINT: s3.endpoint } });
   const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
 
   return {
@@ -68,10 +67,10 @@ export async function startFaultyApi(env: Record<string, string> = {}): Promise<
  * calmed after each test (no fault outlives the test that set it), closed at
  * the end. Call the returned function inside a test.
  */
-export function faultyApiForFile(env: Record<string, string> = {}): () => FaultyApi {
+export function faultyApiForFile(): () => FaultyApi {
   let f: FaultyApi | undefined;
   beforeAll(async () => {
-    f = await startFaultyApi(env);
+    f = await startFaultyApi();
   });
   afterEach(() => {
     f?.dynamodb.calm();

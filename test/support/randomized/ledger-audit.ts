@@ -10,7 +10,8 @@ const ALLOWED: Record<string, Set<string>> = {
   rename: new Set(['200', '404', '503']),
 };
 
-const label = (attempt: Attempt) => (attempt.status === 400 ? `400 ${attempt.code}` : String(attempt.status));
+/** A status, with the error code where one status has several meanings (400, 409). */
+const label = (attempt: Attempt) => (attempt.status === 400 || attempt.status === 409 ? `${attempt.status} ${attempt.code}` : String(attempt.status));
 /** A request that may have done its work: anything but a refusal. */
 const mayHaveWorked = (attempt: Attempt) => attempt.status < 400 || attempt.status >= 500 || attempt.status === -1;
 
