@@ -1,7 +1,7 @@
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { connect } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../bench/population.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { messageLength } from '../support/http-framing.js';
 
@@ -222,26 +222,49 @@ describe('HTTP message framing', () => {
     Buffer.from('GET /c HTTP/1.1\r\nHost: x\r\n\r\n'),
   ];
 
-  it('finds where each request ends, however the bytes are split (seeded random splits)', () => {
+  it('finds where each request ends, however the bytes of a keep-alive stream are split (property)', () => {
     const stream = Buffer.concat(messages);
-    const random = mulberry32(42);
-    for (let round = 0; round < 200; round += 1) {
-      const ends: number[] = [];
-      let buffered = Buffer.alloc(0);
-      let consumed = 0;
-      for (let at = 0; at < stream.length; ) {
-        const step = 1 + Math.floor(random() * 12);
-        buffered = Buffer.concat([buffered, stream.subarray(at, at + step)]);
-        at += step;
-        for (let length = messageLength(buffered, { kind: 'request' }); length !== undefined; length = messageLength(buffered, { kind: 'request' })) {
-          consumed += length;
-          ends.push(consumed);
-          buffered = buffered.subarray(length);
-          if (buffered.length === 0) break;
+    const ends = [messages[0]!.length, messages[0]!.length + messages[1]!.length, stream.length];
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 16 }), { minLength: 1, maxLength: 60 }), (steps) => {
+        const found: number[] = [];
+        let buffered = Buffer.alloc(0);
+        let consumed = 0;
+        for (let at = 0, i = 0; at < stream.length; i += 1) {
+          const step = steps[i % steps.length]!;
+          buffered = Buffer.concat([buffered, stream.subarray(at, at + step)]);
+          at += step;
+          for (let length = messageLength(buffered, { kind: 'request' }); length !== undefined && buffered.length > 0; length = messageLength(buffered, { kind: 'request' })) {
+            consumed += length;
+            found.push(consumed);
+            buffered = buffered.subarray(length);
+          }
         }
-      }
-      expect(ends).toEqual([messages[0]!.length, messages[0]!.length + messages[1]!.length, stream.length]);
-    }
+        expect(found).toEqual(ends);
+      }),
+      { seed: 42, numRuns: 300 },
+    );
+  });
+
+  it('frames any body by Content-Length or by chunks, and never ends a message early (property)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 8 }), (body, chunkSizes) => {
+        const bytes = Buffer.from(body);
+        const framed = Buffer.concat([Buffer.from(`PUT /x HTTP/1.1\r\nContent-Length: ${bytes.length}\r\n\r\n`), bytes]);
+        const chunks: Buffer[] = [Buffer.from('PUT /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n')];
+        for (let at = 0, i = 0; at < bytes.length; i += 1) {
+          const piece = bytes.subarray(at, at + chunkSizes[i % chunkSizes.length]!);
+          chunks.push(Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n'));
+          at += piece.length;
+        }
+        const chunked = Buffer.concat([...chunks, Buffer.from('0\r\n\r\n')]);
+        for (const message of [framed, chunked]) {
+          expect(messageLength(message, { kind: 'request' })).toBe(message.length);
+          expect(messageLength(message.subarray(0, message.length - 1), { kind: 'request' })).toBeUndefined();
+        }
+      }),
+      { seed: 42, numRuns: 300 },
+    );
   });
 
   it('ends a response without framing at the close, and a HEAD answer at its head', () => {
