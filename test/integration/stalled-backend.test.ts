@@ -6,7 +6,7 @@ import { faultyApiForFile } from '../support/faulty-api.js';
 /**
  * A backend that takes a connection and never answers in time (the proxy
  * holds every answer for 25 s): the SDK clients' request timeouts (DynamoDB
- * 5 s, S3 10 s, then retries) must end the request with a 503, not leave it
+ * 3 s, S3 10 s, then retries) must end the request with a 503, not leave it
  * waiting for the late answer, which on AWS outlasts API Gateway's 29 s.
  */
 const faultyApi = faultyApiForFile();

@@ -56,8 +56,8 @@ export interface AuditOptions {
   expectedBytes?: (userId: string, attachment: ListedAttachment) => Buffer | undefined;
   /** Which upload the attachment came from (e.g. read from its filename): two attachments of one upload are a violation. */
   origin?: (userId: string, attachment: ListedAttachment) => string | undefined;
-  /** Check every key under this prefix of the bucket, not only the users' own (e.g. a run's common user prefix). */
-  keyPrefix?: string;
+  /** The bucket holds only these users' files: every key in it is checked, not only those under the users' prefixes. */
+  wholeBucket?: boolean;
 }
 
 /**
@@ -114,10 +114,9 @@ export async function auditUsers(
       }
     }
   }
-  const stored =
-    options.keyPrefix !== undefined
-      ? await f.storedKeys(options.keyPrefix)
-      : await Promise.all(userIds.map((userId) => f.storedKeys(fileKey(userId, '')))).then((lists) => lists.flat());
+  const stored = options.wholeBucket
+    ? await f.storedKeys()
+    : await Promise.all(userIds.map((userId) => f.storedKeys(fileKey(userId, '')))).then((lists) => lists.flat());
   for (const key of stored) {
     if (!expectedKeys.has(key)) violations.push({ kind: 'orphan S3 file (no record)', detail: key });
   }
