@@ -57,6 +57,7 @@ describe('row 1: an attachment in a conversation that no longer exists', () => {
     expect(deleted.status).toBe(200);
     fileWrite.release();
     const uploaded = await uploading;
+    expect(fileWrite.fired).toBe(1);
 
     await expectSettled([userId]);
     expect(await listAll(f.t, userId, '/v1/attachments')).toEqual([]);
@@ -77,6 +78,7 @@ describe('row 2: a conversation DELETE answered 200 with attachments left', () =
     expect(deleted.status).toBe(200);
     recordWrite.release();
     const uploaded = await uploading;
+    expect(recordWrite.fired).toBe(1);
     expect(uploaded.status).not.toBe(500);
 
     const { violations } = await settledAudit(f, [userId]);
@@ -127,6 +129,7 @@ describe('row 4: two conversations for one contact', () => {
     await sleep(3_200);
     const second = await createConversation(userId, { contact_id: 'dave' });
     const answers = [await first, second];
+    expect(lateWrite.fired).toBe(1);
 
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 201]);
     expect(answers[0]!.body.id).toBe(answers[1]!.body.id);
