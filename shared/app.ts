@@ -10,6 +10,7 @@ import { createDynamoClient } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
 import { createS3Client } from './s3/client.js';
+import { systemClock, type Clock } from './time.js';
 
 /**
  * The composition root: from one configuration, the clients and the services
@@ -23,7 +24,15 @@ import { createS3Client } from './s3/client.js';
 export class App {
   private built = new Map<string, unknown>();
 
-  constructor(readonly config: Config) {}
+  /**
+   * `clock`: "now" for every rule that depends on it (creation and upload
+   * times, how far ahead an open may be, whether a mute has ended). Lambda
+   * uses the system clock; the local server takes one so tests move time.
+   */
+  constructor(
+    readonly config: Config,
+    readonly clock: Clock = systemClock,
+  ) {}
 
   get dynamo(): DynamoDBDocumentClient {
     return this.once('dynamo', () => createDynamoClient(this.config));
@@ -34,7 +43,10 @@ export class App {
   }
 
   get conversations(): ConversationService {
-    return this.once('conversations', () => new ConversationService(new DynamoConversationStore(this.dynamo, this.config.conversationsTable)));
+    return this.once(
+      'conversations',
+      () => new ConversationService(new DynamoConversationStore(this.dynamo, this.config.conversationsTable, this.clock), this.clock),
+    );
   }
 
   get attachments(): AttachmentService {
@@ -42,9 +54,9 @@ export class App {
       'attachments',
       () =>
         new AttachmentService(
-          new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable),
+          new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable, this.config.conversationsTable),
           new S3FileStore(this.s3, this.config.filesBucket, this.config.fileUrlTtlSeconds),
-          this.conversations,
+          this.clock,
         ),
     );
   }
