@@ -1,6 +1,7 @@
 import { fileKey } from '../../shared/dynamo/keys.js';
 import type { TestApi } from './api.js';
 import { download } from './attachments.js';
+import { eventually } from './eventually.js';
 import type { FaultyApi } from './faulty-api.js';
 
 export interface ListedConversation {
@@ -133,13 +134,15 @@ export async function settledAudit(
   userIds: readonly string[],
   options: AuditOptions & { timeoutMs?: number; also?: (views: Map<string, UserView>) => Violation[] } = {},
 ): Promise<{ violations: Violation[]; views: Map<string, UserView> }> {
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
-  for (;;) {
-    const result = await auditUsers(f, userIds, options);
-    result.violations.push(...(options.also?.(result.views) ?? []));
-    if (result.violations.length === 0 || Date.now() >= deadline) return result;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  return eventually(
+    async () => {
+      const result = await auditUsers(f, userIds, options);
+      result.violations.push(...(options.also?.(result.views) ?? []));
+      return result;
+    },
+    (result) => result.violations.length === 0,
+    options.timeoutMs ?? 10_000,
+  );
 }
 
 export const summary = (violations: readonly Violation[]) => violations.map((v) => `${v.kind}: ${v.detail}`);
