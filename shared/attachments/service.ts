@@ -42,7 +42,7 @@ export class AttachmentService {
       await this.files.put(key, upload.file.bytes, record.file_type);
     } catch (error) {
       // Written or not (the answer may be what was lost): no record will hold it.
-      await this.dropFile(userId, record.id, { recordPossible: false });
+      await this.dropFile(userId, record.id, 'put-unknown');
       throw error;
     }
     let outcome: 'added' | 'existed' | 'conversation-missing';
@@ -55,7 +55,7 @@ export class AttachmentService {
     }
     if (outcome === 'existed') return this.withLink(userId, (await this.store.get(userId, record.id)) ?? record);
     if (outcome === 'conversation-missing') {
-      await this.dropFile(userId, record.id, { recordPossible: false });
+      await this.dropFile(userId, record.id, 'record-impossible');
       throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
     }
     return this.withLink(userId, record);
@@ -65,33 +65,34 @@ export class AttachmentService {
   private async recordStored(userId: string, id: string): Promise<boolean> {
     try {
       if (await this.store.get(userId, id)) return true;
-      await this.dropFile(userId, id, { recordPossible: false });
+      await this.dropFile(userId, id, 'record-impossible');
     } catch (error) {
       logger.warn('upload outcome unknown', { attachment_id: id, error: String(error) });
-      await this.dropFile(userId, id, { recordPossible: true });
+      await this.dropFile(userId, id, 'record-possible');
     }
     return false;
   }
 
   /**
-   * A failed upload's file goes to the cleanup, which removes it (retrying
-   * until S3 answers) unless a record holds it by then. Only when even that
-   * hand-over cannot be written is the file removed here, and only if no
-   * record can hold it; else it stays, an unreachable orphan, logged.
+   * A failed upload's file. When it is surely there and no record can hold
+   * it, it is removed at once. Otherwise (its PUT's outcome is unknown, and a
+   * delayed PUT could still land; or a record may hold it; or S3 refused the
+   * removal) it goes to the cleanup, which removes it, retrying until S3
+   * answers, unless a record holds it by then. Only when even that hand-over
+   * cannot be written does it stay: an unreachable orphan, logged.
    */
-  private async dropFile(userId: string, id: string, { recordPossible }: { recordPossible: boolean }): Promise<void> {
+  private async dropFile(userId: string, id: string, situation: 'put-unknown' | 'record-impossible' | 'record-possible'): Promise<void> {
     const key = fileKey(userId, id);
-    try {
-      await this.store.handOverOrphanFile(userId, id);
-      return;
-    } catch (error) {
-      if (recordPossible) {
-        logger.error('orphan file after failed upload', { attachment_id: id, key, error: String(error) });
+    if (situation === 'record-impossible') {
+      try {
+        await this.files.remove(key);
         return;
+      } catch {
+        // S3 is failing: the cleanup retries.
       }
     }
     try {
-      await this.files.remove(key);
+      await this.store.handOverOrphanFile(userId, id);
     } catch (error) {
       logger.error('orphan file after failed upload', { attachment_id: id, key, error: String(error) });
     }
