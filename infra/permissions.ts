@@ -1,6 +1,6 @@
 import { FILES_PREFIX } from '../shared/dynamo/keys.js';
 import type { TableDefinition } from '../shared/dynamo/tables.js';
-import type { Access, Route } from './routes.js';
+import type { FileAccess, Route } from './routes.js';
 
 /**
  * Least privilege, as data: what a route's `access` declaration (infra/routes.ts)
@@ -16,6 +16,7 @@ export interface DataArns {
   conversations: TableArn;
   attachments: TableArn;
   idempotency: TableArn;
+  uploadSessions: TableArn;
   /** The files bucket's ARN (`arn:aws:s3:::name`). */
   filesBucket: string;
 }
@@ -37,10 +38,13 @@ const TABLE_WRITE = [
   'dynamodb:ConditionCheckItem',
 ];
 
-const FILE_ACTIONS: Record<NonNullable<Access['files']>[number], string> = {
+// s3:PutObject also covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload.
+const FILE_ACTIONS: Record<FileAccess, string> = {
   get: 's3:GetObject',
   put: 's3:PutObject',
   delete: 's3:DeleteObject',
+  'list-parts': 's3:ListMultipartUploadParts',
+  abort: 's3:AbortMultipartUpload',
 };
 
 /** The table and each of its indexes by name: Query on an index needs the index's ARN, and no `index/*` wildcard. */
@@ -56,6 +60,7 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
   };
   table(access.conversations, arns.conversations);
   table(access.attachments, arns.attachments);
+  table(access.uploadSessions, arns.uploadSessions);
   if (route.idempotent) table('write', arns.idempotency);
   if (access.files?.length) {
     permissions.push({

@@ -24,9 +24,16 @@ export interface Route {
 export interface Access {
   conversations?: 'read' | 'write';
   attachments?: 'read' | 'write';
-  /** S3 object actions under the files prefix; 'get' is also what presigning file_url needs. */
-  files?: ('get' | 'put' | 'delete')[];
+  uploadSessions?: 'read' | 'write';
+  /**
+   * S3 object actions under the files prefix; 'get' is also what presigning
+   * file_url needs, 'put' what starting, presigning parts of and completing a
+   * multipart upload need; 'list-parts' and 'abort' are the multipart rest.
+   */
+  files?: FileAccess[];
 }
+
+export type FileAccess = 'get' | 'put' | 'delete' | 'list-parts' | 'abort';
 
 export const routes: readonly Route[] = [
   { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'read' } },
@@ -56,6 +63,35 @@ export const routes: readonly Route[] = [
   { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', files: ['get'] } },
   { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } },
   { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write', files: ['delete'] } },
+  {
+    name: 'StartUploadSession',
+    method: 'POST',
+    path: '/v1/upload_sessions',
+    entry: 'functions/upload-sessions/start.ts',
+    idempotent: true,
+    // conversations read: the conversation_id check; files abort: a session that could not be recorded is aborted at once.
+    access: { uploadSessions: 'write', conversations: 'read', files: ['put', 'abort'] },
+  },
+  { name: 'GetUploadSession', method: 'GET', path: '/v1/upload_sessions/{id}', entry: 'functions/upload-sessions/get.ts', access: { uploadSessions: 'read', files: ['list-parts'] } },
+  // Presigning a part's PUT needs the signer to hold s3:PutObject.
+  { name: 'SignUploadParts', method: 'POST', path: '/v1/upload_sessions/{id}/parts', entry: 'functions/upload-sessions/sign-parts.ts', access: { uploadSessions: 'read', files: ['put'] } },
+  {
+    name: 'CompleteUploadSession',
+    method: 'POST',
+    path: '/v1/upload_sessions/{id}/complete',
+    entry: 'functions/upload-sessions/complete.ts',
+    idempotent: true,
+    // One transaction closes the session, writes the attachment and marks its conversation active;
+    // get: the size, the first bytes and file_url; delete: a refused file is removed.
+    access: { uploadSessions: 'write', attachments: 'write', conversations: 'write', files: ['put', 'get', 'delete'] },
+  },
+  {
+    name: 'AbortUploadSession',
+    method: 'DELETE',
+    path: '/v1/upload_sessions/{id}',
+    entry: 'functions/upload-sessions/abort.ts',
+    access: { uploadSessions: 'write', files: ['abort', 'delete'] },
+  },
 ];
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';

@@ -8,6 +8,8 @@ import { dynamo } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
 import { s3 } from './s3/client.js';
+import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
+import { UploadSessionService } from './uploads/service.js';
 
 /**
  * The services, wired to their stores once per process (kept across warm
@@ -37,4 +39,22 @@ let idempotencyService: IdempotencyService | undefined;
 export function idempotency(): IdempotencyService {
   idempotencyService ??= new IdempotencyService(new DynamoIdempotencyStore(dynamo(), config().idempotencyTable));
   return idempotencyService;
+}
+
+let uploadSessionService: UploadSessionService | undefined;
+
+export function uploadSessions(): UploadSessionService {
+  const { uploadSessionsTable, attachmentsTable, conversationsTable, filesBucket, fileUrlTtlSeconds, uploadSessionTtlSeconds } = config();
+  uploadSessionService ??= new UploadSessionService(
+    new DynamoUploadSessionStore(dynamo(), { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable }),
+    new S3FileStore(s3(), filesBucket, fileUrlTtlSeconds),
+    {
+      hasConversation: async (userId, id) => (await conversations().findConversation(userId, id)) !== undefined,
+      getAttachment: (userId, id) => attachments().getAttachment(userId, id),
+      relink: (userId, record) => attachments().relink(userId, record),
+    },
+    // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
+    { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
+  );
+  return uploadSessionService;
 }

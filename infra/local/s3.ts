@@ -54,6 +54,7 @@ function corsXml(origins: readonly string[]): string {
     '<CORSConfiguration><CORSRule>' +
     elements('AllowedOrigin', rule.allowedOrigins) +
     elements('AllowedMethod', rule.allowedMethods) +
+    elements('AllowedHeader', rule.allowedHeaders) +
     elements('ExposeHeader', rule.exposedHeaders) +
     `<MaxAgeSeconds>${rule.maxAgeSeconds}</MaxAgeSeconds>` +
     '</CORSRule></CORSConfiguration>'

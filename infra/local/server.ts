@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { commaSeparated, config } from '../../shared/config.js';
-import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynalite } from './dynamodb.js';
@@ -87,6 +87,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       [names.conversationsTable]: conversationsTable,
       [names.attachmentsTable]: attachmentsTable,
       [names.idempotencyTable]: idempotencyTable,
+      [names.uploadSessionsTable]: uploadSessionsTable,
     });
   }
 

@@ -25,7 +25,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
 
   async add(userId: string, record: AttachmentRecord): Promise<void> {
     await this.client.send(
-      new PutCommand({ TableName: this.table, Item: toItem(userId, record), ConditionExpression: 'attribute_not_exists(pk)' }),
+      new PutCommand({ TableName: this.table, Item: attachmentItem(userId, record), ConditionExpression: 'attribute_not_exists(pk)' }),
     );
   }
 
@@ -114,7 +114,8 @@ export class DynamoAttachmentStore implements AttachmentStore {
   }
 }
 
-function toItem(userId: string, record: AttachmentRecord): Item {
+/** The attachment as stored; the upload sessions' completing transaction writes the same item. */
+export function attachmentItem(userId: string, record: AttachmentRecord): Item {
   return {
     ...attachmentKey(userId, record.id),
     ...record,

@@ -22,6 +22,11 @@ export class ConversationService {
     return (await this.store.get(userId, id)) ?? notFound(id);
   }
 
+  /** The conversation, or undefined when the user has none by this id. */
+  findConversation(userId: string, id: string): Promise<Conversation | undefined> {
+    return this.store.get(userId, id);
+  }
+
   async updateConversation(userId: string, id: string, changes: ConversationChanges): Promise<Conversation> {
     return (await this.store.update(userId, id, changes)) ?? notFound(id);
   }

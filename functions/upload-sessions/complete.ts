@@ -1,0 +1,21 @@
+import { httpHandler } from '../../shared/http/handler.js';
+import { readParams } from '../../shared/http/params.js';
+import { formOrJsonBody, pathId } from '../../shared/http/request.js';
+import { created } from '../../shared/http/response.js';
+import { uploadReplay } from '../../shared/attachments/idempotency.js';
+import { isUploadSessionId } from '../../shared/ids.js';
+import { withIdempotency } from '../../shared/idempotency/with-idempotency.js';
+import { uploadSessions } from '../../shared/services.js';
+import { completedPartsOf, completeParams } from '../../shared/uploads/params.js';
+
+export const handler = httpHandler(async (request) => {
+  const id = pathId(request, 'upload_session', isUploadSessionId);
+  const parts = completedPartsOf(readParams(formOrJsonBody(request), completeParams));
+  return withIdempotency(
+    request,
+    { id, parts },
+    async () => created(await uploadSessions().complete(request.userId, id, parts)),
+    // The answer is an attachment: stored without its file_url, replayed with a fresh one.
+    uploadReplay(request.userId),
+  );
+});
