@@ -54,13 +54,20 @@ export function multipartFidelity(store: MultipartStore) {
     if (!target) return next();
     const upload = new Upload(store, target.bucket, target.key, uploadId);
     switch (ctx.method) {
-      case 'PUT':
+      case 'PUT': {
         await upload.assertExists();
-        partNumberOf(single(ctx.query.partNumber));
+        const number = partNumberOf(single(ctx.query.partNumber));
         if (Number(single(ctx.headers['content-length']) ?? 0) > S3_MAX_PART_BYTES) {
           throw new S3Error('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
         }
-        return next();
+        try {
+          return await next();
+        } catch (error) {
+          // s3rver writes a part in place: a PUT cut off midway (a closed tab) would leave half a part. S3 stores none.
+          await upload.discardPart(number);
+          throw error;
+        }
+      }
       case 'GET':
         await upload.assertExists();
         ctx.body = await upload.listParts(single(ctx.query['part-number-marker']), single(ctx.query['max-parts']));
@@ -105,15 +112,22 @@ class Upload {
     }
   }
 
+  async discardPart(number: number): Promise<void> {
+    await Promise.all([rm(join(this.directory, String(number)), { force: true }), rm(join(this.directory, `${number}.md5`), { force: true })]);
+  }
+
+  /** The parts stored whole: s3rver writes a part's .md5 only once all its bytes are in. */
   private async parts(): Promise<{ number: number; size: number; md5: string; modified: Date }[]> {
     const names = (await readdir(this.directory)).filter((name) => /^\d+$/.test(name));
     const parts = await Promise.all(
       names.map(async (name) => {
-        const [info, md5] = await Promise.all([stat(join(this.directory, name)), readFile(join(this.directory, `${name}.md5`), 'utf8')]);
+        const md5 = await readFile(join(this.directory, `${name}.md5`), 'utf8').catch(() => undefined);
+        if (md5 === undefined) return undefined;
+        const info = await stat(join(this.directory, name));
         return { number: Number(name), size: info.size, md5: md5.trim(), modified: info.mtime };
       }),
     );
-    return parts.sort((a, b) => a.number - b.number);
+    return parts.filter((part) => part !== undefined).sort((a, b) => a.number - b.number);
   }
 
   async listParts(markerText: string | undefined, maxText: string | undefined) {
