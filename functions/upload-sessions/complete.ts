@@ -7,6 +7,7 @@ import { isUploadSessionId } from '../../shared/ids.js';
 import { withIdempotency } from '../../shared/idempotency/with-idempotency.js';
 import { uploadSessions } from '../../shared/services.js';
 import { completedPartsOf, completeParams } from '../../shared/uploads/params.js';
+import { fileTypeSniffer } from '../../shared/uploads/sniff.js';
 
 export const handler = httpHandler(async (request) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
@@ -14,7 +15,7 @@ export const handler = httpHandler(async (request) => {
   return withIdempotency(
     request,
     { id, parts },
-    async () => created(await uploadSessions().complete(request.userId, id, parts)),
+    async () => created(await uploadSessions().complete(request.userId, id, parts, fileTypeSniffer)),
     // The answer is an attachment: stored without its file_url, replayed with a fresh one.
     uploadReplay(request.userId),
   );

@@ -5,7 +5,7 @@ import { created } from '../../shared/http/response.js';
 import { config } from '../../shared/config.js';
 import { withIdempotency } from '../../shared/idempotency/with-idempotency.js';
 import { uploadSessions } from '../../shared/services.js';
-import { sessionRequestOf, startParams } from '../../shared/uploads/params.js';
+import { sessionRequestOf, startParams } from '../../shared/uploads/start-params.js';
 
 export const handler = httpHandler(async (request) => {
   const session = sessionRequestOf(readParams(formOrJsonBody(request), startParams(config().maxUploadBytes)));

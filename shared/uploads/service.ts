@@ -25,7 +25,6 @@ import type {
   UploadSessionStore,
 } from './model.js';
 import { planParts } from './part-plan.js';
-import { SNIFF_BYTES, sniffFileType } from './sniff.js';
 
 /** What the sessions need of the conversations and the attachments. */
 export interface SessionNeighbours {
@@ -34,6 +33,15 @@ export interface SessionNeighbours {
   getAttachment(userId: string, id: string): Promise<Attachment>;
   /** The attachment with its file_url minted now. */
   relink(userId: string, record: AttachmentRecord): Promise<Attachment>;
+}
+
+/**
+ * Reads a file's type from its first bytes. A parameter of complete, not
+ * wiring: only the complete function bundles the format table (file-type).
+ */
+export interface Sniffer {
+  bytesNeeded: number;
+  sniff(firstBytes: Uint8Array): Promise<string | undefined>;
 }
 
 export interface SessionSettings {
@@ -120,7 +128,7 @@ export class UploadSessionService {
    * transaction closes the session; every other caller answers the attachment
    * it created.
    */
-  async complete(userId: string, id: string, parts: readonly CompletedPart[]): Promise<Attachment> {
+  async complete(userId: string, id: string, parts: readonly CompletedPart[], sniffer: Sniffer): Promise<Attachment> {
     const record = await this.load(userId, id);
     if (record.status === 'completed') return this.neighbours.getAttachment(userId, record.attachment_id);
     const now = nowSeconds();
@@ -135,7 +143,7 @@ export class UploadSessionService {
     if (size === undefined) throw assembly === 'no_such_upload' ? sessionExpired(id) : new Error(`Assembled object ${key} is missing`);
     if (size !== record.file_size) return this.refuse(userId, record, sizeMismatch(record.file_size, size));
 
-    const sniffed = await sniffFileType(await this.files.firstBytes(key, SNIFF_BYTES));
+    const sniffed = await sniffer.sniff(await this.files.firstBytes(key, sniffer.bytesNeeded));
     const attachment: AttachmentRecord = {
       id: record.attachment_id,
       message_id: record.message_id,
@@ -150,10 +158,10 @@ export class UploadSessionService {
     if (outcome === 'completed') return this.neighbours.relink(userId, attachment);
     if (outcome === 'conversation_missing') return this.refuse(userId, record, conversationGone(record.conversation_id ?? ''));
     // Someone else closed the session meanwhile: a concurrent complete (answer its attachment) or an abort.
-    const now_ = await this.sessions.get(userId, id);
-    if (now_?.status === 'completed') return this.neighbours.getAttachment(userId, now_.attachment_id);
+    const current = await this.sessions.get(userId, id);
+    if (current?.status === 'completed') return this.neighbours.getAttachment(userId, current.attachment_id);
     await this.discardFile(key, id);
-    if (now_?.status === 'failed' && now_.failure) throw sessionFailed(now_.failure);
+    if (current?.status === 'failed' && current.failure) throw sessionFailed(current.failure);
     throw resourceMissing('upload_session', id);
   }
 

@@ -1,4 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
+import type { Sniffer } from './service.js';
 
 /** How many leading bytes file-type needs to recognise every format it knows (its reasonableDetectionSizeInBytes). */
 export const SNIFF_BYTES = 4100;
@@ -11,3 +12,5 @@ export async function sniffFileType(firstBytes: Uint8Array): Promise<string | un
   const found = await fileTypeFromBuffer(firstBytes);
   return found?.mime.toLowerCase();
 }
+
+export const fileTypeSniffer: Sniffer = { bytesNeeded: SNIFF_BYTES, sniff: sniffFileType };

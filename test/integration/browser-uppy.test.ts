@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256 } from '../support/attachments.js';
 import { launchChromium, runBrowserTests, type HeadlessChromium } from '../support/browser.js';
-import type { UploadOutcome, UploadRequest } from '../support/uppy-page/page.js';
+import type { UploadOutcome, UploadRequest } from '../support/uppy-page/protocol.js';
 import { serveUppyPage } from '../support/uppy-page/serve.js';
 import { MIB } from '../support/upload-sessions.js';
 

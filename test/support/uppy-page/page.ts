@@ -5,26 +5,7 @@
  */
 import Uppy from '@uppy/core';
 import AwsS3 from '@uppy/aws-s3';
-
-export interface UploadRequest {
-  api: string;
-  token: string;
-  /** The file is made in the page: `size` bytes from a seeded generator, the same for the same seed. */
-  size: number;
-  seed: number;
-  /** Resume this session instead of starting one (what a page does after a reload). */
-  resumeSessionId?: string;
-  /** Stop (as a closed tab would) once this many parts are in. */
-  stopAfterParts?: number;
-}
-
-export interface UploadOutcome {
-  sessionId: string;
-  sha256: string;
-  partsUploaded: number;
-  attachment?: { id: string; file_url: string; file_size: number; file_type: string };
-  error?: string;
-}
+import type { UploadOutcome, UploadRequest } from './protocol.js';
 
 /** xorshift32: cheap, deterministic bytes, so a reloaded page makes the same file again. */
 function seededBytes(size: number, seed: number): Uint8Array {

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../shared/http/errors.js';
 import { readParams } from '../../../shared/http/params.js';
-import { completeParams, MAX_PARTS_PER_CALL, partNumbersOf, signPartsParams, startParams } from '../../../shared/uploads/params.js';
+import { completeParams, MAX_PARTS_PER_CALL, partNumbersOf, signPartsParams } from '../../../shared/uploads/params.js';
+import { startParams } from '../../../shared/uploads/start-params.js';
 
 const readNumbers = (kind: 'json' | 'form', value: unknown) => partNumbersOf(readParams({ kind, values: { part_numbers: value } }, signPartsParams));
 const refusal = (run: () => unknown) => {
