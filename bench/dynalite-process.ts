@@ -1,6 +1,6 @@
 import { ensureTables, startDynalite } from '../infra/local/dynamodb.js';
 import { config } from '../shared/config.js';
-import { attachmentsTable, conversationsTable, idempotencyTable } from '../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../shared/dynamo/tables.js';
 import { announceReady } from './processes.js';
 
 // DynamoDB for the bench: dynalite in memory, in a process of its own, with the tables the code defines.
@@ -10,5 +10,6 @@ await ensureTables(dynamodb.endpoint, names.region, {
   [names.conversationsTable]: conversationsTable,
   [names.attachmentsTable]: attachmentsTable,
   [names.idempotencyTable]: idempotencyTable,
+  [names.uploadSessionsTable]: uploadSessionsTable,
 });
 announceReady({ endpoint: dynamodb.endpoint }, dynamodb.close);
