@@ -1,6 +1,6 @@
 import type { Attachment, AttachmentRecord } from '../attachments/model.js';
 import { fileKey } from '../dynamo/keys.js';
-import { referenceMissing, resourceMissing } from '../http/errors.js';
+import { referenceMissing, resourceMissing, serviceUnavailable } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { logger } from '../observability.js';
 import { nowSeconds } from '../time.js';
@@ -25,6 +25,10 @@ import type {
   UploadSessionStore,
 } from './model.js';
 import { planParts } from './part-plan.js';
+
+/** How long a completion waits for a concurrent one that is assembling the same file, and how often it looks. */
+const BUSY_WAIT_MS = 10_000;
+const BUSY_POLL_MS = 100;
 
 /** What the sessions need of the conversations and the attachments. */
 export interface SessionNeighbours {
@@ -139,8 +143,10 @@ export class UploadSessionService {
     const assembly = await this.files.assemble(key, record.upload_id, parts);
     if (typeof assembly === 'object') throw partsRefused(assembly.message);
     const size = await this.files.sizeOf(key);
-    // No upload and no object: aborted or expired under us (S3's lifecycle), nothing to complete.
-    if (size === undefined) throw assembly === 'no_such_upload' ? sessionExpired(id) : new Error(`Assembled object ${key} is missing`);
+    if (size === undefined) {
+      if (assembly === 'assembled') throw new Error(`Assembled object ${key} is missing`);
+      return this.afterVanishedUpload(userId, id);
+    }
     if (size !== record.file_size) return this.refuse(userId, record, sizeMismatch(record.file_size, size));
 
     const sniffed = await sniffer.sniff(await this.files.firstBytes(key, sniffer.bytesNeeded));
@@ -163,6 +169,22 @@ export class UploadSessionService {
     await this.discardFile(key, id);
     if (current?.status === 'failed' && current.failure) throw sessionFailed(current.failure);
     throw resourceMissing('upload_session', id);
+  }
+
+  /**
+   * Neither the upload nor its object exists: another completion finished
+   * (answer its attachment) or is assembling right now (retry), an abort
+   * removed the session, or S3's lifecycle rule aborted an expired upload.
+   */
+  private async afterVanishedUpload(userId: string, id: string): Promise<Attachment> {
+    for (let waited = 0; ; waited += BUSY_POLL_MS) {
+      const current = await this.load(userId, id);
+      if (current.status === 'completed') return this.neighbours.getAttachment(userId, current.attachment_id);
+      assertOpen(current, nowSeconds());
+      // A 5xx, so that an Idempotency-Key is freed for the retry rather than replaying this answer.
+      if (waited >= BUSY_WAIT_MS) throw serviceUnavailable();
+      await new Promise((resolve) => setTimeout(resolve, BUSY_POLL_MS));
+    }
   }
 
   /** Aborts: the parts (and an assembled object not yet an attachment) are removed. */
