@@ -10,10 +10,9 @@ import {
   DeleteObjectCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { config } from '../shared/config.js';
 import { fileKey } from '../shared/dynamo/keys.js';
 import { newId } from '../shared/ids.js';
-import { s3 } from '../shared/s3/client.js';
+import type { App } from '../shared/app.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes } from '../infra/routes.js';
 import type { BundleFigure } from './bundles.js';
@@ -85,14 +84,14 @@ export async function measureUploadSessions(
     let operations: Record<string, number> = {};
     let plan: Session | undefined;
     for (let index = 0; index < rounds; index += 1) {
-      directTimes.push(await timed(() => direct(fixture.userId, mebibytes * MiB, base)));
+      directTimes.push(await timed(() => direct(fixture.app, fixture.userId, mebibytes * MiB, base)));
       counter.reset();
       api.reset();
       sessionTimes.push(
         await timed(async () => {
           const { session, attachmentId } = await sessionFlow(api, mebibytes * MiB, base);
           plan = session;
-          await removeFile(fileKey(fixture.userId, attachmentId));
+          await removeFile(fixture.app, fileKey(fixture.userId, attachmentId));
         }),
       );
       requests = api.counts();
@@ -158,23 +157,23 @@ async function pool(count: number, work: (number: number) => Promise<void>): Pro
 }
 
 /** Create, UploadPart at the same concurrency and part size, Complete: S3's own multipart upload from this process. */
-async function direct(userId: string, fileSize: number, base: Buffer): Promise<void> {
-  const Bucket = config().filesBucket;
+async function direct(app: App, userId: string, fileSize: number, base: Buffer): Promise<void> {
+  const Bucket = app.config.filesBucket;
   const Key = fileKey(userId, newId('att'));
   const partSize = 8 * MiB;
   const count = Math.ceil(fileSize / partSize);
-  const { UploadId } = await s3().send(new CreateMultipartUploadCommand({ Bucket, Key }));
+  const { UploadId } = await app.s3.send(new CreateMultipartUploadCommand({ Bucket, Key }));
   const parts: { PartNumber: number; ETag: string }[] = [];
   await pool(count, async (PartNumber) => {
-    const { ETag } = await s3().send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: partBytes(base, fileSize, partSize, PartNumber) }));
+    const { ETag } = await app.s3.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: partBytes(base, fileSize, partSize, PartNumber) }));
     parts.push({ PartNumber, ETag: ETag! });
   });
   parts.sort((a, b) => a.PartNumber - b.PartNumber);
-  await s3().send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
-  await removeFile(Key);
+  await app.s3.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
+  await removeFile(app, Key);
 }
 
-const removeFile = (Key: string) => s3().send(new DeleteObjectCommand({ Bucket: config().filesBucket, Key }));
+const removeFile = (app: App, Key: string) => app.s3.send(new DeleteObjectCommand({ Bucket: app.config.filesBucket, Key }));
 
 interface ApiClient {
   call(method: string, path: string, body?: unknown): Promise<any>;

@@ -4,19 +4,17 @@ import { formOrJsonBody, pathId } from '../../shared/http/request.js';
 import { created } from '../../shared/http/response.js';
 import { uploadReplay } from '../../shared/attachments/idempotency.js';
 import { isUploadSessionId } from '../../shared/ids.js';
-import { withIdempotency } from '../../shared/idempotency/with-idempotency.js';
-import { uploadSessions } from '../../shared/services.js';
 import { completedPartsOf, completeParams } from '../../shared/uploads/params.js';
 import { fileTypeSniffer } from '../../shared/uploads/sniff.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
   const parts = completedPartsOf(readParams(formOrJsonBody(request), completeParams));
-  return withIdempotency(
+  return app.idempotency.run(
     request,
     { id, parts },
-    async () => created(await uploadSessions().complete(request.userId, id, parts, fileTypeSniffer)),
+    async () => created(await app.uploadSessions.complete(request.userId, id, parts, fileTypeSniffer)),
     // The answer is an attachment: stored without its file_url, replayed with a fresh one.
-    uploadReplay(request.userId),
+    uploadReplay(app.attachments, request.userId),
   );
 });

@@ -2,9 +2,8 @@ import { httpHandler } from '../../shared/http/handler.js';
 import { pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isUploadSessionId } from '../../shared/ids.js';
-import { uploadSessions } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
-  return ok(await uploadSessions().getSession(request.userId, id));
+  return ok(await app.uploadSessions.getSession(request.userId, id));
 });

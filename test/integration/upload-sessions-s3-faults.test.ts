@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startS3 } from '../../infra/local/s3.js';
-import { config } from '../../shared/config.js';
+import { readConfig } from '../../shared/config.js';
 import { fileKey } from '../../shared/dynamo/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256, storedFileKeys } from '../support/attachments.js';
@@ -22,7 +22,7 @@ let t: TestApi;
 let sessions: SessionClient;
 
 beforeAll(async () => {
-  s3 = await startS3('127.0.0.1', config().filesBucket, { accessKeyId: 'local', secretAccessKey: 'local' });
+  s3 = await startS3('127.0.0.1', readConfig(process.env).filesBucket, { accessKeyId: 'local', secretAccessKey: 'local' });
   proxy = await failingProxy(s3.endpoint);
   t = await startTestApi({ env: { S3_ENDPOINT: proxy.endpoint } });
   sessions = sessionClient(t);
@@ -56,7 +56,7 @@ describe('a completion when S3 fails one step', () => {
     const dynamodb = new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const stored = await dynamodb.send(
       new QueryCommand({
-        TableName: config().uploadSessionsTable,
+        TableName: t.api.config.uploadSessionsTable,
         KeyConditionExpression: 'pk = :user',
         ExpressionAttributeValues: { ':user': { S: 's3-faults-start' } },
       }),
