@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileKey } from '../../shared/dynamo/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { download, sha256, storedFileKeys } from '../support/attachments.js';
+import { conversationOf, download, sha256, storedFileKeys } from '../support/attachments.js';
 import { MIB, putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
 let t: TestApi;
@@ -17,12 +17,6 @@ afterAll(async () => {
 });
 
 const now = () => Math.floor(Date.now() / 1000);
-
-async function conversationOf(userId: string, contactId: string): Promise<string> {
-  const response = await t.call(userId, 'POST', '/v1/conversations', { form: { contact_id: contactId } });
-  expect([200, 201]).toContain(response.status);
-  return response.body.id;
-}
 
 async function started(userId: string, fields: Record<string, unknown>) {
   const response = await sessions.start(userId, fields);
@@ -94,7 +88,7 @@ describe('POST /v1/upload_sessions', () => {
   });
 
   it("refuses another user's conversation as resource_missing", async () => {
-    const conversation = await conversationOf('bob', 'carol');
+    const conversation = await conversationOf(t, 'bob', 'carol');
     const response = await sessions.start('alice', { filename: 'a.bin', file_size: 10, conversation_id: conversation });
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ code: 'resource_missing', param: 'conversation_id' });
@@ -201,7 +195,7 @@ describe('DELETE /v1/upload_sessions/:id', () => {
 
 describe('POST /v1/upload_sessions/:id/complete', () => {
   it('assembles the parts into an attachment whose file_url downloads the same bytes, typed by its first bytes', async () => {
-    const conversation = await conversationOf('alice', 'dave');
+    const conversation = await conversationOf(t, 'alice', 'dave');
     // A PNG signature, declared as something else: the bytes win.
     const bytes = Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), randomBytes(17 * MIB)]);
     const session = await started('alice', { filename: 'picture.bin', file_size: bytes.length, file_type: 'text/plain', conversation_id: conversation });
@@ -309,7 +303,7 @@ describe('POST /v1/upload_sessions/:id/complete', () => {
   });
 
   it('refuses a conversation deleted between start and complete, and leaves no file', async () => {
-    const conversation = await conversationOf('mover', 'erin');
+    const conversation = await conversationOf(t, 'mover', 'erin');
     const bytes = randomBytes(100);
     const session = await started('mover', { filename: 'a.bin', file_size: bytes.length, conversation_id: conversation });
     const parts = await sessions.uploadAll('mover', session, bytes);

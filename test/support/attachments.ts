@@ -17,6 +17,13 @@ export function uploadForm(file: FileSpec, fields: Record<string, string> = {}):
   return form;
 }
 
+/** The user's conversation with this contact (created, or the existing one). */
+export async function conversationOf(t: TestApi, userId: string, contactId: string): Promise<string> {
+  const response = await t.call(userId, 'POST', '/v1/conversations', { form: { contact_id: contactId } });
+  if (response.status !== 200 && response.status !== 201) throw new Error(`POST /v1/conversations answered ${response.status}`);
+  return response.body.id;
+}
+
 export function upload(t: TestApi, userId: string, file: FileSpec, fields: Record<string, string> = {}): Promise<TestResponse> {
   return t.call(userId, 'POST', '/v1/attachments', { body: uploadForm(file, fields) });
 }

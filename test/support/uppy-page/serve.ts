@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { servePage } from '../browser.js';
 
 /**
  * The Uppy page, bundled by esbuild from page.ts (Uppy from node_modules, no
@@ -17,24 +16,8 @@ export async function serveUppyPage(): Promise<{ origin: string; close(): Promis
     write: false,
     logLevel: 'silent',
   });
-  const script = bundle.outputFiles[0]!.contents;
-  const server: Server = createServer((request, response) => {
-    if (request.url === '/page.js') {
-      response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
-      response.end(script);
-      return;
-    }
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    response.end('<!doctype html><title>uppy</title><script src="/page.js"></script>');
+  return servePage({
+    '/': { contentType: 'text/html; charset=utf-8', body: '<!doctype html><title>uppy</title><script src="/page.js"></script>' },
+    '/page.js': { contentType: 'text/javascript; charset=utf-8', body: bundle.outputFiles[0]!.contents },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
 }
