@@ -155,7 +155,7 @@ export class UploadSessionService {
       message_id: record.message_id,
       conversation_id: record.conversation_id,
       filename: record.filename,
-      // The bytes win over the declared type when they prove a format (README, "Upload sessions").
+      // The bytes win over the declared type when they prove a format (docs/decisions.md, "Upload sessions").
       file_type: sniffed ?? record.file_type,
       file_size: size,
       created_at: now,
