@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fileKey } from '../../shared/dynamo/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { download, sha256, storedFileKeys } from '../support/attachments.js';
+import { download, sha256, storedFilesOf } from '../support/attachments.js';
 import { failingProxy, type FailingProxy } from '../support/failing-proxy.js';
 import { putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 const operation = (name: string) => (request: IncomingMessage) => String(request.headers['x-amz-target'] ?? '').endsWith(`.${name}`);
-const filesOf = async (userId: string) => (await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.startsWith(fileKey(userId, '')));
+const filesOf = (userId: string) => storedFilesOf(t.api.s3Endpoint, userId);
 
 async function uploadedSession(userId: string, bytes: Buffer) {
   const session = (await sessions.start(userId, { filename: 'a.bin', file_size: bytes.length })).body;

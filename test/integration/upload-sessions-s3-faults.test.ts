@@ -4,9 +4,8 @@ import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startS3 } from '../../infra/local/s3.js';
 import { readConfig } from '../../shared/config.js';
-import { fileKey } from '../../shared/dynamo/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { download, sha256, storedFileKeys } from '../support/attachments.js';
+import { download, sha256, storedFilesOf } from '../support/attachments.js';
 import { failingProxy, type FailingProxy } from '../support/failing-proxy.js';
 import { sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
@@ -45,7 +44,7 @@ async function uploadedSession(userId: string, bytes: Buffer, declaredSize = byt
   return { session, parts };
 }
 
-const filesOf = async (userId: string) => (await storedFileKeys(s3.endpoint)).filter((key) => key.startsWith(fileKey(userId, '')));
+const filesOf = (userId: string) => storedFilesOf(s3.endpoint, userId);
 
 describe('a completion when S3 fails one step', () => {
   it('is 503 when S3 cannot be reached to start a session, and no session exists', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
+import { fileKey, FILES_PREFIX } from '../../shared/dynamo/keys.js';
 import type { TestApi, TestResponse } from './api.js';
 
 export interface FileSpec {
@@ -87,3 +87,9 @@ export async function storedFileKeys(s3Endpoint: string, bucket = 'attachments')
   }
 }
 
+
+/** The stored files of one user (keys under that user's prefix). */
+export async function storedFilesOf(s3Endpoint: string, userId: string): Promise<string[]> {
+  const prefix = fileKey(userId, '');
+  return (await storedFileKeys(s3Endpoint)).filter((key) => key.startsWith(prefix));
+}
