@@ -196,8 +196,9 @@ describe('DELETE /v1/upload_sessions/:id', () => {
 describe('POST /v1/upload_sessions/:id/complete', () => {
   it('assembles the parts into an attachment whose file_url downloads the same bytes, typed by its first bytes', async () => {
     const conversation = await conversationOf(t, 'alice', 'dave');
-    // A PNG signature, declared as something else: the bytes win.
-    const bytes = Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), randomBytes(17 * MIB)]);
+    // The start of a PNG (signature, IHDR chunk, IDAT chunk header), declared as something else: the bytes win.
+    const png = '89504e470d0a1a0a' + '0000000d49484452' + '000000100000001008060000001ff3ff61' + '0010000049444154';
+    const bytes = Buffer.concat([Buffer.from(png, 'hex'), randomBytes(17 * MIB)]);
     const session = await started('alice', { filename: 'picture.bin', file_size: bytes.length, file_type: 'text/plain', conversation_id: conversation });
     const parts = await sessions.uploadAll('alice', session, bytes);
     const response = await sessions.complete('alice', session.id, parts);
