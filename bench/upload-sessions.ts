@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { Agent, request } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -203,6 +204,27 @@ function apiClient(url: string, token: string): ApiClient {
   };
 }
 
+/**
+ * The bytes go out through Node's http module on both sides (the SDK's
+ * request handler for UploadPart; a keep-alive agent here for the presigned
+ * PUTs), so the comparison measures the session calls, not two HTTP clients:
+ * fetch (undici) sent 8 MiB bodies ~1.7 × slower than either on this machine.
+ */
+const partAgent = new Agent({ keepAlive: true, maxSockets: SESSION_CONCURRENCY });
+
+function putPart(url: string, body: Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const put = request(url, { method: 'PUT', agent: partAgent, headers: { 'content-length': body.length } }, (response) => {
+      response.resume();
+      response.on('end', () =>
+        response.statusCode === 200 ? resolve(String(response.headers.etag)) : reject(new Error(`part PUT answered ${response.statusCode}`)),
+      );
+    });
+    put.on('error', reject);
+    put.end(body);
+  });
+}
+
 /** Start, presign 100 parts a call, PUT them (at the concurrency) straight to S3. */
 async function uploadParts(api: ApiClient, fileSize: number, base: Buffer): Promise<{ session: Session; parts: { part_number: number; etag: string }[] }> {
   const session = (await api.call('POST', '/v1/upload_sessions', { filename: 'bench.bin', file_size: fileSize })) as Session;
@@ -214,10 +236,7 @@ async function uploadParts(api: ApiClient, fileSize: number, base: Buffer): Prom
   }
   const parts: { part_number: number; etag: string }[] = [];
   await pool(session.part_count, async (number) => {
-    const response = await fetch(urls.get(number)!, { method: 'PUT', body: partBytes(base, fileSize, session.part_size, number) });
-    await response.arrayBuffer();
-    if (response.status !== 200) throw new Error(`part ${number}: ${response.status}`);
-    parts.push({ part_number: number, etag: response.headers.get('etag')! });
+    parts.push({ part_number: number, etag: await putPart(urls.get(number)!, partBytes(base, fileSize, session.part_size, number)) });
   });
   parts.sort((a, b) => a.part_number - b.part_number);
   return { session, parts };
