@@ -10,6 +10,7 @@ import { createDynamoClient } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
 import { createS3Client } from './s3/client.js';
+import { systemClock, type Clock } from './time.js';
 import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
 import { UploadSessionService } from './uploads/service.js';
 
@@ -25,7 +26,16 @@ import { UploadSessionService } from './uploads/service.js';
 export class App {
   private built = new Map<string, unknown>();
 
-  constructor(readonly config: Config) {}
+  /**
+   * `clock`: "now" for every rule that depends on it (creation and upload
+   * times, how far ahead an open may be, whether a mute has ended, whether an
+   * upload session has expired). Lambda
+   * uses the system clock; the local server takes one so tests move time.
+   */
+  constructor(
+    readonly config: Config,
+    readonly clock: Clock = systemClock,
+  ) {}
 
   get dynamo(): DynamoDBDocumentClient {
     return this.once('dynamo', () => createDynamoClient(this.config));
@@ -36,7 +46,10 @@ export class App {
   }
 
   get conversations(): ConversationService {
-    return this.once('conversations', () => new ConversationService(new DynamoConversationStore(this.dynamo, this.config.conversationsTable)));
+    return this.once(
+      'conversations',
+      () => new ConversationService(new DynamoConversationStore(this.dynamo, this.config.conversationsTable, this.clock), this.clock),
+    );
   }
 
   get attachments(): AttachmentService {
@@ -44,9 +57,9 @@ export class App {
       'attachments',
       () =>
         new AttachmentService(
-          new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable),
+          new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable, this.config.conversationsTable),
           new S3FileStore(this.s3, this.config.filesBucket, this.config.fileUrlTtlSeconds),
-          this.conversations,
+          this.clock,
         ),
     );
   }
@@ -64,6 +77,7 @@ export class App {
         },
         // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
         { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
+        this.clock,
       );
     });
   }

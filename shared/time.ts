@@ -1,9 +1,11 @@
-/**
- * Timestamps in the API are integer Unix seconds (UTC). Every service reads
- * the time through `clock`: the expiry tests move it forward instead of
- * sleeping, without faking Date, which the AWS SDKs, token checks and the
- * local stand-ins read for their own purposes (signatures, skew checks).
- */
-export const clock = { nowMs: (): number => Date.now() };
+/** Timestamps in the API are integer Unix seconds (UTC). */
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
-export const nowSeconds = (): number => Math.floor(clock.nowMs() / 1000);
+/**
+ * Where "now" comes from, in Unix seconds. Injected (composition root, local
+ * server option) wherever a rule depends on the time of the request, so tests
+ * move time forward instead of sleeping.
+ */
+export type Clock = () => number;
+
+export const systemClock: Clock = nowSeconds;

@@ -5,7 +5,7 @@ import { isConversationId } from '../../shared/ids.js';
 
 export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
-  // A conversation goes with its attachments (records and files).
-  await app.conversations.deleteConversation(request.userId, id, [app.attachments]);
+  // Its attachments (records and files) follow from the table's stream (functions/cleanup.ts).
+  await app.conversations.deleteConversation(request.userId, id, request.requestId);
   return deleted(id);
 });

@@ -13,7 +13,7 @@ export const handler = httpHandler(async (request, app) => {
   return app.idempotency.run(
     request,
     { id, parts },
-    async () => created(await app.uploadSessions.complete(request.userId, id, parts, fileTypeSniffer)),
+    async () => created(await app.uploadSessions.complete(request.userId, id, parts, fileTypeSniffer, request.requestId)),
     // The answer is an attachment: stored without its file_url, replayed with a fresh one.
     uploadReplay(app.attachments, request.userId),
   );

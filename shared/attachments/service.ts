@@ -1,37 +1,32 @@
-import type { ConversationDependent } from '../conversations/model.js';
 import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
-import { nowSeconds } from '../time.js';
+import { systemClock, type Clock } from '../time.js';
 import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileStore, Upload } from './model.js';
-
-/** What an upload into a conversation needs of the conversations. */
-export interface ConversationActivity {
-  /** Whether the user has this conversation, and if so, mark it active now. */
-  markActive(userId: string, conversationId: string, at: number): Promise<boolean>;
-}
 
 /**
  * What the attachment endpoints do. The rule that keeps record and file
  * consistent: a record only ever exists while its file does. So a file is
- * written before its record and removed after it; a failure in between leaves
- * at worst a file with no record, which no response can reach.
+ * written before its record, and removed only after its record is gone (from
+ * the table's stream, functions/cleanup.ts, however often that must retry).
  */
-export class AttachmentService implements ConversationDependent {
+export class AttachmentService {
   constructor(
     private readonly store: AttachmentStore,
     private readonly files: FileStore,
-    private readonly conversations: ConversationActivity,
+    private readonly clock: Clock = systemClock,
   ) {}
 
+  /**
+   * The file, then the record in one transaction with its conversation's
+   * check: an upload into a
+   * conversation that is gone, or being deleted, stores nothing and answers
+   * 400 resource_missing.
+   */
   async upload(userId: string, upload: Upload): Promise<Attachment> {
-    const now = nowSeconds();
-    // The conditional update is also the ownership check, done before anything is written.
-    if (upload.conversation_id !== undefined && !(await this.conversations.markActive(userId, upload.conversation_id, now))) {
-      throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
-    }
+    const now = this.clock();
     const record: AttachmentRecord = {
       id: newId('att'),
       message_id: upload.message_id ?? null,
@@ -43,13 +38,37 @@ export class AttachmentService implements ConversationDependent {
     };
     const key = fileKey(userId, record.id);
     await this.files.put(key, upload.file.bytes, record.file_type);
+    let outcome: 'added' | 'conversation-missing';
     try {
-      await this.store.add(userId, record);
+      outcome = await this.store.add(userId, record, now);
     } catch (error) {
-      await this.discardFile(key, record.id);
+      // The record may or may not have been written (every retry's answer was lost): ask.
+      if (await this.recordStored(userId, record.id)) return this.withLink(userId, record);
       throw error;
     }
+    if (outcome === 'conversation-missing') {
+      await this.discardFile(key, record.id);
+      throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
+    }
     return this.withLink(userId, record);
+  }
+
+  /**
+   * After a failed record write: whether the record is there after all. When
+   * it is not, its file is removed (no record can point at it, since the
+   * write failed); when even that cannot be known, the file stays (an
+   * unreachable orphan, logged) rather than risk a record without its file.
+   */
+  private async recordStored(userId: string, id: string): Promise<boolean> {
+    const key = fileKey(userId, id);
+    try {
+      if (await this.store.get(userId, id)) return true;
+    } catch (error) {
+      logger.error('upload outcome unknown; file kept', { attachment_id: id, key, error: String(error) });
+      return false;
+    }
+    await this.discardFile(key, id);
+    return false;
   }
 
   async getAttachment(userId: string, id: string): Promise<Attachment> {
@@ -61,8 +80,9 @@ export class AttachmentService implements ConversationDependent {
     return this.withLink(userId, (await this.store.rename(userId, id, filename)) ?? notFound(id));
   }
 
-  async deleteAttachment(userId: string, id: string): Promise<void> {
-    if (!(await this.removeRecordThenFile(userId, id))) notFound(id);
+  /** The record goes now; the file follows from the table's stream. */
+  async deleteAttachment(userId: string, id: string, requestId: string): Promise<void> {
+    if (!(await this.store.remove(userId, id, requestId))) notFound(id);
   }
 
   async listAttachments(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<Attachment>> {
@@ -70,17 +90,14 @@ export class AttachmentService implements ConversationDependent {
     return { has_more, data: await Promise.all(data.map((record) => this.withLink(userId, record))) };
   }
 
-  /** Every attachment of the conversation, records and files, however many there are. */
-  async removeAllOf(userId: string, conversationId: string): Promise<void> {
-    for await (const batch of this.store.batchesOf(userId, conversationId)) {
-      await Promise.all(batch.map((record) => this.removeRecordThenFile(userId, record.id)));
-    }
+  /** Cleanup: the records of every attachment of a conversation that is gone (their files follow). */
+  removeAllOf(userId: string, conversationId: string): Promise<number> {
+    return this.store.removeAllOf(userId, conversationId);
   }
 
-  private async removeRecordThenFile(userId: string, id: string): Promise<boolean> {
-    if (!(await this.store.remove(userId, id))) return false;
-    await this.files.remove(fileKey(userId, id));
-    return true;
+  /** Cleanup: the file of an attachment whose record is gone. Removing a file that is not there is not an error. */
+  removeFile(userId: string, attachmentId: string): Promise<void> {
+    return this.files.remove(fileKey(userId, attachmentId));
   }
 
   /** The attachment with a file_url minted now (a replayed upload shows a live link). */

@@ -1,8 +1,10 @@
-import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { attachmentItem } from '../attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../attachments/model.js';
+import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { isConditionFailed } from '../dynamo/errors.js';
-import { conversationKey, uploadSessionKey } from '../dynamo/keys.js';
+import { uploadSessionKey } from '../dynamo/keys.js';
+import { requestToken } from '../dynamo/transactions.js';
 import type { CompletionOutcome, SessionFailure, SessionRecord, UploadSessionStore } from './model.js';
 
 type Item = Record<string, unknown>;
@@ -41,54 +43,43 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
     return Item ? fromItem(Item) : undefined;
   }
 
-  async complete(userId: string, sessionId: string, attachment: AttachmentRecord, at: number): Promise<CompletionOutcome> {
-    const conversationId = attachment.conversation_id;
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tables.sessions,
-                Key: uploadSessionKey(userId, sessionId),
-                UpdateExpression: 'SET #status = :completed',
-                ConditionExpression: '#status = :pending',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':completed': 'completed', ':pending': 'pending' },
-              },
-            },
-            {
-              Put: {
-                TableName: this.tables.attachments,
-                Item: attachmentItem(userId, attachment),
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            ...(conversationId === null
-              ? []
-              : [
-                  {
-                    // The conversation check and its activity in one: it must still exist when the attachment appears.
-                    Update: {
-                      TableName: this.tables.conversations,
-                      Key: conversationKey(userId, conversationId),
-                      UpdateExpression: 'SET last_active_at = :at',
-                      ConditionExpression: 'attribute_exists(pk)',
-                      ExpressionAttributeValues: { ':at': at },
-                    },
-                  },
-                ]),
-          ],
-        }),
-      );
-      return 'completed';
-    } catch (error) {
-      const reasons = cancellationReasons(error);
-      if (!reasons) throw error;
-      if (reasons[0] === 'ConditionalCheckFailed' || reasons[1] === 'ConditionalCheckFailed') return 'session_not_pending';
-      if (reasons[2] === 'ConditionalCheckFailed') return 'conversation_missing';
-      throw error;
-    }
+  /**
+   * Closes the session, puts the attachment record and, when the file goes
+   * into a conversation, marks the conversation active exactly as a small
+   * upload does (ConversationActivity: it must exist, its last_active_at and
+   * unread key move by the read-state case that holds), all in one
+   * transaction. The token (from this completion's request and the attempt)
+   * makes the SDK's retry after a lost answer a no-op; another request's
+   * completion is a different transaction that finds the session closed.
+   */
+  async complete(userId: string, sessionId: string, attachment: AttachmentRecord, at: number, requestId: string): Promise<CompletionOutcome> {
+    const close = {
+      Update: {
+        TableName: this.tables.sessions,
+        Key: uploadSessionKey(userId, sessionId),
+        UpdateExpression: 'SET #status = :completed',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':completed': 'completed', ':pending': 'pending' },
+      },
+    };
+    const put = {
+      Put: {
+        TableName: this.tables.attachments,
+        Item: attachmentItem(userId, attachment),
+        ConditionExpression: 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: { '#pk': 'pk' },
+      },
+    };
+    const activity =
+      attachment.conversation_id === null
+        ? undefined
+        : new ConversationActivity(this.client, this.tables.conversations, userId, attachment.conversation_id, at);
+    const outcome = await transactWithActivity(this.client, [close, put], activity, (attempt) =>
+      requestToken('complete-upload-session', userId, sessionId, requestId, attempt),
+    );
+    if (outcome === 'conversation-missing') return 'conversation_missing';
+    return outcome.committed ? 'completed' : 'session_not_pending';
   }
 
   async fail(userId: string, sessionId: string, failure: SessionFailure): Promise<boolean> {
@@ -128,13 +119,6 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
       throw error;
     }
   }
-}
-
-/** The per-item codes of a cancelled transaction, in the order of its items; undefined for any other error. */
-function cancellationReasons(error: unknown): (string | undefined)[] | undefined {
-  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
-  const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-  return reasons?.map((reason) => reason.Code);
 }
 
 function fromItem(item: Item): SessionRecord {

@@ -79,9 +79,10 @@ export interface UploadSessionStore {
   /**
    * One transaction: the session goes from pending to completed, the
    * attachment record is created, and its conversation (if any) must still
-   * exist and becomes active at `at`. All or nothing.
+   * exist and becomes active at `at`. All or nothing, idempotent for
+   * `requestId` (the API request completing it).
    */
-  complete(userId: string, sessionId: string, attachment: AttachmentRecord, at: number): Promise<CompletionOutcome>;
+  complete(userId: string, sessionId: string, attachment: AttachmentRecord, at: number, requestId: string): Promise<CompletionOutcome>;
   /** Marks a pending session failed; false when it was no longer pending. */
   fail(userId: string, sessionId: string, failure: SessionFailure): Promise<boolean>;
   /** Removes a session that is not completed: the removed record, or undefined (none, or completed). */

@@ -3,7 +3,7 @@ import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing, serviceUnavailable } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { logger } from '../observability.js';
-import { nowSeconds } from '../time.js';
+import { systemClock, type Clock } from '../time.js';
 import {
   conversationGone,
   partNumberOutOfRange,
@@ -70,13 +70,15 @@ export class UploadSessionService {
     private readonly files: MultipartFileStore,
     private readonly neighbours: SessionNeighbours,
     private readonly settings: SessionSettings,
+    /** "Now" for creation and expiry: the App's, so tests move time instead of sleeping. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async start(userId: string, request: SessionRequest): Promise<UploadSession> {
     if (request.conversation_id !== undefined && !(await this.neighbours.hasConversation(userId, request.conversation_id))) {
       throw referenceMissing('conversation_id', `No such conversation: ${request.conversation_id}`);
     }
-    const now = nowSeconds();
+    const now = this.clock();
     const attachmentId = newId('att');
     const key = fileKey(userId, attachmentId);
     const uploadId = await this.files.startMultipart(key, request.file_type);
@@ -106,14 +108,14 @@ export class UploadSessionService {
 
   async getSession(userId: string, id: string): Promise<UploadSession & { parts: StoredPart[] }> {
     const record = await this.load(userId, id);
-    const session = sessionView(record, nowSeconds());
+    const session = sessionView(record, this.clock());
     const parts = session.status === 'pending' ? await this.files.listParts(keyOf(userId, record), record.upload_id) : [];
     return { ...session, parts };
   }
 
   async signParts(userId: string, id: string, partNumbers: readonly number[]): Promise<PartUrl[]> {
     const record = await this.load(userId, id);
-    const now = nowSeconds();
+    const now = this.clock();
     assertOpen(record, now);
     if (partNumbers.some((number) => number > record.part_count)) throw partNumberOutOfRange('part_numbers', record.part_count);
     const ttl = Math.min(this.settings.partUrlTtlSeconds, record.expires_at - now);
@@ -132,10 +134,10 @@ export class UploadSessionService {
    * transaction closes the session; every other caller answers the attachment
    * it created.
    */
-  async complete(userId: string, id: string, parts: readonly CompletedPart[], sniffer: Sniffer): Promise<Attachment> {
+  async complete(userId: string, id: string, parts: readonly CompletedPart[], sniffer: Sniffer, requestId: string): Promise<Attachment> {
     const record = await this.load(userId, id);
     if (record.status === 'completed') return this.neighbours.getAttachment(userId, record.attachment_id);
-    const now = nowSeconds();
+    const now = this.clock();
     assertOpen(record, now);
     if (parts.some((part) => part.part_number > record.part_count)) throw partNumberOutOfRange('parts', record.part_count);
     const key = keyOf(userId, record);
@@ -160,7 +162,7 @@ export class UploadSessionService {
       file_size: size,
       created_at: now,
     };
-    const outcome = await this.sessions.complete(userId, id, attachment, now);
+    const outcome = await this.sessions.complete(userId, id, attachment, now, requestId);
     if (outcome === 'completed') return this.neighbours.relink(userId, attachment);
     if (outcome === 'conversation_missing') return this.refuse(userId, record, conversationGone(record.conversation_id ?? ''));
     // Someone else closed the session meanwhile: a concurrent complete (answer its attachment) or an abort.
@@ -180,7 +182,7 @@ export class UploadSessionService {
     for (let waited = 0; ; waited += BUSY_POLL_MS) {
       const current = await this.load(userId, id);
       if (current.status === 'completed') return this.neighbours.getAttachment(userId, current.attachment_id);
-      assertOpen(current, nowSeconds());
+      assertOpen(current, this.clock());
       // A 5xx, so that an Idempotency-Key is freed for the retry rather than replaying this answer.
       if (waited >= BUSY_WAIT_MS) throw serviceUnavailable();
       await new Promise((resolve) => setTimeout(resolve, BUSY_POLL_MS));

@@ -1,30 +1,31 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clock } from '../../shared/time.js';
+import { systemClock } from '../../shared/time.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
 /**
- * Expiry without waiting: the services' clock (shared/time.ts) is moved
- * forward; the local API runs its handlers in this process.
+ * Expiry without waiting: the local API's clock (its `clock` option, the
+ * App's Clock) is the test's, moved forward; the SDKs keep the real time.
  */
 let t: TestApi;
 let sessions: SessionClient;
+/** Where the test has put "now"; undefined: the system clock. */
+let movedTo: number | undefined;
 
 beforeAll(async () => {
-  t = await startTestApi();
+  t = await startTestApi({ clock: () => movedTo ?? systemClock() });
   sessions = sessionClient(t);
 });
-const realClock = clock.nowMs;
 afterEach(() => {
-  clock.nowMs = realClock;
+  movedTo = undefined;
 });
 afterAll(async () => {
   await t?.close();
 });
 
 const clockAt = (unixSeconds: number) => {
-  clock.nowMs = () => unixSeconds * 1000;
+  movedTo = unixSeconds;
 };
 
 describe('an upload session past expires_at', () => {

@@ -220,6 +220,21 @@ describe('POST /v1/upload_sessions/:id/complete', () => {
     expect((await sessions.get('alice', session.id)).body).toMatchObject({ status: 'completed', parts: [] });
   });
 
+  it('marks an opened conversation active and unread, as a small upload does', async () => {
+    const conversation = await conversationOf(t, 'reader', 'sam');
+    const opened = await t.call('reader', 'PUT', `/v1/conversations/${conversation}`, { json: { last_opened_at: now() - 10 } });
+    expect(opened.status).toBe(200);
+    expect((await t.call('reader', 'GET', '/v1/conversations?unread=true')).body.data).toEqual([]);
+    const bytes = randomBytes(100);
+    const session = await started('reader', { filename: 'a.bin', file_size: bytes.length, conversation_id: conversation });
+    const response = await sessions.complete('reader', session.id, await sessions.uploadAll('reader', session, bytes));
+    expect(response.status).toBe(201);
+    const shown = (await t.call('reader', 'GET', `/v1/conversations/${conversation}`)).body;
+    expect(shown).toMatchObject({ last_active_at: response.body.created_at, last_opened_at: opened.body.last_opened_at });
+    const unread = await t.call('reader', 'GET', '/v1/conversations?unread=true');
+    expect(unread.body.data.map((c: { id: string }) => c.id)).toEqual([conversation]);
+  });
+
   it('keeps the declared type when the bytes prove no format', async () => {
     const bytes = Buffer.from('just some text\n');
     const session = await started('alice', { filename: 'notes.txt', file_size: bytes.length, file_type: 'text/markdown' });
