@@ -30,8 +30,8 @@ export interface TableArn {
 // batch actions: the API never batches. Writes include the reads that conditional
 // writes and delete-what-belongs-to-it need. A TransactWriteItems is authorised
 // item by item on these same actions (Put → PutItem, Update → UpdateItem,
-// Delete → DeleteItem; a ConditionCheck would need ConditionCheckItem, and the
-// code makes none).
+// Delete → DeleteItem, ConditionCheck → ConditionCheckItem, which only the
+// 'activity' level holds).
 const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:Query'];
 const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 /** Idempotency-Key records are read, claimed (put) and released (delete) by key, never queried or updated. */
@@ -39,7 +39,13 @@ const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:D
 
 /** Reads, and UpdateItem of existing items: the conversation list writes ended mutes back, nothing more. */
 const TABLE_UPDATE = [...TABLE_READ, 'dynamodb:UpdateItem'];
-const TABLE_ACCESS = { read: TABLE_READ, update: TABLE_UPDATE, write: TABLE_WRITE } as const;
+/**
+ * A file added to a conversation (ConversationActivity): read the case that holds, update the
+ * conversation, or only check it when the activity is older than its last_active_at (a
+ * ConditionCheck in the transaction, authorised as ConditionCheckItem).
+ */
+const TABLE_ACTIVITY = [...TABLE_UPDATE, 'dynamodb:ConditionCheckItem'];
+const TABLE_ACCESS = { read: TABLE_READ, update: TABLE_UPDATE, activity: TABLE_ACTIVITY, write: TABLE_WRITE } as const;
 
 // s3:PutObject also covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload.
 const FILE_ACTIONS: Record<FileAccess, string> = {

@@ -22,8 +22,11 @@ export interface Route {
 }
 
 export interface Access {
-  /** 'update': reads plus UpdateItem only (the list writes ended mutes back, see conversations/mute.ts). */
-  conversations?: 'read' | 'update' | 'write';
+  /**
+   * 'update': reads plus UpdateItem only (the list writes ended mutes back, see conversations/mute.ts);
+   * 'activity': that plus ConditionCheckItem (a file added to it, see conversations/activity.ts).
+   */
+  conversations?: 'read' | 'update' | 'activity' | 'write';
   attachments?: 'read' | 'write';
   uploadSessions?: 'read' | 'write';
   /**
@@ -58,9 +61,9 @@ export const routes: readonly Route[] = [
     entry: 'functions/attachments/upload.ts',
     binaryBody: true,
     idempotent: true,
-    // conversations: its transaction checks the conversation and sets last_active_at; files delete: it removes
+    // conversations: its transaction checks the conversation and moves its activity; files delete: it removes
     // the file when the record was certainly not written.
-    access: { attachments: 'write', conversations: 'write', files: ['put', 'get', 'delete'] },
+    access: { attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'] },
   },
   { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', files: ['get'] } },
   { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } },
@@ -86,7 +89,7 @@ export const routes: readonly Route[] = [
     idempotent: true,
     // One transaction closes the session, writes the attachment and marks its conversation active;
     // get: the size, the first bytes and file_url; delete: a refused file is removed.
-    access: { uploadSessions: 'write', attachments: 'write', conversations: 'write', files: ['put', 'get', 'delete'] },
+    access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'] },
   },
   {
     name: 'AbortUploadSession',

@@ -122,8 +122,9 @@ describe('least privilege', () => {
       }
       expect(grant).toBeDefined();
       const writes = grant.Action.filter((a: string) => /Put|Update|Delete|BatchWrite/.test(a));
-      if (level === 'update') expect(writes).toEqual(['dynamodb:UpdateItem']);
+      if (level === 'update' || level === 'activity') expect(writes).toEqual(['dynamodb:UpdateItem']);
       else expect(writes.length > 0).toBe(level === 'write');
+      expect(grant.Action.includes('dynamodb:ConditionCheckItem')).toBe(level === 'activity');
       expect(grant.Action).not.toContain('dynamodb:Scan');
       expect(indexNamesIn(grant.Resource)).toEqual(definition.indexes.map((index) => index.name));
     }

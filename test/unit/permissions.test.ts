@@ -25,6 +25,11 @@ describe('permissions from a route access declaration', () => {
     expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
   });
 
+  it('lets a file added to a conversation read it, update it, or only check it in a transaction (ConditionCheckItem), but not put or delete', () => {
+    const [grant] = permissionsFor({ access: { conversations: 'activity' } }, arns);
+    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem']);
+  });
+
   it('lets a writer also put, update and delete, and nothing the code never calls (scan, batches, condition checks)', () => {
     const [grant] = permissionsFor({ access: { attachments: 'write' } }, arns);
     expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
