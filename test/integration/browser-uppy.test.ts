@@ -2,6 +2,7 @@ import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256 } from '../support/attachments.js';
+import { eventually } from '../support/eventually.js';
 import { launchChromium, runBrowserTests, type HeadlessChromium } from '../support/browser.js';
 import type { UploadOutcome, UploadRequest } from '../support/uppy-page/protocol.js';
 import { serveUppyPage } from '../support/uppy-page/serve.js';
@@ -69,7 +70,17 @@ describe.skipIf(!runBrowserTests)('Uppy (@uppy/aws-s3 multipart) in a browser', 
     const started = await uploadIn(first, { size: 64 * MIB, seed: 11, stopAfterParts: 3 });
     await first.close();
 
-    const held = (await t.call('uppy_user', 'GET', `/v1/upload_sessions/${started.sessionId}`)).body;
+    // A part PUT the closed page had in flight may still land: the snapshot is the one two reads in a row agree on.
+    let partsBefore = -1;
+    const held = await eventually(
+      async () => (await t.call('uppy_user', 'GET', `/v1/upload_sessions/${started.sessionId}`)).body,
+      (body) => {
+        const settled = body.parts.length === partsBefore;
+        partsBefore = body.parts.length;
+        return settled;
+      },
+      5_000,
+    );
     expect(held.status).toBe('pending');
     expect(held.parts.length).toBeGreaterThanOrEqual(3);
 
