@@ -9,7 +9,13 @@ import type {
 import { config } from '../../shared/config.js';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
-import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, type Route } from '../routes.js';
+import {
+  BEARER_HEADER_PATTERN,
+  BINARY_MEDIA_TYPES,
+  GATEWAY_MAX_BODY_BYTES,
+  LAMBDA_MAX_INVOKE_PAYLOAD_BYTES,
+  type Route,
+} from '../routes.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
 
 /**
@@ -69,8 +75,8 @@ export function createGateway(options: GatewayOptions) {
     // Every answer of the gateway carries CORS headers, as the stack's gateway responses do.
     const allowedOrigins = config().corsOrigins;
     const origin = headerValue(request, 'origin');
-    const answer = (type: GatewayResponseType, context: Record<string, unknown> = {}) =>
-      sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins));
+    const answer = (type: GatewayResponseType, context: Record<string, unknown> = {}, status?: number) =>
+      sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins), status);
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const method = (request.method ?? 'GET').toUpperCase();
@@ -115,12 +121,23 @@ export function createGateway(options: GatewayOptions) {
         stage,
         authorizer: { principalId: decision.principalId, ...(decision.context ?? {}) },
       });
-      const result = await handler(event);
+      // Lambda refuses an invocation over its payload limit before the function runs; API Gateway
+      // answers a refused invocation with a 500 (DEFAULT_5XX), as AWS's Lambda guide documents.
+      if (invocationPayloadBytes(event) > LAMBDA_MAX_INVOKE_PAYLOAD_BYTES) return answer('DEFAULT_5XX', {}, 500);
+      let result: APIGatewayProxyResult;
+      try {
+        result = await handler(event);
+      } catch (error) {
+        // A function error is a 502 on API Gateway (DEFAULT_5XX keeps it); httpHandler never throws, so say so loudly.
+        console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
+        return answer('DEFAULT_5XX', {}, 502);
+      }
       sendProxyResult(response, result, requestId);
     } catch (error) {
-      // A handler that throws is a 502 on API Gateway; ours never should, so say so loudly.
-      console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
-      answer('DEFAULT_5XX');
+      // The emulator's own failure (not a handler's): API Gateway's generic 500.
+      console.error(JSON.stringify({ level: 'ERROR', message: 'gateway failed', request_id: requestId, error: String(error) }));
+      if (!response.headersSent) answer('DEFAULT_5XX');
+      else response.destroy();
     }
   };
 }
@@ -229,6 +246,18 @@ function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
   };
 }
 
+/**
+ * The size of the invocation payload Lambda measures: the event as JSON. The
+ * body is counted without copying it into a second string (base64 has
+ * nothing to escape; text is escaped as JSON.stringify does).
+ */
+export function invocationPayloadBytes(event: APIGatewayProxyEvent): number {
+  const envelope = Buffer.byteLength(JSON.stringify({ ...event, body: null })) - 'null'.length;
+  if (event.body === null) return envelope + 'null'.length;
+  const body = event.isBase64Encoded ? event.body.length + 2 : Buffer.byteLength(JSON.stringify(event.body));
+  return envelope + body;
+}
+
 const safeDecode = (value: string) => {
   try {
     return decodeURIComponent(value);
@@ -275,8 +304,11 @@ export function sendGatewayResponse(
   requestId: string,
   authorizerContext: Record<string, unknown> = {},
   extraHeaders: Record<string, string> = {},
+  /** The status of the error a keepsGatewayStatus response stands for (e.g. 502 for a function error). */
+  status?: number,
 ): void {
   const definition = gatewayResponses[type];
+  if (status !== undefined && !definition.keepsGatewayStatus) throw new Error(`${type} always answers ${definition.status}`);
   const resolve = (value: string | { authorizerContext: string }) =>
     typeof value === 'string' ? value : String(authorizerContext[value.authorizerContext] ?? '');
   const error = {
@@ -285,7 +317,7 @@ export function sendGatewayResponse(
     message: resolve(definition.message),
   } as Pick<ApiError, 'type' | 'code' | 'message' | 'param'>;
   const body = JSON.stringify(errorBody(error, requestId));
-  response.writeHead(definition.status, {
+  response.writeHead(status ?? definition.status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     'x-request-id': requestId,
