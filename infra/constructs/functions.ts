@@ -3,8 +3,6 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   Architecture,
   LoggingFormat,
-  ParamsAndSecretsLayerVersion,
-  ParamsAndSecretsVersions,
   Runtime,
   Tracing,
   type FunctionOptions,
@@ -20,6 +18,7 @@ import { attachmentsTable, conversationsTable, idempotencyTable } from '../../sh
 import { bundleLayout, bundleSettings } from '../bundling.js';
 import { permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
+import { secretsExtensionLayer } from '../secrets-extension.js';
 import { AUTHORIZER_ENTRY, routes, type Route } from '../routes.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
@@ -82,8 +81,7 @@ export class Functions extends Construct {
 
     this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
       // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
-      paramsAndSecrets:
-        props.authSecret && !settings.samLocal ? ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) : undefined,
+      paramsAndSecrets: props.authSecret && !settings.samLocal ? secretsExtensionLayer(Stack.of(this).region) : undefined,
     });
     props.authSecret?.grantRead(this.authorizer);
 

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Environment } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { messagingApp } from '../../infra/application.js';
 
@@ -20,9 +21,9 @@ export interface Synthesized {
  * so only tests of the bundles ask for it; without it the template is the
  * same but the asset directories are empty.
  */
-export function synthesize(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): Synthesized {
+export function synthesize(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}, env: Environment = {}): Synthesized {
   const outdir = mkdtempSync(join(tmpdir(), 'messaging-cdk-'));
-  const { app, stack } = messagingApp({ outdir, context: testContext(context, options) });
+  const { app, stack } = messagingApp({ outdir, context: testContext(context, options) }, env);
   const assembly = app.synth();
   return {
     template: Template.fromJSON(assembly.getStackArtifact(stack.artifactId).template),

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, invocationPayloadBytes, type LoadedRoute } from '../../infra/local/gateway.js';
 import { LAMBDA_MAX_INVOKE_PAYLOAD_BYTES, type Route } from '../../infra/routes.js';
@@ -11,7 +11,7 @@ import { upload } from '../support/attachments.js';
 // What API Gateway does between the authorizer and the function, seen over HTTP:
 // the invocation Lambda refuses for size, and a function that throws.
 const route = (name: string, path: string): Route => ({ name, method: 'POST', path, entry: 'none', access: {} });
-const allowAll = async () => ({
+const allowAll = async (): Promise<APIGatewayAuthorizerResult> => ({
   principalId: 'someone',
   policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }] },
 });
