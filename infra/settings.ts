@@ -1,5 +1,5 @@
 import type { Node } from 'constructs';
-import { commaSeparated, DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../shared/config.js';
+import { commaSeparated, DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES, MAX_FILE_URL_TTL_SECONDS } from '../shared/config.js';
 
 /**
  * What a deployment may choose, from CDK context (`-c key=value` or cdk.json).
@@ -65,7 +65,7 @@ export function stackSettings(node: Node): StackSettings {
     auth: jwksUrl ? { mode: 'jwks', jwksUrl, issuer, audience } : { mode: 'secret', issuer, audience },
     throttling: { rateLimit: integer('throttleRateLimit') ?? 50, burstLimit: integer('throttleBurstLimit') ?? 100 },
     maxFileBytes: integer('maxFileBytes', MAX_DEPLOYABLE_FILE_BYTES) ?? DEFAULT_MAX_FILE_BYTES,
-    // SigV4 presigned URLs last at most 7 days (and no longer than the role session that signed them).
-    fileUrlTtlSeconds: integer('fileUrlTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_FILE_URL_TTL_SECONDS,
+    // A presigned URL lasts no longer than the role credentials that signed it (shared/config.ts).
+    fileUrlTtlSeconds: integer('fileUrlTtlSeconds', MAX_FILE_URL_TTL_SECONDS) ?? DEFAULT_FILE_URL_TTL_SECONDS,
   };
 }

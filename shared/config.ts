@@ -19,13 +19,20 @@ export interface Config {
 /** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_FILE_URL_TTL_SECONDS = 900;
+/**
+ * A presigned URL dies with the temporary credentials that signed it. Lambda
+ * hands a function its role's credentials without an expiry and AWS does not
+ * document how long they last; an hour, the default session of an IAM role,
+ * is the longest lifetime assumed (docs/deploying.md, "file_url lifetime").
+ */
+export const MAX_FILE_URL_TTL_SECONDS = 3600;
 
-function positiveInteger(name: string, fallback: number): number {
+function positiveInteger(name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
+    throw new Error(`${name} must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
 }
@@ -53,7 +60,7 @@ export function config(): Config {
     dynamodbEndpoint: optional('DYNAMODB_ENDPOINT'),
     s3Endpoint: optional('S3_ENDPOINT'),
     maxFileBytes: positiveInteger('MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES),
-    fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS),
+    fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS, MAX_FILE_URL_TTL_SECONDS),
     corsOrigins: commaSeparated(process.env.CORS_ORIGINS),
   };
 }
