@@ -129,9 +129,11 @@ export function renderGatewayResponse(definition: GatewayResponse, cors: Gateway
   const challenge = definition.status === 401 ? authenticationChallenge : {};
   return {
     ...(definition.keepsGatewayStatus ? {} : { statusCode: String(definition.status) }),
+    // No x-request-id header: a gateway response maps headers only from the method request or
+    // literals (API Gateway's gateway-response reference), never from $context. The id is in the
+    // body (`$context.requestId`, valid in its template) and in API Gateway's own x-amzn-RequestId.
     responseHeaders: {
       'content-type': "'application/json; charset=utf-8'",
-      'x-request-id': 'context.requestId',
       ...Object.fromEntries(Object.entries(challenge).map(([name, v]) => [name, `'${v}'`])),
       ...gatewayCorsHeaders(cors),
     },

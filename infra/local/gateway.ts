@@ -287,8 +287,11 @@ export function callerIdentity(sourceIp: string, userAgent: string | null): APIG
   };
 }
 
+/** The request id header API Gateway adds to every answer, its own and the functions'. */
+const AMZN_REQUEST_ID = 'x-amzn-requestid';
+
 function sendProxyResult(response: ServerResponse, result: APIGatewayProxyResult, requestId: string): void {
-  const headers: Record<string, string | string[]> = { 'x-amzn-requestid': requestId };
+  const headers: Record<string, string | string[]> = { [AMZN_REQUEST_ID]: requestId };
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
   for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) {
     headers[name.toLowerCase()] = values.map(String);
@@ -320,7 +323,8 @@ export function sendGatewayResponse(
   response.writeHead(status ?? definition.status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
-    'x-request-id': requestId,
+    // As the stack's gateway responses: the id in the body and in API Gateway's own header, no x-request-id.
+    [AMZN_REQUEST_ID]: requestId,
     ...(definition.status === 401 ? authenticationChallenge : {}),
     ...extraHeaders,
   });

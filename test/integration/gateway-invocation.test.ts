@@ -78,7 +78,7 @@ describe('the gateway emulator between the authorizer and the function', () => {
     const response = await post('/throw', '{}');
     expect(response.status).toBe(502);
     const body = (await response.json()) as { error: Record<string, string> };
-    expect(body.error).toMatchObject({ type: 'api_error', code: 'internal_error', request_id: response.headers.get('x-request-id') });
+    expect(body.error).toMatchObject({ type: 'api_error', code: 'internal_error', request_id: response.headers.get('x-amzn-requestid') });
     expect(JSON.stringify(body)).not.toContain('boom');
   });
 });
