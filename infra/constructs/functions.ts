@@ -7,7 +7,7 @@ import {
   Tracing,
   type FunctionOptions,
 } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -143,6 +143,8 @@ const nodejsBundling: BundlingOptions = {
   mainFields: bundleSettings.mainFields,
   banner: bundleSettings.banner,
   externalModules: bundleSettings.external,
+  // esbuild's per-bundle size summary; warnings and errors still print.
+  logLevel: LogLevel.WARNING,
   bundleAwsSDK: true,
   forceDockerBundling: false,
   commandHooks: {
