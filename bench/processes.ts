@@ -5,6 +5,8 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
+import { App } from '../shared/app.js';
+import { readConfig } from '../shared/config.js';
 
 /**
  * The backends and the server run in processes of their own, as they do in
@@ -17,6 +19,13 @@ export interface BackendProcess<Info> {
 }
 
 /** Environment every local process gets: loopback credentials, no SDK version nag. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/** The App (clients, stores, services) of the bench process itself, on the backends the bench started. */
+export function benchApp(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }): App {
+  return new App({ ...readConfig({ ...LOCAL_ENV, ...backends }), credentials: LOCAL_CREDENTIALS });
+}
+
 export const LOCAL_ENV = {
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'local',

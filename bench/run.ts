@@ -7,7 +7,7 @@ import { measureBundles } from './bundles.js';
 import { measureColdStarts } from './cold-start.js';
 import { seedFixture } from './fixture.js';
 import { measureListCost } from './list-cost.js';
-import { LOCAL_ENV, startProcess } from './processes.js';
+import { benchApp, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { markdown, type Results } from './report.js';
 import { round } from './stats.js';
@@ -40,18 +40,17 @@ const sizes = values.sizes.split(',').map((size) => positive('sizes', size));
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
 
-Object.assign(process.env, LOCAL_ENV);
-const dynamodb = await startProcess<{ endpoint: string }>('dynalite-process.ts');
+const dynamodb = await startProcess<{ endpoint: string }>('dynamodb-process.ts');
 const s3 = await startProcess<{ endpoint: string }>('s3-process.ts');
 // What the handlers get (as on Lambda) and what this process's stores use for the reference calls.
 const backends = { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, S3_ENDPOINT: s3.info.endpoint };
-Object.assign(process.env, backends);
+const app = benchApp(backends);
 try {
   step('bundling every function with the stack settings');
   const bundles = await measureBundles();
 
   step('seeding the fixture user');
-  const fixture = await seedFixture(200, runs + 5);
+  const fixture = await seedFixture(app, 200, runs + 5);
 
   step(`cold starts: ${runs} fresh processes per bundle`);
   const coldStarts = await measureColdStarts(bundles, fixture, backends, runs);
@@ -76,7 +75,7 @@ try {
   const serverProfile = values.profile ? summariseProfiles(profiles) : undefined;
 
   step(`list cost at ${sizes.join(', ')} conversations`);
-  const listCost = await measureListCost(sizes);
+  const listCost = await measureListCost(app, sizes);
 
   const results: Results = {
     machine: {
@@ -100,6 +99,7 @@ try {
   step('done: bench/results.json');
   console.log(markdown(results));
 } finally {
+  app.destroy();
   await s3.stop();
   await dynamodb.stop();
 }

@@ -3,16 +3,13 @@ import { created } from '../../shared/http/response.js';
 import { uploadMeaning, uploadReplay } from '../../shared/attachments/idempotency.js';
 import { readMultipart } from '../../shared/attachments/multipart.js';
 import { uploadLimits, uploadOf } from '../../shared/attachments/upload-params.js';
-import { config } from '../../shared/config.js';
-import { withIdempotency } from '../../shared/idempotency/with-idempotency.js';
-import { attachments } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
-  const upload = uploadOf(await readMultipart(request, uploadLimits(config().maxFileBytes)));
-  return withIdempotency(
+export const handler = httpHandler(async (request, app) => {
+  const upload = uploadOf(await readMultipart(request, uploadLimits(app.config.maxFileBytes)));
+  return app.idempotency.run(
     request,
     uploadMeaning(upload),
-    async () => created(await attachments().upload(request.userId, upload)),
-    uploadReplay(request.userId),
+    async () => created(await app.attachments.upload(request.userId, upload)),
+    uploadReplay(app.attachments, request.userId),
   );
 });

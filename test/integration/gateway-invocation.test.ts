@@ -39,7 +39,7 @@ describe('the gateway emulator between the authorizer and the function', () => {
     },
   ];
   beforeAll(async () => {
-    server = createServer(createGateway({ routes, authorizer: allowAll }));
+    server = createServer(createGateway({ routes, authorizer: allowAll, corsOrigins: [] }));
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

@@ -1,6 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { config } from '../../../shared/config.js';
+import { describe, expect, it } from 'vitest';
+import { readConfig } from '../../../shared/config.js';
 import { S3FileStore } from '../../../shared/attachments/s3-file-store.js';
 import { nowSeconds } from '../../../shared/time.js';
 
@@ -46,12 +46,8 @@ describe('file_url lifetime', () => {
 });
 
 describe('FILE_URL_TTL_SECONDS', () => {
-  afterEach(() => vi.unstubAllEnvs());
-
   it('is refused above an hour, the longest the Lambda role credentials are assumed to last', () => {
-    vi.stubEnv('FILE_URL_TTL_SECONDS', '3600');
-    expect(config().fileUrlTtlSeconds).toBe(3600);
-    vi.stubEnv('FILE_URL_TTL_SECONDS', '3601');
-    expect(() => config()).toThrow('FILE_URL_TTL_SECONDS must be an integer from 1 to 3600, got "3601"');
+    expect(readConfig({ FILE_URL_TTL_SECONDS: '3600' }).fileUrlTtlSeconds).toBe(3600);
+    expect(() => readConfig({ FILE_URL_TTL_SECONDS: '3601' })).toThrow('FILE_URL_TTL_SECONDS must be an integer from 1 to 3600, got "3601"');
   });
 });
