@@ -44,6 +44,8 @@ export class Functions extends Construct {
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
     const { data, settings } = props;
+    // First, so that a region without the layer stops the synth before anything is bundled.
+    const secretsExtension = props.authSecret && !settings.samLocal ? secretsExtensionLayer(Stack.of(this).region) : undefined;
     const removalPolicy = settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
 
     const environment = {
@@ -81,7 +83,7 @@ export class Functions extends Construct {
 
     this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
       // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
-      paramsAndSecrets: props.authSecret && !settings.samLocal ? secretsExtensionLayer(Stack.of(this).region) : undefined,
+      paramsAndSecrets: secretsExtension,
     });
     props.authSecret?.grantRead(this.authorizer);
 
