@@ -339,7 +339,7 @@ export function sendGatewayResponse(
  * header section over its limit, bytes a request line or header may not
  * hold, Content-Length together with Transfer-Encoding). Node would answer
  * a bare 400/431 with no body; this answers in the error shape of the
- * gateway responses (DEFAULT_4XX, with Node's status) and an x-request-id.
+ * gateway responses (DEFAULT_4XX, with Node's status), the id in the body and in x-amzn-requestid.
  * On AWS such requests stop at API Gateway's front end, whose answers are
  * its own and not the stack's gateway responses (docs say what differs).
  */
@@ -360,7 +360,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
       'content-type: application/json; charset=utf-8',
       `content-length: ${Buffer.byteLength(body)}`,
-      `x-request-id: ${requestId}`,
+      `${AMZN_REQUEST_ID}: ${requestId}`,
       'connection: close',
       '',
       body,
