@@ -12,8 +12,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { AssemblyResult, CompletedPart, MultipartFileStore, StoredPart } from '../uploads/model.js';
+import { nowSeconds } from '../time.js';
 import { attachmentDisposition } from './content-disposition.js';
-import type { FileStore } from './model.js';
+import type { DownloadLink, FileStore } from './model.js';
 
 const errorName = (error: unknown) => (error instanceof Error ? error.name : '');
 
@@ -45,9 +46,14 @@ export class S3FileStore implements FileStore, MultipartFileStore {
   /**
    * The name and type travel in the signed URL (S3 answers with them), not in
    * the object: a rename changes the next link and never touches the file.
+   * A URL signed with temporary credentials dies with them, whatever
+   * X-Amz-Expires says, so it is signed for no longer than they have left
+   * when the credentials say (the Lambda role's do not: config.ts bounds the TTL).
    */
-  presignDownload(key: string, download: { filename: string; fileType: string }): Promise<string> {
-    return getSignedUrl(
+  async presignDownload(key: string, download: { filename: string; fileType: string }): Promise<DownloadLink> {
+    const signedAt = nowSeconds();
+    const expiresIn = Math.min(this.urlTtlSeconds, await this.credentialsSecondsLeft(signedAt));
+    const url = await getSignedUrl(
       this.client,
       new GetObjectCommand({
         Bucket: this.bucket,
@@ -55,8 +61,16 @@ export class S3FileStore implements FileStore, MultipartFileStore {
         ResponseContentType: download.fileType,
         ResponseContentDisposition: attachmentDisposition(download.filename),
       }),
-      { expiresIn: this.urlTtlSeconds },
+      { expiresIn, signingDate: new Date(signedAt * 1000) },
     );
+    return { url, expiresAt: signedAt + expiresIn };
+  }
+
+  private async credentialsSecondsLeft(now: number): Promise<number> {
+    const { expiration } = await this.client.config.credentials();
+    if (!expiration) return Number.POSITIVE_INFINITY;
+    // At least a second: the SDK refreshes credentials minutes before they expire.
+    return Math.max(1, Math.floor(expiration.getTime() / 1000) - now);
   }
 
   async startMultipart(key: string, fileType: string): Promise<string> {
