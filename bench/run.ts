@@ -11,6 +11,7 @@ import { benchApp, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { markdown, type Results } from './report.js';
 import { round } from './stats.js';
+import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
@@ -21,6 +22,9 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     sizes: { type: 'string', default: '1000,10000,100000' },
+    // Size of the upload session flow's file, and how many times it goes (each way).
+    'session-mib': { type: 'string', default: '1024' },
+    'session-rounds': { type: 'string', default: '2' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
   },
@@ -37,6 +41,8 @@ const runs = positive('runs', values.runs);
 const seconds = positive('seconds', values.seconds);
 const rounds = positive('rounds', values.rounds);
 const sizes = values.sizes.split(',').map((size) => positive('sizes', size));
+const sessionMebibytes = positive('session-mib', values['session-mib']);
+const sessionRounds = positive('session-rounds', values['session-rounds']);
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
 
@@ -74,6 +80,9 @@ try {
   }
   const serverProfile = values.profile ? summariseProfiles(profiles) : undefined;
 
+  step(`upload sessions: ${sessionMebibytes} MiB, ${sessionRounds} rounds through the sessions and by UploadPart; complete's peak memory`);
+  const uploadSessions = await measureUploadSessions(fixture, bundles, backends, sessionMebibytes, sessionRounds);
+
   step(`list cost at ${sizes.join(', ')} conversations`);
   const listCost = await measureListCost(app, sizes);
 
@@ -93,6 +102,7 @@ try {
     ...(serverProfile ? { serverProfile } : {}),
     listCost,
     uploads,
+    uploadSessions,
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   writeFileSync(join(REPOSITORY_ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

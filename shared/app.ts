@@ -11,6 +11,8 @@ import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
 import { createS3Client } from './s3/client.js';
 import { systemClock, type Clock } from './time.js';
+import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
+import { UploadSessionService } from './uploads/service.js';
 
 /**
  * The composition root: from one configuration, the clients and the services
@@ -26,7 +28,8 @@ export class App {
 
   /**
    * `clock`: "now" for every rule that depends on it (creation and upload
-   * times, how far ahead an open may be, whether a mute has ended). Lambda
+   * times, how far ahead an open may be, whether a mute has ended, whether an
+   * upload session has expired). Lambda
    * uses the system clock; the local server takes one so tests move time.
    */
   constructor(
@@ -59,6 +62,24 @@ export class App {
           this.clock,
         ),
     );
+  }
+
+  get uploadSessions(): UploadSessionService {
+    return this.once('uploadSessions', () => {
+      const { uploadSessionsTable, attachmentsTable, conversationsTable, filesBucket, fileUrlTtlSeconds, uploadSessionTtlSeconds } = this.config;
+      return new UploadSessionService(
+        new DynamoUploadSessionStore(this.dynamo, { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable }),
+        new S3FileStore(this.s3, filesBucket, fileUrlTtlSeconds),
+        {
+          hasConversation: async (userId, id) => (await this.conversations.findConversation(userId, id)) !== undefined,
+          getAttachment: (userId, id) => this.attachments.getAttachment(userId, id),
+          relink: (userId, record) => this.attachments.relink(userId, record),
+        },
+        // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
+        { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
+        this.clock,
+      );
+    });
   }
 
   get idempotency(): IdempotencyService {

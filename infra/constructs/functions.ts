@@ -3,13 +3,11 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   Architecture,
   LoggingFormat,
-  ParamsAndSecretsLayerVersion,
-  ParamsAndSecretsVersions,
   Runtime,
   Tracing,
   type FunctionOptions,
 } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -20,10 +18,11 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
-import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
+import { secretsExtensionLayer } from '../secrets-extension.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes, type Route } from '../routes.js';
 import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
@@ -54,15 +53,20 @@ export class Functions extends Construct {
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
     const { data, settings } = props;
+    // First, so that a region without the layer stops the synth before anything is bundled.
+    const secretsExtension = props.authSecret && !settings.samLocal ? secretsExtensionLayer(Stack.of(this).region) : undefined;
     const removalPolicy = settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
 
     const environment = {
       CONVERSATIONS_TABLE: data.conversations.tableName,
       ATTACHMENTS_TABLE: data.attachments.tableName,
       IDEMPOTENCY_TABLE: data.idempotency.tableName,
+      UPLOAD_SESSIONS_TABLE: data.uploadSessions.tableName,
       FILES_BUCKET: data.files.bucketName,
       MAX_FILE_BYTES: String(settings.maxFileBytes),
       FILE_URL_TTL_SECONDS: String(settings.fileUrlTtlSeconds),
+      MAX_UPLOAD_BYTES: String(settings.maxUploadBytes),
+      UPLOAD_SESSION_TTL_SECONDS: String(settings.uploadSessionTtlSeconds),
       CORS_ORIGINS: settings.corsOrigins.join(','),
       // Empty on AWS. `sam local --env-vars` only overrides variables the template declares,
       // so these are declared for it to point the functions at npm start's DynamoDB and S3.
@@ -73,6 +77,7 @@ export class Functions extends Construct {
       conversations: { arn: data.conversations.tableArn, definition: conversationsTable },
       attachments: { arn: data.attachments.tableArn, definition: attachmentsTable },
       idempotency: { arn: data.idempotency.tableArn, definition: idempotencyTable },
+      uploadSessions: { arn: data.uploadSessions.tableArn, definition: uploadSessionsTable },
       filesBucket: data.files.bucketArn,
     };
 
@@ -132,8 +137,7 @@ export class Functions extends Construct {
 
     this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
       // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
-      paramsAndSecrets:
-        props.authSecret && !settings.samLocal ? ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) : undefined,
+      paramsAndSecrets: secretsExtension,
     });
     props.authSecret?.grantRead(this.authorizer);
 
@@ -195,6 +199,8 @@ const nodejsBundling: BundlingOptions = {
   mainFields: bundleSettings.mainFields,
   banner: bundleSettings.banner,
   externalModules: bundleSettings.external,
+  // esbuild's per-bundle size summary; warnings and errors still print.
+  logLevel: LogLevel.WARNING,
   bundleAwsSDK: true,
   forceDockerBundling: false,
   commandHooks: {

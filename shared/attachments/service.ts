@@ -139,12 +139,22 @@ export class AttachmentService {
   }
 
   private async withLink(userId: string, record: AttachmentRecord): Promise<Attachment> {
-    const file_url = await this.files.presignDownload(fileKey(userId, record.id), {
+    const link = await this.files.presignDownload(fileKey(userId, record.id), {
       filename: record.filename,
       fileType: record.file_type,
     });
     const { id, message_id, conversation_id, filename, file_type, file_size, created_at } = record;
-    return { id, message_id, conversation_id, filename, file_url, file_type, file_size, created_at };
+    return {
+      id,
+      message_id,
+      conversation_id,
+      filename,
+      file_url: link.url,
+      file_url_expires_at: link.expiresAt,
+      file_type,
+      file_size,
+      created_at,
+    };
   }
 
   /** Best effort: if S3 refuses this too, the file is an orphan nobody can reach, and the log says which. */

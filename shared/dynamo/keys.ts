@@ -67,6 +67,8 @@ export const ORPHAN_FILE_SK_PREFIX = 'orphan#';
 export const orphanFileKey = (userId: string, attachmentId: string): ItemKey => ({ pk: userId, sk: `${ORPHAN_FILE_SK_PREFIX}${attachmentId}` });
 export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
 
+export const uploadSessionKey = (userId: string, sessionId: string): ItemKey => ({ pk: userId, sk: sessionId });
+
 /** Every stored file lives under this prefix; the stack scopes S3 permissions to it. */
 export const FILES_PREFIX = 'files/';
 /**

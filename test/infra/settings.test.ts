@@ -62,15 +62,16 @@ describe('context settings', () => {
     }
   });
 
-  it('lets browsers of the given origins call the API and fetch files, and tells the functions about them', () => {
+  it('lets browsers of the given origins call the API, fetch files and upload parts (reading their ETag), and tells the functions about them', () => {
     const { template, remove } = synthesize({ corsOrigins: 'https://app.example, https://admin.example' });
     try {
       const files = Object.entries(resourcesOf(template, 'AWS::S3::Bucket')).find(([id]) => id.startsWith('DataFiles'))![1];
       expect(files.Properties.CorsConfiguration.CorsRules).toEqual([
         expect.objectContaining({
-          AllowedMethods: ['GET', 'HEAD'],
+          AllowedMethods: ['GET', 'HEAD', 'PUT'],
+          AllowedHeaders: ['Content-Type'],
           AllowedOrigins: ['https://app.example', 'https://admin.example'],
-          ExposedHeaders: expect.arrayContaining(['Content-Disposition']),
+          ExposedHeaders: expect.arrayContaining(['Content-Disposition', 'ETag']),
         }),
       ]);
       // Gateway responses can only copy the request's Origin when there are several (shared/http/cors.ts).
@@ -109,6 +110,10 @@ describe('context settings', () => {
   it('refuses a file size limit that Lambda could not carry, and a JWKS URL that is not https', () => {
     expect(() => messagingApp({ context: testContext({ maxFileBytes: String(5 * 1024 * 1024) }) })).toThrow(/maxFileBytes/);
     expect(() => messagingApp({ context: testContext({ authJwksUrl: 'http://issuer.example/jwks.json' }) })).toThrow(/https/);
+  });
+
+  it('refuses a file_url lifetime longer than the signing role credentials are assumed to last (an hour)', () => {
+    expect(() => messagingApp({ context: testContext({ fileUrlTtlSeconds: '3601' }) })).toThrow(/fileUrlTtlSeconds must be an integer from 1 to 3600/);
   });
 
   it('fails the synth on a cdk-nag finding that nobody acknowledged', () => {
