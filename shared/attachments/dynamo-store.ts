@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { ATTACHMENT_SK_PREFIX, attachmentConversationKey, attachmentKey, orphanFileKey } from '../dynamo/keys.js';
@@ -41,7 +42,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
     const activity = record.conversation_id
       ? new ConversationActivity(this.client, this.conversationsTable, userId, record.conversation_id, at)
       : undefined;
-    const outcome = await transactWithActivity(this.client, [put], activity, (attempt, items) => requestToken('upload', JSON.stringify(items), attempt));
+    const outcome = await transactWithActivity(this.client, [put], activity, (attempt) => requestToken('upload', randomUUID(), attempt));
     if (outcome === 'conversation-missing') return outcome;
     // The record exists: its id is this upload's own (new, or its Idempotency-Key's seed), so an earlier run of it wrote it.
     return outcome.committed ? 'added' : 'existed';

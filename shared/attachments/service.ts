@@ -42,7 +42,7 @@ export class AttachmentService {
       await this.files.put(key, upload.file.bytes, record.file_type);
     } catch (error) {
       // Written or not (the answer may be what was lost): no record will hold it.
-      await this.dropFile(userId, record.id, 'put-unknown');
+      await this.dropFile(userId, record.id, { unheld: false });
       throw error;
     }
     let outcome: 'added' | 'existed' | 'conversation-missing';
@@ -55,7 +55,7 @@ export class AttachmentService {
     }
     if (outcome === 'existed') return this.withLink(userId, (await this.store.get(userId, record.id)) ?? record);
     if (outcome === 'conversation-missing') {
-      await this.dropFile(userId, record.id, 'record-impossible');
+      await this.dropFile(userId, record.id, { unheld: true });
       throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
     }
     return this.withLink(userId, record);
@@ -65,25 +65,26 @@ export class AttachmentService {
   private async recordStored(userId: string, id: string): Promise<boolean> {
     try {
       if (await this.store.get(userId, id)) return true;
-      await this.dropFile(userId, id, 'record-impossible');
+      // Another run of the same Idempotency-Key may still commit this id: the cleanup looks again.
+      await this.dropFile(userId, id, { unheld: false });
     } catch (error) {
       logger.warn('upload outcome unknown', { attachment_id: id, error: String(error) });
-      await this.dropFile(userId, id, 'record-possible');
+      await this.dropFile(userId, id, { unheld: false });
     }
     return false;
   }
 
   /**
    * A failed upload's file. When it is surely there and no record can hold
-   * it, it is removed at once. Otherwise (its PUT's outcome is unknown, and a
+   * it (`unheld`), it is removed at once. Otherwise (its PUT's outcome is unknown, and a
    * delayed PUT could still land; or a record may hold it; or S3 refused the
    * removal) it goes to the cleanup, which removes it, retrying until S3
    * answers, unless a record holds it by then. Only when even that hand-over
    * cannot be written does it stay: an unreachable orphan, logged.
    */
-  private async dropFile(userId: string, id: string, situation: 'put-unknown' | 'record-impossible' | 'record-possible'): Promise<void> {
+  private async dropFile(userId: string, id: string, { unheld }: { unheld: boolean }): Promise<void> {
     const key = fileKey(userId, id);
-    if (situation === 'record-impossible') {
+    if (unheld) {
       try {
         await this.files.remove(key);
         return;

@@ -78,12 +78,11 @@ export async function transactWithActivity(
   client: DynamoDBDocumentClient,
   items: TransactItem[],
   activity: ConversationActivity | undefined,
-  tokenOf: (attempt: string, items: TransactItem[]) => string,
+  tokenOf: (attempt: string) => string,
 ): Promise<ActivityOutcome> {
   let chosen = activity?.first;
   for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
-    const sent = activity && chosen ? [...items, activity.item(chosen)] : items;
-    const outcome = await transactWrite(client, sent, tokenOf(String(attempt), sent));
+    const outcome = await transactWrite(client, activity && chosen ? [...items, activity.item(chosen)] : items, tokenOf(String(attempt)));
     if (outcome.committed) return outcome;
     const own = outcome.conditionFailed.slice(0, items.length);
     if (own.includes(true)) return { committed: false, conditionFailed: own };

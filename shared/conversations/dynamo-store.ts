@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { seededId } from '../ids.js';
 import { systemClock, type Clock } from '../time.js';
@@ -51,10 +52,11 @@ export class DynamoConversationStore implements ConversationStore {
    * record and the conversation are written in one transaction, each on the
    * condition that it does not exist yet. Exactly one concurrent create
    * commits; the others find the record and answer with its conversation.
-   * The token is a digest of the transaction, so the SDK's retry of one
-   * whose answer was lost is a no-op that answers success, never a second
-   * conversation. A seeded create (Idempotency-Key) mints the same id on
-   * every retry, and so knows the conversation it finds as its own: 201.
+   * The token makes the SDK's retry of a transaction whose answer was lost
+   * a no-op that answers success, never a second conversation (it is this
+   * call's own: two runs of one Idempotency-Key may be in flight at once).
+   * A seeded create (Idempotency-Key) mints the same id on every run, and so
+   * knows the conversation it finds as its own: 201.
    */
   async findOrCreate(userId: string, counterpart: Counterpart, seed?: string): Promise<{ conversation: Conversation; created: boolean }> {
     for (let attempt = 1; ; attempt += 1) {
@@ -63,7 +65,7 @@ export class DynamoConversationStore implements ConversationStore {
         { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...ABSENT } },
         { Put: { TableName: this.table, Item: toItem(userId, conversation), ...ABSENT } },
       ];
-      const outcome = await transactWrite(this.client, items, requestToken('create-conversation', JSON.stringify(items), String(attempt)));
+      const outcome = await transactWrite(this.client, items, requestToken('create-conversation', randomUUID(), String(attempt)));
       if (outcome.committed) return { conversation, created: true };
       const existing = await this.holderOf(userId, counterpart);
       if (existing) return { conversation: existing, created: existing.id === conversation.id };

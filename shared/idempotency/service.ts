@@ -22,8 +22,13 @@ export interface IdempotencyTiming {
   now: () => number;
 }
 
-/** The lease outlasts a run (the stack's functions time out after 20 s) and little more: it only matters when a run's end could not be recorded. */
-export const defaultTiming: IdempotencyTiming = { leaseMs: 30_000, waitMs: 10_000, pollMs: 50, now: Date.now };
+/**
+ * The lease is shorter than the wait: a request that finds its key held by a
+ * run that is slow, or whose end could not be recorded, takes the key over
+ * within its wait instead of answering 409. Two runs of one key at once are
+ * safe: both mint the same ids from the key's seed, and one write wins.
+ */
+export const defaultTiming: IdempotencyTiming = { leaseMs: 5_000, waitMs: 10_000, pollMs: 50, now: Date.now };
 
 export interface ReplayOptions {
   /** What of a response is stored: leaves out what must not be (e.g. a presigned link). */
