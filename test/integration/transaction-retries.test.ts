@@ -79,13 +79,13 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     expect(await store.remove('retry-delete', conversation.id, 'request-3')).toBe(false);
   });
 
-  it('lets an attachment delete sent again by the same request answer true, and another request false', async () => {
+  it('finds an upload written again as existing, and lets an attachment delete sent again by the same request answer true, and another request false', async () => {
     const store = new DynamoAttachmentStore(t.api.app.dynamo, config().attachmentsTable, config().conversationsTable);
     const id = newId('att');
     const record = { id, message_id: null, conversation_id: null, filename: 'a.txt', file_type: 'text/plain', file_size: 1, created_at: 1 };
     expect(await store.add('retry-attachment', record, 1)).toBe('added');
-    // The upload's own transaction, sent again after a lost answer: success, not "exists".
-    expect(await store.add('retry-attachment', record, 1)).toBe('added');
+    // The same upload written again (a run of the same Idempotency-Key): its record is there, the caller answers with it.
+    expect(await store.add('retry-attachment', record, 1)).toBe('existed');
     expect(await store.remove('retry-attachment', id, 'request-1')).toBe(true);
     expect(await store.remove('retry-attachment', id, 'request-1')).toBe(true);
     expect(await store.remove('retry-attachment', id, 'request-2')).toBe(false);
