@@ -64,7 +64,7 @@ export async function measureUploads(
   env: Record<string, string>,
   runs: number,
 ): Promise<UploadFigures> {
-  const files = new S3FileStore(s3(), config().filesBucket, config().fileUrlTtlSeconds);
+  const files = new S3FileStore(s3(), config().filesBucket);
   const bundle = bundles.find((candidate) => candidate.name === 'UploadAttachment');
   if (!bundle) throw new Error('No UploadAttachment bundle: the route table has no upload route');
   const sizes: UploadFigure[] = [];

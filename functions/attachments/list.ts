@@ -4,9 +4,9 @@ import { queryOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { listParams } from '../../shared/attachments/params.js';
 import { pageRequest } from '../../shared/pagination.js';
-import { attachments } from '../../shared/services.js';
+import { attachmentViewer } from '../../shared/services.js';
 
 export const handler = httpHandler(async (request) => {
   const { conversation_id, ...paging } = readParams(queryOf(request), listParams);
-  return ok(await attachments().listAttachments(request.userId, { conversation_id }, pageRequest(paging)));
+  return ok(await attachmentViewer().listAttachments(request.userId, { conversation_id }, pageRequest(paging)));
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ApiResponse } from '../http/response.js';
 import type { ReplayOptions } from '../idempotency/service.js';
-import { attachments } from '../services.js';
+import { attachmentViewer } from '../services.js';
 import type { Attachment, Upload } from './model.js';
 
 /**
@@ -28,6 +28,6 @@ export function uploadReplay(userId: string): ReplayOptions {
       const { file_url: _link, ...record } = response.body as Attachment;
       return { ...response, body: record };
     },
-    refresh: async (stored) => (created(stored) ? { ...stored, body: await attachments().relink(userId, stored.body as Attachment) } : stored),
+    refresh: async (stored) => (created(stored) ? { ...stored, body: await attachmentViewer().relink(userId, stored.body as Attachment) } : stored),
   };
 }

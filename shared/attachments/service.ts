@@ -5,7 +5,7 @@ import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
 import { nowSeconds } from '../time.js';
-import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileStore, Upload } from './model.js';
+import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileLinks, FileStore, Upload } from './model.js';
 
 /** What an upload into a conversation needs of the conversations. */
 export interface ConversationActivity {
@@ -14,17 +14,60 @@ export interface ConversationActivity {
 }
 
 /**
- * What the attachment endpoints do. The rule that keeps record and file
- * consistent: a record only ever exists while its file does. So a file is
+ * What the endpoints that show attachments do: records plus a link minted for
+ * each response. No file store: these functions never touch the bytes, so
+ * their bundles carry no S3 client.
+ */
+export class AttachmentViews {
+  constructor(
+    protected readonly store: AttachmentStore,
+    private readonly links: FileLinks,
+  ) {}
+
+  async getAttachment(userId: string, id: string): Promise<Attachment> {
+    return this.withLink(userId, (await this.store.get(userId, id)) ?? notFound(id));
+  }
+
+  /** Metadata only: the file and its key stay; the next link carries the new name. */
+  async renameAttachment(userId: string, id: string, filename: string): Promise<Attachment> {
+    return this.withLink(userId, (await this.store.rename(userId, id, filename)) ?? notFound(id));
+  }
+
+  async listAttachments(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<Attachment>> {
+    const { has_more, data } = await this.store.list(userId, filter, page);
+    return { has_more, data: await Promise.all(data.map((record) => this.withLink(userId, record))) };
+  }
+
+  /** The attachment with a file_url minted now (a replayed upload shows a live link). */
+  relink(userId: string, record: AttachmentRecord): Promise<Attachment> {
+    return this.withLink(userId, record);
+  }
+
+  protected async withLink(userId: string, record: AttachmentRecord): Promise<Attachment> {
+    const file_url = await this.links.download(fileKey(userId, record.id), {
+      filename: record.filename,
+      fileType: record.file_type,
+    });
+    const { id, message_id, conversation_id, filename, file_type, file_size, created_at } = record;
+    return { id, message_id, conversation_id, filename, file_url, file_type, file_size, created_at };
+  }
+}
+
+/**
+ * What the endpoints that write attachments do. The rule that keeps record and
+ * file consistent: a record only ever exists while its file does. So a file is
  * written before its record and removed after it; a failure in between leaves
  * at worst a file with no record, which no response can reach.
  */
-export class AttachmentService implements ConversationDependent {
+export class AttachmentService extends AttachmentViews implements ConversationDependent {
   constructor(
-    private readonly store: AttachmentStore,
+    store: AttachmentStore,
+    links: FileLinks,
     private readonly files: FileStore,
     private readonly conversations: ConversationActivity,
-  ) {}
+  ) {
+    super(store, links);
+  }
 
   async upload(userId: string, upload: Upload): Promise<Attachment> {
     const now = nowSeconds();
@@ -52,22 +95,8 @@ export class AttachmentService implements ConversationDependent {
     return this.withLink(userId, record);
   }
 
-  async getAttachment(userId: string, id: string): Promise<Attachment> {
-    return this.withLink(userId, (await this.store.get(userId, id)) ?? notFound(id));
-  }
-
-  /** Metadata only: the file and its key stay; the next link carries the new name. */
-  async renameAttachment(userId: string, id: string, filename: string): Promise<Attachment> {
-    return this.withLink(userId, (await this.store.rename(userId, id, filename)) ?? notFound(id));
-  }
-
   async deleteAttachment(userId: string, id: string): Promise<void> {
     if (!(await this.removeRecordThenFile(userId, id))) notFound(id);
-  }
-
-  async listAttachments(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<Attachment>> {
-    const { has_more, data } = await this.store.list(userId, filter, page);
-    return { has_more, data: await Promise.all(data.map((record) => this.withLink(userId, record))) };
   }
 
   /** Every attachment of the conversation, records and files, however many there are. */
@@ -81,20 +110,6 @@ export class AttachmentService implements ConversationDependent {
     if (!(await this.store.remove(userId, id))) return false;
     await this.files.remove(fileKey(userId, id));
     return true;
-  }
-
-  /** The attachment with a file_url minted now (a replayed upload shows a live link). */
-  relink(userId: string, record: AttachmentRecord): Promise<Attachment> {
-    return this.withLink(userId, record);
-  }
-
-  private async withLink(userId: string, record: AttachmentRecord): Promise<Attachment> {
-    const file_url = await this.files.presignDownload(fileKey(userId, record.id), {
-      filename: record.filename,
-      fileType: record.file_type,
-    });
-    const { id, message_id, conversation_id, filename, file_type, file_size, created_at } = record;
-    return { id, message_id, conversation_id, filename, file_url, file_type, file_size, created_at };
   }
 
   /** Best effort: if S3 refuses this too, the file is an orphan nobody can reach, and the log says which. */
