@@ -38,7 +38,7 @@ export class MessagingStack extends Stack {
       Validations.of(authSecret).acknowledge({
         id: 'AwsSolutions-SMG4',
         reason:
-          'A shared HS256 signing key: rotating it invalidates every token issued with it, so rotation is a coordinated manual step with the token issuer (README), not a schedule.',
+          'A shared HS256 signing key: rotating it invalidates every token issued with it, so rotation is a coordinated manual step with the token issuer (docs/deploying.md), not a schedule.',
       });
     }
 
