@@ -20,6 +20,8 @@ export interface Fixture {
   contactId: string;
   conversationIds: string[];
   attachmentIds: string[];
+  /** The conversation the attachments are in. */
+  attachmentConversationId: string;
   store: DynamoConversationStore;
 }
 
@@ -47,6 +49,7 @@ export async function seedFixture(conversationCount: number, attachmentCount: nu
     contactId,
     conversationIds: conversations.map((conversation) => conversation.id),
     attachmentIds,
+    attachmentConversationId: conversations[0]!.id,
     store,
   };
 }

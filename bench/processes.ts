@@ -17,10 +17,16 @@ export interface BackendProcess<Info> {
 }
 
 /** Environment every local process gets: loopback credentials, no SDK version nag. */
+/** Base64 text of the length of a Lambda execution role's session token (no meaning to the stand-ins). */
+const LAMBDA_LIKE_SESSION_TOKEN = Buffer.from('bench-session-token/'.repeat(42)).toString('base64').slice(0, 1100);
+
 export const LOCAL_ENV = {
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
+  // Lambda's role credentials always carry a session token (~1 KB), and every file_url carries it:
+  // one of that length makes the signed URLs, and the work of signing them, what they are on AWS.
+  AWS_SESSION_TOKEN: LAMBDA_LIKE_SESSION_TOKEN,
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
