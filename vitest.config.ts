@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Each file starts its own local API (dynalite, S3 stand-in) on free ports.
+    // One DynamoDB Local for the whole run; each test server has its own tables in it and its own S3 stand-in.
+    globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,12 +1,12 @@
+import { s3Client } from '../shared/s3/client.js';
+import { attachmentWriter } from '../shared/attachments/writer.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { FUNCTION_SETTINGS } from '../infra/constructs/functions.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes, type Route } from '../infra/routes.js';
-import { dynamo } from '../shared/dynamo/client.js';
-import { s3 } from '../shared/s3/client.js';
-import { attachments, conversations } from '../shared/services.js';
+import type { App } from '../shared/app.js';
+import type { HttpHandler, ProxyHandler } from '../shared/http/handler.js';
 import { proxyEvent, type EventRequest } from './events.js';
 import type { Fixture } from './fixture.js';
 import { fileOf, multipartBody } from './multipart.js';
@@ -19,8 +19,8 @@ import { median, round } from './stats.js';
  * bench installs on the shared clients, and taken out of the answer again so
  * the handler sees what it always sees), every S3 call by operation, and the
  * handler's duration, billed as Lambda bills it (rounded up to the ms, at the
- * stack's memory and architecture). The handlers run in this process, invoked
- * with API Gateway's proxy events, against the bench's DynamoDB and S3.
+ * stack's memory and architecture). The handlers run in this process on the
+ * bench's App (its DynamoDB and S3), invoked with API Gateway's proxy events.
  */
 
 /** us-east-1 list prices (USD), the first pricing tier of each; see PRICE_LIST for the source and date. */
@@ -69,9 +69,9 @@ interface Tally {
 
 let recording: Tally | undefined;
 
-/** Installed once on the process's shared clients; counts only while `recording` is set. */
-function installMeters(): void {
-  dynamo().middlewareStack.add(
+/** Installed once on the App's clients; counts only while `recording` is set. */
+function installMeters(app: App): void {
+  app.dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       const tally = recording;
       if (!tally) return next(args);
@@ -92,7 +92,7 @@ function installMeters(): void {
     },
     { step: 'initialize', name: 'benchConsumedCapacity' },
   );
-  s3().middlewareStack.add(
+  app.use(s3Client).middlewareStack.add(
     (next, context) => async (args) => {
       const tally = recording;
       if (tally) {
@@ -111,7 +111,6 @@ interface Consumed {
   WriteCapacityUnits?: number;
 }
 
-type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
 interface Scenario {
   endpoint: string;
@@ -120,7 +119,7 @@ interface Scenario {
   request: (index: number) => Promise<Omit<EventRequest, 'route' | 'userId'> & { headers?: Record<string, string> }>;
 }
 
-function scenarios(fixture: Fixture): Scenario[] {
+function scenarios(app: App, fixture: Fixture): Scenario[] {
   const [getId, updateId] = fixture.conversationIds as [string, string];
   const [attachmentId] = fixture.attachmentIds as [string];
   const conversationId = fixture.attachmentConversationId;
@@ -142,7 +141,7 @@ function scenarios(fixture: Fixture): Scenario[] {
       endpoint: 'DELETE /v1/conversations/:id (no attachments)',
       route: 'DeleteConversation',
       request: async () => {
-        const { conversation } = await conversations().createConversation(fixture.userId, { kind: 'contact', id: `cost-${randomUUID()}` });
+        const { conversation } = await app.conversations.createConversation(fixture.userId, { kind: 'contact', id: `cost-${randomUUID()}` });
         return { pathParameters: { id: conversation.id } };
       },
     },
@@ -160,19 +159,19 @@ function scenarios(fixture: Fixture): Scenario[] {
       route: 'DeleteAttachment',
       request: async () => {
         const file = fileOf(4096);
-        const attachment = await attachments().upload(fixture.userId, { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } });
+        const attachment = await app.use(attachmentWriter).upload(fixture.userId, { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } });
         return { pathParameters: { id: attachment.id } };
       },
     },
   ];
 }
 
-export async function measureCost(fixture: Fixture, invocations: number): Promise<CostFigure[]> {
-  installMeters();
+export async function measureCost(app: App, fixture: Fixture, invocations: number): Promise<CostFigure[]> {
+  installMeters(app);
   const figures: CostFigure[] = [];
-  for (const scenario of scenarios(fixture)) {
+  for (const scenario of scenarios(app, fixture)) {
     const route = routes.find((candidate) => candidate.name === scenario.route)!;
-    const { handler } = (await import(join(REPOSITORY_ROOT, route.entry))) as { handler: Handler };
+    const handler = ((await import(join(REPOSITORY_ROOT, route.entry))) as { handler: HttpHandler }).handler.withApp(app);
     // One uncounted invocation first: module state, connections, JIT.
     await invoke(handler, route, fixture, await scenario.request(-1));
     const tallies: Tally[] = [];
@@ -195,7 +194,7 @@ export async function measureCost(fixture: Fixture, invocations: number): Promis
   return figures;
 }
 
-async function invoke(handler: Handler, route: Route, fixture: Fixture, request: Awaited<ReturnType<Scenario['request']>>) {
+async function invoke(handler: ProxyHandler, route: Route, fixture: Fixture, request: Awaited<ReturnType<Scenario['request']>>) {
   const { headers, ...rest } = request;
   const event = proxyEvent({ route, userId: fixture.userId, ...rest });
   if (headers) {

@@ -1,9 +1,9 @@
+import { attachmentWriter } from '../shared/attachments/writer.js';
 import { randomBytes } from 'node:crypto';
 import { signToken } from '../shared/auth/tokens.js';
-import { config } from '../shared/config.js';
-import { DynamoConversationStore, putConversations } from '../shared/conversations/dynamo-store.js';
-import { dynamo } from '../shared/dynamo/client.js';
-import { attachments } from '../shared/services.js';
+import type { App } from '../shared/app.js';
+import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
+import { putConversations } from './seed-conversations.js';
 import { fileOf } from './multipart.js';
 import { population } from './population.js';
 
@@ -23,20 +23,22 @@ export interface Fixture {
   /** The conversation the attachments are in. */
   attachmentConversationId: string;
   store: DynamoConversationStore;
+  /** The bench process's own clients and services, for the reference calls. */
+  app: App;
 }
 
-export async function seedFixture(conversationCount: number, attachmentCount: number): Promise<Fixture> {
+export async function seedFixture(app: App, conversationCount: number, attachmentCount: number): Promise<Fixture> {
   const userId = 'user_bench';
   const authSecret = randomBytes(32).toString('base64url');
-  const store = new DynamoConversationStore(dynamo(), config().conversationsTable);
+  const store = new DynamoConversationStore(app.dynamo, app.config.conversationsTable);
   const contactId = 'contact-known';
   await store.findOrCreate(userId, { kind: 'contact', id: contactId });
   const { conversations } = population(conversationCount, { seed: 7 });
-  await putConversations(dynamo(), config().conversationsTable, userId, conversations);
+  await putConversations(app.dynamo, app.config.conversationsTable, userId, conversations);
   const attachmentIds: string[] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
     const file = fileOf(4096);
-    const attachment = await attachments().upload(userId, {
+    const attachment = await app.use(attachmentWriter).upload(userId, {
       file: { filename: `photo-${index}.jpg`, fileType: file.type, bytes: file.bytes },
       conversation_id: conversations[0]!.id,
     });
@@ -51,5 +53,6 @@ export async function seedFixture(conversationCount: number, attachmentCount: nu
     attachmentIds,
     attachmentConversationId: conversations[0]!.id,
     store,
+    app,
   };
 }

@@ -1,7 +1,7 @@
-import { config } from '../shared/config.js';
-import { DynamoConversationStore, putConversations } from '../shared/conversations/dynamo-store.js';
+import type { App } from '../shared/app.js';
+import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
+import { putConversations } from './seed-conversations.js';
 import type { ConversationFilter } from '../shared/conversations/model.js';
-import { dynamo } from '../shared/dynamo/client.js';
 import { population, type Population } from './population.js';
 import { round } from './stats.js';
 
@@ -55,10 +55,10 @@ function cases(knownContact: string, knownGroup: string): Case[] {
   ];
 }
 
-export async function measureListCost(sizes: number[]): Promise<GrowthFigures> {
+export async function measureListCost(app: App, sizes: number[]): Promise<GrowthFigures> {
   const userId = 'user_growth';
-  const table = config().conversationsTable;
-  const store = new DynamoConversationStore(dynamo(), table);
+  const table = app.config.conversationsTable;
+  const store = new DynamoConversationStore(app.dynamo, table);
   const counts: Counts = { muted: 0, archived: 0, pinned: 0, group: 0 };
   const seedSeconds: Record<number, number> = {};
   const pages = new Map<string, ListCostFigure>();
@@ -68,7 +68,7 @@ export async function measureListCost(sizes: number[]): Promise<GrowthFigures> {
   for (const size of [...sizes].sort((a, b) => a - b)) {
     const started = performance.now();
     const added = population(size - seeded, { seed: size, firstIndex: seeded });
-    await putConversations(dynamo(), table, userId, added.conversations);
+    await putConversations(app.dynamo, table, userId, added.conversations);
     for (const key of Object.keys(counts) as (keyof Counts)[]) counts[key] += added.counts[key];
     seedSeconds[size] = round((performance.now() - started) / 1000);
     seeded = size;

@@ -5,6 +5,8 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
+import { App } from '../shared/app.js';
+import { readConfig } from '../shared/config.js';
 
 /**
  * The backends and the server run in processes of their own, as they do in
@@ -17,16 +19,17 @@ export interface BackendProcess<Info> {
 }
 
 /** Environment every local process gets: loopback credentials, no SDK version nag. */
-/** Base64 text of the length of a Lambda execution role's session token (no meaning to the stand-ins). */
-const LAMBDA_LIKE_SESSION_TOKEN = Buffer.from('bench-session-token/'.repeat(42)).toString('base64').slice(0, 1100);
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/** The App (clients, stores, services) of the bench process itself, on the backends the bench started. */
+export function benchApp(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }): App {
+  return new App({ ...readConfig({ ...LOCAL_ENV, ...backends }), credentials: LOCAL_CREDENTIALS });
+}
 
 export const LOCAL_ENV = {
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
-  // Lambda's role credentials always carry a session token (~1 KB), and every file_url carries it:
-  // one of that length makes the signed URLs, and the work of signing them, what they are on AWS.
-  AWS_SESSION_TOKEN: LAMBDA_LIKE_SESSION_TOKEN,
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 

@@ -61,7 +61,7 @@ function bundleSection(bundles: BundleFigure[], coldStarts: ColdStartFigure[] | 
   const cold = new Map((coldStarts ?? []).map((figure) => [figure.name, figure]));
   return (
     `### Bundles and cold start\n\nCold start: median of ${runs} fresh \`node\` processes, ms from process start ` +
-      `(performance.timeOrigin) to the handler's first response against local dynalite; the reference is a bare handler with ` +
+      `(performance.timeOrigin) to the handler's first response against DynamoDB Local; the reference is a bare handler with ` +
       `one DynamoDBClient and one GetItem, bundled the same way. Targets: bundle ≤ 300 KB (authorizer ≤ 100 KB), cold ≤ ${TARGETS.coldStartRatio} × reference.\n\n` +
       table(
         ['Function', 'Minified', 'Gzipped', 'Size target', 'Module loaded (ms)', 'First response (ms)', '× reference', 'Cold target'],
@@ -95,7 +95,7 @@ function warmSection(warm: WarmFigure[], settings: Results['settings'], serverPr
       : '';
   return (
     `### Warm latency and throughput\n\nautocannon, ${settings.concurrency} connections, ${settings.warmSeconds} s per endpoint, loopback, ` +
-      `server in its own process, dynalite in another; beside each, the backend call the endpoint makes, through the same store ` +
+      `server in its own process, DynamoDB Local in another; beside each, the backend call the endpoint makes, through the same store ` +
       `at the same concurrency for the same time, alternating over ${settings.warmRounds} rounds (medians shown). Target: GET conversation and GET attachment ≥ ${TARGETS.warmGetRatio * 100} % of the GetItem rate, zero errors.\n\n` +
       table(
         ['Endpoint', 'p50 (ms)', 'p99 (ms)', 'req/s', 'Errors', 'Backend call', 'Backend p50 (ms)', 'Backend calls/s', 'API / backend'],

@@ -8,7 +8,7 @@ import { measureColdStarts } from './cold-start.js';
 import { measureCost } from './cost.js';
 import { seedFixture } from './fixture.js';
 import { measureListCost } from './list-cost.js';
-import { LOCAL_ENV, startProcess } from './processes.js';
+import { benchApp, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { markdown, type Results } from './report.js';
 import { round } from './stats.js';
@@ -55,18 +55,17 @@ const wanted = (part: (typeof PARTS)[number]) => parts.has(part);
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
 
-Object.assign(process.env, LOCAL_ENV);
-const dynamodb = await startProcess<{ endpoint: string }>('dynalite-process.ts');
+const dynamodb = await startProcess<{ endpoint: string }>('dynamodb-process.ts');
 const s3 = await startProcess<{ endpoint: string }>('s3-process.ts');
 // What the handlers get (as on Lambda) and what this process's stores use for the reference calls.
 const backends = { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, S3_ENDPOINT: s3.info.endpoint };
-Object.assign(process.env, backends);
+const app = benchApp(backends);
 try {
   step('bundling every function with the stack settings');
   const bundles = wanted('bundles') || wanted('cold') || wanted('uploads') ? await measureBundles() : undefined;
 
   step('seeding the fixture user');
-  const fixture = await seedFixture(200, runs + 5);
+  const fixture = await seedFixture(app, 200, runs + 5);
 
   let coldStarts;
   if (wanted('cold')) {
@@ -101,13 +100,13 @@ try {
   let cost;
   if (wanted('cost')) {
     step(`cost per request: ${invocations} invocations per endpoint, consumed capacity and S3 calls counted`);
-    cost = await measureCost(fixture, invocations);
+    cost = await measureCost(app, fixture, invocations);
   }
 
   let listCost;
   if (wanted('growth')) {
     step(`list cost at ${sizes.join(', ')} conversations`);
-    listCost = await measureListCost(sizes);
+    listCost = await measureListCost(app, sizes);
   }
 
   const results: Results = {
@@ -136,6 +135,7 @@ try {
   step(`done: bench/${file}`);
   console.log(markdown(results));
 } finally {
+  app.destroy();
   await s3.stop();
   await dynamodb.stop();
 }

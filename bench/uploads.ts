@@ -1,13 +1,12 @@
+import { s3Client } from '../shared/s3/client.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { S3FileStore } from '../shared/attachments/s3-file-store.js';
-import { config } from '../shared/config.js';
 import { fileKey } from '../shared/dynamo/keys.js';
 import { newId } from '../shared/ids.js';
-import { s3 } from '../shared/s3/client.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes } from '../infra/routes.js';
 import type { BundleFigure } from './bundles.js';
@@ -64,7 +63,7 @@ export async function measureUploads(
   env: Record<string, string>,
   runs: number,
 ): Promise<UploadFigures> {
-  const files = new S3FileStore(s3(), config().filesBucket);
+  const files = new S3FileStore(fixture.app.use(s3Client), fixture.app.config.filesBucket);
   const bundle = bundles.find((candidate) => candidate.name === 'UploadAttachment');
   if (!bundle) throw new Error('No UploadAttachment bundle: the route table has no upload route');
   const sizes: UploadFigure[] = [];

@@ -1,7 +1,5 @@
 import autocannon from 'autocannon';
-import { config } from '../shared/config.js';
 import { DynamoAttachmentStore } from '../shared/attachments/dynamo-store.js';
-import { dynamo } from '../shared/dynamo/client.js';
 import type { Fixture } from './fixture.js';
 import { median, percentile, ratio, round } from './stats.js';
 
@@ -45,7 +43,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
   const [getId, updateId] = fixture.conversationIds as [string, string];
   const [attachmentId] = fixture.attachmentIds as [string];
   const { store, userId } = fixture;
-  const attachmentStore = new DynamoAttachmentStore(dynamo(), config().attachmentsTable);
+  const attachmentStore = new DynamoAttachmentStore(fixture.app.dynamo, fixture.app.config.attachmentsTable);
   return [
     {
       endpoint: 'GET /v1/conversations/:id',

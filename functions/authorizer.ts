@@ -1,27 +1,34 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { Environment } from '../shared/config.js';
 import { allowPolicy, denyPolicy } from '../shared/auth/policy.js';
 import { loadVerifierSettings } from '../shared/auth/settings.js';
 import { TokenRejected, tokenVerifier, type TokenVerifier } from '../shared/auth/tokens.js';
 
-// Settings (and the secret behind AUTH_SECRET_ARN) are read once per cold start.
-let verifier: Promise<TokenVerifier> | undefined;
-
 const BEARER = /^Bearer ([^\s]+)$/;
 
-export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
-  const token = BEARER.exec(event.authorizationToken ?? '')?.[1];
-  // API Gateway answers this itself (identity validation expression); the throw covers direct calls.
-  if (!token) throw new Error('Unauthorized');
-  verifier ??= loadVerifierSettings().then(tokenVerifier);
-  const tokens = await verifier.catch((error: unknown) => {
-    verifier = undefined; // a failed secret read is retried on the next call, not cached
-    throw error;
-  });
-  try {
-    const { userId } = await tokens.verify(token);
-    return allowPolicy(userId, event.methodArn);
-  } catch (error) {
-    if (error instanceof TokenRejected) return denyPolicy(event.methodArn, error.code, error.message);
-    throw error;
-  }
+type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+
+/** The authorizer on the settings of `env`, read (with the secret behind AUTH_SECRET_ARN) once per cold start. */
+function tokenAuthorizer(env: Environment): TokenAuthorizer {
+  let verifier: Promise<TokenVerifier> | undefined;
+  return async (event) => {
+    const token = BEARER.exec(event.authorizationToken ?? '')?.[1];
+    // API Gateway answers this itself (identity validation expression); the throw covers direct calls.
+    if (!token) throw new Error('Unauthorized');
+    verifier ??= loadVerifierSettings(env).then(tokenVerifier);
+    const tokens = await verifier.catch((error: unknown) => {
+      verifier = undefined; // a failed secret read is retried on the next call, not cached
+      throw error;
+    });
+    try {
+      const { userId } = await tokens.verify(token);
+      return allowPolicy(userId, event.methodArn);
+    } catch (error) {
+      if (error instanceof TokenRejected) return denyPolicy(event.methodArn, error.code, error.message);
+      throw error;
+    }
+  };
 }
+
+/** On Lambda: the function's environment. The local server runs it on the environment it composed (withEnv). */
+export const handler = Object.assign(tokenAuthorizer(process.env), { withEnv: tokenAuthorizer });

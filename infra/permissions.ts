@@ -25,17 +25,16 @@ export interface TableArn {
   definition: TableDefinition;
 }
 
-// No Scan: every list is a Query (API.md). Writes include the reads that
-// conditional writes and delete-what-belongs-to-it need.
-const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
-const TABLE_WRITE = [
-  ...TABLE_READ,
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:BatchWriteItem',
-  'dynamodb:ConditionCheckItem',
-];
+// Only the actions the code calls. No Scan: every list is a Query (API.md); no
+// batch actions: the API never batches. Writes include the reads that conditional
+// writes and delete-what-belongs-to-it need. A TransactWriteItems is authorised
+// item by item on these same actions (Put → PutItem, Update → UpdateItem,
+// Delete → DeleteItem; a ConditionCheck would need ConditionCheckItem, and the
+// code makes none).
+const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:Query'];
+const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
+/** Idempotency-Key records are read, claimed (put) and released (delete) by key, never queried or updated. */
+const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'];
 
 const FILE_ACTIONS: Record<NonNullable<Access['files']>[number], string> = {
   get: 's3:GetObject',
@@ -56,7 +55,7 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
   };
   table(access.conversations, arns.conversations);
   table(access.attachments, arns.attachments);
-  if (route.idempotent) table('write', arns.idempotency);
+  if (route.idempotent) permissions.push({ actions: IDEMPOTENCY_ACTIONS, resources: tableResources(arns.idempotency) });
   if (access.files?.length) {
     permissions.push({
       actions: [...new Set(access.files)].map((action) => FILE_ACTIONS[action]),

@@ -1,7 +1,10 @@
 /**
- * Runtime configuration, read from the environment. Lambda sets these from the
- * CDK stack; the local server sets them before it loads the handlers.
+ * Runtime configuration, read once per process from an environment: on Lambda
+ * the one the CDK stack sets (shared/app.ts), on the local server the one it
+ * composes for its handlers (never by writing process.env).
  */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
 export interface Config {
   region: string;
   conversationsTable: string;
@@ -14,14 +17,19 @@ export interface Config {
   fileUrlTtlSeconds: number;
   /** Browser origins allowed to call the API (CORS); `*` allows any. Empty: none. */
   corsOrigins: string[];
+  /**
+   * Fixed credentials for local stand-ins; absent on AWS, where the SDK's
+   * default chain reads the function's role credentials.
+   */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
 /** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_FILE_URL_TTL_SECONDS = 900;
 
-function positiveInteger(name: string, fallback: number): number {
-  const raw = process.env[name];
+function positiveInteger(env: Environment, name: string, fallback: number): number {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value <= 0) {
@@ -30,8 +38,8 @@ function positiveInteger(name: string, fallback: number): number {
   return value;
 }
 
-function optional(name: string): string | undefined {
-  const raw = process.env[name];
+function optional(env: Environment, name: string): string | undefined {
+  const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
@@ -43,17 +51,17 @@ export function commaSeparated(raw: string | undefined): string[] {
     .filter((entry) => entry !== '');
 }
 
-export function config(): Config {
+export function readConfig(env: Environment): Config {
   return {
-    region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
-    conversationsTable: process.env.CONVERSATIONS_TABLE ?? 'conversations',
-    attachmentsTable: process.env.ATTACHMENTS_TABLE ?? 'attachments',
-    idempotencyTable: process.env.IDEMPOTENCY_TABLE ?? 'idempotency',
-    filesBucket: process.env.FILES_BUCKET ?? 'attachments',
-    dynamodbEndpoint: optional('DYNAMODB_ENDPOINT'),
-    s3Endpoint: optional('S3_ENDPOINT'),
-    maxFileBytes: positiveInteger('MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES),
-    fileUrlTtlSeconds: positiveInteger('FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS),
-    corsOrigins: commaSeparated(process.env.CORS_ORIGINS),
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    conversationsTable: env.CONVERSATIONS_TABLE ?? 'conversations',
+    attachmentsTable: env.ATTACHMENTS_TABLE ?? 'attachments',
+    idempotencyTable: env.IDEMPOTENCY_TABLE ?? 'idempotency',
+    filesBucket: env.FILES_BUCKET ?? 'attachments',
+    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
+    s3Endpoint: optional(env, 'S3_ENDPOINT'),
+    maxFileBytes: positiveInteger(env, 'MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES),
+    fileUrlTtlSeconds: positiveInteger(env, 'FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS),
+    corsOrigins: commaSeparated(env.CORS_ORIGINS),
   };
 }

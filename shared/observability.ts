@@ -10,7 +10,10 @@ export const SERVICE_NAME = 'messaging-api';
 export const METRICS_NAMESPACE = 'MessagingApi';
 
 export const logger = new Logger({ serviceName: SERVICE_NAME });
-const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+// Built at the first request, not at import: Powertools decides then whether this process has a cold start
+// to count (AWS_LAMBDA_INITIALIZATION_TYPE, which the local server sets as Lambda does).
+let metricsInstance: Metrics | undefined;
+const metricsOf = () => (metricsInstance ??= new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }));
 
 export interface RequestOutcome {
   requestId: string;
@@ -31,6 +34,7 @@ export function recordRequest(outcome: RequestOutcome): void {
     latency_ms: outcome.latencyMs,
     user_id: outcome.userId ?? null,
   });
+  const metrics = metricsOf();
   // The first request of a Lambda instance is its cold start (per function); later calls do nothing.
   metrics.captureColdStartMetric(process.env.AWS_LAMBDA_FUNCTION_NAME);
   metrics.addDimension('route', `${outcome.method} ${outcome.route}`);

@@ -1,11 +1,11 @@
+import { attachmentWriter } from '../../shared/attachments/writer.js';
 import { httpHandler } from '../../shared/http/handler.js';
 import { pathId } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
-import { attachments } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  await attachments().deleteAttachment(request.userId, id);
+  await app.use(attachmentWriter).deleteAttachment(request.userId, id);
   return deleted(id);
 });

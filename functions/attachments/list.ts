@@ -4,9 +4,8 @@ import { queryOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { listParams } from '../../shared/attachments/params.js';
 import { pageRequest } from '../../shared/pagination.js';
-import { attachmentViewer } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const { conversation_id, ...paging } = readParams(queryOf(request), listParams);
-  return ok(await attachmentViewer().listAttachments(request.userId, { conversation_id }, pageRequest(paging)));
+  return ok(await app.attachmentViews.listAttachments(request.userId, { conversation_id }, pageRequest(paging)));
 });

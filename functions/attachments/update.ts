@@ -4,10 +4,9 @@ import { formOrJsonBody, pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { renameOf, renameParams } from '../../shared/attachments/params.js';
 import { isAttachmentId } from '../../shared/ids.js';
-import { attachmentViewer } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
   const filename = renameOf(readParams(formOrJsonBody(request), renameParams));
-  return ok(await attachmentViewer().renameAttachment(request.userId, id, filename));
+  return ok(await app.attachmentViews.renameAttachment(request.userId, id, filename));
 });

@@ -5,13 +5,11 @@ import { formOrJsonBody } from '../../shared/http/request.js';
 import { created, ok } from '../../shared/http/response.js';
 import { createParams } from '../../shared/conversations/params.js';
 import type { Counterpart } from '../../shared/conversations/model.js';
-import { withIdempotency } from '../../shared/idempotency/with-idempotency.js';
-import { conversations } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const counterpart = counterpartOf(readParams(formOrJsonBody(request), createParams));
-  return withIdempotency(request, counterpart, async () => {
-    const { conversation, created: isNew } = await conversations().createConversation(request.userId, counterpart);
+  return app.idempotency.run(request, counterpart, async () => {
+    const { conversation, created: isNew } = await app.conversations.createConversation(request.userId, counterpart);
     return isNew ? created(conversation) : ok(conversation);
   });
 });

@@ -2,9 +2,8 @@ import { httpHandler } from '../../shared/http/handler.js';
 import { pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isConversationId } from '../../shared/ids.js';
-import { conversations } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
-  return ok(await conversations().getConversation(request.userId, id));
+  return ok(await app.conversations.getConversation(request.userId, id));
 });

@@ -4,11 +4,10 @@ import { queryOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { listParams } from '../../shared/conversations/params.js';
 import { pageRequest } from '../../shared/pagination.js';
-import { conversations } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const { muted, archived, pinned, group_id, contact_id, ...paging } = readParams(queryOf(request), listParams);
-  const { page } = await conversations().listConversations(
+  const { page } = await app.conversations.listConversations(
     request.userId,
     { muted, archived, pinned, group_id, contact_id },
     pageRequest(paging),

@@ -4,10 +4,9 @@ import { formOrJsonBody, pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { updateParams } from '../../shared/conversations/params.js';
 import { isConversationId } from '../../shared/ids.js';
-import { conversations } from '../../shared/services.js';
 
-export const handler = httpHandler(async (request) => {
+export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
   const changes = readParams(formOrJsonBody(request), updateParams);
-  return ok(await conversations().updateConversation(request.userId, id, changes));
+  return ok(await app.conversations.updateConversation(request.userId, id, changes));
 });

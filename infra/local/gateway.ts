@@ -6,7 +6,6 @@ import type {
   APIGatewayProxyResult,
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
-import { config } from '../../shared/config.js';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, type Route } from '../routes.js';
@@ -31,6 +30,8 @@ export interface GatewayOptions {
   authorizer: TokenAuthorizer;
   region?: string;
   stage?: string;
+  /** Browser origins allowed (CORS_ORIGINS), for the gateway's own answers. */
+  corsOrigins: readonly string[];
   /** Seconds an authorizer result is reused for the same token, as API Gateway's cache does. */
   authorizerCacheSeconds?: number;
   /** Extra handlers for paths outside the API (e.g. the OpenAPI document); no token needed. */
@@ -67,7 +68,7 @@ export function createGateway(options: GatewayOptions) {
   return async function listener(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     // Every answer of the gateway carries CORS headers, as the stack's gateway responses do.
-    const allowedOrigins = config().corsOrigins;
+    const allowedOrigins = options.corsOrigins;
     const origin = headerValue(request, 'origin');
     const answer = (type: GatewayResponseType, context: Record<string, unknown> = {}) =>
       sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins));

@@ -4,14 +4,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { commaSeparated, config } from '../../shared/config.js';
+import { App } from '../../shared/app.js';
+import { readConfig, type Config, type Environment } from '../../shared/config.js';
+import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, routes } from '../routes.js';
 import { REPOSITORY_ROOT } from '../repository.js';
-import { ensureTables, startDynalite } from './dynamodb.js';
+import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
-import { createGateway, type LoadedRoute, type ProxyHandler, type TokenAuthorizer } from './gateway.js';
+import { createGateway, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 
 export { REPOSITORY_ROOT };
 
@@ -19,11 +21,17 @@ export interface LocalApiOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  /** Where dynalite and the S3 stand-in keep their data, and the local token secret; omitted: nothing persists. */
+  /** Where DynamoDB Local and the S3 stand-in keep their data, and the local token secret; omitted: nothing persists. */
   dataDirectory?: string;
-  /** Extra environment for the handlers (e.g. a dead endpoint for fault tests). */
+  /** The handlers' environment on top of this process's (e.g. a dead endpoint for fault tests); never written to process.env. */
   env?: Record<string, string>;
-  /** dynalite's and the S3 stand-in's ports (fixed for sam local's env-vars file); default: free ones. */
+  /**
+   * A DynamoDB that this server shares with others (the test suite's one
+   * DynamoDB Local): its tables are created there under this prefix, so
+   * servers never see each other's data. An explicit env DYNAMODB_ENDPOINT wins.
+   */
+  sharedDynamodb?: { endpoint: string; tablePrefix: string };
+  /** DynamoDB Local's and the S3 stand-in's ports (fixed for sam local's env-vars file); default: free ones. */
   dynamodbPort?: number;
   s3Port?: number;
 }
@@ -34,94 +42,120 @@ export interface LocalApi {
   dynamodbEndpoint: string;
   /** The S3 that holds the files; file_url links point here. */
   s3Endpoint: string;
+  /** The configuration the handlers run with (table names, endpoints). */
+  config: Config;
+  /** The App (clients, services) the handlers run on. */
+  app: App;
   close(): Promise<void>;
 }
 
 /**
- * The API as `npm start` serves it: dynalite and the S3 stand-in in this
- * process, the tables created from the code's definitions, and the gateway
- * emulator in front of the real handler modules.
+ * The API as `npm start` serves it: DynamoDB Local (a child process) and the
+ * S3 stand-in, the tables created from the code's definitions, and the gateway
+ * emulator in front of the real handler modules, run on an App built from
+ * this server's settings.
  */
 export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
   const host = options.host ?? '127.0.0.1';
-  const region = process.env.AWS_REGION ?? 'us-east-1';
+  const env: Environment = { ...process.env, ...options.env };
+  const region = env.AWS_REGION ?? 'us-east-1';
+  const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' };
   const stoppers: (() => Promise<void>)[] = [];
-
-  let dynamodbEndpoint = options.env?.DYNAMODB_ENDPOINT ?? process.env.DYNAMODB_ENDPOINT;
-  // Tables are created on the embedded dynalite only: another endpoint is someone else's to set up.
-  const embeddedDynamodb = !dynamodbEndpoint;
-  if (!dynamodbEndpoint) {
-    const dynamodb = await startDynalite(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'), options.dynamodbPort);
-    stoppers.push(dynamodb.close);
-    dynamodbEndpoint = dynamodb.endpoint;
-  }
-  const credentials = {
-    accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local',
-    secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+  const stopAll = async () => {
+    for (const stop of stoppers.reverse()) await stop();
   };
-  let s3Endpoint = options.env?.S3_ENDPOINT ?? process.env.S3_ENDPOINT;
-  if (!s3Endpoint) {
-    const bucket = options.env?.FILES_BUCKET ?? process.env.FILES_BUCKET ?? config().filesBucket;
-    const corsOrigins = commaSeparated(options.env?.CORS_ORIGINS ?? process.env.CORS_ORIGINS);
-    const s3 = await startS3(host, bucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port, corsOrigins);
-    stoppers.push(s3.close);
-    s3Endpoint = s3.endpoint;
-  }
-  const authSecret = process.env.AUTH_SECRET || localSecret(options.dataDirectory);
 
-  // The handlers read their configuration from the environment, as on Lambda.
-  Object.assign(process.env, {
-    AWS_REGION: region,
-    AWS_ACCESS_KEY_ID: credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-    DYNAMODB_ENDPOINT: dynamodbEndpoint,
-    S3_ENDPOINT: s3Endpoint,
-    AUTH_SECRET: authSecret,
-    // What Lambda sets for on-demand instances; Powertools counts a cold start only then.
-    AWS_LAMBDA_INITIALIZATION_TYPE: process.env.AWS_LAMBDA_INITIALIZATION_TYPE ?? 'on-demand',
-    ...options.env,
-  });
-  if (embeddedDynamodb) {
-    const names = config();
-    await ensureTables(dynamodbEndpoint, region, {
-      [names.conversationsTable]: conversationsTable,
-      [names.attachmentsTable]: attachmentsTable,
-      [names.idempotencyTable]: idempotencyTable,
-    });
-  }
+  try {
+    const names = readConfig(env);
+    let tables = { conversations: names.conversationsTable, attachments: names.attachmentsTable, idempotency: names.idempotencyTable };
+    // Tables are created where this server owns the data (its own DynamoDB Local, or its prefix of a shared one);
+    // another endpoint is someone else's to set up.
+    let dynamodbEndpoint = options.env?.DYNAMODB_ENDPOINT ?? (options.sharedDynamodb ? undefined : env.DYNAMODB_ENDPOINT);
+    let createTables = false;
+    if (!dynamodbEndpoint && options.sharedDynamodb) {
+      const { endpoint, tablePrefix } = options.sharedDynamodb;
+      dynamodbEndpoint = endpoint;
+      tables = { conversations: tablePrefix + tables.conversations, attachments: tablePrefix + tables.attachments, idempotency: tablePrefix + tables.idempotency };
+      createTables = true;
+    } else if (!dynamodbEndpoint) {
+      const dynamodb = await startDynamoDbLocal(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'), options.dynamodbPort);
+      stoppers.push(dynamodb.close);
+      dynamodbEndpoint = dynamodb.endpoint;
+      createTables = true;
+    }
+    if (createTables) {
+      await ensureTables(dynamodbEndpoint, region, credentials, {
+        [tables.conversations]: conversationsTable,
+        [tables.attachments]: attachmentsTable,
+        [tables.idempotency]: idempotencyTable,
+      });
+    }
+    let s3Endpoint = env.S3_ENDPOINT;
+    if (!s3Endpoint) {
+      const s3 = await startS3(host, names.filesBucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port, names.corsOrigins);
+      stoppers.push(s3.close);
+      s3Endpoint = s3.endpoint;
+    }
+    const authSecret = env.AUTH_SECRET || localSecret(options.dataDirectory);
 
-  const loaded: LoadedRoute[] = await Promise.all(
-    routes.map(async (route) => ({ route, handler: (await loadModule(route.entry)).handler as ProxyHandler })),
-  );
-  const authorizer = (await loadModule(AUTHORIZER_ENTRY)).handler as TokenAuthorizer;
-  const openApiJson = JSON.stringify(loadOpenApi());
-  const server = createServer(
-    createGateway({
-      routes: loaded,
-      authorizer,
-      region,
-      publicRoutes: {
-        [OPENAPI_PATH]: (_request, response) => {
-          response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openApiJson) });
-          response.end(openApiJson);
+    // What the handlers see, as Lambda's environment: passed to them, not written to process.env.
+    const handlerEnv: Environment = {
+      ...env,
+      AWS_REGION: region,
+      DYNAMODB_ENDPOINT: dynamodbEndpoint,
+      S3_ENDPOINT: s3Endpoint,
+      AUTH_SECRET: authSecret,
+      CONVERSATIONS_TABLE: tables.conversations,
+      ATTACHMENTS_TABLE: tables.attachments,
+      IDEMPOTENCY_TABLE: tables.idempotency,
+      // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
+      ...options.env,
+    };
+    const config: Config = { ...readConfig(handlerEnv), credentials };
+    const app = new App(config);
+    stoppers.push(async () => app.destroy());
+    // Powertools (a library) reads this Lambda variable itself: on-demand instances count a cold start.
+    process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
+
+    const loaded: LoadedRoute[] = await Promise.all(
+      routes.map(async (route) => ({ route, handler: ((await loadModule(route.entry)).handler as HttpHandler).withApp(app) })),
+    );
+    const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withEnv(env: Environment): TokenAuthorizer }).withEnv(handlerEnv);
+    const openApiJson = JSON.stringify(loadOpenApi());
+    const server = createServer(
+      createGateway({
+        routes: loaded,
+        authorizer,
+        region,
+        corsOrigins: config.corsOrigins,
+        publicRoutes: {
+          [OPENAPI_PATH]: (_request, response) => {
+            response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openApiJson) });
+            response.end(openApiJson);
+          },
         },
-      },
-    }),
-  );
-  await listen(server, host, options.port ?? 3000);
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://${host}:${port}`,
-    authSecret,
-    dynamodbEndpoint,
-    s3Endpoint,
-    async close() {
+      }),
+    );
+    await listen(server, host, options.port ?? 3000);
+    stoppers.push(async () => {
       await new Promise<void>((done) => server.close(() => done()));
       server.closeAllConnections();
-      for (const stop of stoppers.reverse()) await stop();
-    },
-  };
+    });
+    const { port } = server.address() as AddressInfo;
+
+    return {
+      url: `http://${host}:${port}`,
+      authSecret,
+      dynamodbEndpoint,
+      s3Endpoint,
+      config,
+      app,
+      close: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
 }
 
 const loadModule = (entry: string) => import(pathToFileURL(join(REPOSITORY_ROOT, entry)).href);

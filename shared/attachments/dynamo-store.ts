@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed } from '../dynamo/errors.js';
+import { unlessConditionFails } from '../dynamo/errors.js';
 import { attachmentConversationKey, attachmentKey } from '../dynamo/keys.js';
 import { queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes } from '../dynamo/tables.js';
@@ -25,7 +25,12 @@ export class DynamoAttachmentStore implements AttachmentStore {
 
   async add(userId: string, record: AttachmentRecord): Promise<void> {
     await this.client.send(
-      new PutCommand({ TableName: this.table, Item: toItem(userId, record), ConditionExpression: 'attribute_not_exists(pk)' }),
+      new PutCommand({
+        TableName: this.table,
+        Item: toItem(userId, record),
+        ConditionExpression: 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: { '#pk': 'pk' },
+      }),
     );
   }
 
@@ -37,39 +42,35 @@ export class DynamoAttachmentStore implements AttachmentStore {
   }
 
   async rename(userId: string, id: string, filename: string): Promise<AttachmentRecord | undefined> {
-    try {
-      const { Attributes } = await this.client.send(
+    const renamed = await unlessConditionFails(
+      this.client.send(
         new UpdateCommand({
           TableName: this.table,
           Key: attachmentKey(userId, id),
-          UpdateExpression: 'SET filename = :filename',
-          ConditionExpression: 'attribute_exists(pk)',
+          UpdateExpression: 'SET #filename = :filename',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#filename': 'filename', '#pk': 'pk' },
           ExpressionAttributeValues: { ':filename': filename },
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return Attributes ? fromItem(Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailed(error)) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return renamed?.Attributes ? fromItem(renamed.Attributes) : undefined;
   }
 
   async remove(userId: string, id: string): Promise<AttachmentRecord | undefined> {
-    try {
-      const { Attributes } = await this.client.send(
+    const removed = await unlessConditionFails(
+      this.client.send(
         new DeleteCommand({
           TableName: this.table,
           Key: attachmentKey(userId, id),
-          ConditionExpression: 'attribute_exists(pk)',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': 'pk' },
           ReturnValues: 'ALL_OLD',
         }),
-      );
-      return Attributes ? fromItem(Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailed(error)) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return removed?.Attributes ? fromItem(removed.Attributes) : undefined;
   }
 
   /** Exactly limit + 1 items are read: the extra one only tells whether there are more. */
@@ -86,7 +87,13 @@ export class DynamoAttachmentStore implements AttachmentStore {
             ExpressionAttributeNames: { '#key': CONVERSATION_INDEX.partitionKey },
             ExpressionAttributeValues: { ':key': byConversation },
           }
-        : { TableName: this.table, ConsistentRead: true, KeyConditionExpression: 'pk = :user', ExpressionAttributeValues: { ':user': userId } },
+        : {
+            TableName: this.table,
+            ConsistentRead: true,
+            KeyConditionExpression: '#pk = :user',
+            ExpressionAttributeNames: { '#pk': 'pk' },
+            ExpressionAttributeValues: { ':user': userId },
+          },
       page,
       (cursor) => ({ ...attachmentKey(userId, cursor), ...(byConversation ? { [CONVERSATION_INDEX.partitionKey]: byConversation } : {}) }),
     );

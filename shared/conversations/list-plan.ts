@@ -1,5 +1,6 @@
-import { conversationIndexes, type ConversationIndex } from '../dynamo/tables.js';
-import { contactKey, flagKey, groupKey } from '../dynamo/keys.js';
+import { conversationIndexes, conversationsTable, type ConversationIndex } from '../dynamo/tables.js';
+import { CONVERSATION_SK_PREFIX, contactKey, conversationKey, flagKey, groupKey } from '../dynamo/keys.js';
+import type { ListQuery } from '../dynamo/query-page.js';
 import type { ConversationFilter } from './model.js';
 
 /**
@@ -43,5 +44,44 @@ export function listPlan(userId: string, filter: ConversationFilter): ListPlan {
   return {
     index: { name: definition.name, partitionKey: definition.partitionKey, value: chosen.value },
     residual: Object.fromEntries(rest.map((candidate) => candidate.residual)),
+  };
+}
+
+/**
+ * The Query a plan makes on `table`: the chosen index's key (or the user's
+ * conversations in the table itself, strongly consistent), the residual
+ * filters, and how a cursor id becomes the ExclusiveStartKey of that index.
+ */
+export function listQuery(table: string, userId: string, plan: ListPlan): { query: ListQuery; startKeyOf: (cursor: string) => Record<string, unknown> } {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  let keyCondition: string;
+  if (plan.index) {
+    names['#key'] = plan.index.partitionKey;
+    values[':key'] = plan.index.value;
+    keyCondition = '#key = :key';
+  } else {
+    names['#pk'] = conversationsTable.partitionKey;
+    names['#sk'] = conversationsTable.sortKey;
+    values[':user'] = userId;
+    values[':prefix'] = CONVERSATION_SK_PREFIX;
+    keyCondition = '#pk = :user AND begins_with(#sk, :prefix)';
+  }
+  const residual = Object.entries(plan.residual).map(([attribute, value], index) => {
+    names[`#f${index}`] = attribute;
+    values[`:f${index}`] = value;
+    return `#f${index} = :f${index}`;
+  });
+  const { index } = plan;
+  return {
+    query: {
+      TableName: table,
+      ...(index ? { IndexName: index.name } : { ConsistentRead: true }),
+      KeyConditionExpression: keyCondition,
+      ...(residual.length > 0 ? { FilterExpression: residual.join(' AND ') } : {}),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+    startKeyOf: (cursor) => ({ ...conversationKey(userId, cursor), ...(index ? { [index.partitionKey]: index.value } : {}) }),
   };
 }

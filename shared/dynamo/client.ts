@@ -1,26 +1,24 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
-
-let client: DynamoDBDocumentClient | undefined;
+import type { Config } from '../config.js';
 
 /**
- * One document client per process, created on first use and kept across warm
- * invocations. Short timeouts and few attempts: an unreachable table becomes
- * a 503 within seconds instead of hanging until the Lambda times out.
+ * Bounded in time whatever the backend does: a connection that does not open
+ * within 1 s or an answer that does not come within 3 s fails the attempt, and
+ * the SDK makes at most 3 attempts (its standard retry strategy, with backoff),
+ * so a stalled or unreachable table ends in a 503 within about 12 s, inside
+ * API Gateway's 29 s. Every write the services make is safe to retry: they are
+ * conditional, or transactions with a ClientRequestToken.
  */
-export function dynamo(): DynamoDBDocumentClient {
-  if (!client) {
-    const { region, dynamodbEndpoint } = config();
-    const base = new DynamoDBClient({
-      region,
-      maxAttempts: 3,
-      requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
-      ...(dynamodbEndpoint ? { endpoint: dynamodbEndpoint } : {}),
-    });
-    client = DynamoDBDocumentClient.from(base, {
-      marshallOptions: { removeUndefinedValues: true },
-    });
-  }
-  return client;
+export const DYNAMODB_TIMEOUTS = { maxAttempts: 3, connectionTimeout: 1_000, requestTimeout: 3_000 } as const;
+
+export function createDynamoClient(config: Config): DynamoDBDocumentClient {
+  const base = new DynamoDBClient({
+    region: config.region,
+    maxAttempts: DYNAMODB_TIMEOUTS.maxAttempts,
+    requestHandler: { connectionTimeout: DYNAMODB_TIMEOUTS.connectionTimeout, requestTimeout: DYNAMODB_TIMEOUTS.requestTimeout },
+    ...(config.dynamodbEndpoint ? { endpoint: config.dynamodbEndpoint } : {}),
+    ...(config.credentials ? { credentials: config.credentials } : {}),
+  });
+  return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
 }

@@ -14,6 +14,11 @@ export interface TableDefinition {
   sortKey: string;
   indexes: IndexDefinition[];
   timeToLiveAttribute?: string;
+  /**
+   * A DynamoDB stream of the table's changes, for the cleanup that removes
+   * what hangs off a deleted item (functions/cleanup.ts). Keys are all it reads.
+   */
+  stream?: 'KEYS_ONLY';
 }
 
 export const conversationIndexes = {
@@ -30,6 +35,8 @@ export const conversationsTable: TableDefinition = {
   partitionKey: 'pk',
   sortKey: 'sk',
   indexes: Object.values(conversationIndexes),
+  // A removed conversation's attachments are removed from its stream.
+  stream: 'KEYS_ONLY',
 };
 
 export const attachmentIndexes = {
@@ -40,6 +47,8 @@ export const attachmentsTable: TableDefinition = {
   partitionKey: 'pk',
   sortKey: 'sk',
   indexes: Object.values(attachmentIndexes),
+  // A removed attachment's file is removed from its stream.
+  stream: 'KEYS_ONLY',
 };
 
 /** Idempotency-Key records; DynamoDB's TTL removes them after their 24 hours. */

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { config } from '../config.js';
+import { lambdaApp, type App } from '../app.js';
 import { recordFailure, recordRequest } from '../observability.js';
 import { corsHeaders } from './cors.js';
 import { ApiError, authenticationFailed, errorBody, internalError, serviceUnavailable } from './errors.js';
@@ -7,37 +7,47 @@ import { lowerCaseHeaders, requestIdOf, userIdOf, type ApiRequest } from './requ
 import { toProxyResult, type ApiResponse } from './response.js';
 import { isBackendUnavailable } from './unavailable.js';
 
-export type Endpoint = (request: ApiRequest) => Promise<ApiResponse>;
+/** What an endpoint does: the request, and the App (configuration, services) it runs in. */
+export type Endpoint = (request: ApiRequest, app: App) => Promise<ApiResponse>;
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+/** A Lambda handler (on the process's App) that the local server can also run on an App of its own. */
+export interface HttpHandler extends ProxyHandler {
+  withApp(app: App): ProxyHandler;
+}
 
 /**
  * Turns an endpoint into a Lambda proxy handler: the one place where typed
  * errors become responses, where nothing internal leaks into a body, and
  * where every response gets its CORS headers and its log line.
  */
-export function httpHandler(endpoint: Endpoint): ProxyHandler {
-  return async (event) => {
-    const startedAt = performance.now();
-    const requestId = requestIdOf(event);
-    const headers = lowerCaseHeaders(event);
-    const userId = userIdOf(event);
-    const result = await respond(endpoint, event, requestId, headers, userId);
-    result.headers = { ...result.headers, ...corsHeaders(headers.origin, config().corsOrigins) };
-    recordRequest({
-      requestId,
-      route: event.resource,
-      method: event.httpMethod,
-      status: result.statusCode,
-      latencyMs: Math.round(performance.now() - startedAt),
-      userId,
-    });
-    return result;
-  };
+export function httpHandler(endpoint: Endpoint): HttpHandler {
+  const onApp = (app: () => App): ProxyHandler => (event) => handle(endpoint, event, app());
+  return Object.assign(onApp(lambdaApp), { withApp: (app: App) => onApp(() => app) });
+}
+
+async function handle(endpoint: Endpoint, event: APIGatewayProxyEvent, app: App): Promise<APIGatewayProxyResult> {
+  const startedAt = performance.now();
+  const requestId = requestIdOf(event);
+  const headers = lowerCaseHeaders(event);
+  const userId = userIdOf(event);
+  const result = await respond(endpoint, event, app, requestId, headers, userId);
+  result.headers = { ...result.headers, ...corsHeaders(headers.origin, app.config.corsOrigins) };
+  recordRequest({
+    requestId,
+    route: event.resource,
+    method: event.httpMethod,
+    status: result.statusCode,
+    latencyMs: Math.round(performance.now() - startedAt),
+    userId,
+  });
+  return result;
 }
 
 async function respond(
   endpoint: Endpoint,
   event: APIGatewayProxyEvent,
+  app: App,
   requestId: string,
   headers: Record<string, string>,
   userId: string | undefined,
@@ -45,7 +55,7 @@ async function respond(
   try {
     // API Gateway never invokes us without the authorizer; refuse rather than guess a user.
     if (!userId) throw authenticationFailed('token_missing', 'Authorization header with a Bearer token is required');
-    return toProxyResult(await endpoint({ event, requestId, userId, headers }), requestId);
+    return toProxyResult(await endpoint({ event, requestId, userId, headers }, app), requestId);
   } catch (error) {
     return errorResult(error, requestId);
   }

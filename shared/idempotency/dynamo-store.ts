@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed } from '../dynamo/errors.js';
+import { unlessConditionFails } from '../dynamo/errors.js';
 import type { ApiResponse } from '../http/response.js';
 import { idempotencyKey } from '../dynamo/keys.js';
 import { IDEMPOTENCY_TTL_SECONDS, type Claim, type IdempotencyRecord, type IdempotencyStore } from './model.js';
@@ -22,8 +22,8 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
 
   async claim(claim: Claim): Promise<IdempotencyRecord | undefined> {
     for (;;) {
-      try {
-        await this.client.send(
+      const claimed = await unlessConditionFails(
+        this.client.send(
           new PutCommand({
             TableName: this.table,
             Item: {
@@ -34,16 +34,13 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
               lease_until_ms: claim.nowMs + claim.leaseMs,
               expires_at: seconds(claim.nowMs) + IDEMPOTENCY_TTL_SECONDS,
             },
-            ConditionExpression:
-              'attribute_not_exists(pk) OR expires_at <= :now OR (#state = :in_progress AND lease_until_ms < :now_ms)',
-            ExpressionAttributeNames: { '#state': 'state' },
+            ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now OR (#state = :in_progress AND #lease < :now_ms)',
+            ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at', '#state': 'state', '#lease': 'lease_until_ms' },
             ExpressionAttributeValues: { ':now': seconds(claim.nowMs), ':now_ms': claim.nowMs, ':in_progress': 'in_progress' },
           }),
-        );
-        return undefined;
-      } catch (error) {
-        if (!isConditionFailed(error)) throw error;
-      }
+        ),
+      );
+      if (claimed) return undefined;
       const holder = await this.get(claim.userId, claim.key, claim.nowMs);
       // Gone between our put and our read (released or expired): try again.
       if (holder) return holder;
@@ -96,11 +93,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
 
   /** A run whose lease was taken over no longer owns the key and must leave it alone. */
   private async ifStillOwned(write: () => Promise<unknown>): Promise<void> {
-    try {
-      await write();
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-    }
+    await unlessConditionFails(write());
   }
 }
 

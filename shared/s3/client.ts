@@ -1,35 +1,41 @@
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { config, type Config } from '../config.js';
-
-let client: S3Client | undefined;
-
-/**
- * One S3 client per process, created on first use and kept across warm
- * invocations, for the functions that write or delete files (presigned URLs
- * need no client: shared/s3/presigner.ts).
- */
-export function s3(): S3Client {
-  client ??= new S3Client(s3ClientOptions(config()));
-  return client;
-}
+import type { AppPart } from '../app.js';
+import type { Config } from '../config.js';
 
 /**
- * Short timeouts and few attempts, as for DynamoDB: an unreachable bucket
- * becomes a 503 within seconds.
+ * Bounded in time as for DynamoDB (shared/dynamo/client.ts): 1 s to connect,
+ * 10 s for an answer (a 4 MiB upload included), at most 3 attempts.
  *
  * Checksums only when an operation requires them: with the SDK's default the
  * local S3 stand-in stores streamed uploads with their chunk framing, and
  * presigned URLs would carry an empty-body checksum that real S3 rejects.
- * The presigner's equality test builds its reference client from these too.
+ *
+ * Only the functions that write or delete files build it: file_url is signed
+ * without a client (shared/s3/presigner.ts), whose equality test builds its
+ * reference client from s3ClientOptions.
  */
-export function s3ClientOptions({ region, s3Endpoint }: Pick<Config, 'region' | 's3Endpoint'>): S3ClientConfig {
+export const S3_TIMEOUTS = { maxAttempts: 3, connectionTimeout: 1_000, requestTimeout: 10_000 } as const;
+
+export function createS3Client(config: Config): S3Client {
+  return new S3Client(s3ClientOptions(config));
+}
+
+export function s3ClientOptions(config: Pick<Config, 'region' | 's3Endpoint' | 'credentials'>): S3ClientConfig {
   return {
-    region,
-    maxAttempts: 3,
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 10_000 },
+    region: config.region,
+    maxAttempts: S3_TIMEOUTS.maxAttempts,
+    requestHandler: { connectionTimeout: S3_TIMEOUTS.connectionTimeout, requestTimeout: S3_TIMEOUTS.requestTimeout },
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     // A stand-in on a host:port has no bucket subdomains.
-    ...(s3Endpoint ? { endpoint: s3Endpoint, forcePathStyle: true } : {}),
+    ...(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {}),
+    ...(config.credentials ? { credentials: config.credentials } : {}),
   };
 }
+
+/** The App's S3 client, for the functions that write or delete files (see AppPart). */
+export const s3Client: AppPart<S3Client> = {
+  name: 's3',
+  build: (app) => createS3Client(app.config),
+  destroy: (client) => client.destroy(),
+};

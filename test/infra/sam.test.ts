@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleLayout } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { routes } from '../../infra/routes.js';
-import { config } from '../../shared/config.js';
+import { readConfig } from '../../shared/config.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 
 // What `sam local start-api -t cdk.out/<Stack>.template.json` needs of each
@@ -62,7 +62,7 @@ describe('infra/sam-env.json', () => {
   });
 
   it("names the tables and bucket that npm start creates, on the host as seen from sam's containers", () => {
-    const local = config();
+    const local = readConfig({});
     expect(samEnv.Parameters).toMatchObject({
       CONVERSATIONS_TABLE: local.conversationsTable,
       ATTACHMENTS_TABLE: local.attachmentsTable,

@@ -215,7 +215,7 @@ describe('content types', () => {
       isBase64Encoded: false,
       requestContext: { requestId: 'text-body', authorizer: { principalId: USER } } as unknown as APIGatewayProxyEvent['requestContext'],
     };
-    const result = await uploadHandler(event);
+    const result = await uploadHandler.withApp(t.api.app)(event);
     expect(result.statusCode).toBe(201);
     const attachment = JSON.parse(result.body);
     const file = await download(attachment.file_url);

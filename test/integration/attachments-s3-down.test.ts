@@ -48,7 +48,7 @@ describe('when S3 is unreachable', () => {
       new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
     );
     const id = newId('att');
-    await new DynamoAttachmentStore(client, 'attachments').add('unlucky', {
+    await new DynamoAttachmentStore(client, t.api.config.attachmentsTable).add('unlucky', {
       id,
       message_id: null,
       conversation_id: null,

@@ -20,7 +20,7 @@ describe('when a create failed between its two writes', () => {
   const leaveDanglingRecord = (userId: string, contactId: string, ageMs: number) =>
     db.send(
       new PutCommand({
-        TableName: 'conversations',
+        TableName: t.api.config.conversationsTable,
         Item: {
           ...counterpartKey(userId, { kind: 'contact', id: contactId }),
           conversation_id: 'conv_01ARZ3NDEKTSV4RRFFQ69G5FAV',
@@ -33,7 +33,7 @@ describe('when a create failed between its two writes', () => {
     await leaveDanglingRecord('crashed', 'zoe', 60_000);
     const response = await t.call('crashed', 'POST', '/v1/conversations', { form: { contact_id: 'zoe' } });
     expect(response.status).toBe(201);
-    const { Item } = await db.send(new GetCommand({ TableName: 'conversations', Key: counterpartKey('crashed', { kind: 'contact', id: 'zoe' }) }));
+    const { Item } = await db.send(new GetCommand({ TableName: t.api.config.conversationsTable, Key: counterpartKey('crashed', { kind: 'contact', id: 'zoe' }) }));
     expect(Item?.conversation_id).toBe(response.body.id);
     expect((await t.call('crashed', 'POST', '/v1/conversations', { form: { contact_id: 'zoe' } })).body.id).toBe(response.body.id);
   });
@@ -64,6 +64,17 @@ describe('when DynamoDB cannot be reached', () => {
     expect(response.body.error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });
     expect(response.body.error.request_id).toBe(response.headers.get('x-request-id'));
     expect(response.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack|arn:/);
+  });
+
+  it('is its own server: another one started in the same process keeps its own working client', async () => {
+    const healthy = await startTestApi();
+    try {
+      expect((await healthy.call('user', 'POST', '/v1/conversations', { form: { contact_id: 'a' } })).status).toBe(201);
+      expect((await t.call('user', 'GET', '/v1/conversations')).status).toBe(503);
+      expect((await healthy.call('user', 'GET', '/v1/conversations')).status).toBe(200);
+    } finally {
+      await healthy.close();
+    }
   });
 
   it('still validates input before touching the backend', async () => {

@@ -19,7 +19,7 @@ describe('Idempotency-Key after a failure of ours', () => {
     });
     db = DynamoDBDocumentClient.from(client);
     // The conversations table is gone: creating a conversation fails with a 5xx.
-    await client.send(new DeleteTableCommand({ TableName: 'conversations' }));
+    await client.send(new DeleteTableCommand({ TableName: t.api.config.conversationsTable }));
   });
   afterAll(() => t.close());
 
@@ -27,7 +27,7 @@ describe('Idempotency-Key after a failure of ours', () => {
     const failed = await createWithKey(t, 'unlucky', 'key-1', { contact_id: 'alice' });
     expect(failed.status).toBeGreaterThanOrEqual(500);
     const { Item } = await db.send(
-      new GetCommand({ TableName: 'idempotency', Key: idempotencyKey('unlucky', 'key-1'), ConsistentRead: true }),
+      new GetCommand({ TableName: t.api.config.idempotencyTable, Key: idempotencyKey('unlucky', 'key-1'), ConsistentRead: true }),
     );
     expect(Item).toBeUndefined();
     const retried = await createWithKey(t, 'unlucky', 'key-1', { contact_id: 'alice' });

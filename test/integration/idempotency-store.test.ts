@@ -2,27 +2,26 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTables, startDynalite } from '../../infra/local/dynamodb.js';
+import { ensureTables } from '../../infra/local/dynamodb.js';
 import { idempotencyTable } from '../../shared/dynamo/tables.js';
 import type { ApiRequest } from '../../shared/http/request.js';
 import { DynamoIdempotencyStore } from '../../shared/idempotency/dynamo-store.js';
 import { IDEMPOTENCY_TTL_SECONDS, type Claim } from '../../shared/idempotency/model.js';
 import { IdempotencyService } from '../../shared/idempotency/service.js';
+import { sharedDynamodb } from '../support/api.js';
 
-/** The store and the service against dynalite, with the clock in the test's hands. */
-let dynalite: Awaited<ReturnType<typeof startDynalite>>;
+/** The store and the service against the run's DynamoDB Local, with the clock in the test's hands. */
+let client: DynamoDBClient;
 let store: DynamoIdempotencyStore;
 beforeAll(async () => {
-  dynalite = await startDynalite('127.0.0.1');
-  await ensureTables(dynalite.endpoint, 'us-east-1', { idempotency: idempotencyTable });
-  const client = new DynamoDBClient({
-    endpoint: dynalite.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
-  });
-  store = new DynamoIdempotencyStore(DynamoDBDocumentClient.from(client), 'idempotency');
+  const { endpoint, tablePrefix } = sharedDynamodb();
+  const table = `${tablePrefix}idempotency`;
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  await ensureTables(endpoint, 'us-east-1', credentials, { [table]: idempotencyTable });
+  client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials });
+  store = new DynamoIdempotencyStore(DynamoDBDocumentClient.from(client), table);
 });
-afterAll(() => dynalite.close());
+afterAll(() => client.destroy());
 
 const T0 = Date.UTC(2026, 0, 1);
 const DAY_MS = IDEMPOTENCY_TTL_SECONDS * 1000;

@@ -37,7 +37,7 @@ describe('Idempotency-Key on POST /v1/attachments', () => {
     const db = DynamoDBDocumentClient.from(
       new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
     );
-    const { Item } = await db.send(new GetCommand({ TableName: 'idempotency', Key: idempotencyKey('link-keeper', 'up-1'), ConsistentRead: true }));
+    const { Item } = await db.send(new GetCommand({ TableName: t.api.config.idempotencyTable, Key: idempotencyKey('link-keeper', 'up-1'), ConsistentRead: true }));
     expect(Item?.state).toBe('completed');
     expect(Item?.response).not.toContain('file_url');
     expect(Item?.response).not.toContain('X-Amz-Signature');

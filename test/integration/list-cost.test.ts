@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { population } from '../../bench/population.js';
-import { config } from '../../shared/config.js';
-import { DynamoConversationStore, putConversations } from '../../shared/conversations/dynamo-store.js';
+import { App } from '../../shared/app.js';
+import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
+import { putConversations } from '../../bench/seed-conversations.js';
 import type { Conversation, ConversationFilter } from '../../shared/conversations/model.js';
-import { dynamo } from '../../shared/dynamo/client.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
-// Items read per list page, through the real store against dynalite: the
+// Items read per list page, through the real store against DynamoDB Local: the
 // figure DynamoDB bills for, so it must not grow with the user's conversations.
 const LIMIT = 10;
 const USER = 'user_many';
@@ -22,12 +22,14 @@ const singleFilters: { filter: ConversationFilter; index: string; matches: (c: C
 ];
 
 let api: TestApi;
+/** The server's own configuration: its tables in the run's DynamoDB Local. */
+let app: App;
 let store: DynamoConversationStore;
 const seeded: Conversation[] = [];
 
 async function seed(count: number, seed: number) {
   const { conversations } = population(count, { seed, firstIndex: seeded.length });
-  await putConversations(dynamo(), config().conversationsTable, USER, conversations);
+  await putConversations(app.dynamo, app.config.conversationsTable, USER, conversations);
   seeded.push(...conversations);
 }
 
@@ -42,9 +44,13 @@ const expectedPage = (matches: (c: Conversation) => boolean) =>
 
 beforeAll(async () => {
   api = await startTestApi();
-  store = new DynamoConversationStore(dynamo(), config().conversationsTable);
+  app = new App(api.api.config);
+  store = new DynamoConversationStore(app.dynamo, app.config.conversationsTable);
 });
-afterAll(() => api?.close());
+afterAll(async () => {
+  app?.destroy();
+  await api?.close();
+});
 
 describe('a list page reads at most limit + 1 items whatever the number of conversations', () => {
   const readsAt = new Map<string, number[]>();

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../shared/auth/tokens.js';
-import { apiCaller } from '../support/api.js';
+import { apiCaller, sharedDynamodb } from '../support/api.js';
 import { deadEndpoint } from '../support/dead-endpoint.js';
 
 /**
@@ -14,6 +14,7 @@ import { deadEndpoint } from '../support/dead-endpoint.js';
 interface LoggedServer {
   url: string;
   dynamodbEndpoint: string;
+  conversationsTable: string;
   output(): string;
   stop(): Promise<void>;
 }
@@ -26,14 +27,15 @@ async function startLoggedServer(env: Record<string, string> = {}): Promise<Logg
   const { POWERTOOLS_METRICS_DISABLED: _disabled, ...inherited } = process.env;
   const child: ChildProcess = fork(fileURLToPath(new URL('../support/log-server.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx'],
-    env: { ...inherited, AUTH_SECRET: SECRET, POWERTOOLS_LOG_LEVEL: 'INFO', DYNAMODB_ENDPOINT: '', ...env },
+    env: { ...inherited, AUTH_SECRET: SECRET, POWERTOOLS_LOG_LEVEL: 'INFO', DYNAMODB_ENDPOINT: '', ...sharedDynamodbEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const ready = await new Promise<{ url: string; dynamodbEndpoint: string }>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as { url: string; dynamodbEndpoint: string }));
+  type Ready = { url: string; dynamodbEndpoint: string; conversationsTable: string };
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as Ready));
     child.once('exit', (code) => reject(new Error(`log server exited (${code}): ${output}`)));
   });
   return {
@@ -45,6 +47,12 @@ async function startLoggedServer(env: Record<string, string> = {}): Promise<Logg
         child.disconnect();
       }),
   };
+}
+
+/** The run's DynamoDB Local, for the child server (which cannot inject it itself). */
+function sharedDynamodbEnv(): Record<string, string> {
+  const { endpoint, tablePrefix } = sharedDynamodb();
+  return { SHARED_DYNAMODB_ENDPOINT: endpoint, SHARED_TABLE_PREFIX: tablePrefix };
 }
 
 /** Lines of the output that are JSON objects (log lines and EMF records). */
@@ -80,7 +88,7 @@ beforeAll(async () => {
     endpoint: healthy.dynamodbEndpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
-  }).send(new DeleteTableCommand({ TableName: 'conversations' }));
+  }).send(new DeleteTableCommand({ TableName: healthy.conversationsTable }));
   const failed = await call(USER, 'GET', '/v1/conversations');
   expect(failed.status).toBe(500);
   requestIds.failed = failed.headers.get('x-request-id')!;

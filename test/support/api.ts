@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
 import { signToken } from '../../shared/auth/tokens.js';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../infra/local/server.js';
 import { OpenApiContract } from './openapi-contract.js';
@@ -7,7 +9,7 @@ let contract: OpenApiContract | undefined;
 
 /**
  * A client of the local server for behaviour tests: real HTTP on loopback to
- * the gateway emulator, the real handlers, dynalite and the S3 stand-in.
+ * the gateway emulator, the real handlers, the run's DynamoDB Local and an S3 stand-in.
  */
 export interface TestApi {
   api: LocalApi;
@@ -33,7 +35,7 @@ export interface TestResponse {
 }
 
 export async function startTestApi(options: LocalApiOptions = {}): Promise<TestApi> {
-  const api = await startLocalApi({ port: 0, ...options });
+  const api = await startLocalApi({ port: 0, sharedDynamodb: sharedDynamodb(), ...options });
   const tokens = new Map<string, string>();
   const token = async (userId: string, ttlSeconds = 3600) => {
     if (ttlSeconds !== 3600) return signToken(api.authSecret, userId, ttlSeconds);
@@ -80,4 +82,9 @@ export function apiCaller(url: string, token: (userId: string) => Promise<string
     if (problems.length > 0) throw new Error(`Response does not match docs/openapi.yaml:\n- ${problems.join('\n- ')}`);
     return received;
   };
+}
+
+/** The run's DynamoDB Local (test/support/global-setup.ts), under table names no other server uses. */
+export function sharedDynamodb(): { endpoint: string; tablePrefix: string } {
+  return { endpoint: inject('dynamodbEndpoint'), tablePrefix: `t${randomBytes(6).toString('hex')}_` };
 }

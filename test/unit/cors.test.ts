@@ -1,23 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { config } from '../../shared/config.js';
+import { describe, expect, it } from 'vitest';
+import { readConfig } from '../../shared/config.js';
 import { corsHeaders, gatewayAllowOrigin, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 
 describe('CORS configuration', () => {
-  const saved = process.env.CORS_ORIGINS;
-  afterEach(() => {
-    if (saved === undefined) delete process.env.CORS_ORIGINS;
-    else process.env.CORS_ORIGINS = saved;
-  });
-
   it('allows no origin by default', () => {
-    delete process.env.CORS_ORIGINS;
-    expect(config().corsOrigins).toEqual([]);
-    expect(corsHeaders('https://app.example', config().corsOrigins)).toEqual({ vary: 'Origin' });
+    expect(readConfig({}).corsOrigins).toEqual([]);
+    expect(corsHeaders('https://app.example', readConfig({}).corsOrigins)).toEqual({ vary: 'Origin' });
   });
 
   it('reads a comma-separated list and ignores blanks', () => {
-    process.env.CORS_ORIGINS = ' https://a.example ,, http://127.0.0.1:5173 ';
-    expect(config().corsOrigins).toEqual(['https://a.example', 'http://127.0.0.1:5173']);
+    expect(readConfig({ CORS_ORIGINS: ' https://a.example ,, http://127.0.0.1:5173 ' }).corsOrigins).toEqual([
+      'https://a.example',
+      'http://127.0.0.1:5173',
+    ]);
   });
 
   it('matches origins exactly (scheme, host and port)', () => {

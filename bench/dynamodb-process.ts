@@ -1,0 +1,14 @@
+import { ensureTables, startDynamoDbLocal } from '../infra/local/dynamodb.js';
+import { readConfig } from '../shared/config.js';
+import { attachmentsTable, conversationsTable, idempotencyTable } from '../shared/dynamo/tables.js';
+import { LOCAL_CREDENTIALS, announceReady } from './processes.js';
+
+// DynamoDB for the bench: DynamoDB Local in memory (its own JVM), with the tables the code defines.
+const dynamodb = await startDynamoDbLocal('127.0.0.1');
+const names = readConfig(process.env);
+await ensureTables(dynamodb.endpoint, names.region, LOCAL_CREDENTIALS, {
+  [names.conversationsTable]: conversationsTable,
+  [names.attachmentsTable]: attachmentsTable,
+  [names.idempotencyTable]: idempotencyTable,
+});
+announceReady({ endpoint: dynamodb.endpoint }, dynamodb.close);

@@ -1,0 +1,42 @@
+import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { counterpartOf, toItem, type Item } from '../shared/conversations/item-codec.js';
+import type { Conversation } from '../shared/conversations/model.js';
+import { uniquenessItem } from '../shared/conversations/uniqueness.js';
+
+const BATCH_WRITE_MAX = 25;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Writes many conversations of one user at once, each with its uniqueness
+ * record, exactly as the store writes them (same codec): the seeding path of
+ * the bench and of tests that need thousands of conversations. Not for the
+ * API: it checks for nothing, and the API never calls BatchWriteItem.
+ */
+export async function putConversations(
+  client: DynamoDBDocumentClient,
+  table: string,
+  userId: string,
+  conversations: readonly Conversation[],
+  parallelBatches = 8,
+): Promise<void> {
+  const items = conversations.flatMap((conversation) => [
+    toItem(userId, conversation),
+    uniquenessItem(userId, counterpartOf(conversation), conversation.id),
+  ]);
+  const batches: Item[][] = [];
+  for (let start = 0; start < items.length; start += BATCH_WRITE_MAX) batches.push(items.slice(start, start + BATCH_WRITE_MAX));
+  const writeBatch = async (batch: Item[]) => {
+    let requests = batch.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length > 0; attempt += 1) {
+      if (attempt > 0) await sleep(Math.min(1_000, 2 ** attempt * 25));
+      const { UnprocessedItems } = await client.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+      requests = (UnprocessedItems?.[table] ?? []) as typeof requests;
+    }
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) await writeBatch(batches[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallelBatches, batches.length) }, worker));
+}

@@ -1,0 +1,16 @@
+import { counterpartKey, type Counterpart } from '../dynamo/keys.js';
+import type { Item } from './item-codec.js';
+
+/**
+ * The record that keeps one conversation per (user, contact) and per (user,
+ * group): under the user's partition, keyed by the counterpart, naming the
+ * conversation that holds the place.
+ */
+export function uniquenessItem(userId: string, counterpart: Counterpart, conversationId: string): Item {
+  return { ...counterpartKey(userId, counterpart), conversation_id: conversationId, locked_at_ms: Date.now() };
+}
+
+export const uniquenessKey = counterpartKey;
+
+/** The conversation a uniqueness record names. */
+export const holderOf = (item: Item): string => item.conversation_id as string;
