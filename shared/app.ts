@@ -52,16 +52,22 @@ export class App {
     return this.once('attachmentViews', () => new AttachmentViews(new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable), this.fileLinks));
   }
 
-  /**
-   * file_url, signed in the process (shared/s3/presigner.ts) with the
-   * DynamoDB client's credentials: the same source the S3 client would use
-   * (the configured ones, else the default chain: Lambda's role).
-   */
+  /** Links to attachment files (file_url), signed by the presigner. */
   get fileLinks(): S3FileLinks {
-    return this.once('fileLinks', () => {
-      const { region, filesBucket, s3Endpoint, fileUrlTtlSeconds } = this.config;
-      const presigner = new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: this.dynamo.config.credentials });
-      return new S3FileLinks(presigner, fileUrlTtlSeconds);
+    return this.once('fileLinks', () => new S3FileLinks(this.presigner, this.config.fileUrlTtlSeconds));
+  }
+
+  /**
+   * Presigned S3 URLs of the files bucket (downloads, and the part uploads of
+   * upload sessions), signed in the process without the S3 client
+   * (shared/s3/presigner.ts), with the DynamoDB client's credentials: the same
+   * source the S3 client would use (the configured ones, else the default
+   * chain: the function's role).
+   */
+  get presigner(): S3Presigner {
+    return this.once('presigner', () => {
+      const { region, filesBucket, s3Endpoint } = this.config;
+      return new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: this.dynamo.config.credentials });
     });
   }
 
