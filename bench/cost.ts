@@ -136,7 +136,12 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       route: 'CreateConversation',
       request: async () => ({ form: { contact_id: `cost-${randomUUID()}` }, headers: { 'Idempotency-Key': randomUUID() } }),
     },
-    { endpoint: 'PUT /v1/conversations/:id', route: 'UpdateConversation', request: async () => ({ pathParameters: { id: updateId }, form: { is_muted: 'true' } }) },
+    {
+      // Mute, unmute, mute...: every call changes the item and its by_muted key, as a real toggle does.
+      endpoint: 'PUT /v1/conversations/:id (mute / unmute)',
+      route: 'UpdateConversation',
+      request: async (index) => ({ pathParameters: { id: updateId }, form: { is_muted: index % 2 === 0 ? 'true' : 'false' } }),
+    },
     {
       endpoint: 'DELETE /v1/conversations/:id (no attachments)',
       route: 'DeleteConversation',
