@@ -158,7 +158,12 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       route: 'UploadAttachment',
       request: async (index) => ({ ...upload(index), headers: { 'Idempotency-Key': randomUUID() } }),
     },
-    { endpoint: 'PUT /v1/attachments/:id', route: 'UpdateAttachment', request: async () => ({ pathParameters: { id: attachmentId }, form: { filename: 'renamed.jpg' } }) },
+    {
+      // Two names in turn: every call changes the record (and its by_conversation copy).
+      endpoint: 'PUT /v1/attachments/:id',
+      route: 'UpdateAttachment',
+      request: async (index) => ({ pathParameters: { id: attachmentId }, form: { filename: `renamed-${index % 2}.jpg` } }),
+    },
     {
       endpoint: 'DELETE /v1/attachments/:id',
       route: 'DeleteAttachment',
