@@ -1,16 +1,14 @@
 import { httpHandler } from '../../shared/http/handler.js';
-import { readParams } from '../../shared/http/params.js';
-import { queryOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { listParams } from '../../shared/conversations/params.js';
 import { pageRequest } from '../../shared/pagination.js';
 
 export const handler = httpHandler(async (request, app) => {
-  const { muted, archived, pinned, group_id, contact_id, ...paging } = readParams(queryOf(request), listParams);
+  const { muted, archived, pinned, group_id, contact_id, ...paging } = request.query;
   const { page } = await app.conversations.listConversations(
     request.userId,
     { muted, archived, pinned, group_id, contact_id },
     pageRequest(paging),
   );
   return ok(page);
-});
+}, { query: listParams });

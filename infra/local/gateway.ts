@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -7,6 +8,7 @@ import type {
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
+import { dictionary } from '../../shared/http/dictionary.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, type Route } from '../routes.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
@@ -75,7 +77,7 @@ export function createGateway(options: GatewayOptions) {
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const method = (request.method ?? 'GET').toUpperCase();
-      const publicRoute = options.publicRoutes?.[url.pathname];
+      const publicRoute = options.publicRoutes && Object.hasOwn(options.publicRoutes, url.pathname) ? options.publicRoutes[url.pathname] : undefined;
       if (publicRoute && method === 'GET') {
         for (const [name, value] of Object.entries(corsHeaders(origin, allowedOrigins))) response.setHeader(name, value);
         return publicRoute(request, response);
@@ -181,16 +183,17 @@ interface EventParts {
 
 function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
   const { request, url, method, route, body } = parts;
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Client-chosen names: null-prototype maps, so `constructor` or `__proto__` are just names.
+  const headers = dictionary<string>();
+  const multiValueHeaders = dictionary<string[]>();
   for (let i = 0; i < request.rawHeaders.length; i += 2) {
     const name = request.rawHeaders[i]!;
     const value = request.rawHeaders[i + 1]!;
     headers[name] = value;
     (multiValueHeaders[name] ??= []).push(value);
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query = dictionary<string>();
+  const multiQuery = dictionary<string[]>();
   for (const [name, value] of url.searchParams) {
     query[name] = value;
     (multiQuery[name] ??= []).push(value);
@@ -198,9 +201,8 @@ function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
   const contentType = (headerValue(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const binary = BINARY_MEDIA_TYPES.includes(contentType);
   const hasBody = body.length > 0;
-  const pathParameters = Object.fromEntries(
-    Object.entries(parts.pathParameters).map(([name, value]) => [name, safeDecode(value)]),
-  );
+  const pathParameters = dictionary<string>();
+  for (const [name, value] of Object.entries(parts.pathParameters)) pathParameters[name] = safeDecode(value);
   return {
     resource: route.path,
     path: url.pathname,
@@ -294,4 +296,38 @@ export function sendGatewayResponse(
     ...extraHeaders,
   });
   response.end(body);
+}
+
+/**
+ * Node's HTTP parser refuses some requests before any listener sees them (a
+ * header section over its limit, bytes a request line or header may not
+ * hold, Content-Length together with Transfer-Encoding). Node would answer
+ * a bare 400/431 with no body; this answers in the error shape of the
+ * gateway responses (DEFAULT_4XX, with Node's status) and an x-request-id.
+ * On AWS such requests stop at API Gateway's front end, whose answers are
+ * its own and not the stack's gateway responses (docs say what differs).
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const requestId = randomUUID();
+  const { type, code } = gatewayResponses.DEFAULT_4XX;
+  const message =
+    status === 431 ? 'The request headers are too large' : status === 408 ? 'The request did not arrive in time' : 'The request is not valid HTTP';
+  // DEFAULT_4XX's code is a fixed string (only ACCESS_DENIED reads the authorizer's context).
+  const body = JSON.stringify(errorBody({ type, code: code as string, message }, requestId));
+  socket.end(
+    [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      'content-type: application/json; charset=utf-8',
+      `content-length: ${Buffer.byteLength(body)}`,
+      `x-request-id: ${requestId}`,
+      'connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
 }

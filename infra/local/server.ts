@@ -13,7 +13,7 @@ import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
-import { createGateway, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
+import { answerClientError, createGateway, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 
 export { REPOSITORY_ROOT };
 
@@ -136,6 +136,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         },
       }),
     );
+    server.on('clientError', answerClientError);
     await listen(server, host, options.port ?? 3000);
     stoppers.push(async () => {
       await new Promise<void>((done) => server.close(() => done()));

@@ -1,3 +1,5 @@
+import { utf8Bytes } from '../text.js';
+
 /**
  * Filenames as API.md defines them: the base name only, control characters
  * removed, Unicode kept (NFC), at most 255 UTF-8 bytes keeping the extension,
@@ -13,7 +15,6 @@ const CONTROLS = /[\p{Cc}\p{Bidi_Control}]/gu;
 // An extension this long is not one; the name is then cut as a whole.
 const MAX_EXTENSION_BYTES = 32;
 
-const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 export function normalizeFilename(raw: string): string {

@@ -1,5 +1,7 @@
 import busboy from 'busboy';
 import { ApiError, bodyInvalid, fileTooLarge, parameterInvalid, unsupportedMediaType } from '../http/errors.js';
+import { dictionary } from '../http/dictionary.js';
+import { fileDeclaresTextPlain } from './declared-type.js';
 import { mediaTypeOf, rawBody, type ApiRequest } from '../http/request.js';
 
 /**
@@ -12,8 +14,11 @@ export interface FilePart {
   field: string;
   /** As the client sent it (`filename*` preferred, decoded as UTF-8); undefined when absent. */
   filename: string | undefined;
-  /** The part's Content-Type (type/subtype); text/plain when the part has none (RFC 7578). */
-  contentType: string;
+  /**
+   * The part's Content-Type (type/subtype, lower case); undefined when the
+   * part has none or one that cannot be parsed: the extension then decides.
+   */
+  contentType: string | undefined;
   bytes: Buffer;
 }
 
@@ -31,6 +36,8 @@ export interface MultipartLimits {
 }
 
 const MEDIA_TYPE = 'multipart/form-data';
+/** What busboy reports for a part with no Content-Type or one it cannot parse, as well as for text/plain. */
+const BUSBOY_DEFAULT_TYPE = 'text/plain';
 
 export function readMultipart(request: ApiRequest, limits: MultipartLimits): Promise<MultipartForm> {
   const mediaType = mediaTypeOf(request);
@@ -61,7 +68,7 @@ export function parseMultipart(body: Buffer, contentType: string, limits: Multip
       return;
     }
 
-    const form: MultipartForm = { fields: {}, files: [] };
+    const form: MultipartForm = { fields: dictionary(), files: [] };
     let failure: ApiError | undefined;
     let settled = false;
     // The first problem found is the one reported; parsing runs to its end regardless.
@@ -72,8 +79,11 @@ export function parseMultipart(body: Buffer, contentType: string, limits: Multip
       if (settled) return;
       settled = true;
       const reason = failure ?? error;
-      if (reason) reject(reason);
-      else resolve(form);
+      if (reason) return reject(reason);
+      for (const file of form.files) {
+        if (file.contentType === BUSBOY_DEFAULT_TYPE && !fileDeclaresTextPlain(body, contentType)) file.contentType = undefined;
+      }
+      resolve(form);
     };
 
     parser.on('file', (field, stream, info) => {

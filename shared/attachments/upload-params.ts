@@ -1,5 +1,5 @@
 import { parameterInvalid, parameterMissing, referenceMissing } from '../http/errors.js';
-import { clientId, readParams, type Reader } from '../http/params.js';
+import { clientId, readParams, wellFormed, type Reader } from '../http/params.js';
 import { isConversationId } from '../ids.js';
 import { fileTypeOf } from './file-type.js';
 import { normalizeFilename } from './filename.js';
@@ -37,6 +37,6 @@ export function uploadOf(form: MultipartForm): Upload {
   const [part] = form.files;
   if (!part) throw parameterMissing(UPLOAD_FILE, 'file is required: a multipart part named "file" with a filename');
   if (part.bytes.length === 0) throw parameterInvalid(UPLOAD_FILE, 'file must not be empty');
-  const name = normalizeFilename(part.filename ?? '');
+  const name = normalizeFilename(wellFormed(part.filename ?? '', 'filename'));
   return { file: { filename: name, fileType: fileTypeOf(part.contentType, name), bytes: part.bytes }, ...references };
 }

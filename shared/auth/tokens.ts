@@ -1,4 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
+import { MAX_USER_ID_BYTES } from '../dynamo/keys.js';
+import { isWellFormed, utf8Bytes } from '../text.js';
 
 /**
  * Access tokens are JWTs whose `sub` is the user. Two modes, each with its
@@ -44,6 +46,10 @@ export function tokenVerifier(settings: VerifierSettings): TokenVerifier {
         const { payload } =
           key instanceof Uint8Array ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
         if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenRejected('token_invalid', 'Token has no subject');
+        if (!isWellFormed(payload.sub) || utf8Bytes(payload.sub) > MAX_USER_ID_BYTES) {
+          // The subject becomes the user's partition key and part of index keys: it must fit them (keys.ts).
+          throw new TokenRejected('token_invalid', `Token subject must be well-formed Unicode of at most ${MAX_USER_ID_BYTES} UTF-8 bytes`);
+        }
         return { userId: payload.sub };
       } catch (error) {
         if (error instanceof TokenRejected) throw error;

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The one place that builds DynamoDB keys. Every item of a user lives under
  * the partition key `pk` = user id, so a user's data is one Query away and
@@ -5,7 +7,16 @@
  *
  * Composite index keys percent-encode their parts: user ids (a token's `sub`)
  * and client ids may contain `#`, and `a#b` + `c` must never equal `a` + `b#c`.
+ *
+ * Sizes: DynamoDB holds a partition key of at most 2,048 bytes and a sort
+ * key of at most 1,024. The longest index key is composite(user id, client
+ * id): a client id is at most 128 characters (API.md), 512 UTF-8 bytes,
+ * 1,536 once percent-encoded; a user id of MAX_USER_ID_BYTES is at most 384
+ * encoded, so the key stays under 2,048 (1,921). The authorizer refuses a
+ * longer `sub` (401 token_invalid) before any of these is built.
  */
+export const MAX_USER_ID_BYTES = 128;
+
 const part = (value: string): string => encodeURIComponent(value);
 const composite = (...parts: string[]): string => parts.map(part).join('#');
 
@@ -40,8 +51,15 @@ export const attachmentConversationKey = (userId: string, conversationId: string
 
 /** Every stored file lives under this prefix; the stack scopes S3 permissions to it. */
 export const FILES_PREFIX = 'files/';
-/** An attachment's S3 key: from the user and the attachment id, never from the filename. */
-export const fileKey = (userId: string, attachmentId: string): string => `${FILES_PREFIX}${part(userId)}/${attachmentId}`;
+/**
+ * An attachment's S3 key: from the user and the attachment id, never from the
+ * filename. The user id enters as its SHA-256 (43 base64url characters), so
+ * every key has the same short ASCII shape whatever the user id holds: far
+ * under S3's 1,024-byte key limit and any file system's 255-byte name (the
+ * local stand-in stores keys as paths), and nothing S3 could refuse.
+ */
+export const fileKey = (userId: string, attachmentId: string): string =>
+  `${FILES_PREFIX}${createHash('sha256').update(userId, 'utf8').digest('base64url')}/${attachmentId}`;
 
 /** An Idempotency-Key record: keys are per user, so two users' equal keys never meet. */
 export const idempotencyKey = (userId: string, key: string): ItemKey => ({ pk: userId, sk: key });

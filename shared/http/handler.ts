@@ -3,12 +3,13 @@ import { lambdaApp, type App } from '../app.js';
 import { recordFailure, recordRequest } from '../observability.js';
 import { corsHeaders } from './cors.js';
 import { ApiError, authenticationFailed, errorBody, internalError, serviceUnavailable } from './errors.js';
-import { lowerCaseHeaders, requestIdOf, userIdOf, type ApiRequest } from './request.js';
+import { readParams, type Parsed, type ParamSpec } from './params.js';
+import { lowerCaseHeaders, queryOf, requestIdOf, userIdOf, type ApiRequest } from './request.js';
 import { toProxyResult, type ApiResponse } from './response.js';
 import { isBackendUnavailable } from './unavailable.js';
 
-/** What an endpoint does: the request, and the App (configuration, services) it runs in. */
-export type Endpoint = (request: ApiRequest, app: App) => Promise<ApiResponse>;
+/** What an endpoint does: the request (its query already read) and the App (configuration, services) it runs in. */
+export type Endpoint<Q = Record<string, never>> = (request: ApiRequest & { query: Q }, app: App) => Promise<ApiResponse>;
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
 /** A Lambda handler (on the process's App) that the local server can also run on an App of its own. */
@@ -16,17 +17,30 @@ export interface HttpHandler extends ProxyHandler {
   withApp(app: App): ProxyHandler;
 }
 
+export interface Accepts<S extends ParamSpec> {
+  /** The query parameters the route takes and how each is read; none when omitted. */
+  query?: S;
+}
+
 /**
  * Turns an endpoint into a Lambda proxy handler: the one place where typed
  * errors become responses, where nothing internal leaks into a body, and
- * where every response gets its CORS headers and its log line.
+ * where every response gets its CORS headers and its log line. It also
+ * reads the query string against what the route accepts, so that every
+ * route, lists and the rest alike, refuses a parameter it does not know
+ * (400 parameter_unknown) before the endpoint runs.
  */
-export function httpHandler(endpoint: Endpoint): HttpHandler {
-  const onApp = (app: () => App): ProxyHandler => (event) => handle(endpoint, event, app());
+export function httpHandler<S extends ParamSpec = Record<string, never>>(
+  endpoint: Endpoint<Parsed<S>>,
+  accepts: Accepts<S> = {},
+): HttpHandler {
+  const querySpec = accepts.query ?? ({} as S);
+  const withQuery = (request: ApiRequest, app: App) => endpoint({ ...request, query: readParams(queryOf(request.event), querySpec) }, app);
+  const onApp = (app: () => App): ProxyHandler => (event) => handle(withQuery, event, app());
   return Object.assign(onApp(lambdaApp), { withApp: (app: App) => onApp(() => app) });
 }
 
-async function handle(endpoint: Endpoint, event: APIGatewayProxyEvent, app: App): Promise<APIGatewayProxyResult> {
+async function handle(endpoint: RawEndpoint, event: APIGatewayProxyEvent, app: App): Promise<APIGatewayProxyResult> {
   const startedAt = performance.now();
   const requestId = requestIdOf(event);
   const headers = lowerCaseHeaders(event);
@@ -44,8 +58,10 @@ async function handle(endpoint: Endpoint, event: APIGatewayProxyEvent, app: App)
   return result;
 }
 
+type RawEndpoint = (request: ApiRequest, app: App) => Promise<ApiResponse>;
+
 async function respond(
-  endpoint: Endpoint,
+  endpoint: RawEndpoint,
   event: APIGatewayProxyEvent,
   app: App,
   requestId: string,

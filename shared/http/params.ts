@@ -1,3 +1,5 @@
+import { dictionary } from './dictionary.js';
+import { isWellFormed } from '../text.js';
 import { parameterInvalid, parameterUnknown } from './errors.js';
 
 /**
@@ -13,20 +15,31 @@ export interface ParamSource {
 
 export type Reader<T> = (value: unknown, name: string, kind: ParamKind) => T;
 
-type Parsed<S extends Record<string, Reader<unknown>>> = { [K in keyof S]?: ReturnType<S[K]> };
+export type ParamSpec = Record<string, Reader<unknown>>;
+export type Parsed<S extends ParamSpec> = { [K in keyof S]?: ReturnType<S[K]> };
 
 /**
  * Reads exactly the parameters named in the spec. Any other name is refused,
  * which also keeps clients from writing fields they do not own (id, owner, ...).
+ * Every string value is checked to be well-formed Unicode before its reader
+ * sees it, so no reader and nothing behind it can meet a lone surrogate.
  */
-export function readParams<S extends Record<string, Reader<unknown>>>(source: ParamSource, spec: S): Parsed<S> {
-  const result: Record<string, unknown> = {};
+export function readParams<S extends ParamSpec>(source: ParamSource, spec: S): Parsed<S> {
+  const result = dictionary<unknown>();
   for (const [name, value] of Object.entries(source.values)) {
     const read = Object.hasOwn(spec, name) ? spec[name] : undefined;
     if (!read) throw parameterUnknown(name);
-    result[name] = read(value, name, source.kind);
+    result[name] = read(wellFormed(value, name), name, source.kind);
   }
   return result as Parsed<S>;
+}
+
+/** A client string with no UTF-8 form cannot be stored or served: refused, whatever the parameter. */
+export function wellFormed<T>(value: T, name: string): T {
+  if (typeof value === 'string' && !isWellFormed(value)) {
+    throw parameterInvalid(name, `${name} must be well-formed Unicode (it holds a lone surrogate)`);
+  }
+  return value;
 }
 
 export const flag: Reader<boolean> = (value, name, kind) => {

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { dictionary } from './dictionary.js';
 import { bodyInvalid, parameterInvalid, resourceMissing, unsupportedMediaType } from './errors.js';
 import type { ParamSource } from './params.js';
 
@@ -16,7 +17,7 @@ export function requestIdOf(event: APIGatewayProxyEvent): string {
 }
 
 export function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string> {
-  const headers: Record<string, string> = {};
+  const headers = dictionary<string>();
   for (const [name, value] of Object.entries(event.headers ?? {})) {
     if (value !== undefined) headers[name.toLowerCase()] = value;
   }
@@ -30,16 +31,16 @@ export function userIdOf(event: APIGatewayProxyEvent): string | undefined {
 }
 
 /** Query parameters; a name given twice is refused rather than silently picking one. */
-export function queryOf(request: ApiRequest): ParamSource {
-  const multi = request.event.multiValueQueryStringParameters ?? {};
-  const values: Record<string, unknown> = {};
+export function queryOf(event: APIGatewayProxyEvent): ParamSource {
+  const multi = event.multiValueQueryStringParameters ?? {};
+  const values = dictionary<unknown>();
   for (const [name, list] of Object.entries(multi)) {
     if (!list) continue;
     if (list.length > 1) throw parameterInvalid(name, `${name} was given more than once`);
     values[name] = list[0];
   }
-  for (const [name, value] of Object.entries(request.event.queryStringParameters ?? {})) {
-    if (!(name in values) && value !== undefined) values[name] = value;
+  for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
+    if (!Object.hasOwn(values, name) && value !== undefined) values[name] = value;
   }
   return { kind: 'query', values };
 }
@@ -91,7 +92,7 @@ const BODY_TYPES = ['application/x-www-form-urlencoded', 'application/json'] as 
 export function formOrJsonBody(request: ApiRequest): ParamSource {
   const bytes = rawBody(request);
   const mediaType = mediaTypeOf(request);
-  if (bytes.length === 0 && mediaType === '') return { kind: 'form', values: {} };
+  if (bytes.length === 0 && mediaType === '') return { kind: 'form', values: dictionary() };
   if (mediaType === 'application/json') return { kind: 'json', values: parseJsonObject(bytes) };
   if (mediaType === 'application/x-www-form-urlencoded') return { kind: 'form', values: parseForm(bytes) };
   throw unsupportedMediaType(mediaType, BODY_TYPES);
@@ -119,7 +120,7 @@ function parseForm(bytes: Buffer): Record<string, unknown> {
   }
   // URLSearchParams replaces bad percent-escapes silently; refuse them instead.
   if (/%(?![0-9a-fA-F]{2})/.test(text)) throw bodyInvalid('Request body is not valid form encoding');
-  const values: Record<string, unknown> = {};
+  const values = dictionary<unknown>();
   for (const [name, value] of new URLSearchParams(text)) {
     if (Object.hasOwn(values, name)) throw parameterInvalid(name, `${name} was given more than once`);
     values[name] = value;

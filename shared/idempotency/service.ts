@@ -4,6 +4,7 @@ import { toApiError } from '../http/handler.js';
 import type { ApiRequest } from '../http/request.js';
 import type { ApiResponse } from '../http/response.js';
 import { logger } from '../observability.js';
+import { isWellFormed } from '../text.js';
 import type { Claim, IdempotencyStore } from './model.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -101,8 +102,8 @@ export class IdempotencyService {
 function idempotencyKeyOf(request: ApiRequest): string | undefined {
   const key = request.headers[IDEMPOTENCY_HEADER];
   if (key === undefined) return undefined;
-  if (key.length < 1 || key.length > MAX_KEY_LENGTH || /[\p{Cc}]/u.test(key)) {
-    throw parameterInvalid('Idempotency-Key', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters without control characters`);
+  if (key.length < 1 || key.length > MAX_KEY_LENGTH || /[\p{Cc}]/u.test(key) || !isWellFormed(key)) {
+    throw parameterInvalid('Idempotency-Key', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters of well-formed Unicode without control characters`);
   }
   return key;
 }

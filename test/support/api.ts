@@ -25,6 +25,8 @@ export interface CallInit {
   json?: unknown;
   body?: RequestInit["body"];
   headers?: Record<string, string>;
+  /** Fails the call (AbortError) when no answer came within this many milliseconds: a hang is a failure. */
+  timeoutMs?: number;
 }
 
 export interface TestResponse {
@@ -67,7 +69,8 @@ export function apiCaller(url: string, token: (userId: string) => Promise<string
       body = JSON.stringify(init.json);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(`${url}${path}`, { method, headers, body });
+    const signal = init.timeoutMs === undefined ? undefined : AbortSignal.timeout(init.timeoutMs);
+    const response = await fetch(`${url}${path}`, { method, headers, body, ...(signal ? { signal } : {}) });
     const text = await response.text();
     let parsed: unknown;
     try {

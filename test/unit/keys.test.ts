@@ -1,5 +1,36 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { counterpartKey, fileKey, groupKey } from '../../shared/dynamo/keys.js';
+import {
+  attachmentConversationKey,
+  contactKey,
+  counterpartKey,
+  fileKey,
+  flagKey,
+  groupKey,
+  MAX_USER_ID_BYTES,
+  type Counterpart,
+} from '../../shared/dynamo/keys.js';
+import { newId } from '../../shared/ids.js';
+
+const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+// DynamoDB's key limits (bytes) and S3's key limit; the local S3 stand-in also needs path segments within 255 bytes.
+const PARTITION_KEY_BYTES = 2048;
+const SORT_KEY_BYTES = 1024;
+const S3_KEY_BYTES = 1024;
+
+/** Well-formed strings of up to `max` UTF-8 bytes, astral characters included (4 bytes each, 12 percent-encoded). */
+const utf8Within = (max: number) =>
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: max }).map((text) => {
+    let kept = '';
+    for (const char of text) if (bytes(kept + char) <= max) kept += char;
+    return kept || 'x';
+  });
+// A client id as API.md bounds it: 1-128 characters (code points), the worst case 4-byte ones.
+const clientIds = fc.oneof(
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 128 }).map((text) => [...text].slice(0, 128).join('')),
+  fc.constant('\u{1F600}'.repeat(128)),
+);
+const userIds = fc.oneof(utf8Within(MAX_USER_ID_BYTES), fc.constant('#'.repeat(MAX_USER_ID_BYTES)), fc.constant('\u{1F600}'.repeat(MAX_USER_ID_BYTES / 4)));
 
 describe('DynamoDB keys', () => {
   it('never lets two (user, group) pairs share an index key, whatever characters they hold', () => {
@@ -11,7 +42,35 @@ describe('DynamoDB keys', () => {
     expect(counterpartKey('u', { kind: 'contact', id: 'x' })).not.toEqual(counterpartKey('u', { kind: 'group', id: 'x' }));
   });
 
-  it('builds file keys from the user and the attachment id only', () => {
-    expect(fileKey('user/../x', 'att_1')).toBe('files/user%2F..%2Fx/att_1');
+  it('fits every key DynamoDB holds for any user id the authorizer admits and any client id API.md admits', () => {
+    fc.assert(
+      fc.property(userIds, clientIds, fc.constantFrom<Counterpart['kind']>('contact', 'group'), (userId, clientId, kind) => {
+        for (const partitionKey of [userId, groupKey(userId, clientId), contactKey(userId, clientId), flagKey(userId, true), attachmentConversationKey(userId, newId('conv'))]) {
+          expect(bytes(partitionKey)).toBeLessThanOrEqual(PARTITION_KEY_BYTES);
+        }
+        expect(bytes(counterpartKey(userId, { kind, id: clientId }).sk)).toBeLessThanOrEqual(SORT_KEY_BYTES);
+      }),
+      { seed: 10, numRuns: 300 },
+    );
+  });
+});
+
+describe('file keys', () => {
+  it('are built from the user and the attachment id only, never from a path the user id spells', () => {
+    const key = fileKey('user/../x', 'att_1');
+    expect(key).toMatch(/^files\/[A-Za-z0-9_-]{43}\/att_1$/);
+    expect(fileKey('user/../x', 'att_1')).toBe(key);
+    expect(fileKey('user/../y', 'att_1')).not.toBe(key);
+  });
+
+  it('stay short ASCII whatever the user id holds, within S3 and file-system limits', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 3000 }), (userId) => {
+        const key = fileKey(userId, newId('att'));
+        expect(bytes(key)).toBeLessThanOrEqual(S3_KEY_BYTES);
+        expect(key).toMatch(/^files\/[A-Za-z0-9_-]{43}\/att_[0-9A-Z]{26}$/);
+      }),
+      { seed: 10, numRuns: 100 },
+    );
   });
 });

@@ -61,4 +61,29 @@ describe('parseMultipart', () => {
     expect((await refusal(parseMultipart(body(field('a', '1'), field('b', '2'), field('c', '3')), TYPE, LIMITS))).code).toBe('body_invalid');
     expect((await refusal(parseMultipart(body(field('a', 'x'.repeat(17))), TYPE, LIMITS))).param).toBe('a');
   });
+
+  it('keeps a field named __proto__ as a field', async () => {
+    const field = 'Content-Disposition: form-data; name="__proto__"\r\n\r\nx';
+    const form = await parseMultipart(body(field, file('x')), TYPE, LIMITS);
+    expect(Object.keys(form.fields)).toEqual(['__proto__']);
+  });
+
+  it.each([
+    { label: 'text/plain, said so', header: 'Content-Type: text/plain; charset=utf-8', expected: 'text/plain' },
+    { label: 'absent', header: '', expected: undefined },
+    { label: 'unparsable', header: 'Content-Type: ;;;', expected: undefined },
+    { label: 'a bare word', header: 'Content-Type: pdf', expected: undefined },
+    { label: 'a parsable type', header: 'Content-Type: Application/PDF', expected: 'application/pdf' },
+  ])('reports a file part whose Content-Type is $label as $expected', async ({ header, expected }) => {
+    const part = `Content-Disposition: form-data; name="file"; filename="g.pdf"${header ? `\r\n${header}` : ''}\r\n\r\n%PDF`;
+    const form = await parseMultipart(body(part), TYPE, LIMITS);
+    expect(form.files[0]!.contentType).toBe(expected);
+  });
+
+  it('reads the part headers of the file, not those of a text field before it', async () => {
+    const field = 'Content-Disposition: form-data; name="note"\r\nContent-Type: text/plain\r\n\r\nhi';
+    const part = 'Content-Disposition: form-data; name="file"; filename="g.pdf"\r\nContent-Type: ;;;\r\n\r\n%PDF';
+    const form = await parseMultipart(body(field, part), TYPE, { ...LIMITS, maxFields: 2 });
+    expect(form.files[0]!.contentType).toBeUndefined();
+  });
 });

@@ -1,0 +1,13 @@
+/**
+ * What every client string must be before anything stores or encodes it.
+ * A lone UTF-16 surrogate (JSON `"\ud800"`, a token claim) has no UTF-8
+ * form: DynamoDB, S3 and encodeURIComponent refuse or throw on it, so a
+ * value holding one could be written by one request and then fail every
+ * read after it. Checked at the edge (request parameters, filenames,
+ * headers, the token's subject), never repaired silently.
+ */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+export const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
+
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
