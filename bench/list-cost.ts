@@ -32,7 +32,9 @@ type Counts = Population['counts'];
 interface Case {
   filter: ConversationFilter;
   /** The set the plan's index walks when a residual filter rejects most of it. */
-  bound: (counts: Counts, size: number) => number;
+  bound: (counts: Counts, size: number, ended: number) => number;
+  /** A name when the filter alone does not say what is measured. */
+  label?: string;
 }
 
 const single = () => PAGE_LIMIT + 1;
@@ -40,8 +42,12 @@ const single = () => PAGE_LIMIT + 1;
 function cases(knownContact: string, knownGroup: string): Case[] {
   return [
     { filter: {}, bound: single },
+    // The first muted list after mutes ended also reads those (by_mute_end) and writes them back.
+    { filter: { muted: false }, bound: (_counts, _size, ended) => PAGE_LIMIT + 1 + ended, label: 'muted=false, first after mutes ended' },
     { filter: { muted: true }, bound: single },
     { filter: { muted: false }, bound: single },
+    { filter: { unread: true }, bound: single },
+    { filter: { unread: false }, bound: single },
     { filter: { archived: true }, bound: single },
     { filter: { archived: false }, bound: single },
     { filter: { pinned: true }, bound: single },
@@ -52,6 +58,8 @@ function cases(knownContact: string, knownGroup: string): Case[] {
     { filter: { pinned: true, muted: false }, bound: (counts) => counts.pinned },
     { filter: { archived: false, muted: false }, bound: (counts, size) => size - counts.muted },
     { filter: { contact_id: knownContact, pinned: false }, bound: () => 1 },
+    { filter: { unread: true, muted: false }, bound: (counts) => counts.unread },
+    { filter: { muted: true, unread: false }, bound: (counts) => counts.muted + counts.endedMutes },
   ];
 }
 
@@ -59,7 +67,7 @@ export async function measureListCost(app: App, sizes: number[]): Promise<Growth
   const userId = 'user_growth';
   const table = app.config.conversationsTable;
   const store = new DynamoConversationStore(app.dynamo, table);
-  const counts: Counts = { muted: 0, archived: 0, pinned: 0, group: 0 };
+  const counts: Counts = { muted: 0, endedMutes: 0, archived: 0, pinned: 0, group: 0, unread: 0 };
   const seedSeconds: Record<number, number> = {};
   const pages = new Map<string, ListCostFigure>();
   let seeded = 0;
@@ -78,12 +86,12 @@ export async function measureListCost(app: App, sizes: number[]): Promise<Growth
       group: added.conversations.find((conversation) => conversation.group_id)!.group_id!,
     };
 
-    for (const { filter, bound } of cases(known.contact, known.group)) {
+    for (const { filter, bound, label } of cases(known.contact, known.group)) {
       const { page, cost } = await store.list(userId, filter, { limit: PAGE_LIMIT });
       if (page.data.length === 0) throw new Error(`Filter ${describe(filter)} found nothing: the population lacks it`);
-      const name = describe(filter);
+      const name = label ?? describe(filter);
       const figure = pages.get(name) ?? { filter: name, index: cost.index, bound: {}, itemsRead: {}, queries: {} };
-      figure.bound[size] = bound(counts, size);
+      figure.bound[size] = bound(counts, size, added.counts.endedMutes);
       figure.itemsRead[size] = cost.itemsRead;
       figure.queries[size] = cost.queries;
       pages.set(name, figure);

@@ -125,8 +125,10 @@ function growthSection(listCost: GrowthFigures): string {
   return (
     `### Cost as data grows\n\nItems read (ScannedCount summed over the page's queries) for one page of 10, ` +
       `one user with ${sizes.map((size) => size.toLocaleString('en')).join(' / ')} conversations, 5 % each muted, archived, pinned and in a group ` +
+      `(a third of the mutes timed and still on, a third ended a minute ago and not yet written back), a tenth of the half with activity unread ` +
       `(seeded in ${sizes.map((size) => `${listCost.seedSeconds[size]} s`).join(' / ')}). ` +
-      `Target: ≤ limit + 1 = 11 for no filter and one indexed filter, flat; a pair reads at most the chosen index's set.\n\n` +
+      `Target: ≤ limit + 1 = 11 for no filter and one indexed filter, flat; the first muted list after mutes ended also reads those once ` +
+      `(bound: 11 + the mutes that ended since); a pair reads at most the chosen index's set.\n\n` +
       table(
         ['Filter', 'Index', ...sizes.map((size) => `Read @ ${size.toLocaleString('en')}`), `Bound @ ${sizes.at(-1)!.toLocaleString('en')}`, 'Target'],
         listCost.pages.map((page) => [

@@ -43,7 +43,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
   const [getId, updateId] = fixture.conversationIds as [string, string];
   const [attachmentId] = fixture.attachmentIds as [string];
   const { store, userId } = fixture;
-  const attachmentStore = new DynamoAttachmentStore(fixture.app.dynamo, fixture.app.config.attachmentsTable);
+  const attachmentStore = new DynamoAttachmentStore(fixture.app.dynamo, fixture.app.config.attachmentsTable, fixture.app.config.conversationsTable);
   return [
     {
       endpoint: 'GET /v1/conversations/:id',
@@ -73,7 +73,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       path: `/v1/conversations/${updateId}`,
       form: { is_muted: 'true' },
       backendCall: 'UpdateItem',
-      backend: () => store.update(userId, updateId, { is_muted: true }),
+      backend: () => store.update(userId, updateId, { mute: { kind: 'forever' } }),
     },
     {
       // The record is the only backend call: file_url is presigned in the function, no S3 request.

@@ -36,6 +36,10 @@ const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', '
 /** Idempotency-Key records are read, claimed (put) and released (delete) by key, never queried or updated. */
 const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'];
 
+/** Reads, and UpdateItem of existing items: the conversation list writes ended mutes back, nothing more. */
+const TABLE_UPDATE = [...TABLE_READ, 'dynamodb:UpdateItem'];
+const TABLE_ACCESS = { read: TABLE_READ, update: TABLE_UPDATE, write: TABLE_WRITE } as const;
+
 const FILE_ACTIONS: Record<NonNullable<Access['files']>[number], string> = {
   get: 's3:GetObject',
   put: 's3:PutObject',
@@ -47,11 +51,24 @@ function tableResources({ arn, definition }: TableArn): string[] {
   return [arn, ...definition.indexes.map((index) => `${arn}/index/${index.name}`)];
 }
 
+/**
+ * The cleanup function (functions/cleanup.ts): it finds a removed
+ * conversation's attachment records with a Query of the attachments table
+ * (not an index), deletes them in batches, and deletes removed attachments'
+ * files. The stream reads come with the event source mapping (granted by CDK).
+ */
+export function cleanupPermissions(arns: DataArns): Permission[] {
+  return [
+    { actions: ['dynamodb:Query', 'dynamodb:BatchWriteItem'], resources: [arns.attachments.arn] },
+    { actions: [FILE_ACTIONS.delete], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
+  ];
+}
+
 export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns: DataArns): Permission[] {
   const { access } = route;
   const permissions: Permission[] = [];
-  const table = (level: 'read' | 'write' | undefined, target: TableArn) => {
-    if (level) permissions.push({ actions: level === 'read' ? TABLE_READ : TABLE_WRITE, resources: tableResources(target) });
+  const table = (level: keyof typeof TABLE_ACCESS | undefined, target: TableArn) => {
+    if (level) permissions.push({ actions: [...TABLE_ACCESS[level]], resources: tableResources(target) });
   };
   table(access.conversations, arns.conversations);
   table(access.attachments, arns.attachments);

@@ -22,14 +22,15 @@ export interface Route {
 }
 
 export interface Access {
-  conversations?: 'read' | 'write';
+  /** 'update': reads plus UpdateItem only (the list writes ended mutes back, see conversations/mute.ts). */
+  conversations?: 'read' | 'update' | 'write';
   attachments?: 'read' | 'write';
   /** S3 object actions under the files prefix; 'get' is also what presigning file_url needs. */
   files?: ('get' | 'put' | 'delete')[];
 }
 
 export const routes: readonly Route[] = [
-  { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'read' } },
+  { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'update' } },
   { name: 'CreateConversation', method: 'POST', path: '/v1/conversations', entry: 'functions/conversations/create.ts', idempotent: true, access: { conversations: 'write' } },
   { name: 'GetConversation', method: 'GET', path: '/v1/conversations/{id}', entry: 'functions/conversations/get.ts', access: { conversations: 'read' } },
   { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts', access: { conversations: 'write' } },
@@ -38,8 +39,8 @@ export const routes: readonly Route[] = [
     method: 'DELETE',
     path: '/v1/conversations/{id}',
     entry: 'functions/conversations/delete.ts',
-    // Deleting a conversation removes its attachments, records and files.
-    access: { conversations: 'write', attachments: 'write', files: ['delete'] },
+    // The conversation and its uniqueness record; its attachments go from the stream (CLEANUP_ENTRY).
+    access: { conversations: 'write' },
   },
   // Every answer that shows an attachment presigns its file_url, hence files: ['get'].
   { name: 'ListAttachments', method: 'GET', path: '/v1/attachments', entry: 'functions/attachments/list.ts', access: { attachments: 'read', files: ['get'] } },
@@ -50,15 +51,20 @@ export const routes: readonly Route[] = [
     entry: 'functions/attachments/upload.ts',
     binaryBody: true,
     idempotent: true,
-    // conversations: it sets last_active_at; files delete: it removes the file when the record write fails.
+    // conversations: its transaction checks the conversation and sets last_active_at; files delete: it removes
+    // the file when the record was certainly not written.
     access: { attachments: 'write', conversations: 'write', files: ['put', 'get', 'delete'] },
   },
   { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', files: ['get'] } },
   { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } },
-  { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write', files: ['delete'] } },
+  // The record; its file goes from the stream (CLEANUP_ENTRY).
+  { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write' } },
 ];
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
+
+/** The function that removes what hangs off removed items, fed by the tables' streams (tables.ts `stream`). */
+export const CLEANUP_ENTRY = 'functions/cleanup.ts';
 
 /** Media types API Gateway must pass through as binary (base64), else uploads arrive corrupted. */
 export const BINARY_MEDIA_TYPES = ['multipart/form-data'];

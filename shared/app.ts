@@ -9,6 +9,7 @@ import { createDynamoClient } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
 import { S3Presigner } from './s3/presigner.js';
+import { systemClock, type Clock } from './time.js';
 
 /**
  * A part of the App that only some functions need, kept out of the App class
@@ -37,19 +38,30 @@ export class App {
   private built = new Map<string, unknown>();
   private destroyers = new Map<string, () => void>();
 
-  constructor(readonly config: Config) {}
+  /**
+   * `clock`: "now" for every rule that depends on it (creation and upload
+   * times, how far ahead an open may be, whether a mute has ended). Lambda
+   * uses the system clock; the local server takes one so tests move time.
+   */
+  constructor(
+    readonly config: Config,
+    readonly clock: Clock = systemClock,
+  ) {}
 
   get dynamo(): DynamoDBDocumentClient {
     return this.once('dynamo', () => createDynamoClient(this.config));
   }
 
   get conversations(): ConversationService {
-    return this.once('conversations', () => new ConversationService(new DynamoConversationStore(this.dynamo, this.config.conversationsTable)));
+    return this.once(
+      'conversations',
+      () => new ConversationService(new DynamoConversationStore(this.dynamo, this.config.conversationsTable, this.clock), this.clock),
+    );
   }
 
-  /** For the functions that only show attachments: records and links, no S3 client. */
+  /** For the attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 client. */
   get attachmentViews(): AttachmentViews {
-    return this.once('attachmentViews', () => new AttachmentViews(new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable), this.fileLinks));
+    return this.once('attachmentViews', () => new AttachmentViews(new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable, this.config.conversationsTable), this.fileLinks));
   }
 
   /** Links to attachment files (file_url), signed by the presigner. */

@@ -1,4 +1,3 @@
-import { attachmentWriter } from '../../shared/attachments/writer.js';
 import { httpHandler } from '../../shared/http/handler.js';
 import { pathId } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
@@ -6,6 +5,6 @@ import { isAttachmentId } from '../../shared/ids.js';
 
 export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  await app.use(attachmentWriter).deleteAttachment(request.userId, id);
+  await app.attachmentViews.deleteAttachment(request.userId, id, request.requestId);
   return deleted(id);
 });

@@ -1,4 +1,3 @@
-import { attachmentWriter } from '../../shared/attachments/writer.js';
 import { httpHandler } from '../../shared/http/handler.js';
 import { pathId } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
@@ -6,7 +5,7 @@ import { isConversationId } from '../../shared/ids.js';
 
 export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
-  // A conversation goes with its attachments (records and files).
-  await app.conversations.deleteConversation(request.userId, id, [app.use(attachmentWriter)]);
+  // Its attachments (records and files) follow from the table's stream (functions/cleanup.ts).
+  await app.conversations.deleteConversation(request.userId, id, request.requestId);
   return deleted(id);
 });

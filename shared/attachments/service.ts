@@ -1,22 +1,16 @@
-import type { ConversationDependent } from '../conversations/model.js';
 import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
-import { nowSeconds } from '../time.js';
+import { systemClock, type Clock } from '../time.js';
 import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileLinks, FileStore, Upload } from './model.js';
 
-/** What an upload into a conversation needs of the conversations. */
-export interface ConversationActivity {
-  /** Whether the user has this conversation, and if so, mark it active now. */
-  markActive(userId: string, conversationId: string, at: number): Promise<boolean>;
-}
-
 /**
- * What the endpoints that show attachments do: records plus a link minted for
- * each response. No file store: these functions never touch the bytes, so
- * their bundles carry no S3 client.
+ * What the attachment endpoints that never touch the bytes do: records, plus a
+ * link minted for each response. No file store, so their bundles carry no S3
+ * client. A delete is one of them: it removes the record only, and the file
+ * follows from the table's stream (functions/cleanup.ts).
  */
 export class AttachmentViews {
   constructor(
@@ -31,6 +25,11 @@ export class AttachmentViews {
   /** Metadata only: the file and its key stay; the next link carries the new name. */
   async renameAttachment(userId: string, id: string, filename: string): Promise<Attachment> {
     return this.withLink(userId, (await this.store.rename(userId, id, filename)) ?? notFound(id));
+  }
+
+  /** The record goes now; the file follows from the table's stream. */
+  async deleteAttachment(userId: string, id: string, requestId: string): Promise<void> {
+    if (!(await this.store.remove(userId, id, requestId))) notFound(id);
   }
 
   async listAttachments(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<Attachment>> {
@@ -54,27 +53,29 @@ export class AttachmentViews {
 }
 
 /**
- * What the endpoints that write attachments do. The rule that keeps record and
+ * What writes and removes attachment files: the upload, and the cleanup that
+ * follows deletes from the tables' streams. The rule that keeps record and
  * file consistent: a record only ever exists while its file does. So a file is
- * written before its record and removed after it; a failure in between leaves
- * at worst a file with no record, which no response can reach.
+ * written before its record, and removed only after its record is gone (from
+ * the table's stream, functions/cleanup.ts, however often that must retry).
  */
-export class AttachmentService extends AttachmentViews implements ConversationDependent {
+export class AttachmentService extends AttachmentViews {
   constructor(
     store: AttachmentStore,
     links: FileLinks,
     private readonly files: FileStore,
-    private readonly conversations: ConversationActivity,
+    private readonly clock: Clock = systemClock,
   ) {
     super(store, links);
   }
 
+  /**
+   * The file, then the record in one transaction with its conversation's
+   * check: an upload into a conversation that is gone, or being deleted,
+   * stores nothing and answers 400 resource_missing.
+   */
   async upload(userId: string, upload: Upload): Promise<Attachment> {
-    const now = nowSeconds();
-    // The conditional update is also the ownership check, done before anything is written.
-    if (upload.conversation_id !== undefined && !(await this.conversations.markActive(userId, upload.conversation_id, now))) {
-      throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
-    }
+    const now = this.clock();
     const record: AttachmentRecord = {
       id: newId('att'),
       message_id: upload.message_id ?? null,
@@ -86,30 +87,47 @@ export class AttachmentService extends AttachmentViews implements ConversationDe
     };
     const key = fileKey(userId, record.id);
     await this.files.put(key, upload.file.bytes, record.file_type);
+    let outcome: 'added' | 'conversation-missing';
     try {
-      await this.store.add(userId, record);
+      outcome = await this.store.add(userId, record, now);
     } catch (error) {
-      await this.discardFile(key, record.id);
+      // The record may or may not have been written (every retry's answer was lost): ask.
+      if (await this.recordStored(userId, record.id)) return this.withLink(userId, record);
       throw error;
+    }
+    if (outcome === 'conversation-missing') {
+      await this.discardFile(key, record.id);
+      throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
     }
     return this.withLink(userId, record);
   }
 
-  async deleteAttachment(userId: string, id: string): Promise<void> {
-    if (!(await this.removeRecordThenFile(userId, id))) notFound(id);
+  /** Cleanup: the records of every attachment of a conversation that is gone (their files follow). */
+  removeAllOf(userId: string, conversationId: string): Promise<number> {
+    return this.store.removeAllOf(userId, conversationId);
   }
 
-  /** Every attachment of the conversation, records and files, however many there are. */
-  async removeAllOf(userId: string, conversationId: string): Promise<void> {
-    for await (const batch of this.store.batchesOf(userId, conversationId)) {
-      await Promise.all(batch.map((record) => this.removeRecordThenFile(userId, record.id)));
+  /** Cleanup: the file of an attachment whose record is gone. Removing a file that is not there is not an error. */
+  removeFile(userId: string, attachmentId: string): Promise<void> {
+    return this.files.remove(fileKey(userId, attachmentId));
+  }
+
+  /**
+   * After a failed record write: whether the record is there after all. When
+   * it is not, its file is removed (no record can point at it, since the
+   * write failed); when even that cannot be known, the file stays (an
+   * unreachable orphan, logged) rather than risk a record without its file.
+   */
+  private async recordStored(userId: string, id: string): Promise<boolean> {
+    const key = fileKey(userId, id);
+    try {
+      if (await this.store.get(userId, id)) return true;
+    } catch (error) {
+      logger.error('upload outcome unknown; file kept', { attachment_id: id, key, error: String(error) });
+      return false;
     }
-  }
-
-  private async removeRecordThenFile(userId: string, id: string): Promise<boolean> {
-    if (!(await this.store.remove(userId, id))) return false;
-    await this.files.remove(fileKey(userId, id));
-    return true;
+    await this.discardFile(key, id);
+    return false;
   }
 
   /** Best effort: if S3 refuses this too, the file is an orphan nobody can reach, and the log says which. */

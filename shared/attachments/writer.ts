@@ -5,17 +5,17 @@ import { S3FileStore } from './s3-file-store.js';
 import { AttachmentService } from './service.js';
 
 /**
- * The attachment service with its file store, for the functions that upload
- * and delete (attachments, and conversations with theirs): only they import
- * this module, so only their bundles carry the S3 client.
+ * The attachment service with its file store, for the functions that write or
+ * remove files (the upload, and the stream cleanup that follows deletes): only
+ * they import this module, so only their bundles carry the S3 client.
  */
 export const attachmentWriter: AppPart<AttachmentService> = {
   name: 'attachments',
   build: (app) =>
     new AttachmentService(
-      new DynamoAttachmentStore(app.dynamo, app.config.attachmentsTable),
+      new DynamoAttachmentStore(app.dynamo, app.config.attachmentsTable, app.config.conversationsTable),
       app.fileLinks,
       new S3FileStore(app.use(s3Client), app.config.filesBucket),
-      app.conversations,
+      app.clock,
     ),
 };

@@ -1,45 +1,89 @@
-import { conversationKey, contactKey, flagKey, groupKey, type Counterpart } from '../dynamo/keys.js';
+import { conversationKey, contactKey, flagKey, groupKey, muteEndKey, muteEndSort, type Counterpart } from '../dynamo/keys.js';
 import { conversationIndexes } from '../dynamo/tables.js';
-import type { Conversation, ConversationChanges } from './model.js';
+import type { Conversation, ConversationChanges, Mute } from './model.js';
+import { shownMute } from './mute.js';
+import { isUnread, type ReadStateCase, type ReadTimes } from './read-state.js';
 
 export type Item = Record<string, unknown>;
 
 /**
  * A conversation as a DynamoDB item and back: its fields, its key, and the
  * index keys that the lists query (both values of each flag, the sparse
- * group and contact keys), kept in step by every write.
+ * group, contact and mute-end keys), kept in step by every write.
+ *
+ * What is stored is the mute as set (`is_muted`, and `muted_until` for a
+ * timed one); what a response shows is that mute evaluated at the time of
+ * the request (`fromItem(item, now)`). Absent fields are absent, not NULL:
+ * conditions test `attribute_not_exists`.
  */
 export function toItem(userId: string, conversation: Conversation): Item {
+  const { is_muted: _muted, muted_until: _until, ...plain } = conversation;
   return {
     ...conversationKey(userId, conversation.id),
-    ...conversation,
-    [conversationIndexes.muted.partitionKey]: flagKey(userId, conversation.is_muted),
+    ...withoutNulls(plain),
+    ...muteAttributes(userId, muteOf(conversation)),
     [conversationIndexes.pinned.partitionKey]: flagKey(userId, conversation.is_pinned),
     [conversationIndexes.archived.partitionKey]: flagKey(userId, conversation.archived_at !== null),
+    [conversationIndexes.unread.partitionKey]: flagKey(userId, isUnread(conversation)),
     ...(conversation.group_id ? { [conversationIndexes.group.partitionKey]: groupKey(userId, conversation.group_id) } : {}),
     ...(conversation.contact_id ? { [conversationIndexes.contact.partitionKey]: contactKey(userId, conversation.contact_id) } : {}),
   };
 }
 
-export function fromItem(item: Item): Conversation {
-  const orNull = <T>(value: unknown) => (value === undefined ? null : (value as T));
+/** The conversation as a response shows it at `now`. */
+export function fromItem(item: Item, now: number): Conversation {
   return {
     id: item.id as string,
     contact_id: orNull(item.contact_id),
     group_id: orNull(item.group_id),
     pinned_message_id: orNull(item.pinned_message_id),
     is_pinned: item.is_pinned === true,
-    is_muted: item.is_muted === true,
-    last_active_at: orNull(item.last_active_at),
-    last_opened_at: orNull(item.last_opened_at),
+    ...shownMute(storedMute(item), now),
+    ...readTimes(item),
     created_at: item.created_at as number,
     archived_at: orNull(item.archived_at),
   };
 }
 
-export function counterpartOf(conversation: Conversation): Counterpart {
-  return conversation.group_id ? { kind: 'group', id: conversation.group_id } : { kind: 'contact', id: conversation.contact_id ?? '' };
+/** Whom a conversation (or its item) is with. */
+export function counterpartOf(conversation: { group_id?: unknown; contact_id?: unknown }): Counterpart {
+  return typeof conversation.group_id === 'string'
+    ? { kind: 'group', id: conversation.group_id }
+    : { kind: 'contact', id: typeof conversation.contact_id === 'string' ? conversation.contact_id : '' };
 }
+
+export function readTimes(item: Item): ReadTimes {
+  return { last_active_at: orNull(item.last_active_at), last_opened_at: orNull(item.last_opened_at) };
+}
+
+const orNull = <T>(value: unknown) => (value === undefined || value === null ? null : (value as T));
+
+function withoutNulls(record: Record<string, unknown>): Item {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null));
+}
+
+function storedMute(item: Item): Mute {
+  if (item.is_muted !== true) return { kind: 'off' };
+  return typeof item.muted_until === 'number' ? { kind: 'until', until: item.muted_until } : { kind: 'forever' };
+}
+
+/** The mute a seeded, API-shaped conversation stores (`is_muted` with a past `muted_until` stores an ended mute). */
+function muteOf(conversation: Conversation): Mute {
+  if (!conversation.is_muted) return { kind: 'off' };
+  return conversation.muted_until === null ? { kind: 'forever' } : { kind: 'until', until: conversation.muted_until };
+}
+
+/** A mute as attributes: the flag, its by_muted key, and for a timed mute its end, also keyed in by_mute_end. */
+function muteAttributes(userId: string, mute: Mute): Item {
+  return {
+    is_muted: mute.kind !== 'off',
+    [conversationIndexes.muted.partitionKey]: flagKey(userId, mute.kind !== 'off'),
+    ...(mute.kind === 'until'
+      ? { muted_until: mute.until, [conversationIndexes.muteEnd.partitionKey]: muteEndKey(userId), [conversationIndexes.muteEnd.sortKey]: muteEndSort(mute.until) }
+      : {}),
+  };
+}
+const TIMED_MUTE_ATTRIBUTES = ['muted_until', conversationIndexes.muteEnd.partitionKey, conversationIndexes.muteEnd.sortKey];
 
 export interface UpdateParts {
   UpdateExpression: string;
@@ -48,47 +92,83 @@ export interface UpdateParts {
 }
 
 /**
- * SET and REMOVE clauses for exactly the given fields, keeping the index keys
- * in step. Attribute names always go through ExpressionAttributeNames, so no
+ * SET and REMOVE clauses of a write, each field keeping its index keys in
+ * step. Attribute names always go through ExpressionAttributeNames, so no
  * field can ever collide with a DynamoDB reserved word.
  */
-export function updateExpression(userId: string, changes: ConversationChanges): UpdateParts | undefined {
-  const set: string[] = [];
-  const remove: string[] = [];
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const name = (attribute: string) => {
-    const placeholder = `#a${Object.keys(names).length}`;
-    names[placeholder] = attribute;
-    return placeholder;
-  };
-  const assign = (attribute: string, value: unknown) => {
-    const placeholder = `:v${Object.keys(values).length}`;
-    set.push(`${name(attribute)} = ${placeholder}`);
-    values[placeholder] = value;
-  };
-  if (changes.is_pinned !== undefined) {
-    assign('is_pinned', changes.is_pinned);
-    assign(conversationIndexes.pinned.partitionKey, flagKey(userId, changes.is_pinned));
+export class Changes {
+  private readonly set = new Map<string, unknown>();
+  private readonly remove = new Set<string>();
+
+  /** The plain fields and the mute of a PUT (read state goes through a ReadStateCase). */
+  static of(userId: string, changes: Omit<ConversationChanges, 'last_opened_at'>): Changes {
+    const update = new Changes();
+    if (changes.is_pinned !== undefined) {
+      update.assign('is_pinned', changes.is_pinned).assign(conversationIndexes.pinned.partitionKey, flagKey(userId, changes.is_pinned));
+    }
+    if (changes.mute !== undefined) {
+      for (const [attribute, value] of Object.entries(muteAttributes(userId, changes.mute))) update.assign(attribute, value);
+      if (changes.mute.kind !== 'until') for (const attribute of TIMED_MUTE_ATTRIBUTES) update.drop(attribute);
+    }
+    if (changes.pinned_message_id !== undefined) {
+      if (changes.pinned_message_id === null) update.drop('pinned_message_id');
+      else update.assign('pinned_message_id', changes.pinned_message_id);
+    }
+    if (changes.archived_at !== undefined) {
+      if (changes.archived_at === null) update.drop('archived_at');
+      else update.assign('archived_at', changes.archived_at);
+      update.assign(conversationIndexes.archived.partitionKey, flagKey(userId, changes.archived_at !== null));
+    }
+    return update;
   }
-  if (changes.is_muted !== undefined) {
-    assign('is_muted', changes.is_muted);
-    assign(conversationIndexes.muted.partitionKey, flagKey(userId, changes.is_muted));
+
+  assign(attribute: string, value: unknown): this {
+    this.set.set(attribute, value);
+    this.remove.delete(attribute);
+    return this;
   }
-  if (changes.pinned_message_id !== undefined) {
-    if (changes.pinned_message_id === null) remove.push(name('pinned_message_id'));
-    else assign('pinned_message_id', changes.pinned_message_id);
+
+  drop(attribute: string): this {
+    this.remove.add(attribute);
+    this.set.delete(attribute);
+    return this;
   }
-  if (changes.archived_at !== undefined) {
-    if (changes.archived_at === null) remove.push(name('archived_at'));
-    else assign('archived_at', changes.archived_at);
-    assign(conversationIndexes.archived.partitionKey, flagKey(userId, changes.archived_at !== null));
+
+  /**
+   * The update of these changes plus a read-state case: its times, its unread
+   * index key, and the names and values its condition uses. Undefined when
+   * nothing would be written (no fields, and a case that moves nothing).
+   */
+  with(userId: string, readState?: ReadStateCase): UpdateParts | undefined {
+    const set = new Map(this.set);
+    const remove = new Set(this.remove);
+    if (readState) {
+      for (const [attribute, value] of Object.entries(readState.set)) set.set(attribute, value);
+      for (const attribute of readState.remove) remove.add(attribute);
+      if (readState.unread !== undefined) set.set(conversationIndexes.unread.partitionKey, flagKey(userId, readState.unread));
+    }
+    if (set.size === 0 && remove.size === 0) return undefined;
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const name = (attribute: string) => {
+      const placeholder = `#a${Object.keys(names).length}`;
+      names[placeholder] = attribute;
+      return placeholder;
+    };
+    const assignments = [...set].map(([attribute, value], index) => {
+      values[`:v${index}`] = value;
+      return `${name(attribute)} = :v${index}`;
+    });
+    const removals = [...remove].map(name);
+    if (readState) {
+      Object.assign(names, readState.names);
+      Object.assign(values, readState.values);
+    }
+    const clauses = [assignments.length ? `SET ${assignments.join(', ')}` : '', removals.length ? `REMOVE ${removals.join(', ')}` : ''];
+    return {
+      UpdateExpression: clauses.filter(Boolean).join(' '),
+      ExpressionAttributeNames: names,
+      ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+    };
   }
-  if (set.length === 0 && remove.length === 0) return undefined;
-  const clauses = [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''];
-  return {
-    UpdateExpression: clauses.filter(Boolean).join(' '),
-    ExpressionAttributeNames: names,
-    ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-  };
 }

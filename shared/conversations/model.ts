@@ -10,7 +10,10 @@ export interface Conversation {
   group_id: string | null;
   pinned_message_id: string | null;
   is_pinned: boolean;
+  /** Evaluated at the time of the request: a mute whose end has passed reads false. */
   is_muted: boolean;
+  /** End of the current mute; null when it has no end or there is none. */
+  muted_until: number | null;
   last_active_at: number | null;
   last_opened_at: number | null;
   created_at: number;
@@ -22,16 +25,32 @@ export interface ConversationFilter {
   muted?: boolean;
   archived?: boolean;
   pinned?: boolean;
+  unread?: boolean;
   group_id?: string;
   contact_id?: string;
 }
 
-/** Fields a client may change; null clears a field. */
+/** A mute as stored: none, with no end, or until a time (Unix seconds). */
+export type Mute = { kind: 'off' } | { kind: 'forever' } | { kind: 'until'; until: number };
+
+/** Fields a client may change, validated; null clears a field. */
 export interface ConversationChanges {
   is_pinned?: boolean;
-  is_muted?: boolean;
+  mute?: Mute;
   pinned_message_id?: string | null;
   archived_at?: number | null;
+  /** Forward only; null clears it (mark as unread). */
+  last_opened_at?: number | null;
+}
+
+/** A PUT's fields as given, before the rules that depend on the time of the request. */
+export interface ConversationUpdate {
+  is_pinned?: boolean;
+  is_muted?: boolean;
+  muted_until?: number | null;
+  pinned_message_id?: string | null;
+  archived_at?: number | null;
+  last_opened_at?: number | null;
 }
 
 /** What a list page cost: which index it queried and how many items it read. */
@@ -47,16 +66,9 @@ export interface ConversationStore {
   get(userId: string, id: string): Promise<Conversation | undefined>;
   /** Applies only the given fields in one write; undefined when there is no such conversation. */
   update(userId: string, id: string, changes: ConversationChanges): Promise<Conversation | undefined>;
-  /** Sets last_active_at; false when there is no such conversation. */
-  markActive(userId: string, id: string, at: number): Promise<boolean>;
-  /** Removes the conversation record; false when there was none. */
-  remove(userId: string, id: string): Promise<boolean>;
+  /** Removes the conversation and its uniqueness record in one write; false when there was none. */
+  remove(userId: string, id: string, requestId: string): Promise<boolean>;
   list(userId: string, filter: ConversationFilter, page: PageRequest): Promise<{ page: Page<Conversation>; cost: ListCost }>;
-}
-
-/** Something that belongs to a conversation and goes when it is deleted (attachments, messages). */
-export interface ConversationDependent {
-  removeAllOf(userId: string, conversationId: string): Promise<void>;
 }
 
 export function newConversation(id: string, counterpart: Counterpart, createdAt: number): Conversation {
@@ -67,6 +79,7 @@ export function newConversation(id: string, counterpart: Counterpart, createdAt:
     pinned_message_id: null,
     is_pinned: false,
     is_muted: false,
+    muted_until: null,
     last_active_at: null,
     last_opened_at: null,
     created_at: createdAt,

@@ -10,6 +10,7 @@ export const listParams = {
   muted: flag,
   archived: flag,
   pinned: flag,
+  unread: flag,
   group_id: clientId,
   contact_id: clientId,
 };
@@ -19,6 +20,8 @@ export const createParams = { contact_id: clientId, group_id: clientId };
 export const updateParams = {
   is_pinned: flag,
   is_muted: flag,
+  muted_until: nullable(timestamp),
   pinned_message_id: nullable(clientId),
   archived_at: nullable(timestamp),
+  last_opened_at: nullable(timestamp),
 };

@@ -1,18 +1,24 @@
 import { resourceMissing } from '../http/errors.js';
 import type { Page, PageRequest } from '../pagination.js';
+import { systemClock, type Clock } from '../time.js';
+import { requestedMute } from './mute.js';
+import { requestedOpen } from './read-state.js';
 import type {
   Conversation,
   ConversationChanges,
-  ConversationDependent,
   ConversationFilter,
   ConversationStore,
+  ConversationUpdate,
   Counterpart,
   ListCost,
 } from './model.js';
 
 /** What the conversation endpoints do, whatever stores them. */
 export class ConversationService {
-  constructor(private readonly store: ConversationStore) {}
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   createConversation(userId: string, counterpart: Counterpart) {
     return this.store.findOrCreate(userId, counterpart);
@@ -22,22 +28,17 @@ export class ConversationService {
     return (await this.store.get(userId, id)) ?? notFound(id);
   }
 
-  async updateConversation(userId: string, id: string, changes: ConversationChanges): Promise<Conversation> {
-    return (await this.store.update(userId, id, changes)) ?? notFound(id);
+  async updateConversation(userId: string, id: string, update: ConversationUpdate): Promise<Conversation> {
+    return (await this.store.update(userId, id, changesAt(update, this.clock()))) ?? notFound(id);
   }
 
   /**
-   * What belongs to the conversation (the dependents the caller names:
-   * attachments, later messages) goes first, the conversation last: if
-   * anything fails midway the conversation is still there and a retried
-   * DELETE finishes the job, and nothing is left pointing at a conversation
-   * that no longer exists. The dependents are a parameter, not wiring, so
-   * that only the delete function bundles what they need (the S3 client).
+   * The conversation (and its uniqueness record) goes in one write, and the
+   * answer comes; its attachments follow from the table's stream
+   * (functions/cleanup.ts), a process that retries until it is done.
    */
-  async deleteConversation(userId: string, id: string, dependents: readonly ConversationDependent[]): Promise<void> {
-    await this.getConversation(userId, id);
-    for (const dependent of dependents) await dependent.removeAllOf(userId, id);
-    if (!(await this.store.remove(userId, id))) notFound(id);
+  async deleteConversation(userId: string, id: string, requestId: string): Promise<void> {
+    if (!(await this.store.remove(userId, id, requestId))) notFound(id);
   }
 
   listConversations(
@@ -47,11 +48,14 @@ export class ConversationService {
   ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
     return this.store.list(userId, filter, page);
   }
+}
 
-  /** Whether the user has this conversation, and if so, mark it active now. */
-  markActive(userId: string, id: string, at: number): Promise<boolean> {
-    return this.store.markActive(userId, id, at);
-  }
+/** The change a PUT asks for, judged at `now` (how far ahead an open may be, whether a mute's end has passed). */
+export function changesAt(update: ConversationUpdate, now: number): ConversationChanges {
+  const { is_muted, muted_until, last_opened_at, ...plain } = update;
+  const mute = requestedMute(is_muted, muted_until, now);
+  const opened = requestedOpen(last_opened_at, now);
+  return { ...plain, ...(mute === undefined ? {} : { mute }), ...(opened === undefined ? {} : { last_opened_at: opened }) };
 }
 
 function notFound(id: string): never {

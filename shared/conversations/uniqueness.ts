@@ -7,7 +7,7 @@ import type { Item } from './item-codec.js';
  * conversation that holds the place.
  */
 export function uniquenessItem(userId: string, counterpart: Counterpart, conversationId: string): Item {
-  return { ...counterpartKey(userId, counterpart), conversation_id: conversationId, locked_at_ms: Date.now() };
+  return { ...counterpartKey(userId, counterpart), conversation_id: conversationId };
 }
 
 export const uniquenessKey = counterpartKey;

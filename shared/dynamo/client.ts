@@ -16,7 +16,12 @@ export function createDynamoClient(config: Config): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: config.region,
     maxAttempts: DYNAMODB_TIMEOUTS.maxAttempts,
-    requestHandler: { connectionTimeout: DYNAMODB_TIMEOUTS.connectionTimeout, requestTimeout: DYNAMODB_TIMEOUTS.requestTimeout },
+    requestHandler: {
+      connectionTimeout: DYNAMODB_TIMEOUTS.connectionTimeout,
+      requestTimeout: DYNAMODB_TIMEOUTS.requestTimeout,
+      // Without it the SDK only logs a warning when requestTimeout passes and goes on waiting.
+      throwOnRequestTimeout: true,
+    },
     ...(config.dynamodbEndpoint ? { endpoint: config.dynamodbEndpoint } : {}),
     ...(config.credentials ? { credentials: config.credentials } : {}),
   });

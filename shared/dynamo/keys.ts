@@ -46,6 +46,15 @@ export const flagKey = (userId: string, value: boolean): string => composite(use
 export const groupKey = (userId: string, groupId: string): string => composite(userId, groupId);
 export const contactKey = (userId: string, contactId: string): string => composite(userId, contactId);
 
+/**
+ * Timed mutes only (a sparse index): partition per user, sorted by the end of
+ * the mute, so "mutes over by now" is one key condition. The end is a
+ * zero-padded decimal string so that string order is time order.
+ */
+const MUTE_END_DIGITS = 16;
+export const muteEndKey = (userId: string): string => composite(userId);
+export const muteEndSort = (mutedUntil: number): string => String(mutedUntil).padStart(MUTE_END_DIGITS, '0');
+
 export const attachmentKey = (userId: string, attachmentId: string): ItemKey => ({ pk: userId, sk: attachmentId });
 export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
 

@@ -27,6 +27,9 @@ export const conversationIndexes = {
   pinned: { name: 'by_pinned', partitionKey: 'pinned_key', sortKey: 'sk' },
   group: { name: 'by_group', partitionKey: 'group_key', sortKey: 'sk' },
   contact: { name: 'by_contact', partitionKey: 'contact_key', sortKey: 'sk' },
+  unread: { name: 'by_unread', partitionKey: 'unread_key', sortKey: 'sk' },
+  /** Sparse: only conversations muted until a time; sorted by that time (see conversations/mute.ts). */
+  muteEnd: { name: 'by_mute_end', partitionKey: 'mute_end_key', sortKey: 'mute_end_at' },
 } as const satisfies Record<string, IndexDefinition>;
 
 export type ConversationIndex = keyof typeof conversationIndexes;

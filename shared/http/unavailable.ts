@@ -24,6 +24,10 @@ const THROTTLING = new Set([
   'InternalServerError',
   'TimeoutError',
   'RequestTimeout',
+  // Transactions: another transaction held the items, or one with this token is still running.
+  'TransactionCanceledException',
+  'TransactionConflictException',
+  'TransactionInProgressException',
 ]);
 
 export function isBackendUnavailable(error: unknown): boolean {

@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { unlessConditionFails } from '../dynamo/errors.js';
+import { isConditionFailed, unlessConditionFails } from '../dynamo/errors.js';
 import type { ApiResponse } from '../http/response.js';
 import { idempotencyKey } from '../dynamo/keys.js';
 import { IDEMPOTENCY_TTL_SECONDS, type Claim, type IdempotencyRecord, type IdempotencyStore } from './model.js';
@@ -9,10 +9,9 @@ type Item = Record<string, unknown>;
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 /**
- * Idempotency records in DynamoDB. One conditional put elects the single run
- * of a key, without transactions (dynalite has none). DynamoDB's TTL deletes
- * expired records eventually (dynalite never does), so every read and the
- * claim's condition also treat `expires_at` in the past as no record.
+ * Idempotency records in DynamoDB. DynamoDB's TTL deletes expired records
+ * eventually (up to days late, and DynamoDB Local never does), so every read
+ * and the claim's condition also treat `expires_at` in the past as no record.
  */
 export class DynamoIdempotencyStore implements IdempotencyStore {
   constructor(
@@ -20,10 +19,18 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     private readonly table: string,
   ) {}
 
+  /**
+   * One conditional put elects the single run of a key. The claim carries
+   * this run's token (owner): when the SDK resends a claim whose answer was
+   * lost, its condition fails against the claim it made itself, and DynamoDB
+   * returns that item (ReturnValuesOnConditionCheckFailure): the run sees its
+   * own token and knows the key is its own, instead of taking its own claim
+   * for another run's (which would answer 409 until the lease ended).
+   */
   async claim(claim: Claim): Promise<IdempotencyRecord | undefined> {
     for (;;) {
-      const claimed = await unlessConditionFails(
-        this.client.send(
+      try {
+        await this.client.send(
           new PutCommand({
             TableName: this.table,
             Item: {
@@ -37,10 +44,14 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
             ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now OR (#state = :in_progress AND #lease < :now_ms)',
             ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at', '#state': 'state', '#lease': 'lease_until_ms' },
             ExpressionAttributeValues: { ':now': seconds(claim.nowMs), ':now_ms': claim.nowMs, ':in_progress': 'in_progress' },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
-        ),
-      );
-      if (claimed) return undefined;
+        );
+        return undefined;
+      } catch (error) {
+        if (!isConditionFailed(error)) throw error;
+        if (ownerOf(error) === claim.owner) return undefined;
+      }
       const holder = await this.get(claim.userId, claim.key, claim.nowMs);
       // Gone between our put and our read (released or expired): try again.
       if (holder) return holder;
@@ -107,4 +118,9 @@ function toRecord(item: Item): IdempotencyRecord {
     owner: item.owner as string,
     leaseUntilMs: item.lease_until_ms as number,
   };
+}
+
+/** The owner of the item a failed condition met (the raw item DynamoDB returns with the failure). */
+function ownerOf(error: unknown): string | undefined {
+  return (error as { Item?: { owner?: { S?: string } } }).Item?.owner?.S;
 }

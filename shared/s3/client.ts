@@ -24,7 +24,12 @@ export function s3ClientOptions(config: Pick<Config, 'region' | 's3Endpoint' | '
   return {
     region: config.region,
     maxAttempts: S3_TIMEOUTS.maxAttempts,
-    requestHandler: { connectionTimeout: S3_TIMEOUTS.connectionTimeout, requestTimeout: S3_TIMEOUTS.requestTimeout },
+    requestHandler: {
+      connectionTimeout: S3_TIMEOUTS.connectionTimeout,
+      requestTimeout: S3_TIMEOUTS.requestTimeout,
+      // Without it the SDK only logs a warning when requestTimeout passes and goes on waiting.
+      throwOnRequestTimeout: true,
+    },
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     // A stand-in on a host:port has no bucket subdomains.

@@ -17,9 +17,9 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it('has one function per route plus the authorizer, all Node.js 24 on arm64 with tracing and their own log group', () => {
+  it('has one function per route plus the authorizer and the cleanup, all Node.js 24 on arm64 with tracing and their own log group', () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 1);
+    expect(functions).toHaveLength(routes.length + 2);
     for (const { Properties } of functions) {
       expect(Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -34,11 +34,11 @@ describe('functions', () => {
     expect(logGroups.every(({ Properties }) => Properties.RetentionInDays > 0)).toBe(true);
   });
 
-  it('gives the route handlers their tables, bucket and limits, and endpoints sam local can override', () => {
+  it('gives the route handlers and the cleanup their tables, bucket and limits, and endpoints sam local can override', () => {
     const handlers = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
       ({ Properties }) => Properties.Environment.Variables.CONVERSATIONS_TABLE,
     );
-    expect(handlers).toHaveLength(routes.length);
+    expect(handlers).toHaveLength(routes.length + 1);
     for (const { Properties } of handlers) {
       expect(Properties.Environment.Variables).toMatchObject({
         CONVERSATIONS_TABLE: { Ref: expect.stringMatching(/^DataConversations/) },
@@ -85,12 +85,12 @@ describe('functions', () => {
 });
 
 describe('least privilege', () => {
-  it('grants no wildcard action to any role, and a * resource only for X-Ray', () => {
+  it('grants no wildcard action to any role, and a * resource only for X-Ray and dynamodb:ListStreams (which have no resource-level permissions)', () => {
     for (const policy of Object.values(resourcesOf(template(), 'AWS::IAM::Policy'))) {
       for (const statement of policy.Properties.PolicyDocument.Statement) {
         for (const action of [statement.Action].flat()) expect(action).not.toMatch(/\*/);
         if ([statement.Resource].flat().includes('*')) {
-          expect(statement.Action).toEqual(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
+          expect([['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], 'dynamodb:ListStreams']).toContainEqual(statement.Action);
         }
       }
     }
@@ -121,7 +121,8 @@ describe('least privilege', () => {
       }
       expect(grant).toBeDefined();
       const writes = grant.Action.filter((a: string) => /Put|Update|Delete|BatchWrite/.test(a));
-      expect(writes.length > 0).toBe(level === 'write');
+      if (level === 'update') expect(writes).toEqual(['dynamodb:UpdateItem']);
+      else expect(writes.length > 0).toBe(level === 'write');
       expect(grant.Action).not.toContain('dynamodb:Scan');
       expect(indexNamesIn(grant.Resource)).toEqual(definition.indexes.map((index) => index.name));
     }
@@ -290,6 +291,42 @@ describe('the REST API', () => {
     }
     const url = (outputs.ApiUrl!.Value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
     expect(url.at(-1)).toBe('/v1');
+  });
+});
+
+describe('cleanup from the tables\' streams', () => {
+  it('streams the keys of removed items from the conversations and attachments tables, and from no other', () => {
+    const streamed = Object.values(resourcesOf(template(), 'AWS::DynamoDB::Table')).filter(({ Properties }) => Properties.StreamSpecification);
+    expect(streamed).toHaveLength(2);
+    for (const { Properties } of streamed) expect(Properties.StreamSpecification).toEqual({ StreamViewType: 'KEYS_ONLY' });
+  });
+
+  it('feeds both streams to the cleanup function: removals only, retried, bisected, then to a dead-letter queue', () => {
+    const mappings = Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping'));
+    expect(mappings).toHaveLength(2);
+    const [queueId] = Object.keys(resourcesOf(template(), 'AWS::SQS::Queue'));
+    for (const { Properties } of mappings) {
+      expect(Properties).toMatchObject({
+        FunctionName: { Ref: expect.stringMatching(/^FunctionsCleanup/) },
+        StartingPosition: 'TRIM_HORIZON',
+        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: 10,
+        FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ eventName: ['REMOVE'] }) }] },
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
+      });
+    }
+  });
+
+  it('alarms on the first batch in the dead-letter queue', () => {
+    const [alarm] = Object.values(resourcesOf(template(), 'AWS::CloudWatch::Alarm')).filter(({ Properties }) => Properties.Namespace === 'AWS/SQS');
+    expect(alarm!.Properties).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+  });
+
+  it('lets the cleanup query and batch-delete attachment records, delete files, read the streams and send to its queue, nothing else', () => {
+    const statements = statementsOf(roleOf('Cleanup')).filter((s) => !isLoggingOrTracing(s));
+    const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
+    const actions = new Set(statements.flatMap((s) => s.Action).filter((action: string) => !streamReads.includes(action)));
+    expect([...actions].sort()).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:Query', 's3:DeleteObject', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
   });
 });
 

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as uploadHandler } from '../../functions/attachments/upload.js';
 import { fileKey } from '../../shared/dynamo/keys.js';
+import { eventually } from '../support/eventually.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import {
   BOUNDARY,
@@ -34,7 +35,11 @@ afterEach(async () => {
   for (const { id } of (await t.call(USER, 'GET', '/v1/attachments?limit=100')).body.data) {
     expect((await t.call(USER, 'DELETE', `/v1/attachments/${id}`)).status).toBe(200);
   }
+  // Their files follow from the stream cleanup: the next test starts with none.
+  expect(await eventually(filesOfUser, (keys) => keys.length === 0)).toEqual([]);
 });
+
+const filesOfUser = async () => (await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.startsWith(fileKey(USER, '')));
 
 async function expectRefused(response: { status: number; body: any }, status: number, code: string, param?: string) {
   expect(response.status).toBe(status);
@@ -42,7 +47,7 @@ async function expectRefused(response: { status: number; body: any }, status: nu
   expect(typeof response.body.error.request_id).toBe('string');
   // Nothing is half-written: no record and no file for the user.
   expect((await t.call(USER, 'GET', '/v1/attachments')).body.data).toEqual([]);
-  expect((await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.startsWith(`files/${USER}/`))).toEqual([]);
+  expect(await filesOfUser()).toEqual([]);
 }
 
 function accepted(response: { status: number; body: any }) {

@@ -1,49 +1,7 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { counterpartKey } from '../../shared/dynamo/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { deadEndpoint } from '../support/dead-endpoint.js';
 
-
-describe('when a create failed between its two writes', () => {
-  let t: TestApi;
-  let db: DynamoDBDocumentClient;
-  beforeAll(async () => {
-    t = await startTestApi();
-    db = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
-    );
-  });
-  afterAll(() => t.close());
-
-  const leaveDanglingRecord = (userId: string, contactId: string, ageMs: number) =>
-    db.send(
-      new PutCommand({
-        TableName: t.api.config.conversationsTable,
-        Item: {
-          ...counterpartKey(userId, { kind: 'contact', id: contactId }),
-          conversation_id: 'conv_01ARZ3NDEKTSV4RRFFQ69G5FAV',
-          locked_at_ms: Date.now() - ageMs,
-        },
-      }),
-    );
-
-  it('repairs a uniqueness record that points at no conversation and creates the conversation', async () => {
-    await leaveDanglingRecord('crashed', 'zoe', 60_000);
-    const response = await t.call('crashed', 'POST', '/v1/conversations', { form: { contact_id: 'zoe' } });
-    expect(response.status).toBe(201);
-    const { Item } = await db.send(new GetCommand({ TableName: t.api.config.conversationsTable, Key: counterpartKey('crashed', { kind: 'contact', id: 'zoe' }) }));
-    expect(Item?.conversation_id).toBe(response.body.id);
-    expect((await t.call('crashed', 'POST', '/v1/conversations', { form: { contact_id: 'zoe' } })).body.id).toBe(response.body.id);
-  });
-
-  it('waits out the lease of a fresh record whose create never finished, then creates', async () => {
-    await leaveDanglingRecord('crashed', 'yann', 0);
-    const response = await t.call('crashed', 'POST', '/v1/conversations', { form: { contact_id: 'yann' } });
-    expect(response.status).toBe(201);
-  });
-});
 
 describe('when DynamoDB cannot be reached', () => {
   let t: TestApi;

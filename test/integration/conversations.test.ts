@@ -17,6 +17,7 @@ const CONVERSATION_FIELDS = [
   'is_pinned',
   'last_active_at',
   'last_opened_at',
+  'muted_until',
   'pinned_message_id',
 ];
 
@@ -36,6 +37,7 @@ describe('POST /v1/conversations', () => {
       pinned_message_id: null,
       is_pinned: false,
       is_muted: false,
+      muted_until: null,
       last_active_at: null,
       last_opened_at: null,
       archived_at: null,
@@ -203,7 +205,10 @@ describe('PUT /v1/conversations/:id', () => {
     [{ archived_at: '1.5' }, 'archived_at'],
     [{ archived_at: 'soon' }, 'archived_at'],
     [{ pinned_message_id: 'two words' }, 'pinned_message_id'],
-    [{ last_opened_at: '1' }, 'last_opened_at'],
+    [{ last_opened_at: 'yesterday' }, 'last_opened_at'],
+    [{ last_opened_at: String(Math.floor(Date.now() / 1000) + 3600) }, 'last_opened_at'],
+    [{ muted_until: 'soon' }, 'muted_until'],
+    [{ is_muted: 'false', muted_until: String(Math.floor(Date.now() / 1000) + 3600) }, 'muted_until'],
     [{ contact_id: 'someone_else' }, 'contact_id'],
   ])('refuses %o', async (form, param) => {
     const { body } = await create('updater', { contact_id: 'jack' });

@@ -46,6 +46,12 @@ describe('the idempotency store', () => {
     expect(await store.claim(claimOf('expiry', 'later', now + DAY_MS + 1_000, 'other'))).toBeUndefined();
   });
 
+  it('recognises its own claim when the same claim is sent again (the SDK retry of a claim whose answer was lost)', async () => {
+    expect(await store.claim(claimOf('resent', 'me', T0))).toBeUndefined();
+    expect(await store.claim(claimOf('resent', 'me', T0))).toBeUndefined();
+    expect(await store.claim(claimOf('resent', 'someone-else', T0 + 10))).toMatchObject({ state: 'in_progress', owner: 'me' });
+  });
+
   it('lets one of two claims of a key win, and shows the loser the winner', async () => {
     expect(await store.claim(claimOf('race', 'a', T0))).toBeUndefined();
     expect(await store.claim(claimOf('race', 'b', T0 + 10))).toMatchObject({ state: 'in_progress', owner: 'a' });

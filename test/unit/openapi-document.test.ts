@@ -86,6 +86,7 @@ describe('the response check that every integration test runs', () => {
     pinned_message_id: null,
     is_pinned: false,
     is_muted: false,
+    muted_until: null,
     last_active_at: null,
     last_opened_at: null,
     created_at: 1767225600,

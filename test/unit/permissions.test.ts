@@ -19,6 +19,11 @@ describe('permissions from a route access declaration', () => {
     ]);
   });
 
+  it('lets an updater read and update existing items, but not put, delete or scan', () => {
+    const [grant] = permissionsFor({ access: { conversations: 'update' } }, arns);
+    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+  });
+
   it('lets a writer also put, update and delete, and nothing the code never calls (scan, batches, condition checks)', () => {
     const [grant] = permissionsFor({ access: { attachments: 'write' } }, arns);
     expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);

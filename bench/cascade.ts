@@ -1,0 +1,61 @@
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { parseArgs } from 'node:util';
+import { startLocalApi } from '../infra/local/server.js';
+import { signToken } from '../shared/auth/tokens.js';
+import { attachmentConversationKey, attachmentKey } from '../shared/dynamo/keys.js';
+import { attachmentIndexes } from '../shared/dynamo/tables.js';
+import { newId } from '../shared/ids.js';
+import { round } from './stats.js';
+
+// `POWERTOOLS_LOG_LEVEL=WARN npx tsx bench/cascade.ts [--attachments 10000]`: how long DELETE /v1/conversations/:id takes for a
+// conversation with that many attachments, and how long until the stream cleanup has removed their records.
+const { values } = parseArgs({ options: { attachments: { type: 'string', default: '10000' } } });
+const count = Number(values.attachments);
+const api = await startLocalApi({ port: 0 });
+try {
+  const user = 'user_cascade';
+  const token = await signToken(api.authSecret, user, 3600);
+  const call = (method: string, path: string, body?: URLSearchParams) =>
+    fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${token}` }, body });
+  const conversation = (await (await call('POST', '/v1/conversations', new URLSearchParams({ contact_id: 'many' }))).json()) as { id: string };
+  // Records as uploads leave them (files are not needed to measure the cascade: removing a missing file is a no-op).
+  const items = Array.from({ length: count }, () => {
+    const id = newId('att');
+    return {
+      ...attachmentKey(user, id),
+      id,
+      message_id: null,
+      conversation_id: conversation.id,
+      filename: 'f.txt',
+      file_type: 'text/plain',
+      file_size: 1,
+      created_at: 1_700_000_000,
+      [attachmentIndexes.conversation.partitionKey]: attachmentConversationKey(user, conversation.id),
+    };
+  });
+  const seedStarted = performance.now();
+  for (let start = 0; start < items.length; start += 25) {
+    let requests = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
+    while (requests.length > 0) {
+      const { UnprocessedItems } = await api.app.dynamo.send(new BatchWriteCommand({ RequestItems: { [api.config.attachmentsTable]: requests } }));
+      requests = (UnprocessedItems?.[api.config.attachmentsTable] ?? []) as typeof requests;
+    }
+  }
+  console.error(`seeded ${count} attachment records in ${round((performance.now() - seedStarted) / 1000)} s`);
+
+  const started = performance.now();
+  const answer = await call('DELETE', `/v1/conversations/${conversation.id}`);
+  const answeredMs = performance.now() - started;
+  let remaining = count;
+  while (remaining > 0) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const page = (await (await call('GET', `/v1/attachments?conversation_id=${conversation.id}&limit=1`)).json()) as { data: unknown[] };
+    remaining = page.data.length;
+  }
+  const goneMs = performance.now() - started;
+  console.log(
+    JSON.stringify({ attachments: count, deleteStatus: answer.status, deleteAnsweredMs: round(answeredMs), attachmentsGoneAfterMs: round(goneMs) }),
+  );
+} finally {
+  await api.close();
+}

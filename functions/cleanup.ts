@@ -1,0 +1,38 @@
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { lambdaApp, type App } from '../shared/app.js';
+import { attachmentWriter } from '../shared/attachments/writer.js';
+import { isRemoval, removedKey, tableOf } from '../shared/cleanup/stream-events.js';
+import { CONVERSATION_SK_PREFIX } from '../shared/dynamo/keys.js';
+import { logger } from '../shared/observability.js';
+
+/**
+ * Removes what hangs off a removed item, from the tables' streams: a removed
+ * conversation's attachment records, and a removed attachment record's file.
+ * Every step is idempotent (records are delivered at least once). A failure
+ * throws: the event source mapping retries the batch (bisecting it to find
+ * the record that fails), then hands it to the dead-letter queue and its alarm;
+ * the local stream poller retries until it succeeds.
+ */
+async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
+  const { conversationsTable, attachmentsTable } = app.config;
+  const attachments = app.use(attachmentWriter);
+  for (const record of event.Records) {
+    const key = removedKey(record);
+    if (!isRemoval(record) || !key) continue;
+    const table = tableOf(record);
+    if (table === conversationsTable && key.sk.startsWith(CONVERSATION_SK_PREFIX)) {
+      const removed = await attachments.removeAllOf(key.pk, key.sk);
+      logger.info('conversation cleaned up', { conversation_id: key.sk, attachments_removed: removed });
+    } else if (table === attachmentsTable) {
+      await attachments.removeFile(key.pk, key.sk);
+    }
+  }
+}
+
+type StreamHandler = (event: DynamoDBStreamEvent) => Promise<void>;
+
+/** On Lambda: the process's App. The local stream poller runs it on the server's App (withApp). */
+export const handler: StreamHandler & { withApp(app: App): StreamHandler } = Object.assign(
+  (event: DynamoDBStreamEvent) => cleanUp(event, lambdaApp()),
+  { withApp: (app: App) => (event: DynamoDBStreamEvent) => cleanUp(event, app) },
+);

@@ -1,0 +1,23 @@
+import type { DynamoDBRecord } from 'aws-lambda';
+
+/**
+ * What the cleanup reacts to: items removed from a table. The stack's event
+ * source mapping filters on this pattern and the local stream poller applies
+ * the same one, so the function sees the same records on both.
+ */
+export const REMOVALS_FILTER_PATTERN = { eventName: ['REMOVE'] } as const;
+
+export const isRemoval = (record: DynamoDBRecord): boolean => record.eventName === 'REMOVE';
+
+/** The table a stream record comes from: `arn:…:table/<name>/stream/<label>`. */
+export function tableOf(record: DynamoDBRecord): string | undefined {
+  return /:table\/([^/]+)\/stream\//.exec(record.eventSourceARN ?? '')?.[1];
+}
+
+/** The removed item's key (KEYS_ONLY streams carry nothing else). */
+export function removedKey(record: DynamoDBRecord): { pk: string; sk: string } | undefined {
+  const keys = record.dynamodb?.Keys;
+  const pk = keys?.pk?.S;
+  const sk = keys?.sk?.S;
+  return pk !== undefined && sk !== undefined ? { pk, sk } : undefined;
+}

@@ -1,0 +1,48 @@
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTables } from '../../infra/local/dynamodb.js';
+import { conversationsTable } from '../../shared/dynamo/tables.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+
+// `npm start` keeps its tables under .data/: a table from an older version must get the indexes it lacks.
+let t: TestApi;
+beforeAll(async () => {
+  t = await startTestApi();
+});
+afterAll(() => t?.close());
+
+describe('ensureTables', () => {
+  it('adds the indexes a table kept from an older version lacks, each active', async () => {
+    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    const client = new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials });
+    const name = `older_conversations_${Date.now()}`;
+    const [kept, ...added] = conversationsTable.indexes;
+    await client.send(
+      new CreateTableCommand({
+        TableName: name,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: ['pk', 'sk', kept!.partitionKey].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: kept!.name,
+            KeySchema: [
+              { AttributeName: kept!.partitionKey, KeyType: 'HASH' },
+              { AttributeName: 'sk', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      }),
+    );
+    await ensureTables(t.api.dynamodbEndpoint, 'us-east-1', credentials, { [name]: conversationsTable });
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
+    expect(Table?.GlobalSecondaryIndexes?.map((index) => [index.IndexName, index.IndexStatus]).sort()).toEqual(
+      [kept!, ...added].map((index) => [index.name, 'ACTIVE']).sort(),
+    );
+    client.destroy();
+  });
+});

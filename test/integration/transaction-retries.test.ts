@@ -1,0 +1,99 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoAttachmentStore } from '../../shared/attachments/dynamo-store.js';
+import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
+import { toItem } from '../../shared/conversations/item-codec.js';
+import { newConversation } from '../../shared/conversations/model.js';
+import { uniquenessItem } from '../../shared/conversations/uniqueness.js';
+import { conversationKey, counterpartKey } from '../../shared/dynamo/keys.js';
+import { requestToken, transactWrite } from '../../shared/dynamo/transactions.js';
+import { newId } from '../../shared/ids.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+
+/**
+ * What the SDK does when a transaction's answer is lost: it sends the very
+ * same request (same ClientRequestToken) again. These tests send it twice
+ * against DynamoDB Local, as that retry would, and check that the second
+ * send is answered as the first was, never as a failed condition.
+ */
+let t: TestApi;
+beforeAll(async () => {
+  t = await startTestApi();
+});
+afterAll(() => t?.close());
+
+const config = () => t.api.config;
+
+describe('a transaction sent again with its token (the SDK retry after a lost answer)', () => {
+  it('answers committed again and writes nothing twice, while the same write under another token fails its condition', async () => {
+    const user = 'retry-create';
+    const counterpart = { kind: 'contact', id: 'zed' } as const;
+    const conversation = newConversation(newId('conv'), counterpart, 1_700_000_000);
+    const absent = { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } };
+    const items = [
+      { Put: { TableName: config().conversationsTable, Item: uniquenessItem(user, counterpart, conversation.id), ...absent } },
+      { Put: { TableName: config().conversationsTable, Item: toItem(user, conversation), ...absent } },
+    ];
+    const token = requestToken('create-conversation', user, conversation.id);
+    expect(await transactWrite(t.api.app.dynamo, items, token)).toEqual({ committed: true });
+    expect(await transactWrite(t.api.app.dynamo, items, token)).toEqual({ committed: true });
+    expect(await transactWrite(t.api.app.dynamo, items, requestToken('another request'))).toEqual({
+      committed: false,
+      conditionFailed: [true, true],
+      conflict: false,
+    });
+    const { Item } = await t.api.app.dynamo.send(
+      new GetCommand({ TableName: config().conversationsTable, Key: counterpartKey(user, counterpart), ConsistentRead: true }),
+    );
+    expect(Item?.conversation_id).toBe(conversation.id);
+  });
+
+  it('lets the request that deleted a conversation answer 200 when its delete is sent again, and another request 404', async () => {
+    const store = new DynamoConversationStore(t.api.app.dynamo, config().conversationsTable);
+    const { conversation } = await store.findOrCreate('retry-delete', { kind: 'group', id: 'g1' });
+    const removeAgain = async (requestId: string) => {
+      // The store reads the conversation before it deletes; a resent transaction skips that read.
+      const outcome = await transactWrite(
+        t.api.app.dynamo,
+        [
+          { Delete: { TableName: config().conversationsTable, Key: conversationKey('retry-delete', conversation.id), ConditionExpression: 'attribute_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } },
+          {
+            Delete: {
+              TableName: config().conversationsTable,
+              Key: counterpartKey('retry-delete', { kind: 'group', id: 'g1' }),
+              ConditionExpression: '#holder = :id',
+              ExpressionAttributeNames: { '#holder': 'conversation_id' },
+              ExpressionAttributeValues: { ':id': conversation.id },
+            },
+          },
+        ],
+        requestToken('delete-conversation', 'retry-delete', conversation.id, requestId),
+      );
+      return outcome.committed;
+    };
+    expect(await store.remove('retry-delete', conversation.id, 'request-1')).toBe(true);
+    expect(await removeAgain('request-1')).toBe(true);
+    expect(await removeAgain('request-2')).toBe(false);
+    expect(await store.remove('retry-delete', conversation.id, 'request-3')).toBe(false);
+  });
+
+  it('lets an attachment delete sent again by the same request answer true, and another request false', async () => {
+    const store = new DynamoAttachmentStore(t.api.app.dynamo, config().attachmentsTable, config().conversationsTable);
+    const id = newId('att');
+    const record = { id, message_id: null, conversation_id: null, filename: 'a.txt', file_type: 'text/plain', file_size: 1, created_at: 1 };
+    expect(await store.add('retry-attachment', record, 1)).toBe('added');
+    // The upload's own transaction, sent again after a lost answer: success, not "exists".
+    expect(await store.add('retry-attachment', record, 1)).toBe('added');
+    expect(await store.remove('retry-attachment', id, 'request-1')).toBe(true);
+    expect(await store.remove('retry-attachment', id, 'request-1')).toBe(true);
+    expect(await store.remove('retry-attachment', id, 'request-2')).toBe(false);
+  });
+
+  it('refuses an upload into a conversation that is gone, writing nothing', async () => {
+    const store = new DynamoAttachmentStore(t.api.app.dynamo, config().attachmentsTable, config().conversationsTable);
+    const id = newId('att');
+    const record = { id, message_id: null, conversation_id: newId('conv'), filename: 'a.txt', file_type: 'text/plain', file_size: 1, created_at: 1 };
+    expect(await store.add('retry-attachment', record, 1)).toBe('conversation-missing');
+    expect(await store.get('retry-attachment', id)).toBeUndefined();
+  });
+});
