@@ -103,6 +103,18 @@ function firstEvent(name: string, fixture: Fixture, round: number): unknown {
       return proxyEvent({ route: route(name), userId, pathParameters: { id: attachmentId! }, form: { filename: 'renamed.jpg' } });
     case 'DeleteAttachment':
       return proxyEvent({ route: route(name), userId, pathParameters: { id: deleteAttachmentId } });
+    case 'StartUploadSession':
+      return proxyEvent({ route: route(name), userId, form: { filename: 'video.mp4', file_size: String(1024 ** 3) } });
+    case 'GetUploadSession':
+      return proxyEvent({ route: route(name), userId, pathParameters: { id: fixture.sessionIds[0]! } });
+    case 'SignUploadParts':
+      return proxyEvent({ route: route(name), userId, pathParameters: { id: fixture.sessionIds[0]! }, form: { part_numbers: '1-100' } });
+    case 'CompleteUploadSession': {
+      const { id, parts } = fixture.completableSessions[round]!;
+      return proxyEvent({ route: route(name), userId, pathParameters: { id }, json: { parts } });
+    }
+    case 'AbortUploadSession':
+      return proxyEvent({ route: route(name), userId, pathParameters: { id: fixture.sessionIds[fixture.sessionIds.length - 1 - round]! } });
     default:
       throw new Error(`No first request defined for ${name}: add one to bench/cold-start.ts`);
   }

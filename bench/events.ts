@@ -14,14 +14,27 @@ export interface EventRequest {
   pathParameters?: Record<string, string>;
   query?: Record<string, string>;
   form?: Record<string, string>;
+  json?: unknown;
   /** A multipart body: API Gateway passes it base64-encoded (binary media type). */
   multipart?: { contentType: string; body: Buffer };
 }
 
-export function proxyEvent({ route, userId, pathParameters, query, form, multipart }: EventRequest): APIGatewayProxyEvent {
+export function proxyEvent({ route, userId, pathParameters, query, form, json, multipart }: EventRequest): APIGatewayProxyEvent {
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathParameters?.[name] ?? ''));
-  const body = multipart ? multipart.body.toString('base64') : form ? new URLSearchParams(form).toString() : null;
-  const contentType = multipart ? multipart.contentType : form ? 'application/x-www-form-urlencoded' : undefined;
+  const body = multipart
+    ? multipart.body.toString('base64')
+    : form
+      ? new URLSearchParams(form).toString()
+      : json !== undefined
+        ? JSON.stringify(json)
+        : null;
+  const contentType = multipart
+    ? multipart.contentType
+    : form
+      ? 'application/x-www-form-urlencoded'
+      : json !== undefined
+        ? 'application/json'
+        : undefined;
   const headers: Record<string, string> = {
     Accept: 'application/json',
     Authorization: 'Bearer <token>',

@@ -1,6 +1,7 @@
 import { attachmentWriter } from '../shared/attachments/writer.js';
 import { randomBytes } from 'node:crypto';
 import { signToken } from '../shared/auth/tokens.js';
+import { uploadSessions } from '../shared/uploads/sessions.js';
 import type { App } from '../shared/app.js';
 import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
 import { putConversations } from './seed-conversations.js';
@@ -10,7 +11,7 @@ import { population } from './population.js';
 /**
  * One user with a few hundred conversations, one of them with a known
  * contact (so POST with that contact is the "already exists" path), and a
- * few small attachments in the first conversation, in the DynamoDB and S3 at
+ * few small attachments in the first conversation, and upload sessions, in the DynamoDB and S3 at
  * DYNAMODB_ENDPOINT and S3_ENDPOINT. The cold starts and the warm runs use it.
  */
 export interface Fixture {
@@ -22,6 +23,10 @@ export interface Fixture {
   attachmentIds: string[];
   /** The conversation the attachments are in. */
   attachmentConversationId: string;
+  /** Pending 1 GiB upload sessions with no parts yet (get, presign, abort). */
+  sessionIds: string[];
+  /** Sessions whose one part is in S3, ready to complete. */
+  completableSessions: { id: string; parts: { part_number: number; etag: string }[] }[];
   store: DynamoConversationStore;
   /** The bench process's own clients and services, for the reference calls. */
   app: App;
@@ -44,6 +49,17 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
     });
     attachmentIds.push(attachment.id);
   }
+  const sessionIds: string[] = [];
+  const completableSessions: Fixture['completableSessions'] = [];
+  for (let index = 0; index < attachmentCount; index += 1) {
+    sessionIds.push((await app.use(uploadSessions).start(userId, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id);
+    const file = fileOf(4096);
+    const session = await app.use(uploadSessions).start(userId, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
+    const [part] = await app.use(uploadSessions).signParts(userId, session.id, [1]);
+    const response = await fetch(part!.url, { method: 'PUT', body: file.bytes });
+    await response.arrayBuffer();
+    completableSessions.push({ id: session.id, parts: [{ part_number: 1, etag: response.headers.get('etag')! }] });
+  }
   return {
     userId,
     authSecret,
@@ -52,6 +68,8 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
     conversationIds: conversations.map((conversation) => conversation.id),
     attachmentIds,
     attachmentConversationId: conversations[0]!.id,
+    sessionIds,
+    completableSessions,
     store,
     app,
   };

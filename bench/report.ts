@@ -6,6 +6,7 @@ import { FUNCTION_SETTINGS } from '../infra/constructs/functions.js';
 const FUNCTION_NOTE = `${FUNCTION_SETTINGS.memoryMb} MB ${FUNCTION_SETTINGS.architecture}`;
 import type { GrowthFigures } from './list-cost.js';
 import type { ProfileShare } from './profile.js';
+import type { SessionFlowFigures } from './upload-sessions.js';
 import type { UploadFigures } from './uploads.js';
 import type { WarmFigure } from './warm.js';
 
@@ -23,6 +24,7 @@ export interface Results {
   listCost?: GrowthFigures;
   uploads?: UploadFigures;
   cost?: CostFigure[];
+  uploadSessions?: SessionFlowFigures;
   durationSeconds: number;
 }
 
@@ -33,6 +35,7 @@ export const TARGETS = {
   attachmentListRatio: 1.2,
   uploadRatio: 2,
   uploadMemoryPerFileByte: 4,
+  sessionRatio: 0.95,
 };
 
 const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} KB`;
@@ -53,6 +56,7 @@ export function markdown(results: Results): string {
   if (results.warm) sections.push(warmSection(results.warm, settings, results.serverProfile));
   if (results.listCost) sections.push(growthSection(results.listCost));
   if (results.uploads) sections.push(uploadsSection(results.uploads));
+  if (results.uploadSessions) sections.push(uploadSessionsSection(results.uploadSessions));
   if (results.cost) sections.push(costSection(results.cost));
   return sections.join('\n\n');
 }
@@ -221,5 +225,26 @@ function uploadsSection(uploads: UploadFigures): string {
       ]),
     ) +
     `\n\nMarginal peak, ${uploads.sizes[0]!.mebibytes} → ${uploads.sizes.at(-1)!.mebibytes} MiB: ${uploads.marginalPeakPerMiB} MiB per MiB uploaded.`
+  );
+}
+
+function uploadSessionsSection(figures: SessionFlowFigures): string {
+  const [small, large] = [figures.completeMemory[0]!, figures.completeMemory.at(-1)!];
+  const list = (counts: Record<string, number>) => Object.entries(counts).map(([name, count]) => `${name} ${count}`).join(', ');
+  return (
+    `### Upload sessions\n\nA ${figures.mebibytes} MiB file (${figures.partCount} parts of ${figures.partSize / 1024 / 1024} MiB), median of ${figures.rounds} rounds each way, ` +
+    `${figures.concurrency} parts in flight: through the session flow (POST /v1/upload_sessions, presigned URLs 100 a call, PUT straight to the S3 stand-in, complete: ` +
+    `assembly, size check, type sniff, transaction) against CreateMultipartUpload, UploadPart and CompleteMultipartUpload from the bench process. ` +
+    `Target: session rate ≥ ${TARGETS.sessionRatio} × direct.\n\n` +
+    table(
+      ['Flow', 'Time (ms)', 'MiB/s', 'Session / direct', 'Target'],
+      [
+        ['Session flow', figures.sessionMs, figures.sessionMiBps, figures.ratio, mark(figures.ratio >= TARGETS.sessionRatio)],
+        ['UploadPart directly', figures.directMs, figures.directMiBps, '', ''],
+      ],
+    ) +
+    `\n\nComplete function, fresh process, peak above idle: ${small.mebibytes} MiB file ${small.peakAboveIdleMiB} MiB, ${large.mebibytes} MiB file ${large.peakAboveIdleMiB} MiB ` +
+    `(the bytes never reach a function). Per GiB uploaded: API requests ${list(figures.apiRequestsPerGiB)}; DynamoDB operations ${list(figures.dynamodbPerGiB)}; ` +
+    `capacity ${figures.capacityPerGiB.readUnits} RCU and ${figures.capacityPerGiB.writeUnits} WCU (strongly consistent reads, transactional writes at 2 WCU per item).`
   );
 }

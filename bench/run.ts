@@ -12,11 +12,12 @@ import { benchApp, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { markdown, type Results } from './report.js';
 import { round } from './stats.js';
+import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,growth,cost --profile]`
-const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'growth', 'cost'] as const;
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost --profile]`
+const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost'] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
@@ -25,8 +26,11 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '1000,10000,100000' },
     // Invocations per endpoint in the cost table.
     invocations: { type: 'string', default: '20' },
-    // Some parts only, e.g. --only bundles,cold (cold and uploads need the bundles, and bundle them).
+    // Some parts only, e.g. --only bundles,cold (cold, uploads and sessions need the bundles, and bundle them).
     only: { type: 'string', default: PARTS.join(',') },
+    // Size of the upload session flow's file, and how many times it goes (each way).
+    'session-mib': { type: 'string', default: '1024' },
+    'session-rounds': { type: 'string', default: '2' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
   },
@@ -52,6 +56,8 @@ for (const part of parts) {
   }
 }
 const wanted = (part: (typeof PARTS)[number]) => parts.has(part);
+const sessionMebibytes = positive('session-mib', values['session-mib']);
+const sessionRounds = positive('session-rounds', values['session-rounds']);
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
 
@@ -62,7 +68,7 @@ const backends = { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, S3_ENDPOINT: s3.in
 const app = benchApp(backends);
 try {
   step('bundling every function with the stack settings');
-  const bundles = wanted('bundles') || wanted('cold') || wanted('uploads') ? await measureBundles() : undefined;
+  const bundles = wanted('bundles') || wanted('cold') || wanted('uploads') || wanted('sessions') ? await measureBundles() : undefined;
 
   step('seeding the fixture user');
   const fixture = await seedFixture(app, 200, runs + 5);
@@ -109,6 +115,12 @@ try {
     listCost = await measureListCost(app, sizes);
   }
 
+  let uploadSessions;
+  if (wanted('sessions')) {
+    step(`upload sessions: ${sessionMebibytes} MiB, ${sessionRounds} rounds through the sessions and by UploadPart; complete's peak memory`);
+    uploadSessions = await measureUploadSessions(fixture, bundles!, backends, sessionMebibytes, sessionRounds);
+  }
+
   const results: Results = {
     machine: {
       node: process.version,
@@ -127,6 +139,7 @@ try {
     ...(listCost ? { listCost } : {}),
     ...(uploads ? { uploads } : {}),
     ...(cost ? { cost } : {}),
+    ...(uploadSessions ? { uploadSessions } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   // A partial run (--only) writes beside the full run's results, never over them.

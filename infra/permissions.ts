@@ -1,6 +1,6 @@
 import { FILES_PREFIX } from '../shared/dynamo/keys.js';
 import type { TableDefinition } from '../shared/dynamo/tables.js';
-import type { Access, Route } from './routes.js';
+import type { FileAccess, Route } from './routes.js';
 
 /**
  * Least privilege, as data: what a route's `access` declaration (infra/routes.ts)
@@ -16,6 +16,7 @@ export interface DataArns {
   conversations: TableArn;
   attachments: TableArn;
   idempotency: TableArn;
+  uploadSessions: TableArn;
   /** The files bucket's ARN (`arn:aws:s3:::name`). */
   filesBucket: string;
 }
@@ -29,8 +30,8 @@ export interface TableArn {
 // batch actions: the API never batches. Writes include the reads that conditional
 // writes and delete-what-belongs-to-it need. A TransactWriteItems is authorised
 // item by item on these same actions (Put → PutItem, Update → UpdateItem,
-// Delete → DeleteItem; a ConditionCheck would need ConditionCheckItem, and the
-// code makes none).
+// Delete → DeleteItem, ConditionCheck → ConditionCheckItem, which only the
+// 'activity' level holds).
 const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:Query'];
 const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 /** Idempotency-Key records are read, claimed (put) and released (delete) by key, never queried or updated. */
@@ -38,12 +39,21 @@ const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:D
 
 /** Reads, and UpdateItem of existing items: the conversation list writes ended mutes back, nothing more. */
 const TABLE_UPDATE = [...TABLE_READ, 'dynamodb:UpdateItem'];
-const TABLE_ACCESS = { read: TABLE_READ, update: TABLE_UPDATE, write: TABLE_WRITE } as const;
+/**
+ * A file added to a conversation (ConversationActivity): read the case that holds, update the
+ * conversation, or only check it when the activity is older than its last_active_at (a
+ * ConditionCheck in the transaction, authorised as ConditionCheckItem).
+ */
+const TABLE_ACTIVITY = [...TABLE_UPDATE, 'dynamodb:ConditionCheckItem'];
+const TABLE_ACCESS = { read: TABLE_READ, update: TABLE_UPDATE, activity: TABLE_ACTIVITY, write: TABLE_WRITE } as const;
 
-const FILE_ACTIONS: Record<NonNullable<Access['files']>[number], string> = {
+// s3:PutObject also covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload.
+const FILE_ACTIONS: Record<FileAccess, string> = {
   get: 's3:GetObject',
   put: 's3:PutObject',
   delete: 's3:DeleteObject',
+  'list-parts': 's3:ListMultipartUploadParts',
+  abort: 's3:AbortMultipartUpload',
 };
 
 /** The table and each of its indexes by name: Query on an index needs the index's ARN, and no `index/*` wildcard. */
@@ -72,6 +82,7 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
   };
   table(access.conversations, arns.conversations);
   table(access.attachments, arns.attachments);
+  table(access.uploadSessions, arns.uploadSessions);
   if (route.idempotent) permissions.push({ actions: IDEMPOTENCY_ACTIONS, resources: tableResources(arns.idempotency) });
   if (access.files?.length) {
     permissions.push({

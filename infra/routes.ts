@@ -22,12 +22,22 @@ export interface Route {
 }
 
 export interface Access {
-  /** 'update': reads plus UpdateItem only (the list writes ended mutes back, see conversations/mute.ts). */
-  conversations?: 'read' | 'update' | 'write';
+  /**
+   * 'update': reads plus UpdateItem only (the list writes ended mutes back, see conversations/mute.ts);
+   * 'activity': that plus ConditionCheckItem (a file added to it, see conversations/activity.ts).
+   */
+  conversations?: 'read' | 'update' | 'activity' | 'write';
   attachments?: 'read' | 'write';
-  /** S3 object actions under the files prefix; 'get' is also what presigning file_url needs. */
-  files?: ('get' | 'put' | 'delete')[];
+  uploadSessions?: 'read' | 'write';
+  /**
+   * S3 object actions under the files prefix; 'get' is also what presigning
+   * file_url needs, 'put' what starting, presigning parts of and completing a
+   * multipart upload need; 'list-parts' and 'abort' are the multipart rest.
+   */
+  files?: FileAccess[];
 }
+
+export type FileAccess = 'get' | 'put' | 'delete' | 'list-parts' | 'abort';
 
 export const routes: readonly Route[] = [
   { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'update' } },
@@ -51,14 +61,43 @@ export const routes: readonly Route[] = [
     entry: 'functions/attachments/upload.ts',
     binaryBody: true,
     idempotent: true,
-    // conversations: its transaction checks the conversation and sets last_active_at; files delete: it removes
+    // conversations: its transaction checks the conversation and moves its activity; files delete: it removes
     // the file when the record was certainly not written.
-    access: { attachments: 'write', conversations: 'write', files: ['put', 'get', 'delete'] },
+    access: { attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'] },
   },
   { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', files: ['get'] } },
   { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } },
   // The record; its file goes from the stream (CLEANUP_ENTRY).
   { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write' } },
+  {
+    name: 'StartUploadSession',
+    method: 'POST',
+    path: '/v1/upload_sessions',
+    entry: 'functions/upload-sessions/start.ts',
+    idempotent: true,
+    // conversations read: the conversation_id check; files abort: a session that could not be recorded is aborted at once.
+    access: { uploadSessions: 'write', conversations: 'read', files: ['put', 'abort'] },
+  },
+  { name: 'GetUploadSession', method: 'GET', path: '/v1/upload_sessions/{id}', entry: 'functions/upload-sessions/get.ts', access: { uploadSessions: 'read', files: ['list-parts'] } },
+  // Presigning a part's PUT needs the signer to hold s3:PutObject.
+  { name: 'SignUploadParts', method: 'POST', path: '/v1/upload_sessions/{id}/parts', entry: 'functions/upload-sessions/sign-parts.ts', access: { uploadSessions: 'read', files: ['put'] } },
+  {
+    name: 'CompleteUploadSession',
+    method: 'POST',
+    path: '/v1/upload_sessions/{id}/complete',
+    entry: 'functions/upload-sessions/complete.ts',
+    idempotent: true,
+    // One transaction closes the session, writes the attachment and marks its conversation active;
+    // get: the size, the first bytes and file_url; delete: a refused file is removed.
+    access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'] },
+  },
+  {
+    name: 'AbortUploadSession',
+    method: 'DELETE',
+    path: '/v1/upload_sessions/{id}',
+    entry: 'functions/upload-sessions/abort.ts',
+    access: { uploadSessions: 'write', files: ['abort', 'delete'] },
+  },
 ];
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';

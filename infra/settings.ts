@@ -1,5 +1,12 @@
 import type { Node } from 'constructs';
-import { commaSeparated, DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../shared/config.js';
+import {
+  commaSeparated,
+  DEFAULT_FILE_URL_TTL_SECONDS,
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_UPLOAD_BYTES,
+  DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
+  S3_MAX_OBJECT_BYTES,
+} from '../shared/config.js';
 
 /**
  * What a deployment may choose, from CDK context (`-c key=value` or cdk.json).
@@ -21,6 +28,9 @@ export interface StackSettings {
   /** The functions' MAX_FILE_BYTES and FILE_URL_TTL_SECONDS (defaults from shared/config.ts). */
   maxFileBytes: number;
   fileUrlTtlSeconds: number;
+  /** The functions' MAX_UPLOAD_BYTES and UPLOAD_SESSION_TTL_SECONDS; the bucket's lifecycle rule follows the latter. */
+  maxUploadBytes: number;
+  uploadSessionTtlSeconds: number;
 }
 
 /** HS256 with a secret the stack creates in Secrets Manager, or an OIDC issuer's JWKS (e.g. Cognito). */
@@ -67,5 +77,7 @@ export function stackSettings(node: Node): StackSettings {
     maxFileBytes: integer('maxFileBytes', MAX_DEPLOYABLE_FILE_BYTES) ?? DEFAULT_MAX_FILE_BYTES,
     // SigV4 presigned URLs last at most 7 days (and no longer than the role session that signed them).
     fileUrlTtlSeconds: integer('fileUrlTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_FILE_URL_TTL_SECONDS,
+    maxUploadBytes: integer('maxUploadBytes', S3_MAX_OBJECT_BYTES) ?? DEFAULT_MAX_UPLOAD_BYTES,
+    uploadSessionTtlSeconds: integer('uploadSessionTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
   };
 }

@@ -24,7 +24,11 @@ export class MessagingStack extends Stack {
     super(scope, id, props);
     const { settings } = props;
 
-    this.data = new Data(this, 'Data', { ephemeral: settings.ephemeral, corsOrigins: settings.corsOrigins });
+    this.data = new Data(this, 'Data', {
+      ephemeral: settings.ephemeral,
+      corsOrigins: settings.corsOrigins,
+      uploadSessionTtlSeconds: settings.uploadSessionTtlSeconds,
+    });
 
     const authSecret =
       settings.auth.mode === 'secret'

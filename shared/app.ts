@@ -40,7 +40,8 @@ export class App {
 
   /**
    * `clock`: "now" for every rule that depends on it (creation and upload
-   * times, how far ahead an open may be, whether a mute has ended). Lambda
+   * times, how far ahead an open may be, whether a mute has ended, whether an
+   * upload session has expired). Lambda
    * uses the system clock; the local server takes one so tests move time.
    */
   constructor(
@@ -82,6 +83,7 @@ export class App {
       return new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: this.dynamo.config.credentials });
     });
   }
+
 
   get idempotency(): IdempotencyService {
     return this.once('idempotency', () => new IdempotencyService(new DynamoIdempotencyStore(this.dynamo, this.config.idempotencyTable)));

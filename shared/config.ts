@@ -10,11 +10,16 @@ export interface Config {
   conversationsTable: string;
   attachmentsTable: string;
   idempotencyTable: string;
+  uploadSessionsTable: string;
   filesBucket: string;
   dynamodbEndpoint?: string;
   s3Endpoint?: string;
   maxFileBytes: number;
   fileUrlTtlSeconds: number;
+  /** The largest file an upload session takes (MAX_UPLOAD_BYTES). */
+  maxUploadBytes: number;
+  /** How long an upload session takes parts and completion (UPLOAD_SESSION_TTL_SECONDS). */
+  uploadSessionTtlSeconds: number;
   /** Browser origins allowed to call the API (CORS); `*` allows any. Empty: none. */
   corsOrigins: string[];
   /**
@@ -27,6 +32,12 @@ export interface Config {
 /** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_FILE_URL_TTL_SECONDS = 900;
+/** 5 GiB: S3's largest single PUT, and what the upload sessions of API.md promise by default. */
+export const DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
+/** S3's own ceiling for one object (10,000 parts of 5 GiB are more; S3 caps the object). */
+export const S3_MAX_OBJECT_BYTES = 5 * 1024 ** 4;
+/** 24 hours, the S3 lifecycle rule's one day of AbortIncompleteMultipartUpload. */
+export const DEFAULT_UPLOAD_SESSION_TTL_SECONDS = 24 * 3600;
 
 function positiveInteger(env: Environment, name: string, fallback: number): number {
   const raw = env[name];
@@ -35,6 +46,11 @@ function positiveInteger(env: Environment, name: string, fallback: number): numb
   if (!Number.isSafeInteger(value) || value <= 0) {
     throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
   }
+  return value;
+}
+
+function atMost(name: string, value: number, limit: number): number {
+  if (value > limit) throw new Error(`${name} must be at most ${limit}, got ${value}`);
   return value;
 }
 
@@ -57,11 +73,14 @@ export function readConfig(env: Environment): Config {
     conversationsTable: env.CONVERSATIONS_TABLE ?? 'conversations',
     attachmentsTable: env.ATTACHMENTS_TABLE ?? 'attachments',
     idempotencyTable: env.IDEMPOTENCY_TABLE ?? 'idempotency',
+    uploadSessionsTable: env.UPLOAD_SESSIONS_TABLE ?? 'upload_sessions',
     filesBucket: env.FILES_BUCKET ?? 'attachments',
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
     s3Endpoint: optional(env, 'S3_ENDPOINT'),
     maxFileBytes: positiveInteger(env, 'MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES),
     fileUrlTtlSeconds: positiveInteger(env, 'FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS),
+    maxUploadBytes: atMost('MAX_UPLOAD_BYTES', positiveInteger(env, 'MAX_UPLOAD_BYTES', DEFAULT_MAX_UPLOAD_BYTES), S3_MAX_OBJECT_BYTES),
+    uploadSessionTtlSeconds: positiveInteger(env, 'UPLOAD_SESSION_TTL_SECONDS', DEFAULT_UPLOAD_SESSION_TTL_SECONDS),
     corsOrigins: commaSeparated(env.CORS_ORIGINS),
   };
 }

@@ -4,7 +4,7 @@ import { ulid } from 'ulid';
  * Ids we mint: a resource prefix and a ULID. ULIDs sort by creation time, so
  * the sort key order of DynamoDB is the newest-first order of every list.
  */
-export type IdPrefix = 'conv' | 'att';
+export type IdPrefix = 'conv' | 'att' | 'upl';
 
 export const newId = (prefix: IdPrefix): string => `${prefix}_${ulid()}`;
 
@@ -12,9 +12,11 @@ const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const patterns: Record<IdPrefix, RegExp> = {
   conv: new RegExp(`^conv_${ULID}$`),
   att: new RegExp(`^att_${ULID}$`),
+  upl: new RegExp(`^upl_${ULID}$`),
 };
 
 export const isId = (prefix: IdPrefix, value: string): boolean => patterns[prefix].test(value);
 
 export const isConversationId = (value: string): boolean => isId('conv', value);
 export const isAttachmentId = (value: string): boolean => isId('att', value);
+export const isUploadSessionId = (value: string): boolean => isId('upl', value);

@@ -3,11 +3,13 @@ import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } fr
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { filesBucketCors } from '../../shared/http/cors.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 
 export interface DataProps {
   ephemeral: boolean;
   corsOrigins: string[];
+  /** Incomplete multipart uploads are aborted the first whole day after a session can no longer use them. */
+  uploadSessionTtlSeconds: number;
 }
 
 /**
@@ -19,6 +21,7 @@ export class Data extends Construct {
   readonly conversations: Table;
   readonly attachments: Table;
   readonly idempotency: Table;
+  readonly uploadSessions: Table;
   readonly files: Bucket;
 
   constructor(scope: Construct, id: string, props: DataProps) {
@@ -28,6 +31,7 @@ export class Data extends Construct {
     this.conversations = table(this, 'Conversations', conversationsTable, props.ephemeral);
     this.attachments = table(this, 'Attachments', attachmentsTable, props.ephemeral);
     this.idempotency = table(this, 'Idempotency', idempotencyTable, props.ephemeral);
+    this.uploadSessions = table(this, 'UploadSessions', uploadSessionsTable, props.ephemeral);
 
     const accessLogs = new Bucket(this, 'AccessLogs', {
       ...privateBucket,
@@ -45,11 +49,12 @@ export class Data extends Construct {
       // Deleting an attachment deletes its file for good (API.md): no versions linger.
       versioned: false,
       lifecycleRules: [
-        abortIncompleteUploads,
+        // S3 counts whole days (to the next midnight UTC): an abandoned session's parts are gone a day after it expires at most.
+        { abortIncompleteMultipartUploadAfter: Duration.days(Math.ceil(props.uploadSessionTtlSeconds / 86_400)) },
         // Only acts if versioning is ever turned on: old versions of deleted files do not pile up.
         { noncurrentVersionExpiration: Duration.days(7) },
       ],
-      // Browsers may fetch file_url (a presigned GET) from these origins; the local S3 stand-in gets the same rule.
+      // Browsers may fetch file_url (a presigned GET) and PUT upload parts from these origins; the local S3 stand-in gets the same rule.
       ...(props.corsOrigins.length > 0 ? { cors: [bucketCorsRule(props.corsOrigins)] } : {}),
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'files/',
@@ -98,6 +103,7 @@ function bucketCorsRule(origins: readonly string[]) {
   return {
     allowedMethods: rule.allowedMethods.map((method) => HttpMethods[method]),
     allowedOrigins: rule.allowedOrigins,
+    allowedHeaders: [...rule.allowedHeaders],
     exposedHeaders: rule.exposedHeaders,
     maxAge: rule.maxAgeSeconds,
   };

@@ -20,7 +20,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
-import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
@@ -67,9 +67,12 @@ export class Functions extends Construct {
       CONVERSATIONS_TABLE: data.conversations.tableName,
       ATTACHMENTS_TABLE: data.attachments.tableName,
       IDEMPOTENCY_TABLE: data.idempotency.tableName,
+      UPLOAD_SESSIONS_TABLE: data.uploadSessions.tableName,
       FILES_BUCKET: data.files.bucketName,
       MAX_FILE_BYTES: String(settings.maxFileBytes),
       FILE_URL_TTL_SECONDS: String(settings.fileUrlTtlSeconds),
+      MAX_UPLOAD_BYTES: String(settings.maxUploadBytes),
+      UPLOAD_SESSION_TTL_SECONDS: String(settings.uploadSessionTtlSeconds),
       CORS_ORIGINS: settings.corsOrigins.join(','),
       // Empty on AWS. `sam local --env-vars` only overrides variables the template declares,
       // so these are declared for it to point the functions at npm start's DynamoDB and S3.
@@ -80,6 +83,7 @@ export class Functions extends Construct {
       conversations: { arn: data.conversations.tableArn, definition: conversationsTable },
       attachments: { arn: data.attachments.tableArn, definition: attachmentsTable },
       idempotency: { arn: data.idempotency.tableArn, definition: idempotencyTable },
+      uploadSessions: { arn: data.uploadSessions.tableArn, definition: uploadSessionsTable },
       filesBucket: data.files.bucketArn,
     };
 

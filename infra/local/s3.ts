@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 import { DUMMY_ACCOUNT } from '@20minutes/s3rver/lib/models/account.js';
 import { filesBucketCors } from '../../shared/http/cors.js';
+import { multipartFidelity } from './s3-multipart.js';
 
 export interface S3Credentials {
   accessKeyId: string;
@@ -36,6 +37,8 @@ export async function startS3(
     allowMismatchedSignatures: true,
     configureBuckets: [{ name: bucket, configs: corsOrigins.length > 0 ? [corsXml(corsOrigins)] : [] }],
   });
+  // Just before s3rver's router: what it lacks of S3's multipart uploads (s3-multipart.ts).
+  server.middleware.splice(server.middleware.length - 1, 0, multipartFidelity(server.store));
   const address = await server.run();
   return {
     endpoint: `http://${host}:${address.port}`,
@@ -54,6 +57,7 @@ function corsXml(origins: readonly string[]): string {
     '<CORSConfiguration><CORSRule>' +
     elements('AllowedOrigin', rule.allowedOrigins) +
     elements('AllowedMethod', rule.allowedMethods) +
+    elements('AllowedHeader', rule.allowedHeaders) +
     elements('ExposeHeader', rule.exposedHeaders) +
     `<MaxAgeSeconds>${rule.maxAgeSeconds}</MaxAgeSeconds>` +
     '</CORSRule></CORSConfiguration>'

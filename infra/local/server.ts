@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { App } from '../../shared/app.js';
 import { readConfig, type Config, type Environment } from '../../shared/config.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
-import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../routes.js';
 import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
@@ -72,7 +72,12 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
 
   try {
     const names = readConfig(env);
-    let tables = { conversations: names.conversationsTable, attachments: names.attachmentsTable, idempotency: names.idempotencyTable };
+    let tables = {
+      conversations: names.conversationsTable,
+      attachments: names.attachmentsTable,
+      idempotency: names.idempotencyTable,
+      uploadSessions: names.uploadSessionsTable,
+    };
     // Tables are created where this server owns the data (its own DynamoDB Local, or its prefix of a shared one);
     // another endpoint is someone else's to set up.
     let dynamodbEndpoint = options.env?.DYNAMODB_ENDPOINT ?? (options.sharedDynamodb ? undefined : env.DYNAMODB_ENDPOINT);
@@ -80,7 +85,12 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     if (!dynamodbEndpoint && options.sharedDynamodb) {
       const { endpoint, tablePrefix } = options.sharedDynamodb;
       dynamodbEndpoint = endpoint;
-      tables = { conversations: tablePrefix + tables.conversations, attachments: tablePrefix + tables.attachments, idempotency: tablePrefix + tables.idempotency };
+      tables = {
+        conversations: tablePrefix + tables.conversations,
+        attachments: tablePrefix + tables.attachments,
+        idempotency: tablePrefix + tables.idempotency,
+        uploadSessions: tablePrefix + tables.uploadSessions,
+      };
       createTables = true;
     } else if (!dynamodbEndpoint) {
       const dynamodb = await startDynamoDbLocal(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'), options.dynamodbPort);
@@ -93,6 +103,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         [tables.conversations]: conversationsTable,
         [tables.attachments]: attachmentsTable,
         [tables.idempotency]: idempotencyTable,
+        [tables.uploadSessions]: uploadSessionsTable,
       });
     }
     let s3Endpoint = env.S3_ENDPOINT;
@@ -113,6 +124,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       CONVERSATIONS_TABLE: tables.conversations,
       ATTACHMENTS_TABLE: tables.attachments,
       IDEMPOTENCY_TABLE: tables.idempotency,
+      UPLOAD_SESSIONS_TABLE: tables.uploadSessions,
       // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
       ...options.env,
     };

@@ -1,7 +1,7 @@
 import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { attachmentConversationKey, attachmentKey } from '../dynamo/keys.js';
-import { ConversationActivity } from '../conversations/activity.js';
+import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes } from '../dynamo/tables.js';
@@ -13,8 +13,6 @@ type Item = Record<string, unknown>;
 const CONVERSATION_INDEX = attachmentIndexes.conversation;
 /** Attachment records removed together with their conversation, per BatchWriteItem (its limit). */
 const REMOVAL_BATCH = 25;
-/** Conditional writes of an upload whose conversation's read times keep moving under it, before 503. */
-const ACTIVITY_ATTEMPTS = 8;
 
 /**
  * Attachment records under the user's partition, sort key = attachment id
@@ -39,23 +37,13 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * attempt) makes the SDK's retry after a lost answer a no-op.
    */
   async add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'conversation-missing'> {
-    const put = { Put: { TableName: this.table, Item: toItem(userId, record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } };
+    const put = { Put: { TableName: this.table, Item: attachmentItem(userId, record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } };
     const activity = record.conversation_id
       ? new ConversationActivity(this.client, this.conversationsTable, userId, record.conversation_id, at)
       : undefined;
-    let chosen = activity?.first;
-    for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
-      const items = activity && chosen ? [put, activity.item(chosen)] : [put];
-      const outcome = await transactWrite(this.client, items, requestToken('upload', userId, record.id, String(attempt)));
-      if (outcome.committed) return 'added';
-      // The id is new: its record can only exist if this very upload wrote it (a retry outside the token's reach).
-      if (outcome.conditionFailed[0]) return 'added';
-      if (!outcome.conditionFailed[1] || !activity) throw new ConcurrentWrite();
-      // The conversation is gone, or its read times moved under us: the case that holds now.
-      chosen = await activity.caseNow();
-      if (!chosen) return 'conversation-missing';
-    }
-    throw new ConcurrentWrite();
+    const outcome = await transactWithActivity(this.client, [put], activity, (attempt) => requestToken('upload', userId, record.id, attempt));
+    // Committed, or the record exists: the id is new, so only this very upload can have written it (a retry outside the token's reach).
+    return outcome === 'conversation-missing' ? outcome : 'added';
   }
 
   async get(userId: string, id: string): Promise<AttachmentRecord | undefined> {
@@ -171,7 +159,8 @@ export class DynamoAttachmentStore implements AttachmentStore {
   }
 }
 
-function toItem(userId: string, record: AttachmentRecord): Item {
+/** The attachment as stored; the upload sessions' completing transaction writes the same item. */
+export function attachmentItem(userId: string, record: AttachmentRecord): Item {
   return {
     ...attachmentKey(userId, record.id),
     ...record,

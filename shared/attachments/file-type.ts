@@ -24,6 +24,11 @@ export function fileTypeOf(declared: string | undefined, filename: string): stri
   return fromExtension ? fromExtension.toLowerCase() : GENERIC_FILE_TYPE;
 }
 
+/** Whether the text is a valid `type/subtype` (parameters allowed), specific or not. */
+export function isMediaType(declared: string): boolean {
+  return specificType(declared) !== undefined || UNSPECIFIC.has(declared.split(';')[0]!.trim().toLowerCase());
+}
+
 function specificType(declared: string | undefined): string | undefined {
   if (!declared) return undefined;
   const essence = declared.split(';')[0]!.trim().toLowerCase();

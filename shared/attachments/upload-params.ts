@@ -10,7 +10,7 @@ import type { MultipartForm, MultipartLimits } from './multipart.js';
 // the extension table (mime-db, 150 KB of bundle) that fileTypeOf reads.
 
 /** Anything that is not the id of one of the user's conversations is refused alike. */
-const conversationReference: Reader<string> = (value, name) => {
+export const conversationReference: Reader<string> = (value, name) => {
   if (typeof value === 'string' && isConversationId(value)) return value;
   throw referenceMissing(name, `No such conversation: ${String(value)}`);
 };

@@ -15,7 +15,7 @@ export const attachmentWriter: AppPart<AttachmentService> = {
     new AttachmentService(
       new DynamoAttachmentStore(app.dynamo, app.config.attachmentsTable, app.config.conversationsTable),
       app.fileLinks,
-      new S3FileStore(app.use(s3Client), app.config.filesBucket),
+      new S3FileStore(app.use(s3Client), app.config.filesBucket, app.presigner),
       app.clock,
     ),
 };

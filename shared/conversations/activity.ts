@@ -1,6 +1,6 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conversationKey } from '../dynamo/keys.js';
-import type { TransactItem } from '../dynamo/transactions.js';
+import { ConcurrentWrite, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { conversationUpdate } from './dynamo-store.js';
 import { Changes, readTimes } from './item-codec.js';
 import { readStateCases, type ReadStateCase } from './read-state.js';
@@ -57,4 +57,39 @@ export class ConversationActivity {
     if (!chosen) throw new Error(`No read-state case holds for ${JSON.stringify(stored)}`);
     return chosen;
   }
+}
+
+/** Conditional writes of a file added to a conversation whose read times keep moving under it, before 503. */
+const ACTIVITY_ATTEMPTS = 8;
+
+/** What a transaction with a conversation's activity found: which of the writer's own items failed their condition, if any. */
+export type ActivityOutcome = { committed: true } | { committed: false; conditionFailed: boolean[] } | 'conversation-missing';
+
+/**
+ * `items` and, when `activity` is given, the conversation's activity as the
+ * last item, in one TransactWriteItems under the token `tokenOf(attempt)`
+ * (the SDK's retry after a lost answer is a no-op). When only the
+ * conversation's condition fails, the case that holds now is read and the
+ * transaction tried again with it; a conversation that is gone is the answer
+ * 'conversation-missing'. A failed condition of the writer's own items is
+ * returned for the writer to read.
+ */
+export async function transactWithActivity(
+  client: DynamoDBDocumentClient,
+  items: TransactItem[],
+  activity: ConversationActivity | undefined,
+  tokenOf: (attempt: string) => string,
+): Promise<ActivityOutcome> {
+  let chosen = activity?.first;
+  for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
+    const outcome = await transactWrite(client, activity && chosen ? [...items, activity.item(chosen)] : items, tokenOf(String(attempt)));
+    if (outcome.committed) return outcome;
+    const own = outcome.conditionFailed.slice(0, items.length);
+    if (own.includes(true)) return { committed: false, conditionFailed: own };
+    if (!outcome.conditionFailed[items.length] || !activity) throw new ConcurrentWrite();
+    // The conversation is gone, or its read times moved under us: the case that holds now.
+    chosen = await activity.caseNow();
+    if (!chosen) return 'conversation-missing';
+  }
+  throw new ConcurrentWrite();
 }

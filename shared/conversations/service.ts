@@ -28,6 +28,11 @@ export class ConversationService {
     return (await this.store.get(userId, id)) ?? notFound(id);
   }
 
+  /** The conversation, or undefined when the user has none by this id. */
+  findConversation(userId: string, id: string): Promise<Conversation | undefined> {
+    return this.store.get(userId, id);
+  }
+
   async updateConversation(userId: string, id: string, update: ConversationUpdate): Promise<Conversation> {
     return (await this.store.update(userId, id, changesAt(update, this.clock()))) ?? notFound(id);
   }

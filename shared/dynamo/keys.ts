@@ -58,6 +58,8 @@ export const muteEndSort = (mutedUntil: number): string => String(mutedUntil).pa
 export const attachmentKey = (userId: string, attachmentId: string): ItemKey => ({ pk: userId, sk: attachmentId });
 export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
 
+export const uploadSessionKey = (userId: string, sessionId: string): ItemKey => ({ pk: userId, sk: sessionId });
+
 /** Every stored file lives under this prefix; the stack scopes S3 permissions to it. */
 export const FILES_PREFIX = 'files/';
 /**

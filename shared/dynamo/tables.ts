@@ -61,3 +61,15 @@ export const idempotencyTable: TableDefinition = {
   indexes: [],
   timeToLiveAttribute: 'expires_at',
 };
+
+/**
+ * Upload sessions (large files straight to S3). DynamoDB's TTL removes a
+ * session some time after its expires_at; until then the code itself treats
+ * it as expired.
+ */
+export const uploadSessionsTable: TableDefinition = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  indexes: [],
+  timeToLiveAttribute: 'expires_at',
+};

@@ -79,12 +79,16 @@ export function gatewayResponseCorsHeaders(origin: string | undefined, allowedOr
 
 /**
  * The files bucket's CORS rule: a page on an allowed origin may download a
- * file through its presigned file_url (GET, HEAD) and read its headers.
+ * file through its presigned file_url (GET, HEAD) and read its headers, and
+ * PUT the parts of an upload session to their presigned URLs, reading each
+ * part's ETag (completion names the parts by it).
  */
 export function filesBucketCors(allowedOrigins: readonly string[]) {
   return {
-    allowedMethods: ['GET', 'HEAD'] as const,
+    allowedMethods: ['GET', 'HEAD', 'PUT'] as const,
     allowedOrigins: [...allowedOrigins],
+    // A part PUT may carry a Content-Type (Uppy sets one); the signature is in the URL.
+    allowedHeaders: ['Content-Type'] as const,
     exposedHeaders: ['Content-Disposition', 'Content-Type', 'Content-Length', 'ETag'],
     maxAgeSeconds: 3600,
   };

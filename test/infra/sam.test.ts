@@ -69,6 +69,7 @@ describe('infra/sam-env.json', () => {
       CONVERSATIONS_TABLE: local.conversationsTable,
       ATTACHMENTS_TABLE: local.attachmentsTable,
       IDEMPOTENCY_TABLE: local.idempotencyTable,
+      UPLOAD_SESSIONS_TABLE: local.uploadSessionsTable,
       FILES_BUCKET: local.filesBucket,
     });
     expect(samEnv.Parameters.DYNAMODB_ENDPOINT).toMatch(/^http:\/\/host\.docker\.internal:\d+$/);

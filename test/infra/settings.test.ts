@@ -62,15 +62,16 @@ describe('context settings', () => {
     }
   });
 
-  it('lets browsers of the given origins call the API and fetch files, and tells the functions about them', () => {
+  it('lets browsers of the given origins call the API, fetch files and upload parts (reading their ETag), and tells the functions about them', () => {
     const { template, remove } = synthesize({ corsOrigins: 'https://app.example, https://admin.example' });
     try {
       const files = Object.entries(resourcesOf(template, 'AWS::S3::Bucket')).find(([id]) => id.startsWith('DataFiles'))![1];
       expect(files.Properties.CorsConfiguration.CorsRules).toEqual([
         expect.objectContaining({
-          AllowedMethods: ['GET', 'HEAD'],
+          AllowedMethods: ['GET', 'HEAD', 'PUT'],
+          AllowedHeaders: ['Content-Type'],
           AllowedOrigins: ['https://app.example', 'https://admin.example'],
-          ExposedHeaders: expect.arrayContaining(['Content-Disposition']),
+          ExposedHeaders: expect.arrayContaining(['Content-Disposition', 'ETag']),
         }),
       ]);
       // Gateway responses can only copy the request's Origin when there are several (shared/http/cors.ts).

@@ -4,7 +4,7 @@ import { gatewayResponses, type GatewayResponseType } from '../../infra/gateway-
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes } from '../../infra/routes.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 
 let synthesized: Synthesized;
@@ -112,6 +112,7 @@ describe('least privilege', () => {
       [route.access.conversations, 'DataConversations', conversationsTable],
       [route.access.attachments, 'DataAttachments', attachmentsTable],
       [route.idempotent ? 'write' : undefined, 'DataIdempotency', idempotencyTable],
+      [route.access.uploadSessions, 'DataUploadSessions', uploadSessionsTable],
     ] as const;
     for (const [level, logicalPrefix, definition] of tables) {
       const grant = dynamodb.find((s) => ref(s.Resource).includes(logicalPrefix));
@@ -121,8 +122,9 @@ describe('least privilege', () => {
       }
       expect(grant).toBeDefined();
       const writes = grant.Action.filter((a: string) => /Put|Update|Delete|BatchWrite/.test(a));
-      if (level === 'update') expect(writes).toEqual(['dynamodb:UpdateItem']);
+      if (level === 'update' || level === 'activity') expect(writes).toEqual(['dynamodb:UpdateItem']);
       else expect(writes.length > 0).toBe(level === 'write');
+      expect(grant.Action.includes('dynamodb:ConditionCheckItem')).toBe(level === 'activity');
       expect(grant.Action).not.toContain('dynamodb:Scan');
       expect(indexNamesIn(grant.Resource)).toEqual(definition.indexes.map((index) => index.name));
     }
@@ -131,7 +133,10 @@ describe('least privilege', () => {
     const files = route.access.files ?? [];
     if (files.length === 0) return expect(s3).toEqual([]);
     expect(s3).toHaveLength(1);
-    expect([...s3[0].Action].sort()).toEqual(files.map((f) => ({ get: 's3:GetObject', put: 's3:PutObject', delete: 's3:DeleteObject' })[f]).sort());
+    expect([...s3[0].Action].sort()).toEqual(files
+        .map((f) => ({ get: 's3:GetObject', put: 's3:PutObject', delete: 's3:DeleteObject', 'list-parts': 's3:ListMultipartUploadParts', abort: 's3:AbortMultipartUpload' })[f])
+        .sort(),
+    );
     expect(s3[0].Resource).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^DataFiles/), 'Arn'] }, `/${FILES_PREFIX}*`]] });
   });
 });
@@ -148,6 +153,7 @@ describe('data', () => {
     ['conversations', conversationsTable],
     ['attachments', attachmentsTable],
     ['idempotency', idempotencyTable],
+    ['upload sessions', uploadSessionsTable],
   ] as const)('declares the %s table as the code queries it, on demand, recoverable, encrypted and retained', (_, definition) => {
     const table = tableWith(definition);
     expect(table).toBeDefined();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileKey } from '../../shared/dynamo/keys.js';
 import { eventually } from '../support/eventually.js';
 import { startTestApi, type CallInit, type TestApi } from '../support/api.js';
-import { download, sha256, storedFileKeys, upload } from '../support/attachments.js';
+import { conversationOf, download, sha256, storedFileKeys, upload } from '../support/attachments.js';
 
 let t: TestApi;
 
@@ -15,12 +15,6 @@ afterAll(async () => {
 });
 
 const now = () => Math.floor(Date.now() / 1000);
-
-async function conversationOf(userId: string, contactId: string): Promise<string> {
-  const response = await t.call(userId, 'POST', '/v1/conversations', { form: { contact_id: contactId } });
-  expect([200, 201]).toContain(response.status);
-  return response.body.id;
-}
 
 describe('upload', () => {
   it('answers 201 with the attachment object and keeps the exact bytes behind file_url', async () => {
@@ -85,7 +79,7 @@ describe('upload', () => {
   });
 
   it('uploads into a conversation with a message id and sets the conversation last_active_at', async () => {
-    const conversationId = await conversationOf('alice', 'bob');
+    const conversationId = await conversationOf(t, 'alice', 'bob');
     const before = now();
     const response = await upload(t, 'alice', { bytes: 'hi', filename: 'hi.txt' }, { conversation_id: conversationId, message_id: 'msg_1' });
     expect(response.status).toBe(201);
@@ -95,7 +89,7 @@ describe('upload', () => {
   });
 
   it("refuses a conversation_id that is not one of the user's conversations with 400 resource_missing, writing nothing", async () => {
-    const theirs = await conversationOf('mallory', 'bob');
+    const theirs = await conversationOf(t, 'mallory', 'bob');
     const user = 'refused-upload-user';
     for (const conversationId of [theirs, 'conv_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'not-an-id']) {
       const response = await upload(t, user, { bytes: 'x', filename: 'x.txt' }, { conversation_id: conversationId });
@@ -195,7 +189,7 @@ describe('list', () => {
   let conversationId: string;
 
   beforeAll(async () => {
-    conversationId = await conversationOf(user, 'carol');
+    conversationId = await conversationOf(t, user, 'carol');
     for (let i = 0; i < 5; i += 1) {
       const fields: Record<string, string> = i % 2 === 0 ? { conversation_id: conversationId } : {};
       const response = await upload(t, user, { bytes: `file ${i}`, filename: `f${i}.txt` }, fields);
@@ -264,7 +258,7 @@ describe('isolation of two users', () => {
   let theirConversation: string;
 
   beforeAll(async () => {
-    theirConversation = await conversationOf('owner', 'dave');
+    theirConversation = await conversationOf(t, 'owner', 'dave');
     theirs = (await upload(t, 'owner', { bytes: 'private', filename: 'private.txt' }, { conversation_id: theirConversation })).body;
   });
 

@@ -8,6 +8,8 @@ import { uniquenessItem } from '../../shared/conversations/uniqueness.js';
 import { conversationKey, counterpartKey } from '../../shared/dynamo/keys.js';
 import { requestToken, transactWrite } from '../../shared/dynamo/transactions.js';
 import { newId } from '../../shared/ids.js';
+import { DynamoUploadSessionStore } from '../../shared/uploads/dynamo-store.js';
+import type { SessionRecord } from '../../shared/uploads/model.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
 /**
@@ -96,4 +98,56 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     expect(await store.add('retry-attachment', record, 1)).toBe('conversation-missing');
     expect(await store.get('retry-attachment', id)).toBeUndefined();
   });
+
+  it('lets an upload session completion sent again by the same request answer completed, and another request find it closed', async () => {
+    const user = 'retry-session';
+    const store = sessionStore();
+    const { conversation } = await new DynamoConversationStore(t.api.app.dynamo, config().conversationsTable).findOrCreate(user, { kind: 'contact', id: 'yan' });
+    const session = pendingSession(conversation.id);
+    await store.add(user, session);
+    const attachment = { id: session.attachment_id, message_id: null, conversation_id: conversation.id, filename: 'a.bin', file_type: 'application/octet-stream', file_size: 1, created_at: 1_700_000_100 };
+    expect(await store.complete(user, session.id, attachment, 1_700_000_100, 'request-1')).toBe('completed');
+    expect(await store.complete(user, session.id, attachment, 1_700_000_100, 'request-1')).toBe('completed');
+    expect(await store.complete(user, session.id, attachment, 1_700_000_100, 'request-2')).toBe('session_not_pending');
+    const { Item } = await t.api.app.dynamo.send(
+      new GetCommand({ TableName: config().conversationsTable, Key: conversationKey(user, conversation.id), ConsistentRead: true }),
+    );
+    expect(Item?.last_active_at).toBe(1_700_000_100);
+  });
+
+  it('refuses an upload session completion into a conversation that is gone, writing nothing', async () => {
+    const user = 'retry-session-gone';
+    const store = sessionStore();
+    const conversationId = newId('conv');
+    const session = pendingSession(conversationId);
+    await store.add(user, session);
+    const attachment = { id: session.attachment_id, message_id: null, conversation_id: conversationId, filename: 'a.bin', file_type: 'application/octet-stream', file_size: 1, created_at: 1 };
+    expect(await store.complete(user, session.id, attachment, 1, 'request-1')).toBe('conversation_missing');
+    expect((await store.get(user, session.id))?.status).toBe('pending');
+    expect(await new DynamoAttachmentStore(t.api.app.dynamo, config().attachmentsTable, config().conversationsTable).get(user, session.attachment_id)).toBeUndefined();
+  });
+});
+
+const sessionStore = () =>
+  new DynamoUploadSessionStore(t.api.app.dynamo, {
+    sessions: config().uploadSessionsTable,
+    attachments: config().attachmentsTable,
+    conversations: config().conversationsTable,
+  });
+
+/** A pending one-part session into the conversation, as start records it. */
+const pendingSession = (conversationId: string): SessionRecord => ({
+  id: newId('upl'),
+  status: 'pending',
+  filename: 'a.bin',
+  file_size: 1,
+  file_type: 'application/octet-stream',
+  part_size: 1,
+  part_count: 1,
+  expires_at: 1_700_086_400,
+  conversation_id: conversationId,
+  message_id: null,
+  created_at: 1_700_000_000,
+  attachment_id: newId('att'),
+  upload_id: 'upload-1',
 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
+import { fileKey, FILES_PREFIX } from '../../shared/dynamo/keys.js';
 import type { TestApi, TestResponse } from './api.js';
 
 export interface FileSpec {
@@ -15,6 +15,13 @@ export function uploadForm(file: FileSpec, fields: Record<string, string> = {}):
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   form.append('file', new Blob([Buffer.from(file.bytes)], { type: file.type ?? '' }), file.filename ?? 'file.bin');
   return form;
+}
+
+/** The user's conversation with this contact (created, or the existing one). */
+export async function conversationOf(t: TestApi, userId: string, contactId: string): Promise<string> {
+  const response = await t.call(userId, 'POST', '/v1/conversations', { form: { contact_id: contactId } });
+  if (response.status !== 200 && response.status !== 201) throw new Error(`POST /v1/conversations answered ${response.status}`);
+  return response.body.id;
 }
 
 export function upload(t: TestApi, userId: string, file: FileSpec, fields: Record<string, string> = {}): Promise<TestResponse> {
@@ -80,3 +87,9 @@ export async function storedFileKeys(s3Endpoint: string, bucket = 'attachments')
   }
 }
 
+
+/** The stored files of one user (keys under that user's prefix). */
+export async function storedFilesOf(s3Endpoint: string, userId: string): Promise<string[]> {
+  const prefix = fileKey(userId, '');
+  return (await storedFileKeys(s3Endpoint)).filter((key) => key.startsWith(prefix));
+}

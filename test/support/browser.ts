@@ -45,16 +45,26 @@ export async function launchChromium(): Promise<HeadlessChromium> {
   };
 }
 
-/** An empty page on its own loopback origin, for scripts that call the API cross-origin. */
-export async function servePage(): Promise<{ origin: string; close(): Promise<void> }> {
-  const server: Server = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    response.end('<!doctype html><title>client</title>');
+/** What a served page's paths answer: content type and body. */
+export type PageFiles = Record<string, { contentType: string; body: string | Uint8Array }>;
+
+const EMPTY_PAGE: PageFiles = { '/': { contentType: 'text/html; charset=utf-8', body: '<!doctype html><title>client</title>' } };
+
+/** A page on its own loopback origin (empty by default), for scripts that call the API cross-origin. */
+export async function servePage(files: PageFiles = EMPTY_PAGE): Promise<{ origin: string; close(): Promise<void> }> {
+  const server: Server = createServer((request, response) => {
+    const file = files[new URL(request.url ?? '/', 'http://page').pathname] ?? files['/']!;
+    response.writeHead(200, { 'content-type': file.contentType });
+    response.end(file.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

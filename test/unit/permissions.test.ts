@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { permissionsFor, type DataArns } from '../../infra/permissions.js';
-import { attachmentsTable, conversationsTable, idempotencyTable } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 
 const arns: DataArns = {
   conversations: { arn: 'arn:conversations', definition: conversationsTable },
   attachments: { arn: 'arn:attachments', definition: attachmentsTable },
   idempotency: { arn: 'arn:idempotency', definition: idempotencyTable },
+  uploadSessions: { arn: 'arn:upload-sessions', definition: uploadSessionsTable },
   filesBucket: 'arn:aws:s3:::files-bucket',
 };
 
@@ -22,6 +23,11 @@ describe('permissions from a route access declaration', () => {
   it('lets an updater read and update existing items, but not put, delete or scan', () => {
     const [grant] = permissionsFor({ access: { conversations: 'update' } }, arns);
     expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+  });
+
+  it('lets a file added to a conversation read it, update it, or only check it in a transaction (ConditionCheckItem), but not put or delete', () => {
+    const [grant] = permissionsFor({ access: { conversations: 'activity' } }, arns);
+    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem']);
   });
 
   it('lets a writer also put, update and delete, and nothing the code never calls (scan, batches, condition checks)', () => {

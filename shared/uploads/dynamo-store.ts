@@ -1,0 +1,142 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { attachmentItem } from '../attachments/dynamo-store.js';
+import type { AttachmentRecord } from '../attachments/model.js';
+import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
+import { isConditionFailed } from '../dynamo/errors.js';
+import { uploadSessionKey } from '../dynamo/keys.js';
+import { requestToken } from '../dynamo/transactions.js';
+import type { CompletionOutcome, SessionFailure, SessionRecord, UploadSessionStore } from './model.js';
+
+type Item = Record<string, unknown>;
+
+export interface SessionTables {
+  sessions: string;
+  attachments: string;
+  conversations: string;
+}
+
+/**
+ * Upload sessions under the user's partition (sort key = session id). The
+ * completion writes across three tables in one TransactWriteItems, so an
+ * attachment exists exactly when its session is completed.
+ */
+export class DynamoUploadSessionStore implements UploadSessionStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tables: SessionTables,
+  ) {}
+
+  async add(userId: string, record: SessionRecord): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tables.sessions,
+        Item: { ...uploadSessionKey(userId, record.id), ...record },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async get(userId: string, id: string): Promise<SessionRecord | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tables.sessions, Key: uploadSessionKey(userId, id), ConsistentRead: true }),
+    );
+    return Item ? fromItem(Item) : undefined;
+  }
+
+  /**
+   * Closes the session, puts the attachment record and, when the file goes
+   * into a conversation, marks the conversation active exactly as a small
+   * upload does (ConversationActivity: it must exist, its last_active_at and
+   * unread key move by the read-state case that holds), all in one
+   * transaction. The token (from this completion's request and the attempt)
+   * makes the SDK's retry after a lost answer a no-op; another request's
+   * completion is a different transaction that finds the session closed.
+   */
+  async complete(userId: string, sessionId: string, attachment: AttachmentRecord, at: number, requestId: string): Promise<CompletionOutcome> {
+    const close = {
+      Update: {
+        TableName: this.tables.sessions,
+        Key: uploadSessionKey(userId, sessionId),
+        UpdateExpression: 'SET #status = :completed',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':completed': 'completed', ':pending': 'pending' },
+      },
+    };
+    const put = {
+      Put: {
+        TableName: this.tables.attachments,
+        Item: attachmentItem(userId, attachment),
+        ConditionExpression: 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: { '#pk': 'pk' },
+      },
+    };
+    const activity =
+      attachment.conversation_id === null
+        ? undefined
+        : new ConversationActivity(this.client, this.tables.conversations, userId, attachment.conversation_id, at);
+    const outcome = await transactWithActivity(this.client, [close, put], activity, (attempt) =>
+      requestToken('complete-upload-session', userId, sessionId, requestId, attempt),
+    );
+    if (outcome === 'conversation-missing') return 'conversation_missing';
+    return outcome.committed ? 'completed' : 'session_not_pending';
+  }
+
+  async fail(userId: string, sessionId: string, failure: SessionFailure): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.sessions,
+          Key: uploadSessionKey(userId, sessionId),
+          UpdateExpression: 'SET #status = :failed, failure = :failure',
+          ConditionExpression: '#status = :pending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending', ':failure': failure },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async removeUnlessCompleted(userId: string, sessionId: string): Promise<SessionRecord | undefined> {
+    try {
+      const { Attributes } = await this.client.send(
+        new DeleteCommand({
+          TableName: this.tables.sessions,
+          Key: uploadSessionKey(userId, sessionId),
+          ConditionExpression: 'attribute_exists(pk) AND #status <> :completed',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':completed': 'completed' },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return Attributes ? fromItem(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailed(error)) return undefined;
+      throw error;
+    }
+  }
+}
+
+function fromItem(item: Item): SessionRecord {
+  const orNull = (value: unknown) => (value === undefined || value === null ? null : (value as string));
+  return {
+    id: item.id as string,
+    status: item.status as SessionRecord['status'],
+    attachment_id: item.attachment_id as string,
+    upload_id: item.upload_id as string,
+    filename: item.filename as string,
+    file_size: item.file_size as number,
+    file_type: item.file_type as string,
+    part_size: item.part_size as number,
+    part_count: item.part_count as number,
+    expires_at: item.expires_at as number,
+    conversation_id: orNull(item.conversation_id),
+    message_id: orNull(item.message_id),
+    created_at: item.created_at as number,
+    ...(item.failure ? { failure: item.failure as SessionFailure } : {}),
+  };
+}

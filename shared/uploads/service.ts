@@ -1,0 +1,243 @@
+import type { Attachment, AttachmentRecord } from '../attachments/model.js';
+import { fileKey } from '../dynamo/keys.js';
+import { referenceMissing, resourceMissing, serviceUnavailable } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { logger } from '../observability.js';
+import { systemClock, type Clock } from '../time.js';
+import {
+  conversationGone,
+  partNumberOutOfRange,
+  partsRefused,
+  sessionCompleted,
+  sessionExpired,
+  sessionFailed,
+  sizeMismatch,
+} from './errors.js';
+import type {
+  CompletedPart,
+  MultipartFileStore,
+  PartUrl,
+  SessionFailure,
+  SessionRecord,
+  SessionRequest,
+  StoredPart,
+  UploadSession,
+  UploadSessionStore,
+} from './model.js';
+import { planParts } from './part-plan.js';
+
+/** How long a completion waits for a concurrent one that is assembling the same file, and how often it looks. */
+const BUSY_WAIT_MS = 10_000;
+const BUSY_POLL_MS = 100;
+
+/** What the sessions need of the conversations and the attachments. */
+export interface SessionNeighbours {
+  /** Whether the user has this conversation. */
+  hasConversation(userId: string, conversationId: string): Promise<boolean>;
+  getAttachment(userId: string, id: string): Promise<Attachment>;
+  /** The attachment with its file_url minted now. */
+  relink(userId: string, record: AttachmentRecord): Promise<Attachment>;
+}
+
+/**
+ * Reads a file's type from its first bytes. A parameter of complete, not
+ * wiring: only the complete function bundles the format table (file-type).
+ */
+export interface Sniffer {
+  bytesNeeded: number;
+  sniff(firstBytes: Uint8Array): Promise<string | undefined>;
+}
+
+export interface SessionSettings {
+  sessionTtlSeconds: number;
+  /** How long a presigned part URL is valid (never past the session's expiry). */
+  partUrlTtlSeconds: number;
+}
+
+/**
+ * Upload sessions: a file goes to S3 in parts, presigned per part, and
+ * becomes an attachment only when completed and verified (size, type).
+ *
+ * The rules that keep records and files consistent: the S3 object lives under
+ * the attachment's own key from the start; the attachment record appears in
+ * the same transaction that closes the session, with its conversation
+ * checked; and whatever refuses the file (size, deleted conversation, abort)
+ * removes the object before it answers.
+ */
+export class UploadSessionService {
+  constructor(
+    private readonly sessions: UploadSessionStore,
+    private readonly files: MultipartFileStore,
+    private readonly neighbours: SessionNeighbours,
+    private readonly settings: SessionSettings,
+    /** "Now" for creation and expiry: the App's, so tests move time instead of sleeping. */
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  async start(userId: string, request: SessionRequest): Promise<UploadSession> {
+    if (request.conversation_id !== undefined && !(await this.neighbours.hasConversation(userId, request.conversation_id))) {
+      throw referenceMissing('conversation_id', `No such conversation: ${request.conversation_id}`);
+    }
+    const now = this.clock();
+    const attachmentId = newId('att');
+    const key = fileKey(userId, attachmentId);
+    const uploadId = await this.files.startMultipart(key, request.file_type);
+    const record: SessionRecord = {
+      id: newId('upl'),
+      status: 'pending',
+      filename: request.filename,
+      file_size: request.file_size,
+      file_type: request.file_type,
+      ...planParts(request.file_size),
+      expires_at: now + this.settings.sessionTtlSeconds,
+      conversation_id: request.conversation_id ?? null,
+      message_id: request.message_id ?? null,
+      created_at: now,
+      attachment_id: attachmentId,
+      upload_id: uploadId,
+    };
+    try {
+      await this.sessions.add(userId, record);
+    } catch (error) {
+      // No session points at the upload: abort it now rather than leave it to the lifecycle rule.
+      await this.files.abortMultipart(key, uploadId).catch(() => undefined);
+      throw error;
+    }
+    return sessionView(record, now);
+  }
+
+  async getSession(userId: string, id: string): Promise<UploadSession & { parts: StoredPart[] }> {
+    const record = await this.load(userId, id);
+    const session = sessionView(record, this.clock());
+    const parts = session.status === 'pending' ? await this.files.listParts(keyOf(userId, record), record.upload_id) : [];
+    return { ...session, parts };
+  }
+
+  async signParts(userId: string, id: string, partNumbers: readonly number[]): Promise<PartUrl[]> {
+    const record = await this.load(userId, id);
+    const now = this.clock();
+    assertOpen(record, now);
+    if (partNumbers.some((number) => number > record.part_count)) throw partNumberOutOfRange('part_numbers', record.part_count);
+    const ttl = Math.min(this.settings.partUrlTtlSeconds, record.expires_at - now);
+    return Promise.all(
+      partNumbers.map(async (part_number) => ({
+        part_number,
+        url: await this.files.presignUploadPart(keyOf(userId, record), record.upload_id, part_number, ttl),
+        expires_at: now + ttl,
+      })),
+    );
+  }
+
+  /**
+   * Assembles, verifies, then records. Safe to repeat and to race: S3's
+   * assembly happens at most once (a repeat finds the object), and only one
+   * transaction closes the session; every other caller answers the attachment
+   * it created.
+   */
+  async complete(userId: string, id: string, parts: readonly CompletedPart[], sniffer: Sniffer, requestId: string): Promise<Attachment> {
+    const record = await this.load(userId, id);
+    if (record.status === 'completed') return this.neighbours.getAttachment(userId, record.attachment_id);
+    const now = this.clock();
+    assertOpen(record, now);
+    if (parts.some((part) => part.part_number > record.part_count)) throw partNumberOutOfRange('parts', record.part_count);
+    const key = keyOf(userId, record);
+
+    const assembly = await this.files.assemble(key, record.upload_id, parts);
+    if (typeof assembly === 'object') throw partsRefused(assembly.message);
+    const size = await this.files.sizeOf(key);
+    if (size === undefined) {
+      if (assembly === 'assembled') throw new Error(`Assembled object ${key} is missing`);
+      return this.afterVanishedUpload(userId, id);
+    }
+    if (size !== record.file_size) return this.refuse(userId, record, sizeMismatch(record.file_size, size));
+
+    const sniffed = await sniffer.sniff(await this.files.firstBytes(key, sniffer.bytesNeeded));
+    const attachment: AttachmentRecord = {
+      id: record.attachment_id,
+      message_id: record.message_id,
+      conversation_id: record.conversation_id,
+      filename: record.filename,
+      // The bytes win over the declared type when they prove a format (docs/decisions.md, "Upload sessions").
+      file_type: sniffed ?? record.file_type,
+      file_size: size,
+      created_at: now,
+    };
+    const outcome = await this.sessions.complete(userId, id, attachment, now, requestId);
+    if (outcome === 'completed') return this.neighbours.relink(userId, attachment);
+    if (outcome === 'conversation_missing') return this.refuse(userId, record, conversationGone(record.conversation_id ?? ''));
+    // Someone else closed the session meanwhile: a concurrent complete (answer its attachment) or an abort.
+    const current = await this.sessions.get(userId, id);
+    if (current?.status === 'completed') return this.neighbours.getAttachment(userId, current.attachment_id);
+    await this.discardFile(key, id);
+    if (current?.status === 'failed' && current.failure) throw sessionFailed(current.failure);
+    throw resourceMissing('upload_session', id);
+  }
+
+  /**
+   * Neither the upload nor its object exists: another completion finished
+   * (answer its attachment) or is assembling right now (retry), an abort
+   * removed the session, or S3's lifecycle rule aborted an expired upload.
+   */
+  private async afterVanishedUpload(userId: string, id: string): Promise<Attachment> {
+    for (let waited = 0; ; waited += BUSY_POLL_MS) {
+      const current = await this.load(userId, id);
+      if (current.status === 'completed') return this.neighbours.getAttachment(userId, current.attachment_id);
+      assertOpen(current, this.clock());
+      // A 5xx, so that an Idempotency-Key is freed for the retry rather than replaying this answer.
+      if (waited >= BUSY_WAIT_MS) throw serviceUnavailable();
+      await new Promise((resolve) => setTimeout(resolve, BUSY_POLL_MS));
+    }
+  }
+
+  /** Aborts: the parts (and an assembled object not yet an attachment) are removed. */
+  async abort(userId: string, id: string): Promise<void> {
+    const removed = await this.sessions.removeUnlessCompleted(userId, id);
+    if (!removed) {
+      // Either nothing of the user's, or completed: a completed session's file is an attachment, deleted as one.
+      if ((await this.load(userId, id)).status === 'completed') throw sessionCompleted(id);
+      throw resourceMissing('upload_session', id);
+    }
+    // The record goes first: a completion racing with this abort then fails its transaction and removes the file itself.
+    const key = keyOf(userId, removed);
+    await this.files.abortMultipart(key, removed.upload_id);
+    await this.files.remove(key);
+  }
+
+  private async load(userId: string, id: string): Promise<SessionRecord> {
+    return (await this.sessions.get(userId, id)) ?? notFound(id);
+  }
+
+  /** The file is refused for good: it goes, the session remembers why, and the answer says so. */
+  private async refuse(userId: string, record: SessionRecord, failure: SessionFailure): Promise<never> {
+    await this.files.remove(keyOf(userId, record));
+    await this.sessions.fail(userId, record.id, failure);
+    throw sessionFailed(failure);
+  }
+
+  private async discardFile(key: string, sessionId: string): Promise<void> {
+    try {
+      await this.files.remove(key);
+    } catch (error) {
+      logger.error('orphan file after a closed upload session', { upload_session_id: sessionId, key, error: String(error) });
+    }
+  }
+}
+
+/** Refuses parts and completion once the session is closed or past its expiry. */
+function assertOpen(record: SessionRecord, now: number): void {
+  if (record.status === 'completed') throw sessionCompleted(record.id);
+  if (record.status === 'failed' && record.failure) throw sessionFailed(record.failure);
+  if (now >= record.expires_at) throw sessionExpired(record.id);
+}
+
+export function sessionView(record: SessionRecord, now: number): UploadSession {
+  const { id, filename, file_size, file_type, part_size, part_count, expires_at, conversation_id, message_id, created_at } = record;
+  const status = record.status === 'pending' && now >= expires_at ? 'expired' : record.status;
+  return { id, status, filename, file_size, file_type, part_size, part_count, expires_at, conversation_id, message_id, created_at };
+}
+
+const keyOf = (userId: string, record: SessionRecord) => fileKey(userId, record.attachment_id);
+
+function notFound(id: string): never {
+  throw resourceMissing('upload_session', id);
+}

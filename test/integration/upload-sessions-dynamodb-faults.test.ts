@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fileKey } from '../../shared/dynamo/keys.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { download, sha256, storedFilesOf } from '../support/attachments.js';
+import { failingProxy, type FailingProxy } from '../support/failing-proxy.js';
+import { putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
+
+/**
+ * DynamoDB behind a proxy that cuts chosen requests: the completing
+ * transaction (or the abort's delete) fails before DynamoDB acted, or after
+ * with the answer lost. The protocol must end with exactly one attachment
+ * whose file is there, or none and no file.
+ */
+let proxy: FailingProxy;
+let t: TestApi;
+let sessions: SessionClient;
+
+beforeAll(async () => {
+  proxy = await failingProxy(inject('dynamodbEndpoint'));
+  t = await startTestApi({ sharedDynamodb: { endpoint: proxy.endpoint, tablePrefix: `f${randomBytes(6).toString('hex')}_` } });
+  sessions = sessionClient(t);
+});
+afterEach(() => proxy.failWhen(undefined));
+afterAll(async () => {
+  await t?.close();
+  await proxy?.close();
+});
+
+const operation = (name: string) => (request: IncomingMessage) => String(request.headers['x-amz-target'] ?? '').endsWith(`.${name}`);
+const filesOf = (userId: string) => storedFilesOf(t.api.s3Endpoint, userId);
+
+async function uploadedSession(userId: string, bytes: Buffer) {
+  const session = (await sessions.start(userId, { filename: 'a.bin', file_size: bytes.length })).body;
+  const parts = await sessions.uploadAll(userId, session, bytes);
+  return { session, parts };
+}
+
+describe('a completion when DynamoDB fails its transaction', () => {
+  it('answers 201 with the one attachment when the transaction happened but its answer was lost (the SDK retries)', async () => {
+    const bytes = randomBytes(1000);
+    const { session, parts } = await uploadedSession('ddb-lost', bytes);
+    let cut = 0;
+    proxy.failWhen((request) => operation('TransactWriteItems')(request) && cut++ === 0, 'after');
+    const response = await sessions.complete('ddb-lost', session.id, parts);
+    expect(cut).toBeGreaterThan(1);
+    expect(response.status).toBe(201);
+    const list = await t.call('ddb-lost', 'GET', '/v1/attachments');
+    expect(list.body.data.map((attachment: { id: string }) => attachment.id)).toEqual([response.body.id]);
+    expect(sha256((await download(response.body.file_url)).bytes)).toBe(sha256(bytes));
+  });
+
+  it('answers 503 when the transaction cannot be made; no attachment shows, and the retry completes the same file', async () => {
+    const bytes = randomBytes(1000);
+    const { session, parts } = await uploadedSession('ddb-down', bytes);
+    proxy.failWhen(operation('TransactWriteItems'));
+    const failed = await sessions.complete('ddb-down', session.id, parts);
+    expect(failed.status).toBe(503);
+    proxy.failWhen(undefined);
+    expect((await t.call('ddb-down', 'GET', '/v1/attachments')).body.data).toEqual([]);
+    expect((await sessions.get('ddb-down', session.id)).body.status).toBe('pending');
+    const retried = await sessions.complete('ddb-down', session.id, parts);
+    expect(retried.status).toBe(201);
+    expect(sha256((await download(retried.body.file_url)).bytes)).toBe(sha256(bytes));
+    expect(await filesOf('ddb-down')).toEqual([fileKey('ddb-down', retried.body.id)]);
+  });
+});
+
+describe('an abort when DynamoDB fails', () => {
+  it('answers 503 and leaves the session and its parts as they were; the retry aborts both', async () => {
+    const session = (await sessions.start('ddb-abort', { filename: 'a.bin', file_size: 100 })).body;
+    const [url] = (await sessions.sign('ddb-abort', session.id, [1])).body.data;
+    await putPart(url.url, randomBytes(100));
+    proxy.failWhen(operation('DeleteItem'));
+    expect((await sessions.abort('ddb-abort', session.id)).status).toBe(503);
+    proxy.failWhen(undefined);
+    expect((await sessions.get('ddb-abort', session.id)).body.parts).toHaveLength(1);
+    expect((await sessions.abort('ddb-abort', session.id)).status).toBe(200);
+    expect((await sessions.get('ddb-abort', session.id)).status).toBe(404);
+    await expect(putPart(url.url, randomBytes(10))).rejects.toThrow(/NoSuchUpload/);
+  });
+});
