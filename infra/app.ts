@@ -1,4 +1,5 @@
 import { messagingApp } from './application.js';
 
-// `npx cdk synth` / `deploy` run this (cdk.json); the CLI's context flags reach the app through it.
-messagingApp();
+// `npx cdk synth` / `deploy` run this (cdk.json); the CLI's context flags reach the app through it,
+// and the region it deploys to (from the profile, AWS_REGION or --region) as CDK_DEFAULT_REGION.
+messagingApp({}, { region: process.env.CDK_DEFAULT_REGION });

@@ -1,4 +1,4 @@
-import { App, Validations, type AppProps } from 'aws-cdk-lib';
+import { App, Validations, type AppProps, type Environment } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { stackSettings } from './settings.js';
 import { MessagingStack } from './stack.js';
@@ -18,10 +18,12 @@ const featureFlags = {
  * The CDK app: the stack, with cdk-nag's AwsSolutions checks on every synth
  * (a finding that is not acknowledged with a reason fails the synth).
  */
-export function messagingApp(props: AppProps = {}): { app: App; stack: MessagingStack } {
+export function messagingApp(props: AppProps = {}, env: Environment = {}): { app: App; stack: MessagingStack } {
   const app = new App({ ...props, context: { ...featureFlags, ...props.context } });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   const stack = new MessagingStack(app, STACK_NAME, {
+    // Only the region, when the CLI knows it: what a region supports is then checked at synth.
+    ...(env.region ? { env: { region: env.region } } : {}),
     description: 'Messaging API: API Gateway, Lambda, DynamoDB, S3',
     settings: stackSettings(app.node),
   });

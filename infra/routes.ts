@@ -111,5 +111,13 @@ export const BINARY_MEDIA_TYPES = ['multipart/form-data'];
 /** Requests API Gateway accepts before our code runs (10 MB payload limit). */
 export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+/**
+ * Lambda's limit on a synchronous invocation's request payload: the proxy
+ * event's JSON, body included (base64 for binary types, a third larger).
+ * Over it Lambda refuses the invoke and API Gateway answers 500 (see
+ * docs/deploying.md, "Request size limits").
+ */
+export const LAMBDA_MAX_INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
 /** What API Gateway's identity validation expression admits to the authorizer. */
 export const BEARER_HEADER_PATTERN = '^Bearer [^\\s]+$';

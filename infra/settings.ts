@@ -5,6 +5,7 @@ import {
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_UPLOAD_BYTES,
   DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
+  MAX_FILE_URL_TTL_SECONDS,
   S3_MAX_OBJECT_BYTES,
 } from '../shared/config.js';
 
@@ -75,8 +76,8 @@ export function stackSettings(node: Node): StackSettings {
     auth: jwksUrl ? { mode: 'jwks', jwksUrl, issuer, audience } : { mode: 'secret', issuer, audience },
     throttling: { rateLimit: integer('throttleRateLimit') ?? 50, burstLimit: integer('throttleBurstLimit') ?? 100 },
     maxFileBytes: integer('maxFileBytes', MAX_DEPLOYABLE_FILE_BYTES) ?? DEFAULT_MAX_FILE_BYTES,
-    // SigV4 presigned URLs last at most 7 days (and no longer than the role session that signed them).
-    fileUrlTtlSeconds: integer('fileUrlTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_FILE_URL_TTL_SECONDS,
+    // A presigned URL lasts no longer than the role credentials that signed it (shared/config.ts).
+    fileUrlTtlSeconds: integer('fileUrlTtlSeconds', MAX_FILE_URL_TTL_SECONDS) ?? DEFAULT_FILE_URL_TTL_SECONDS,
     maxUploadBytes: integer('maxUploadBytes', S3_MAX_OBJECT_BYTES) ?? DEFAULT_MAX_UPLOAD_BYTES,
     uploadSessionTtlSeconds: integer('uploadSessionTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
   };

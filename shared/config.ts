@@ -38,19 +38,21 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
 export const S3_MAX_OBJECT_BYTES = 5 * 1024 ** 4;
 /** 24 hours, the S3 lifecycle rule's one day of AbortIncompleteMultipartUpload. */
 export const DEFAULT_UPLOAD_SESSION_TTL_SECONDS = 24 * 3600;
+/**
+ * A presigned URL dies with the temporary credentials that signed it. Lambda
+ * hands a function its role's credentials without an expiry and AWS does not
+ * document how long they last; an hour, the default session of an IAM role,
+ * is the longest lifetime assumed (docs/deploying.md, "file_url lifetime").
+ */
+export const MAX_FILE_URL_TTL_SECONDS = 3600;
 
-function positiveInteger(env: Environment, name: string, fallback: number): number {
+function positiveInteger(env: Environment, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
+    throw new Error(`${name} must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}`);
   }
-  return value;
-}
-
-function atMost(name: string, value: number, limit: number): number {
-  if (value > limit) throw new Error(`${name} must be at most ${limit}, got ${value}`);
   return value;
 }
 
@@ -78,8 +80,8 @@ export function readConfig(env: Environment): Config {
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
     s3Endpoint: optional(env, 'S3_ENDPOINT'),
     maxFileBytes: positiveInteger(env, 'MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES),
-    fileUrlTtlSeconds: positiveInteger(env, 'FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS),
-    maxUploadBytes: atMost('MAX_UPLOAD_BYTES', positiveInteger(env, 'MAX_UPLOAD_BYTES', DEFAULT_MAX_UPLOAD_BYTES), S3_MAX_OBJECT_BYTES),
+    fileUrlTtlSeconds: positiveInteger(env, 'FILE_URL_TTL_SECONDS', DEFAULT_FILE_URL_TTL_SECONDS, MAX_FILE_URL_TTL_SECONDS),
+    maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', DEFAULT_MAX_UPLOAD_BYTES, S3_MAX_OBJECT_BYTES),
     uploadSessionTtlSeconds: positiveInteger(env, 'UPLOAD_SESSION_TTL_SECONDS', DEFAULT_UPLOAD_SESSION_TTL_SECONDS),
     corsOrigins: commaSeparated(env.CORS_ORIGINS),
   };

@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
+  type CfnMethod,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
@@ -70,9 +71,10 @@ export class Api extends Construct {
     for (const route of routes) {
       const handler = props.handlers.get(route);
       if (!handler) throw new Error(`No function for route ${route.name}`);
-      this.restApi.root
+      const method = this.restApi.root
         .resourceForPath(route.path)
         .addMethod(route.method, new LambdaIntegration(handler, { allowTestInvoke: false }), { authorizer });
+      if (settings.samLocal && route.binaryBody) markBinaryForSamLocal(method.node.defaultChild as CfnMethod);
     }
     // Browsers preflight every resource, without a token.
     for (const path of new Set(routes.map((route) => route.path))) {
@@ -99,6 +101,24 @@ export class Api extends Construct {
 const acknowledge = (scope: Construct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
 
 /**
+ * sam local reads the RestApi's BinaryMediaTypes only from an OpenAPI Body,
+ * which CDK's API has not; it does read a method whose integration converts
+ * to binary and names a content type (samcli cfn_api_provider), and then
+ * base64-encodes request bodies of that type as API Gateway does. The
+ * integration's ContentType is not a CloudFormation property, so this is
+ * for the samLocal template only, which is never deployed.
+ */
+function markBinaryForSamLocal(method: CfnMethod): void {
+  if (BINARY_MEDIA_TYPES.length !== 1) throw new Error('sam local takes one binary content type per method');
+  method.addPropertyOverride('Integration.ContentHandling', 'CONVERT_TO_BINARY');
+  method.addPropertyOverride('Integration.ContentType', BINARY_MEDIA_TYPES[0]);
+  Validations.of(method).acknowledge({
+    id: 'CloudFormation-Validate::F3002',
+    reason: 'Integration.ContentType is read by sam local only; the samLocal template is never deployed.',
+  });
+}
+
+/**
  * A gateway response in the error shape of API.md: the body comes from
  * errorBody (shared/http/errors.ts) with API Gateway's `$context` variables
  * in place of the request's values.
@@ -109,9 +129,11 @@ export function renderGatewayResponse(definition: GatewayResponse, cors: Gateway
   const challenge = definition.status === 401 ? authenticationChallenge : {};
   return {
     ...(definition.keepsGatewayStatus ? {} : { statusCode: String(definition.status) }),
+    // No x-request-id header: a gateway response maps headers only from the method request or
+    // literals (API Gateway's gateway-response reference), never from $context. The id is in the
+    // body (`$context.requestId`, valid in its template) and in API Gateway's own x-amzn-RequestId.
     responseHeaders: {
       'content-type': "'application/json; charset=utf-8'",
-      'x-request-id': 'context.requestId',
       ...Object.fromEntries(Object.entries(challenge).map(([name, v]) => [name, `'${v}'`])),
       ...gatewayCorsHeaders(cors),
     },

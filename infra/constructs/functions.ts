@@ -3,13 +3,11 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   Architecture,
   LoggingFormat,
-  ParamsAndSecretsLayerVersion,
-  ParamsAndSecretsVersions,
   Runtime,
   Tracing,
   type FunctionOptions,
 } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -24,6 +22,7 @@ import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsT
 import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
+import { secretsExtensionLayer } from '../secrets-extension.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes, type Route } from '../routes.js';
 import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
@@ -61,6 +60,8 @@ export class Functions extends Construct {
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
     const { data, settings } = props;
+    // First, so that a region without the layer stops the synth before anything is bundled.
+    const secretsExtension = props.authSecret && !settings.samLocal ? secretsExtensionLayer(Stack.of(this).region) : undefined;
     const removalPolicy = settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
 
     const environment = {
@@ -143,8 +144,7 @@ export class Functions extends Construct {
 
     this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
       // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
-      paramsAndSecrets:
-        props.authSecret && !settings.samLocal ? ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) : undefined,
+      paramsAndSecrets: secretsExtension,
     });
     props.authSecret?.grantRead(this.authorizer);
 
@@ -205,6 +205,8 @@ const nodejsBundling: BundlingOptions = {
   mainFields: bundleSettings.mainFields,
   banner: bundleSettings.banner,
   externalModules: bundleSettings.external,
+  // esbuild's per-bundle size summary; warnings and errors still print.
+  logLevel: LogLevel.WARNING,
   bundleAwsSDK: true,
   forceDockerBundling: false,
   commandHooks: {

@@ -10,7 +10,13 @@ import type {
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { dictionary } from '../../shared/http/dictionary.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
-import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, type Route } from '../routes.js';
+import {
+  BEARER_HEADER_PATTERN,
+  BINARY_MEDIA_TYPES,
+  GATEWAY_MAX_BODY_BYTES,
+  LAMBDA_MAX_INVOKE_PAYLOAD_BYTES,
+  type Route,
+} from '../routes.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
 
 /**
@@ -72,8 +78,8 @@ export function createGateway(options: GatewayOptions) {
     // Every answer of the gateway carries CORS headers, as the stack's gateway responses do.
     const allowedOrigins = options.corsOrigins;
     const origin = headerValue(request, 'origin');
-    const answer = (type: GatewayResponseType, context: Record<string, unknown> = {}) =>
-      sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins));
+    const answer = (type: GatewayResponseType, context: Record<string, unknown> = {}, status?: number) =>
+      sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins), status);
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const method = (request.method ?? 'GET').toUpperCase();
@@ -118,12 +124,23 @@ export function createGateway(options: GatewayOptions) {
         stage,
         authorizer: { principalId: decision.principalId, ...(decision.context ?? {}) },
       });
-      const result = await handler(event);
+      // Lambda refuses an invocation over its payload limit before the function runs; API Gateway
+      // answers a refused invocation with a 500 (DEFAULT_5XX), as AWS's Lambda guide documents.
+      if (invocationPayloadBytes(event) > LAMBDA_MAX_INVOKE_PAYLOAD_BYTES) return answer('DEFAULT_5XX', {}, 500);
+      let result: APIGatewayProxyResult;
+      try {
+        result = await handler(event);
+      } catch (error) {
+        // A function error is a 502 on API Gateway (DEFAULT_5XX keeps it); httpHandler never throws, so say so loudly.
+        console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
+        return answer('DEFAULT_5XX', {}, 502);
+      }
       sendProxyResult(response, result, requestId);
     } catch (error) {
-      // A handler that throws is a 502 on API Gateway; ours never should, so say so loudly.
-      console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
-      answer('DEFAULT_5XX');
+      // The emulator's own failure (not a handler's): API Gateway's generic 500.
+      console.error(JSON.stringify({ level: 'ERROR', message: 'gateway failed', request_id: requestId, error: String(error) }));
+      if (!response.headersSent) answer('DEFAULT_5XX');
+      else response.destroy();
     }
   };
 }
@@ -232,6 +249,18 @@ function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
   };
 }
 
+/**
+ * The size of the invocation payload Lambda measures: the event as JSON. The
+ * body is counted without copying it into a second string (base64 has
+ * nothing to escape; text is escaped as JSON.stringify does).
+ */
+export function invocationPayloadBytes(event: APIGatewayProxyEvent): number {
+  const envelope = Buffer.byteLength(JSON.stringify({ ...event, body: null })) - 'null'.length;
+  if (event.body === null) return envelope + 'null'.length;
+  const body = event.isBase64Encoded ? event.body.length + 2 : Buffer.byteLength(JSON.stringify(event.body));
+  return envelope + body;
+}
+
 const safeDecode = (value: string) => {
   try {
     return decodeURIComponent(value);
@@ -261,8 +290,11 @@ export function callerIdentity(sourceIp: string, userAgent: string | null): APIG
   };
 }
 
+/** The request id header API Gateway adds to every answer, its own and the functions'. */
+const AMZN_REQUEST_ID = 'x-amzn-requestid';
+
 function sendProxyResult(response: ServerResponse, result: APIGatewayProxyResult, requestId: string): void {
-  const headers: Record<string, string | string[]> = { 'x-amzn-requestid': requestId };
+  const headers: Record<string, string | string[]> = { [AMZN_REQUEST_ID]: requestId };
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
   for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) {
     headers[name.toLowerCase()] = values.map(String);
@@ -278,8 +310,11 @@ export function sendGatewayResponse(
   requestId: string,
   authorizerContext: Record<string, unknown> = {},
   extraHeaders: Record<string, string> = {},
+  /** The status of the error a keepsGatewayStatus response stands for (e.g. 502 for a function error). */
+  status?: number,
 ): void {
   const definition = gatewayResponses[type];
+  if (status !== undefined && !definition.keepsGatewayStatus) throw new Error(`${type} always answers ${definition.status}`);
   const resolve = (value: string | { authorizerContext: string }) =>
     typeof value === 'string' ? value : String(authorizerContext[value.authorizerContext] ?? '');
   const error = {
@@ -288,10 +323,11 @@ export function sendGatewayResponse(
     message: resolve(definition.message),
   } as Pick<ApiError, 'type' | 'code' | 'message' | 'param'>;
   const body = JSON.stringify(errorBody(error, requestId));
-  response.writeHead(definition.status, {
+  response.writeHead(status ?? definition.status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
-    'x-request-id': requestId,
+    // As the stack's gateway responses: the id in the body and in API Gateway's own header, no x-request-id.
+    [AMZN_REQUEST_ID]: requestId,
     ...(definition.status === 401 ? authenticationChallenge : {}),
     ...extraHeaders,
   });
@@ -303,7 +339,7 @@ export function sendGatewayResponse(
  * header section over its limit, bytes a request line or header may not
  * hold, Content-Length together with Transfer-Encoding). Node would answer
  * a bare 400/431 with no body; this answers in the error shape of the
- * gateway responses (DEFAULT_4XX, with Node's status) and an x-request-id.
+ * gateway responses (DEFAULT_4XX, with Node's status), the id in the body and in x-amzn-requestid.
  * On AWS such requests stop at API Gateway's front end, whose answers are
  * its own and not the stack's gateway responses (docs say what differs).
  */
@@ -324,7 +360,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
       'content-type: application/json; charset=utf-8',
       `content-length: ${Buffer.byteLength(body)}`,
-      `x-request-id: ${requestId}`,
+      `${AMZN_REQUEST_ID}: ${requestId}`,
       'connection: close',
       '',
       body,

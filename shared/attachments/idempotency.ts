@@ -19,13 +19,13 @@ export function uploadMeaning(upload: Upload) {
   };
 }
 
-/** file_url is never stored, in the idempotency record neither: a replay mints it anew. */
+/** file_url (and its expiry) is never stored, in the idempotency record neither: a replay mints it anew. */
 export function uploadReplay(attachments: AttachmentViews, userId: string): ReplayOptions {
   const created = (response: ApiResponse) => response.status === 201;
   return {
     keep: (response) => {
       if (!created(response)) return response;
-      const { file_url: _link, ...record } = response.body as Attachment;
+      const { file_url: _link, file_url_expires_at: _expiry, ...record } = response.body as Attachment;
       return { ...response, body: record };
     },
     refresh: async (stored) => (created(stored) ? { ...stored, body: await attachments.relink(userId, stored.body as Attachment) } : stored),

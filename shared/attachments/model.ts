@@ -8,13 +8,15 @@ export interface Attachment {
   filename: string;
   /** Presigned GET of the file, minted for each response and never stored. */
   file_url: string;
+  /** When file_url stops working (Unix seconds): its TTL from now, or sooner if the signing credentials expire sooner. */
+  file_url_expires_at: number;
   file_type: string;
   file_size: number;
   created_at: number;
 }
 
 /** What is stored about an attachment: everything but its link. */
-export type AttachmentRecord = Omit<Attachment, 'file_url'>;
+export type AttachmentRecord = Omit<Attachment, 'file_url' | 'file_url_expires_at'>;
 
 export interface AttachmentFilter {
   conversation_id?: string;
@@ -50,7 +52,13 @@ export interface FileStore {
  */
 export interface FileLinks {
   /** A time-limited link that downloads the file under this name and type. */
-  download(key: string, download: { filename: string; fileType: string }): Promise<string>;
+  download(key: string, download: { filename: string; fileType: string }): Promise<DownloadLink>;
+}
+
+export interface DownloadLink {
+  url: string;
+  /** Unix seconds after which the link no longer works. */
+  expiresAt: number;
 }
 
 /** A file as it arrived in an upload, its name and type already normalised. */

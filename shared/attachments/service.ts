@@ -43,12 +43,22 @@ export class AttachmentViews {
   }
 
   protected async withLink(userId: string, record: AttachmentRecord): Promise<Attachment> {
-    const file_url = await this.links.download(fileKey(userId, record.id), {
+    const link = await this.links.download(fileKey(userId, record.id), {
       filename: record.filename,
       fileType: record.file_type,
     });
     const { id, message_id, conversation_id, filename, file_type, file_size, created_at } = record;
-    return { id, message_id, conversation_id, filename, file_url, file_type, file_size, created_at };
+    return {
+      id,
+      message_id,
+      conversation_id,
+      filename,
+      file_url: link.url,
+      file_url_expires_at: link.expiresAt,
+      file_type,
+      file_size,
+      created_at,
+    };
   }
 }
 

@@ -83,6 +83,13 @@ export class S3Presigner {
     }, options);
   }
 
+  /** When the signing credentials end, if they say (temporary ones do; the Lambda role's do not). */
+  async credentialsExpiration(): Promise<Date | undefined> {
+    const { credentials } = this.settings;
+    const identity = typeof credentials === 'function' ? await credentials() : credentials;
+    return identity?.expiration;
+  }
+
   private async presign(method: string, key: string, query: Record<string, string>, options: PresignOptions): Promise<string> {
     const { bucket } = this.settings;
     const { protocol, hostname, port, basePath } = this.origin;

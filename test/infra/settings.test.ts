@@ -112,6 +112,10 @@ describe('context settings', () => {
     expect(() => messagingApp({ context: testContext({ authJwksUrl: 'http://issuer.example/jwks.json' }) })).toThrow(/https/);
   });
 
+  it('refuses a file_url lifetime longer than the signing role credentials are assumed to last (an hour)', () => {
+    expect(() => messagingApp({ context: testContext({ fileUrlTtlSeconds: '3601' }) })).toThrow(/fileUrlTtlSeconds must be an integer from 1 to 3600/);
+  });
+
   it('fails the synth on a cdk-nag finding that nobody acknowledged', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'messaging-cdk-'));
     try {

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Environment } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { messagingApp } from '../../infra/application.js';
 
@@ -20,10 +21,13 @@ export interface Synthesized {
  * so only tests of the bundles ask for it; without it the template is the
  * same but the asset directories are empty.
  */
-export function synthesize(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): Synthesized {
+export function synthesize(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}, env: Environment = {}): Synthesized {
   const outdir = mkdtempSync(join(tmpdir(), 'messaging-cdk-'));
-  const { app, stack } = messagingApp({ outdir, context: testContext(context, options) });
-  const assembly = app.synth();
+  // Assets are bundled as the stack is built, in its constructors.
+  const { stack, assembly } = withoutBundlingNotices(() => {
+    const built = messagingApp({ outdir, context: testContext(context, options) }, env);
+    return { ...built, assembly: built.app.synth() };
+  });
   return {
     template: Template.fromJSON(assembly.getStackArtifact(stack.artifactId).template),
     outdir,
@@ -44,4 +48,22 @@ export function testContext(context: Record<string, unknown> = {}, options: { bu
     ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
     ...context,
   };
+}
+
+/**
+ * CDK announces each asset it bundles straight on stderr ("Bundling asset
+ * <path>..."), past the test runner's capture; the suite's output is for
+ * failures. Everything else written to stderr passes.
+ */
+function withoutBundlingNotices<T>(run: () => T): T {
+  const write = process.stderr.write;
+  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) =>
+    typeof chunk === 'string' && chunk.startsWith('Bundling asset ')
+      ? true
+      : (write as (...args: unknown[]) => boolean).call(process.stderr, chunk, ...rest)) as typeof process.stderr.write;
+  try {
+    return run();
+  } finally {
+    process.stderr.write = write;
+  }
 }

@@ -28,6 +28,7 @@ describe('upload', () => {
       'conversation_id',
       'filename',
       'file_url',
+      'file_url_expires_at',
       'file_type',
       'file_size',
       'created_at',
@@ -107,10 +108,14 @@ describe('get, rename and delete', () => {
     const uploaded = await upload(t, 'alice', { bytes: 'abc', filename: 'a.txt', type: 'text/plain' });
     const response = await t.call('alice', 'GET', `/v1/attachments/${uploaded.body.id}`);
     expect(response.status).toBe(200);
-    const { file_url, ...rest } = response.body;
-    const { file_url: _uploadedUrl, ...uploadedRest } = uploaded.body;
+    const { file_url, file_url_expires_at: _expiry, ...rest } = response.body;
+    const { file_url: _uploadedUrl, file_url_expires_at: _uploadedExpiry, ...uploadedRest } = uploaded.body;
     expect(rest).toEqual(uploadedRest);
     expect(sha256((await download(file_url)).bytes)).toBe(sha256('abc'));
+    // The link says when it dies: the default 15 minutes after it was signed.
+    const signed = new URL(file_url).searchParams;
+    expect(signed.get('X-Amz-Expires')).toBe('900');
+    expect(response.body.file_url_expires_at).toBe(xAmzDateSeconds(signed.get('X-Amz-Date')!) + 900);
   });
 
   it('answers 404 resource_missing for an unknown or malformed id', async () => {
@@ -306,3 +311,8 @@ describe('isolation of two users', () => {
 });
 
 // Deleting a conversation removes its attachments from the table's stream: test/integration/cleanup.test.ts.
+
+function xAmzDateSeconds(stamp: string): number {
+  const [, y, mo, d, h, mi, s] = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(stamp)!;
+  return Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +s!) / 1000;
+}

@@ -15,9 +15,10 @@ const withToken = (token: string) => t.call(null, 'GET', '/v1/conversations', { 
 function expectAuthenticationError(response: Awaited<ReturnType<TestApi['call']>>, code: string) {
   expect(response.status).toBe(401);
   expect(response.headers.get('www-authenticate')).toBe('Bearer');
-  expect(response.headers.get('x-request-id')).toBeTruthy();
+  // A gateway response: the id in the body and in API Gateway's own header (docs/deploying.md).
+  expect(response.headers.get('x-amzn-requestid')).toBeTruthy();
   expect(response.body.error).toMatchObject({ type: 'authentication_error', code });
-  expect(response.body.error.request_id).toBe(response.headers.get('x-request-id'));
+  expect(response.body.error.request_id).toBe(response.headers.get('x-amzn-requestid'));
 }
 
 describe('authentication', () => {

@@ -23,7 +23,7 @@ describe('when the authorizer itself fails', () => {
     const response = await t.call('alice', 'POST', '/v1/conversations', { form: { contact_id: 'bob' } });
     expect(response.status).toBe(500);
     expect(response.body.error).toMatchObject({ type: 'api_error', code: 'internal_error' });
-    expect(response.body.error.request_id).toBe(response.headers.get('x-request-id'));
+    expect(response.body.error.request_id).toBe(response.headers.get('x-amzn-requestid'));
   });
 
   it('still answers 401 token_missing before the authorizer is asked', async () => {

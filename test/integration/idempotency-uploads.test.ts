@@ -24,8 +24,8 @@ describe('Idempotency-Key on POST /v1/attachments', () => {
     expect(first.status).toBe(201);
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    const { file_url: _first, ...firstRecord } = first.body;
-    const { file_url: replayedUrl, ...replayedRecord } = again.body;
+    const { file_url: _first, file_url_expires_at: _firstExpiry, ...firstRecord } = first.body;
+    const { file_url: replayedUrl, file_url_expires_at: _replayedExpiry, ...replayedRecord } = again.body;
     expect(replayedRecord).toEqual(firstRecord);
     expect(sha256((await download(replayedUrl)).bytes)).toBe(sha256(bytes));
     expect(await listed('uploader')).toHaveLength(1);

@@ -24,7 +24,8 @@ const SECRET = `log-test-secret-${randomBytes(16).toString('hex')}`;
 const FILE_BYTES = Buffer.from(`file-bytes-${randomBytes(24).toString('hex')}`.repeat(20));
 
 async function startLoggedServer(env: Record<string, string> = {}): Promise<LoggedServer> {
-  const { POWERTOOLS_METRICS_DISABLED: _disabled, ...inherited } = process.env;
+  // The suite's settings for its own output (metrics off, dev-mode pretty printing) are not the deployed ones.
+  const { POWERTOOLS_METRICS_DISABLED: _disabled, POWERTOOLS_DEV: _dev, ...inherited } = process.env;
   const child: ChildProcess = fork(fileURLToPath(new URL('../support/log-server.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx'],
     env: { ...inherited, AUTH_SECRET: SECRET, POWERTOOLS_LOG_LEVEL: 'INFO', DYNAMODB_ENDPOINT: '', ...sharedDynamodbEnv(), ...env },

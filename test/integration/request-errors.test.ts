@@ -59,7 +59,8 @@ describe('routes', () => {
     const response = await t.call('user', method, path);
     expect(response.status).toBe(404);
     expect(response.body.error).toMatchObject({ type: 'invalid_request_error', code: 'route_not_found' });
-    expect(response.headers.get('x-request-id')).toBe(response.body.error.request_id);
+    expect(response.headers.get('x-amzn-requestid')).toBe(response.body.error.request_id);
+    expect(response.headers.get('x-request-id')).toBeNull();
   });
 
   it('answers 413 body_too_large for a body over 10 MB', async () => {

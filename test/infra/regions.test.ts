@@ -1,0 +1,78 @@
+import { RegionInfo } from 'aws-cdk-lib/region-info';
+import { describe, expect, it } from 'vitest';
+import { messagingApp } from '../../infra/application.js';
+import {
+  secretsExtensionLayer,
+  secretsExtensionLayerArn,
+  secretsExtensionRegions,
+  unsupportedRegionMessage,
+} from '../../infra/secrets-extension.js';
+import { resourcesOf, synthesize, testContext } from './synth.js';
+
+// `cdk deploy` synthesizes for the region it deploys to: the authorizer's secrets-extension
+// layer must resolve there, or the synth must stop with a sentence that says why and what to do.
+const layerArn = (region: string) =>
+  new RegExp(`^arn:aws[a-z-]*:lambda:${region}:\\d{12}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:\\d+$`);
+const authorizerLayers = (template: ReturnType<typeof synthesize>['template']) =>
+  Object.values(resourcesOf(template, 'AWS::Lambda::Function')).flatMap(({ Properties }) => Properties.Layers ?? []);
+
+describe('the secrets-extension layer in every region aws-cdk-lib knows', () => {
+  const regions = RegionInfo.regions.map((info) => info.name);
+
+  it.each(regions)('%s: resolves to the layer ARN of that region, or is refused with the sentence', (region) => {
+    const arn = secretsExtensionLayerArn(region);
+    if (arn) {
+      expect(arn).toMatch(layerArn(region));
+      expect(() => secretsExtensionLayer(region)).not.toThrow();
+    } else {
+      expect(() => secretsExtensionLayer(region)).toThrow(unsupportedRegionMessage(region));
+    }
+  });
+
+  it('stops the synth of the stack for a region without the layer, with that sentence', () => {
+    expect(() => messagingApp({ context: testContext() }, { region: 'il-central-1' })).toThrow(unsupportedRegionMessage('il-central-1'));
+  });
+
+  it('names the regions that work, and JWKS mode, in the sentence', () => {
+    const message = unsupportedRegionMessage('il-central-1');
+    expect(message).toContain('il-central-1');
+    expect(message).toContain('-c authJwksUrl=');
+    for (const region of secretsExtensionRegions()) expect(message).toContain(region);
+    expect(secretsExtensionRegions()).toContain('us-east-1');
+  });
+
+  it.each(['us-east-1', 'eu-west-1'])('synthesizes for %s with that region’s layer ARN written out', (region) => {
+    const outdir = synthesizeFor(region);
+    try {
+      expect(authorizerLayers(outdir.template)).toEqual([secretsExtensionLayerArn(region)]);
+    } finally {
+      outdir.remove();
+    }
+  });
+
+  it('synthesizes a stack for a region without the layer when tokens come from a JWKS URL (no secret, no layer)', () => {
+    const synthesized = synthesizeFor('il-central-1', { authJwksUrl: 'https://issuer.example/.well-known/jwks.json' });
+    try {
+      expect(authorizerLayers(synthesized.template)).toEqual([]);
+    } finally {
+      synthesized.remove();
+    }
+  });
+
+  it('maps, in a region-agnostic template, exactly the regions where the layer resolves', () => {
+    const synthesized = synthesize();
+    try {
+      const mappings = synthesized.template.toJSON().Mappings as Record<string, Record<string, unknown>>;
+      const layerMapping = Object.values(mappings).find((mapping) =>
+        JSON.stringify(mapping).includes('AWS-Parameters-and-Secrets-Lambda-Extension-Arm64'),
+      );
+      expect(Object.keys(layerMapping!).sort()).toEqual(secretsExtensionRegions().sort());
+    } finally {
+      synthesized.remove();
+    }
+  });
+});
+
+function synthesizeFor(region: string, context: Record<string, unknown> = {}) {
+  return synthesize(context, {}, { region });
+}

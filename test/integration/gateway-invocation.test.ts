@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway, invocationPayloadBytes, type LoadedRoute } from '../../infra/local/gateway.js';
+import { LAMBDA_MAX_INVOKE_PAYLOAD_BYTES, type Route } from '../../infra/routes.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { upload } from '../support/attachments.js';
+
+// What API Gateway does between the authorizer and the function, seen over HTTP:
+// the invocation Lambda refuses for size, and a function that throws.
+const route = (name: string, path: string): Route => ({ name, method: 'POST', path, entry: 'none', access: {} });
+const allowAll = async (): Promise<APIGatewayAuthorizerResult> => ({
+  principalId: 'someone',
+  policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }] },
+});
+
+describe('the gateway emulator between the authorizer and the function', () => {
+  let server: Server;
+  let url: string;
+  const invoked: string[] = [];
+  const routes: LoadedRoute[] = [
+    {
+      // Answers the size of the payload it was invoked with: the event as JSON, measured here independently.
+      route: route('Echo', '/echo'),
+      handler: async (event: APIGatewayProxyEvent) => {
+        invoked.push('Echo');
+        const bytes = Buffer.byteLength(JSON.stringify(event));
+        return { statusCode: 200, body: JSON.stringify({ bytes, counted: invocationPayloadBytes(event) }) };
+      },
+    },
+    {
+      route: route('Throw', '/throw'),
+      handler: async () => {
+        invoked.push('Throw');
+        throw new Error('boom');
+      },
+    },
+  ];
+  beforeAll(async () => {
+    server = createServer(createGateway({ routes, authorizer: allowAll, corsOrigins: [] }));
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((done) => server.close(() => done())));
+
+  const post = (path: string, body: string | Buffer, type = 'application/json') =>
+    fetch(`${url}${path}`, { method: 'POST', body, headers: { authorization: 'Bearer t', 'content-type': type } });
+
+  it('invokes the function with an event of exactly 6,291,456 bytes, and refuses one byte more with the 500 API Gateway gives a refused invocation', async () => {
+    // Same digit count for Content-Length in the probe and the real requests, so only the body changes the size.
+    const probeLength = 6_000_000;
+    const probe = (await (await post('/echo', 'x'.repeat(probeLength))).json()) as { bytes: number; counted: number };
+    expect(probe.counted).toBe(probe.bytes);
+    const atLimit = probeLength + (LAMBDA_MAX_INVOKE_PAYLOAD_BYTES - probe.bytes);
+
+    const accepted = await post('/echo', 'x'.repeat(atLimit));
+    expect(accepted.status).toBe(200);
+    expect(((await accepted.json()) as { bytes: number }).bytes).toBe(LAMBDA_MAX_INVOKE_PAYLOAD_BYTES);
+
+    invoked.length = 0;
+    const refused = await post('/echo', 'x'.repeat(atLimit + 1));
+    expect(refused.status).toBe(500);
+    const body = (await refused.json()) as { error: Record<string, string> };
+    expect(body.error).toMatchObject({ type: 'api_error', code: 'internal_error' });
+    expect(invoked).toEqual([]);
+  });
+
+  it('counts a binary body as the base64 text Lambda receives, JSON escapes of a text body included', async () => {
+    const binary = (await (await post('/echo', randomBytes(30_000), 'multipart/form-data; boundary=x')).json()) as { bytes: number; counted: number };
+    expect(binary.counted).toBe(binary.bytes);
+    const escaped = (await (await post('/echo', '"\\\n\u0001é😀'.repeat(1000))).json()) as { bytes: number; counted: number };
+    expect(escaped.counted).toBe(escaped.bytes);
+  });
+
+  it('answers a function that throws with 502 in the error shape, as API Gateway answers a function error', async () => {
+    const response = await post('/throw', '{}');
+    expect(response.status).toBe(502);
+    const body = (await response.json()) as { error: Record<string, string> };
+    expect(body.error).toMatchObject({ type: 'api_error', code: 'internal_error', request_id: response.headers.get('x-amzn-requestid') });
+    expect(JSON.stringify(body)).not.toContain('boom');
+  });
+});
+
+describe('an upload whose invocation Lambda would refuse', () => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi();
+  });
+  afterAll(() => t?.close());
+
+  it('never reaches the handler (no 413 from it, nothing stored): the gateway answers as on AWS', async () => {
+    // 4.8 MB of bytes is 6.4 MB once base64-encoded: over Lambda's limit, under API Gateway's 10 MB.
+    const response = await upload(t, 'too-big', { bytes: randomBytes(4_800_000), filename: 'big.bin' });
+    expect(response.status).toBe(500);
+    expect(response.body.error).toMatchObject({ type: 'api_error', code: 'internal_error' });
+    expect((await t.call('too-big', 'GET', '/v1/attachments')).body.data).toEqual([]);
+  });
+});
