@@ -54,8 +54,8 @@ export function population(count: number, options: { seed: number; share?: numbe
   return { conversations, counts };
 }
 
-/** A small seeded PRNG (mulberry32): the same mix on every run. */
-function mulberry32(seed: number): () => number {
+/** A small seeded PRNG (mulberry32): the same mix on every run (and the same faults in the fault tests). */
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -2,12 +2,13 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { lambdaApp, type App } from '../shared/app.js';
 import { attachmentWriter } from '../shared/attachments/writer.js';
 import { isRemoval, removedKey, tableOf } from '../shared/cleanup/stream-events.js';
-import { CONVERSATION_SK_PREFIX } from '../shared/dynamo/keys.js';
+import { CONVERSATION_SK_PREFIX, ORPHAN_FILE_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
 
 /**
  * Removes what hangs off a removed item, from the tables' streams: a removed
- * conversation's attachment records, and a removed attachment record's file.
+ * conversation's attachment records, a removed attachment record's file, and
+ * the file of a failed upload (an orphan-file marker, see AttachmentService).
  * Every step is idempotent (records are delivered at least once). A failure
  * throws: the event source mapping retries the batch (bisecting it to find
  * the record that fails), then hands it to the dead-letter queue and its alarm;
@@ -23,6 +24,8 @@ async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
     if (table === conversationsTable && key.sk.startsWith(CONVERSATION_SK_PREFIX)) {
       const removed = await attachments.removeAllOf(key.pk, key.sk);
       logger.info('conversation cleaned up', { conversation_id: key.sk, attachments_removed: removed });
+    } else if (table === attachmentsTable && key.sk.startsWith(ORPHAN_FILE_SK_PREFIX)) {
+      await attachments.removeOrphanFile(key.pk, key.sk.slice(ORPHAN_FILE_SK_PREFIX.length));
     } else if (table === attachmentsTable) {
       await attachments.removeFile(key.pk, key.sk);
     }

@@ -8,6 +8,12 @@ export type IdPrefix = 'conv' | 'att' | 'upl';
 
 export const newId = (prefix: IdPrefix): string => `${prefix}_${ulid()}`;
 
+/** A ULID for a run of an idempotent request: its retries mint the same ids from it (see IdempotencyService). */
+export const newSeed = (): string => ulid();
+
+/** The id a seeded run creates: the same for every retry of that run. */
+export const seededId = (prefix: IdPrefix, seed: string | undefined): string => (seed ? `${prefix}_${seed}` : newId(prefix));
+
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const patterns: Record<IdPrefix, RegExp> = {
   conv: new RegExp(`^conv_${ULID}$`),

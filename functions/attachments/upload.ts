@@ -10,7 +10,7 @@ export const handler = httpHandler(async (request, app) => {
   return app.idempotency.run(
     request,
     uploadMeaning(upload),
-    async () => created(await app.use(attachmentWriter).upload(request.userId, upload)),
-    uploadReplay(app.use(attachmentWriter), request.userId),
+    async (seed) => created(await app.use(attachmentWriter).upload(request.userId, upload, seed)),
+    uploadReplay(app.attachmentViews, request.userId),
   );
 });

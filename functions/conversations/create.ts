@@ -8,8 +8,8 @@ import type { Counterpart } from '../../shared/conversations/model.js';
 
 export const handler = httpHandler(async (request, app) => {
   const counterpart = counterpartOf(readParams(formOrJsonBody(request), createParams));
-  return app.idempotency.run(request, counterpart, async () => {
-    const { conversation, created: isNew } = await app.conversations.createConversation(request.userId, counterpart);
+  return app.idempotency.run(request, counterpart, async (seed) => {
+    const { conversation, created: isNew } = await app.conversations.createConversation(request.userId, counterpart, seed);
     return isNew ? created(conversation) : ok(conversation);
   });
 });

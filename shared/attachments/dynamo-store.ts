@@ -1,6 +1,7 @@
-import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
-import { attachmentConversationKey, attachmentKey } from '../dynamo/keys.js';
+import { ATTACHMENT_SK_PREFIX, attachmentConversationKey, attachmentKey, orphanFileKey } from '../dynamo/keys.js';
 import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
@@ -33,17 +34,18 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * in one transaction on the condition that the conversation exists: an
    * upload racing its conversation's DELETE either commits before it (and
    * the cleanup of that conversation removes it) or finds the conversation
-   * gone, never in between. The token (from the attachment id and the
-   * attempt) makes the SDK's retry after a lost answer a no-op.
+   * gone, never in between. The token (a digest of the transaction) makes
+   * the SDK's retry after a lost answer a no-op.
    */
-  async add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'conversation-missing'> {
+  async add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'existed' | 'conversation-missing'> {
     const put = { Put: { TableName: this.table, Item: attachmentItem(userId, record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } };
     const activity = record.conversation_id
       ? new ConversationActivity(this.client, this.conversationsTable, userId, record.conversation_id, at)
       : undefined;
-    const outcome = await transactWithActivity(this.client, [put], activity, (attempt) => requestToken('upload', userId, record.id, attempt));
-    // Committed, or the record exists: the id is new, so only this very upload can have written it (a retry outside the token's reach).
-    return outcome === 'conversation-missing' ? outcome : 'added';
+    const outcome = await transactWithActivity(this.client, [put], activity, (attempt) => requestToken('upload', randomUUID(), attempt));
+    if (outcome === 'conversation-missing') return outcome;
+    // The record exists: its id is this upload's own (new, or its Idempotency-Key's seed), so an earlier run of it wrote it.
+    return outcome.committed ? 'added' : 'existed';
   }
 
   async get(userId: string, id: string): Promise<AttachmentRecord | undefined> {
@@ -104,9 +106,9 @@ export class DynamoAttachmentStore implements AttachmentStore {
         : {
             TableName: this.table,
             ConsistentRead: true,
-            KeyConditionExpression: '#pk = :user',
-            ExpressionAttributeNames: { '#pk': 'pk' },
-            ExpressionAttributeValues: { ':user': userId },
+            KeyConditionExpression: '#pk = :user AND begins_with(#sk, :records)',
+            ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+            ExpressionAttributeValues: { ':user': userId, ':records': ATTACHMENT_SK_PREFIX },
           },
       page,
       (cursor) => ({ ...attachmentKey(userId, cursor), ...(byConversation ? { [CONVERSATION_INDEX.partitionKey]: byConversation } : {}) }),
@@ -122,6 +124,16 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * Query of the user's partition cannot. Pages of 25 deletes, each
    * idempotent, so a retry of the whole cleanup is harmless.
    */
+  /**
+   * Hands a file to the cleanup (see ORPHAN_FILE_SK_PREFIX): one put and one
+   * delete of its marker, each idempotent. Throws when DynamoDB does.
+   */
+  async handOverOrphanFile(userId: string, attachmentId: string): Promise<void> {
+    const Key = orphanFileKey(userId, attachmentId);
+    await this.client.send(new PutCommand({ TableName: this.table, Item: Key }));
+    await this.client.send(new DeleteCommand({ TableName: this.table, Key }));
+  }
+
   async removeAllOf(userId: string, conversationId: string): Promise<number> {
     let removed = 0;
     let startKey: Item | undefined;
@@ -130,11 +142,11 @@ export class DynamoAttachmentStore implements AttachmentStore {
         new QueryCommand({
           TableName: this.table,
           ConsistentRead: true,
-          KeyConditionExpression: '#pk = :user',
+          KeyConditionExpression: '#pk = :user AND begins_with(#sk, :records)',
           FilterExpression: '#conversation = :conversation',
           ProjectionExpression: '#pk, #sk',
           ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#conversation': 'conversation_id' },
-          ExpressionAttributeValues: { ':user': userId, ':conversation': conversationId },
+          ExpressionAttributeValues: { ':user': userId, ':records': ATTACHMENT_SK_PREFIX, ':conversation': conversationId },
           ...(startKey ? { ExclusiveStartKey: startKey } : {}),
         }),
       );

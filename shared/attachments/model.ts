@@ -28,7 +28,7 @@ export interface AttachmentStore {
    * conversation, sets the conversation's last_active_at, on the condition
    * that the conversation exists; all or nothing.
    */
-  add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'conversation-missing'>;
+  add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'existed' | 'conversation-missing'>;
   get(userId: string, id: string): Promise<AttachmentRecord | undefined>;
   /** undefined when there is no such attachment. */
   rename(userId: string, id: string, filename: string): Promise<AttachmentRecord | undefined>;
@@ -37,6 +37,8 @@ export interface AttachmentStore {
   list(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<AttachmentRecord>>;
   /** Removes the record of every attachment of a conversation; how many there were. */
   removeAllOf(userId: string, conversationId: string): Promise<number>;
+  /** Hands the file of an attachment id that holds no record to the cleanup (throws when that cannot be written). */
+  handOverOrphanFile(userId: string, attachmentId: string): Promise<void>;
 }
 
 /** Where the bytes live, addressed by the key that fileKey() builds. */

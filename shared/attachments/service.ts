@@ -1,6 +1,6 @@
 import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing } from '../http/errors.js';
-import { newId } from '../ids.js';
+import { seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
 import { systemClock, type Clock } from '../time.js';
@@ -84,10 +84,11 @@ export class AttachmentService extends AttachmentViews {
    * check: an upload into a conversation that is gone, or being deleted,
    * stores nothing and answers 400 resource_missing.
    */
-  async upload(userId: string, upload: Upload): Promise<Attachment> {
+  async upload(userId: string, upload: Upload, seed?: string): Promise<Attachment> {
     const now = this.clock();
     const record: AttachmentRecord = {
-      id: newId('att'),
+      // Seeded (Idempotency-Key): a retry after an unknown outcome writes the same file and finds its record.
+      id: seededId('att', seed),
       message_id: upload.message_id ?? null,
       conversation_id: upload.conversation_id ?? null,
       filename: upload.file.filename,
@@ -96,8 +97,14 @@ export class AttachmentService extends AttachmentViews {
       created_at: now,
     };
     const key = fileKey(userId, record.id);
-    await this.files.put(key, upload.file.bytes, record.file_type);
-    let outcome: 'added' | 'conversation-missing';
+    try {
+      await this.files.put(key, upload.file.bytes, record.file_type);
+    } catch (error) {
+      // Written or not (the answer may be what was lost): no record will hold it.
+      await this.dropFile(userId, record.id, { unheld: false });
+      throw error;
+    }
+    let outcome: 'added' | 'existed' | 'conversation-missing';
     try {
       outcome = await this.store.add(userId, record, now);
     } catch (error) {
@@ -105,11 +112,50 @@ export class AttachmentService extends AttachmentViews {
       if (await this.recordStored(userId, record.id)) return this.withLink(userId, record);
       throw error;
     }
+    if (outcome === 'existed') return this.withLink(userId, (await this.store.get(userId, record.id)) ?? record);
     if (outcome === 'conversation-missing') {
-      await this.discardFile(key, record.id);
+      await this.dropFile(userId, record.id, { unheld: true });
       throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
     }
     return this.withLink(userId, record);
+  }
+
+  /** After a failed record write: whether the record is there after all; when it is not (or that cannot be known), its file is dropped. */
+  private async recordStored(userId: string, id: string): Promise<boolean> {
+    try {
+      if (await this.store.get(userId, id)) return true;
+      // Another run of the same Idempotency-Key may still commit this id: the cleanup looks again.
+      await this.dropFile(userId, id, { unheld: false });
+    } catch (error) {
+      logger.warn('upload outcome unknown', { attachment_id: id, error: String(error) });
+      await this.dropFile(userId, id, { unheld: false });
+    }
+    return false;
+  }
+
+  /**
+   * A failed upload's file. When it is surely there and no record can hold
+   * it (`unheld`), it is removed at once. Otherwise (its PUT's outcome is unknown, and a
+   * delayed PUT could still land; or a record may hold it; or S3 refused the
+   * removal) it goes to the cleanup, which removes it, retrying until S3
+   * answers, unless a record holds it by then. Only when even that hand-over
+   * cannot be written does it stay: an unreachable orphan, logged.
+   */
+  private async dropFile(userId: string, id: string, { unheld }: { unheld: boolean }): Promise<void> {
+    const key = fileKey(userId, id);
+    if (unheld) {
+      try {
+        await this.files.remove(key);
+        return;
+      } catch {
+        // S3 is failing: the cleanup retries.
+      }
+    }
+    try {
+      await this.store.handOverOrphanFile(userId, id);
+    } catch (error) {
+      logger.error('orphan file after failed upload', { attachment_id: id, key, error: String(error) });
+    }
   }
 
   /** Cleanup: the records of every attachment of a conversation that is gone (their files follow). */
@@ -117,36 +163,15 @@ export class AttachmentService extends AttachmentViews {
     return this.store.removeAllOf(userId, conversationId);
   }
 
+  /** Cleanup: a failed upload's file (see dropFile), unless a record holds it after all. */
+  async removeOrphanFile(userId: string, attachmentId: string): Promise<void> {
+    if (await this.store.get(userId, attachmentId)) return;
+    await this.files.remove(fileKey(userId, attachmentId));
+  }
+
   /** Cleanup: the file of an attachment whose record is gone. Removing a file that is not there is not an error. */
   removeFile(userId: string, attachmentId: string): Promise<void> {
     return this.files.remove(fileKey(userId, attachmentId));
-  }
-
-  /**
-   * After a failed record write: whether the record is there after all. When
-   * it is not, its file is removed (no record can point at it, since the
-   * write failed); when even that cannot be known, the file stays (an
-   * unreachable orphan, logged) rather than risk a record without its file.
-   */
-  private async recordStored(userId: string, id: string): Promise<boolean> {
-    const key = fileKey(userId, id);
-    try {
-      if (await this.store.get(userId, id)) return true;
-    } catch (error) {
-      logger.error('upload outcome unknown; file kept', { attachment_id: id, key, error: String(error) });
-      return false;
-    }
-    await this.discardFile(key, id);
-    return false;
-  }
-
-  /** Best effort: if S3 refuses this too, the file is an orphan nobody can reach, and the log says which. */
-  private async discardFile(key: string, attachmentId: string): Promise<void> {
-    try {
-      await this.files.remove(key);
-    } catch (error) {
-      logger.error('orphan file after failed upload', { attachment_id: attachmentId, key, error: String(error) });
-    }
   }
 }
 

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { newId } from '../ids.js';
+import { seededId } from '../ids.js';
 import { systemClock, type Clock } from '../time.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { conversationKey } from '../dynamo/keys.js';
@@ -51,23 +52,23 @@ export class DynamoConversationStore implements ConversationStore {
    * record and the conversation are written in one transaction, each on the
    * condition that it does not exist yet. Exactly one concurrent create
    * commits; the others find the record and answer with its conversation.
-   * The token makes the SDK's retry of a transaction whose answer was lost a
-   * no-op that answers success, never a second conversation.
+   * The token makes the SDK's retry of a transaction whose answer was lost
+   * a no-op that answers success, never a second conversation (it is this
+   * call's own: two runs of one Idempotency-Key may be in flight at once).
+   * A seeded create (Idempotency-Key) mints the same id on every run, and so
+   * knows the conversation it finds as its own: 201.
    */
-  async findOrCreate(userId: string, counterpart: Counterpart): Promise<{ conversation: Conversation; created: boolean }> {
+  async findOrCreate(userId: string, counterpart: Counterpart, seed?: string): Promise<{ conversation: Conversation; created: boolean }> {
     for (let attempt = 1; ; attempt += 1) {
-      const conversation = newConversation(newId("conv"), counterpart, this.clock());
-      const outcome = await transactWrite(
-        this.client,
-        [
-          { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...ABSENT } },
-          { Put: { TableName: this.table, Item: toItem(userId, conversation), ...ABSENT } },
-        ],
-        requestToken('create-conversation', userId, conversation.id),
-      );
+      const conversation = newConversation(seededId('conv', seed), counterpart, this.clock());
+      const items = [
+        { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...ABSENT } },
+        { Put: { TableName: this.table, Item: toItem(userId, conversation), ...ABSENT } },
+      ];
+      const outcome = await transactWrite(this.client, items, requestToken('create-conversation', randomUUID(), String(attempt)));
       if (outcome.committed) return { conversation, created: true };
       const existing = await this.holderOf(userId, counterpart);
-      if (existing) return { conversation: existing, created: false };
+      if (existing) return { conversation: existing, created: existing.id === conversation.id };
       // Nothing holds the place: the other create failed, or its conversation was deleted since. Try again.
       if (attempt >= CONFLICT_ATTEMPTS) throw new ConcurrentWrite();
       await sleep(Math.random() * Math.min(1_000, 20 * 2 ** attempt));

@@ -62,7 +62,7 @@ export interface ListCost {
 
 export interface ConversationStore {
   /** The user's one conversation with this contact or group, created if there is none. */
-  findOrCreate(userId: string, counterpart: Counterpart): Promise<{ conversation: Conversation; created: boolean }>;
+  findOrCreate(userId: string, counterpart: Counterpart, seed?: string): Promise<{ conversation: Conversation; created: boolean }>;
   get(userId: string, id: string): Promise<Conversation | undefined>;
   /** Applies only the given fields in one write; undefined when there is no such conversation. */
   update(userId: string, id: string, changes: ConversationChanges): Promise<Conversation | undefined>;

@@ -20,8 +20,9 @@ export class ConversationService {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  createConversation(userId: string, counterpart: Counterpart) {
-    return this.store.findOrCreate(userId, counterpart);
+  /** `seed`: an idempotent request's (see IdempotencyService.run); its retries create the same conversation, and answer 201 with it. */
+  createConversation(userId: string, counterpart: Counterpart, seed?: string) {
+    return this.store.findOrCreate(userId, counterpart, seed);
   }
 
   async getConversation(userId: string, id: string): Promise<Conversation> {

@@ -56,6 +56,15 @@ export const muteEndKey = (userId: string): string => composite(userId);
 export const muteEndSort = (mutedUntil: number): string => String(mutedUntil).padStart(MUTE_END_DIGITS, '0');
 
 export const attachmentKey = (userId: string, attachmentId: string): ItemKey => ({ pk: userId, sk: attachmentId });
+/** Attachment records' sort keys begin so (their ids); the base table's queries of a user's records keep to it. */
+export const ATTACHMENT_SK_PREFIX = 'att_';
+/**
+ * A file that no record may hold any more (a failed upload), handed to the
+ * cleanup by writing and removing this item in the attachments table (its
+ * REMOVE reaches the cleanup through the stream, retried until it succeeds).
+ */
+export const ORPHAN_FILE_SK_PREFIX = 'orphan#';
+export const orphanFileKey = (userId: string, attachmentId: string): ItemKey => ({ pk: userId, sk: `${ORPHAN_FILE_SK_PREFIX}${attachmentId}` });
 export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
 
 export const uploadSessionKey = (userId: string, sessionId: string): ItemKey => ({ pk: userId, sk: sessionId });

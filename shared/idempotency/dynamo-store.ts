@@ -1,8 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed, unlessConditionFails } from '../dynamo/errors.js';
 import type { ApiResponse } from '../http/response.js';
 import { idempotencyKey } from '../dynamo/keys.js';
-import { IDEMPOTENCY_TTL_SECONDS, type Claim, type IdempotencyRecord, type IdempotencyStore } from './model.js';
+import { IDEMPOTENCY_TTL_SECONDS, type Claim, type ClaimOutcome, type IdempotencyRecord, type IdempotencyStore } from './model.js';
 
 type Item = Record<string, unknown>;
 
@@ -20,42 +20,74 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   ) {}
 
   /**
-   * One conditional put elects the single run of a key. The claim carries
-   * this run's token (owner): when the SDK resends a claim whose answer was
-   * lost, its condition fails against the claim it made itself, and DynamoDB
+   * One conditional update elects the single run of a key: it takes a key
+   * that is new, released, or whose run's lease ran out, for the same request
+   * only, and keeps the key's seed (see ClaimOutcome). The claim carries this
+   * run's token (owner): when the SDK resends a claim whose answer was lost,
+   * its condition fails against the claim it made itself, and DynamoDB
    * returns that item (ReturnValuesOnConditionCheckFailure): the run sees its
    * own token and knows the key is its own, instead of taking its own claim
    * for another run's (which would answer 409 until the lease ended).
    */
-  async claim(claim: Claim): Promise<IdempotencyRecord | undefined> {
+  async claim(claim: Claim): Promise<ClaimOutcome> {
     for (;;) {
       try {
-        await this.client.send(
-          new PutCommand({
+        const { Attributes } = await this.client.send(
+          new UpdateCommand({
             TableName: this.table,
-            Item: {
-              ...idempotencyKey(claim.userId, claim.key),
-              state: 'in_progress',
-              fingerprint: claim.fingerprint,
-              owner: claim.owner,
-              lease_until_ms: claim.nowMs + claim.leaseMs,
-              expires_at: seconds(claim.nowMs) + IDEMPOTENCY_TTL_SECONDS,
+            Key: idempotencyKey(claim.userId, claim.key),
+            UpdateExpression:
+              'SET #state = :in_progress, #fingerprint = :fingerprint, #owner = :owner, #lease = :lease, #expires = if_not_exists(#expires, :expires), #seed = if_not_exists(#seed, :seed)',
+            ConditionExpression:
+              'attribute_not_exists(#pk) OR (#fingerprint = :fingerprint AND (#state = :released OR (#state = :in_progress AND #lease < :now_ms)))',
+            ExpressionAttributeNames: {
+              '#pk': 'pk',
+              '#state': 'state',
+              '#fingerprint': 'fingerprint',
+              '#owner': 'owner',
+              '#lease': 'lease_until_ms',
+              '#expires': 'expires_at',
+              '#seed': 'seed',
             },
-            ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now OR (#state = :in_progress AND #lease < :now_ms)',
-            ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at', '#state': 'state', '#lease': 'lease_until_ms' },
-            ExpressionAttributeValues: { ':now': seconds(claim.nowMs), ':now_ms': claim.nowMs, ':in_progress': 'in_progress' },
+            ExpressionAttributeValues: {
+              ':in_progress': 'in_progress',
+              ':released': 'released',
+              ':fingerprint': claim.fingerprint,
+              ':owner': claim.owner,
+              ':lease': claim.nowMs + claim.leaseMs,
+              ':now_ms': claim.nowMs,
+              ':expires': seconds(claim.nowMs) + IDEMPOTENCY_TTL_SECONDS,
+              ':seed': claim.seed,
+            },
+            ReturnValues: 'ALL_NEW',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
-        return undefined;
+        return { claimed: true, seed: Attributes!.seed as string };
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
-        if (ownerOf(error) === claim.owner) return undefined;
+        const mine = heldBy(error, claim.owner);
+        if (mine) return { claimed: true, seed: mine };
       }
       const holder = await this.get(claim.userId, claim.key, claim.nowMs);
-      // Gone between our put and our read (released or expired): try again.
-      if (holder) return holder;
+      if (holder) return { claimed: false, holder };
+      // Expired (24 hours on): a new key from here on, with a new seed; or gone since our write: try again.
+      await this.removeExpired(claim.userId, claim.key, claim.nowMs);
     }
+  }
+
+  private async removeExpired(userId: string, key: string, nowMs: number): Promise<void> {
+    await unlessConditionFails(
+      this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: idempotencyKey(userId, key),
+          ConditionExpression: '#expires <= :now',
+          ExpressionAttributeNames: { '#expires': 'expires_at' },
+          ExpressionAttributeValues: { ':now': seconds(nowMs) },
+        }),
+      ),
+    );
   }
 
   async get(userId: string, key: string, nowMs: number): Promise<IdempotencyRecord | undefined> {
@@ -66,37 +98,34 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     return toRecord(item);
   }
 
+  /** The response, kept until the key's expiry (24 hours from its first request). */
   async complete(claim: Claim, response: ApiResponse): Promise<void> {
     await this.ifStillOwned(() =>
       this.client.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.table,
-          Item: {
-            ...idempotencyKey(claim.userId, claim.key),
-            state: 'completed',
-            fingerprint: claim.fingerprint,
-            // JSON text: stored exactly as sent, whatever DynamoDB thinks of empty strings or nulls.
-            response: JSON.stringify(response),
-            // 24 hours from the first request.
-            expires_at: seconds(claim.nowMs) + IDEMPOTENCY_TTL_SECONDS,
-          },
+          Key: idempotencyKey(claim.userId, claim.key),
+          UpdateExpression: 'SET #state = :completed, #response = :response REMOVE #lease',
           ConditionExpression: '#owner = :owner',
-          ExpressionAttributeNames: { '#owner': 'owner' },
-          ExpressionAttributeValues: { ':owner': claim.owner },
+          ExpressionAttributeNames: { '#state': 'state', '#response': 'response', '#lease': 'lease_until_ms', '#owner': 'owner' },
+          // JSON text: stored exactly as sent, whatever DynamoDB thinks of empty strings or nulls.
+          ExpressionAttributeValues: { ':completed': 'completed', ':response': JSON.stringify(response), ':owner': claim.owner },
         }),
       ),
     );
   }
 
+  /** Released, not deleted: the key keeps its fingerprint, expiry and seed for the next run. */
   async release(claim: Claim): Promise<void> {
     await this.ifStillOwned(() =>
       this.client.send(
-        new DeleteCommand({
+        new UpdateCommand({
           TableName: this.table,
           Key: idempotencyKey(claim.userId, claim.key),
+          UpdateExpression: 'SET #state = :released REMOVE #owner, #lease',
           ConditionExpression: '#owner = :owner',
-          ExpressionAttributeNames: { '#owner': 'owner' },
-          ExpressionAttributeValues: { ':owner': claim.owner },
+          ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner', '#lease': 'lease_until_ms' },
+          ExpressionAttributeValues: { ':released': 'released', ':owner': claim.owner },
         }),
       ),
     );
@@ -112,6 +141,7 @@ function toRecord(item: Item): IdempotencyRecord {
   if (item.state === 'completed') {
     return { state: 'completed', fingerprint: item.fingerprint as string, response: JSON.parse(item.response as string) };
   }
+  if (item.state === 'released') return { state: 'released', fingerprint: item.fingerprint as string };
   return {
     state: 'in_progress',
     fingerprint: item.fingerprint as string,
@@ -120,7 +150,8 @@ function toRecord(item: Item): IdempotencyRecord {
   };
 }
 
-/** The owner of the item a failed condition met (the raw item DynamoDB returns with the failure). */
-function ownerOf(error: unknown): string | undefined {
-  return (error as { Item?: { owner?: { S?: string } } }).Item?.owner?.S;
+/** The seed of the item a failed condition met, when that item is this run's own claim (the raw item DynamoDB returns with the failure). */
+function heldBy(error: unknown, owner: string): string | undefined {
+  const item = (error as { Item?: { owner?: { S?: string }; seed?: { S?: string } } }).Item;
+  return item?.owner?.S === owner ? item.seed?.S : undefined;
 }

@@ -5,6 +5,7 @@ import type { ApiRequest } from '../http/request.js';
 import type { ApiResponse } from '../http/response.js';
 import { logger } from '../observability.js';
 import { isWellFormed } from '../text.js';
+import { newSeed } from '../ids.js';
 import type { Claim, IdempotencyStore } from './model.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -21,7 +22,13 @@ export interface IdempotencyTiming {
   now: () => number;
 }
 
-export const defaultTiming: IdempotencyTiming = { leaseMs: 60_000, waitMs: 10_000, pollMs: 50, now: Date.now };
+/**
+ * The lease is shorter than the wait: a request that finds its key held by a
+ * run that is slow, or whose end could not be recorded, takes the key over
+ * within its wait instead of answering 409. Two runs of one key at once are
+ * safe: both mint the same ids from the key's seed, and one write wins.
+ */
+export const defaultTiming: IdempotencyTiming = { leaseMs: 5_000, waitMs: 10_000, pollMs: 50, now: Date.now };
 
 export interface ReplayOptions {
   /** What of a response is stored: leaves out what must not be (e.g. a presigned link). */
@@ -31,6 +38,9 @@ export interface ReplayOptions {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The work of a request; `seed` is its key's (see IdempotencyService.run). */
+export type Operation = (seed: string | undefined) => Promise<ApiResponse>;
 
 /**
  * Idempotency-Key: the first request with a key runs and its response is kept
@@ -45,16 +55,22 @@ export class IdempotencyService {
     private readonly timing: IdempotencyTiming = defaultTiming,
   ) {}
 
-  async run(request: ApiRequest, meaning: unknown, operation: () => Promise<ApiResponse>, options: ReplayOptions = {}): Promise<ApiResponse> {
+  /**
+   * `operation` gets the key's seed (undefined without a key): the ids it
+   * creates come from it, so a run after one whose outcome was unknown finds
+   * what that one created instead of creating it twice.
+   */
+  async run(request: ApiRequest, meaning: unknown, operation: Operation, options: ReplayOptions = {}): Promise<ApiResponse> {
     const key = idempotencyKeyOf(request);
-    if (key === undefined) return operation();
+    if (key === undefined) return operation(undefined);
     const { event, userId, requestId } = request;
     const fingerprint = fingerprintOf(`${event.httpMethod} ${event.resource}`, meaning);
     const deadline = this.timing.now() + this.timing.waitMs;
     for (;;) {
-      const claim: Claim = { userId, key, fingerprint, owner: randomUUID(), nowMs: this.timing.now(), leaseMs: this.timing.leaseMs };
-      const holder = await this.store.claim(claim);
-      if (!holder) return this.runClaimed(claim, requestId, operation, options.keep ?? ((response) => response));
+      const claim: Claim = { userId, key, fingerprint, owner: randomUUID(), seed: newSeed(), nowMs: this.timing.now(), leaseMs: this.timing.leaseMs };
+      const outcome = await this.store.claim(claim);
+      if (outcome.claimed) return this.runClaimed(claim, requestId, () => operation(outcome.seed), options.keep ?? ((response) => response));
+      const { holder } = outcome;
       if (holder.fingerprint !== fingerprint) throw idempotencyKeyReused();
       if (holder.state === 'completed') return replayed(options.refresh ? await options.refresh(holder.response) : holder.response);
       if (this.timing.now() >= deadline) throw idempotencyKeyInUse();
@@ -87,14 +103,17 @@ export class IdempotencyService {
   }
 
   /**
-   * The work is done: if its record cannot be written, the client still gets
-   * the answer; the key stays claimed until its lease ends.
+   * The work is done: if its response cannot be kept, the client still gets
+   * the answer, and the key is released so that a retry runs again with the
+   * same seed and finds that work (only if even that fails does the key wait
+   * for its lease).
    */
   private async keep(claim: Claim, response: ApiResponse): Promise<void> {
     try {
       await this.store.complete(claim, response);
     } catch (error) {
       logger.warn('idempotency record not stored', { error: String(error) });
+      await this.store.release(claim).catch((releaseError) => logger.warn('idempotency key not released', { error: String(releaseError) }));
     }
   }
 }

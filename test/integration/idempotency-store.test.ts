@@ -30,47 +30,57 @@ const claimOf = (key: string, owner: string, nowMs: number, fingerprint = 'fp'):
   key,
   fingerprint,
   owner,
+  seed: `seed-of-${owner}`,
   nowMs,
   leaseMs: 60_000,
 });
 const created = { status: 201, body: { id: 'conv_1' } };
+const claimed = (seed: string) => ({ claimed: true, seed });
+const heldBy = (holder: Record<string, unknown>) => ({ claimed: false, holder: expect.objectContaining(holder) });
 
 describe('the idempotency store', () => {
   it('keeps a completed response for 24 hours and forgets it after, although DynamoDB TTL has not run', async () => {
     const now = T0;
-    expect(await store.claim(claimOf('expiry', 'first', now))).toBeUndefined();
+    expect(await store.claim(claimOf('expiry', 'first', now))).toEqual(claimed('seed-of-first'));
     await store.complete(claimOf('expiry', 'first', now), created);
     expect(await store.get('user', 'expiry', now + DAY_MS - 2_000)).toMatchObject({ state: 'completed', response: created });
     expect(await store.get('user', 'expiry', now + DAY_MS + 1_000)).toBeUndefined();
-    // After expiry the key is free again.
-    expect(await store.claim(claimOf('expiry', 'later', now + DAY_MS + 1_000, 'other'))).toBeUndefined();
+    // After expiry the key is free again, for any request, with a seed of its own.
+    expect(await store.claim(claimOf('expiry', 'later', now + DAY_MS + 1_000, 'other'))).toEqual(claimed('seed-of-later'));
   });
 
   it('recognises its own claim when the same claim is sent again (the SDK retry of a claim whose answer was lost)', async () => {
-    expect(await store.claim(claimOf('resent', 'me', T0))).toBeUndefined();
-    expect(await store.claim(claimOf('resent', 'me', T0))).toBeUndefined();
-    expect(await store.claim(claimOf('resent', 'someone-else', T0 + 10))).toMatchObject({ state: 'in_progress', owner: 'me' });
+    expect(await store.claim(claimOf('resent', 'me', T0))).toEqual(claimed('seed-of-me'));
+    expect(await store.claim(claimOf('resent', 'me', T0))).toEqual(claimed('seed-of-me'));
+    expect(await store.claim(claimOf('resent', 'someone-else', T0 + 10))).toEqual(heldBy({ state: 'in_progress', owner: 'me' }));
   });
 
   it('lets one of two claims of a key win, and shows the loser the winner', async () => {
-    expect(await store.claim(claimOf('race', 'a', T0))).toBeUndefined();
-    expect(await store.claim(claimOf('race', 'b', T0 + 10))).toMatchObject({ state: 'in_progress', owner: 'a' });
+    expect(await store.claim(claimOf('race', 'a', T0))).toEqual(claimed('seed-of-a'));
+    expect(await store.claim(claimOf('race', 'b', T0 + 10))).toEqual(heldBy({ state: 'in_progress', owner: 'a' }));
   });
 
-  it('lets a claim whose lease ran out be taken over, and then ignores the old owner', async () => {
-    expect(await store.claim(claimOf('lease', 'crashed', T0))).toBeUndefined();
-    expect(await store.claim(claimOf('lease', 'retry', T0 + 59_000))).toMatchObject({ owner: 'crashed' });
-    expect(await store.claim(claimOf('lease', 'retry', T0 + 61_000))).toBeUndefined();
+  it('lets a claim whose lease ran out be taken over with the key\'s first seed, and then ignores the old owner', async () => {
+    expect(await store.claim(claimOf('lease', 'crashed', T0))).toEqual(claimed('seed-of-crashed'));
+    expect(await store.claim(claimOf('lease', 'retry', T0 + 59_000))).toEqual(heldBy({ owner: 'crashed' }));
+    expect(await store.claim(claimOf('lease', 'retry', T0 + 61_000))).toEqual(claimed('seed-of-crashed'));
     await store.complete(claimOf('lease', 'crashed', T0), { status: 201, body: { id: 'stale' } });
     expect(await store.get('user', 'lease', T0 + 61_000)).toMatchObject({ state: 'in_progress', owner: 'retry' });
   });
 
-  it('frees a key on release, only for the run that holds it', async () => {
-    expect(await store.claim(claimOf('release', 'one', T0))).toBeUndefined();
+  it('never lets a different request take over a key whose lease ran out', async () => {
+    expect(await store.claim(claimOf('lease-other', 'crashed', T0))).toEqual(claimed('seed-of-crashed'));
+    expect(await store.claim(claimOf('lease-other', 'other', T0 + 61_000, 'another request'))).toEqual(heldBy({ fingerprint: 'fp' }));
+  });
+
+  it('releases a key only for the run that holds it, keeping its seed for the next run of the same request', async () => {
+    expect(await store.claim(claimOf('release', 'one', T0))).toEqual(claimed('seed-of-one'));
     await store.release(claimOf('release', 'intruder', T0));
-    expect(await store.get('user', 'release', T0)).toBeDefined();
+    expect(await store.get('user', 'release', T0)).toMatchObject({ state: 'in_progress', owner: 'one' });
     await store.release(claimOf('release', 'one', T0));
-    expect(await store.get('user', 'release', T0)).toBeUndefined();
+    expect(await store.get('user', 'release', T0)).toMatchObject({ state: 'released' });
+    expect(await store.claim(claimOf('release', 'different', T0 + 5, 'another request'))).toEqual(heldBy({ state: 'released' }));
+    expect(await store.claim(claimOf('release', 'two', T0 + 10))).toEqual(claimed('seed-of-one'));
   });
 });
 
@@ -114,6 +124,24 @@ describe('a request whose key is held by a running request', () => {
       status: 409,
       code: 'idempotency_key_in_use',
     });
+  });
+
+  it('gives a run after a failed one the same seed, so a retry after an unknown outcome finds what the first run made', async () => {
+    const service = new IdempotencyService(store, timing);
+    const seeds: (string | undefined)[] = [];
+    const failing = async (seed: string | undefined) => {
+      seeds.push(seed);
+      return { status: 503, body: { error: 'the answer of the write was lost' } };
+    };
+    const succeeding = async (seed: string | undefined) => {
+      seeds.push(seed);
+      return created;
+    };
+    expect((await service.run(request('unknown-outcome'), { contact_id: 'a' }, failing)).status).toBe(503);
+    expect(await service.run(request('unknown-outcome'), { contact_id: 'a' }, succeeding)).toEqual(created);
+    expect(seeds).toHaveLength(2);
+    expect(seeds[0]).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(seeds[1]).toBe(seeds[0]);
   });
 
   it('answers 409 idempotency_key_reused at once when the running request is a different one', async () => {

@@ -1,0 +1,148 @@
+import { fileKey } from '../../shared/dynamo/keys.js';
+import type { TestApi } from './api.js';
+import { download } from './attachments.js';
+import { eventually } from './eventually.js';
+import type { FaultyApi } from './faulty-api.js';
+
+export interface ListedConversation {
+  id: string;
+  contact_id: string | null;
+  group_id: string | null;
+  pinned_message_id: string | null;
+}
+
+export interface ListedAttachment {
+  id: string;
+  conversation_id: string | null;
+  filename: string;
+  file_url: string;
+  file_size: number;
+}
+
+/** What a user's data looks like from the outside: the lists of the API. */
+export interface UserView {
+  conversations: ListedConversation[];
+  attachments: ListedAttachment[];
+}
+
+export interface Violation {
+  kind: string;
+  detail: string;
+}
+
+/** Every object of a list, page after page (starting_after). */
+export async function listAll<T extends { id: string }>(t: TestApi, userId: string, path: string): Promise<T[]> {
+  const all: T[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const separator = path.includes('?') ? '&' : '?';
+    const response = await t.call(userId, 'GET', `${path}${separator}limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${response.text}`);
+    const page = response.body as { has_more: boolean; data: T[] };
+    all.push(...page.data);
+    if (!page.has_more) return all;
+    cursor = page.data.at(-1)!.id;
+  }
+}
+
+export async function viewOf(t: TestApi, userId: string): Promise<UserView> {
+  return {
+    conversations: await listAll<ListedConversation>(t, userId, '/v1/conversations'),
+    attachments: await listAll<ListedAttachment>(t, userId, '/v1/attachments'),
+  };
+}
+
+export interface AuditOptions {
+  /** The bytes the attachment was uploaded with, when the test knows them. */
+  expectedBytes?: (userId: string, attachment: ListedAttachment) => Buffer | undefined;
+  /** Which upload the attachment came from (e.g. read from its filename): two attachments of one upload are a violation. */
+  origin?: (userId: string, attachment: ListedAttachment) => string | undefined;
+  /** The bucket holds only these users' files: every key in it is checked, not only those under the users' prefixes. */
+  wholeBucket?: boolean;
+}
+
+/**
+ * The invariants anyone can check from outside, for some users: every listed
+ * attachment downloads (its exact bytes when `expectedBytes` knows them), the
+ * bucket holds exactly the listed attachments' files, no attachment belongs to
+ * a conversation that is gone, and at most one conversation exists per
+ * contact and per group.
+ */
+export async function auditUsers(
+  f: FaultyApi,
+  userIds: readonly string[],
+  options: AuditOptions = {},
+): Promise<{ violations: Violation[]; views: Map<string, UserView> }> {
+  const violations: Violation[] = [];
+  const views = new Map<string, UserView>();
+  const expectedKeys = new Set<string>();
+  for (const userId of userIds) {
+    const view = await viewOf(f.t, userId);
+    views.set(userId, view);
+    const conversationIds = new Set(view.conversations.map((c) => c.id));
+    const byOrigin = new Map<string, string[]>();
+    for (const attachment of view.attachments) {
+      const origin = options.origin?.(userId, attachment);
+      if (origin !== undefined) byOrigin.set(origin, [...(byOrigin.get(origin) ?? []), attachment.id]);
+    }
+    for (const [origin, ids] of byOrigin) {
+      if (ids.length > 1) violations.push({ kind: 'one upload stored twice', detail: `${userId}/${origin}: ${ids.join(', ')}` });
+    }
+    for (const attachment of view.attachments) {
+      expectedKeys.add(fileKey(userId, attachment.id));
+      const file = await download(attachment.file_url).catch((error: unknown) => ({ status: `failed (${String(error)})`, bytes: Buffer.alloc(0) }));
+      const expected = options.expectedBytes?.(userId, attachment);
+      if (file.status !== 200) {
+        violations.push({ kind: 'record whose file is gone', detail: `${userId}/${attachment.id} (${attachment.filename}): download ${file.status}` });
+      } else if (expected ? !file.bytes.equals(expected) : file.bytes.length !== attachment.file_size) {
+        violations.push({ kind: 'attachment with wrong bytes', detail: `${userId}/${attachment.id} (${attachment.filename})` });
+      }
+      if (attachment.conversation_id !== null && !conversationIds.has(attachment.conversation_id)) {
+        violations.push({ kind: 'attachment in a deleted conversation', detail: `${userId}/${attachment.id} in ${attachment.conversation_id}` });
+      }
+    }
+    for (const [field, label] of [
+      ['contact_id', 'contact'],
+      ['group_id', 'group'],
+    ] as const) {
+      const byCounterpart = new Map<string, string[]>();
+      for (const conversation of view.conversations) {
+        const counterpart = conversation[field];
+        if (counterpart !== null) byCounterpart.set(counterpart, [...(byCounterpart.get(counterpart) ?? []), conversation.id]);
+      }
+      for (const [counterpart, ids] of byCounterpart) {
+        if (ids.length > 1) violations.push({ kind: `two conversations for one ${label}`, detail: `${userId}/${counterpart}: ${ids.join(', ')}` });
+      }
+    }
+  }
+  const stored = options.wholeBucket
+    ? await f.storedKeys()
+    : await Promise.all(userIds.map((userId) => f.storedKeys(fileKey(userId, '')))).then((lists) => lists.flat());
+  for (const key of stored) {
+    if (!expectedKeys.has(key)) violations.push({ kind: 'orphan S3 file (no record)', detail: key });
+  }
+  return { violations, views };
+}
+
+/**
+ * Audits until nothing is wrong or `timeoutMs` has passed: what hangs off a
+ * deleted resource is removed within seconds after the answer, not at once.
+ * `also`: more checks of the same views (e.g. against the answers clients got).
+ */
+export async function settledAudit(
+  f: FaultyApi,
+  userIds: readonly string[],
+  options: AuditOptions & { timeoutMs?: number; also?: (views: Map<string, UserView>) => Violation[] } = {},
+): Promise<{ violations: Violation[]; views: Map<string, UserView> }> {
+  return eventually(
+    async () => {
+      const result = await auditUsers(f, userIds, options);
+      result.violations.push(...(options.also?.(result.views) ?? []));
+      return result;
+    },
+    (result) => result.violations.length === 0,
+    options.timeoutMs ?? 10_000,
+  );
+}
+
+export const summary = (violations: readonly Violation[]) => violations.map((v) => `${v.kind}: ${v.detail}`);

@@ -1,0 +1,81 @@
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startS3 } from '../../infra/local/s3.js';
+import { readConfig } from '../../shared/config.js';
+import { sharedDynamodb, startTestApi, type TestApi } from './api.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+
+const HOST = '127.0.0.1';
+const REGION = 'us-east-1';
+const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/**
+ * The local API with a fault proxy in front of each backend (the run's
+ * DynamoDB Local, where the server makes its own tables, and an S3 stand-in
+ * of its own), so that the API's clients talk to them only through the
+ * proxies, so a test can lose, stall or refuse any single
+ * DynamoDB or S3 call the handlers make. The test audits through the API (and
+ * an S3 listing that bypasses the proxy).
+ */
+export interface FaultyApi {
+  t: TestApi;
+  dynamodb: FaultProxy;
+  s3: FaultProxy;
+  /** Every key in the files bucket, read from the S3 stand-in directly. */
+  storedKeys(prefix?: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export async function startFaultyApi(): Promise<FaultyApi> {
+  const { filesBucket } = readConfig(process.env);
+  // The run's DynamoDB Local behind a proxy: the server creates its tables (under its own prefix) through it.
+  const shared = sharedDynamodb();
+  const dynamodb = await startFaultProxy(shared.endpoint);
+  const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS);
+  const s3 = await startFaultProxy(s3Backend.endpoint);
+  const t = await startTestApi({ sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint }, env: { S3_ENDPOINT: s3.endpoint } });
+  const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
+
+  return {
+    t,
+    dynamodb,
+    s3,
+    async storedKeys(prefix = '') {
+      const keys: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await lister.send(new ListObjectsV2Command({ Bucket: filesBucket, Prefix: prefix, ContinuationToken: token }));
+        keys.push(...(page.Contents ?? []).map((object) => object.Key!));
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+      return keys.sort();
+    },
+    async close() {
+      dynamodb.calm();
+      s3.calm();
+      await t.close();
+      lister.destroy();
+      await dynamodb.close();
+      await s3.close();
+      await s3Backend.close();
+    },
+  };
+}
+
+/**
+ * One faulty API for a test file: started before its tests, the proxies
+ * calmed after each test (no fault outlives the test that set it), closed at
+ * the end. Call the returned function inside a test.
+ */
+export function faultyApiForFile(): () => FaultyApi {
+  let f: FaultyApi | undefined;
+  beforeAll(async () => {
+    f = await startFaultyApi();
+  });
+  afterEach(() => {
+    f?.dynamodb.calm();
+    f?.s3.calm();
+  });
+  afterAll(() => f?.close());
+  return () => f!;
+}

@@ -1,0 +1,274 @@
+import type { TestApi, TestResponse } from '../api.js';
+import { uploadForm } from '../attachments.js';
+import { mulberry32 } from '../../../bench/population.js';
+
+/**
+ * A seeded mix of API operations from several users, run concurrently as
+ * real clients would: a 503 is retried (with the same Idempotency-Key when
+ * the request carries one). Every answer lands in the ledger, which the audit
+ * holds against what the API shows afterwards.
+ */
+export type OperationKind =
+  | 'create_conversation'
+  | 'update_conversation'
+  | 'delete_conversation'
+  | 'upload'
+  | 'upload_with_key'
+  | 'rename_attachment'
+  | 'delete_attachment';
+
+const MIX: [OperationKind, number][] = [
+  ['create_conversation', 0.22],
+  ['update_conversation', 0.1],
+  ['delete_conversation', 0.1],
+  ['upload', 0.17],
+  ['upload_with_key', 0.19],
+  ['rename_attachment', 0.11],
+  ['delete_attachment', 0.11],
+];
+
+export interface WorkloadOptions {
+  seed: number;
+  operations: number;
+  users: number;
+  concurrency: number;
+  contactsPerUser: number;
+  groupsPerUser: number;
+  /** Client attempts per operation (503s are retried). */
+  attempts: number;
+  retryDelayMs: number;
+  /** Called when this many operations have started (e.g. to take S3 down). */
+  milestones?: { at: number; run: () => void }[];
+}
+
+/** One HTTP exchange: its status and error code (-1: no documented answer at all). */
+export interface Attempt {
+  status: number;
+  code?: string;
+  problem?: string;
+}
+
+export interface ConversationCreate {
+  op: number;
+  userId: string;
+  counterpart: string;
+  attempts: Attempt[];
+  id?: string;
+}
+
+export interface Upload {
+  op: number;
+  userId: string;
+  key?: string;
+  bytes: Buffer;
+  filename: string;
+  conversationId?: string;
+  attempts: Attempt[];
+  id?: string;
+}
+
+export interface Change {
+  op: number;
+  userId: string;
+  targetId: string;
+  value: string;
+  attempts: Attempt[];
+}
+
+export interface Removal {
+  op: number;
+  userId: string;
+  targetId: string;
+  attempts: Attempt[];
+}
+
+export interface Ledger {
+  users: string[];
+  creates: ConversationCreate[];
+  conversationUpdates: Change[];
+  conversationDeletes: Removal[];
+  uploads: Upload[];
+  renames: Change[];
+  attachmentDeletes: Removal[];
+  operations: Record<OperationKind, number>;
+}
+
+/** The upload an attachment came from, read from its filename (renames keep the `op<N>` part). */
+export const originOf = (filename: string): number | undefined => {
+  const match = /^op(\d+)-/.exec(filename);
+  return match ? Number(match[1]) : undefined;
+};
+
+export const finalStatus = (attempts: readonly Attempt[]) => attempts.at(-1)?.status ?? -1;
+
+export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise<Ledger> {
+  const random = mulberry32(options.seed);
+  const pickWith = <T>(draw: number, items: readonly T[]): T | undefined => (items.length === 0 ? undefined : items[Math.floor(draw * items.length)]);
+  const users = Array.from({ length: options.users }, (_, index) => `chaos-${options.seed}-u${index}`);
+  const ledger: Ledger = {
+    users,
+    creates: [],
+    conversationUpdates: [],
+    conversationDeletes: [],
+    uploads: [],
+    renames: [],
+    attachmentDeletes: [],
+    operations: Object.fromEntries(MIX.map(([kind]) => [kind, 0])) as Record<OperationKind, number>,
+  };
+  // What each user's client believes exists: acknowledged, not acknowledged as deleted.
+  const conversations = new Map(users.map((user) => [user, new Set<string>()]));
+  const attachments = new Map(users.map((user) => [user, new Set<string>()]));
+
+  /** Sends a request (built anew per attempt: a body stream is read once), retrying 503s. */
+  const send = async (
+    userId: string,
+    method: string,
+    path: string,
+    init: () => Parameters<TestApi['call']>[3],
+    maxAttempts = options.attempts,
+  ): Promise<{ attempts: Attempt[]; last?: TestResponse }> => {
+    const attempts: Attempt[] = [];
+    let last: TestResponse | undefined;
+    for (let attempt = 0; attempt < maxAttempts; attempt += 1) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs));
+      try {
+        last = await t.call(userId, method, path, init());
+        attempts.push({ status: last.status, ...(last.body?.error?.code ? { code: last.body.error.code } : {}) });
+      } catch (error) {
+        attempts.push({ status: -1, problem: String(error).slice(0, 300) });
+        break;
+      }
+      if (last.status !== 503) break;
+    }
+    return { attempts, last };
+  };
+
+  /** A DELETE; the client forgets the object once it was answered 200. */
+  const remove = async (userId: string, targetId: string, op: number, records: Removal[], collection: string, known: Set<string>) => {
+    const record: Removal = { op, userId, targetId, attempts: [] };
+    records.push(record);
+    record.attempts = (await send(userId, 'DELETE', `${collection}/${targetId}`, () => ({}))).attempts;
+    if (finalStatus(record.attempts) === 200) known.delete(targetId);
+  };
+
+  const plan = Array.from({ length: options.operations }, (_, op) => {
+    let draw = random();
+    const kind = MIX.find(([, share]) => (draw -= share) < 0)?.[0] ?? 'create_conversation';
+    return {
+      op,
+      kind,
+      userId: pickWith(random(), users)!,
+      roll: random(),
+      target: random(),
+      counterpart: random(),
+      size: 1 + Math.floor(random() * 3_000),
+      seed: Math.floor(random() * 2 ** 31),
+    };
+  });
+
+  const runOne = async ({ op, kind, userId, roll, target, counterpart: counterpartDraw, size, seed }: (typeof plan)[number]) => {
+    const pick = <T>(items: readonly T[]) => pickWith(target, items);
+    const known = [...conversations.get(userId)!];
+    const files = [...attachments.get(userId)!];
+    const effective: OperationKind =
+      (kind === 'update_conversation' || kind === 'delete_conversation') && known.length === 0
+        ? 'create_conversation'
+        : (kind === 'rename_attachment' || kind === 'delete_attachment') && files.length === 0
+          ? 'upload'
+          : kind;
+    ledger.operations[effective] += 1;
+    switch (effective) {
+      case 'create_conversation': {
+        const group = roll < options.groupsPerUser / (options.groupsPerUser + options.contactsPerUser);
+        const counterpart = group
+          ? `group-${Math.floor(counterpartDraw * options.groupsPerUser)}`
+          : `contact-${Math.floor(counterpartDraw * options.contactsPerUser)}`;
+        const form: Record<string, string> = group ? { group_id: counterpart } : { contact_id: counterpart };
+        // Some creates carry an Idempotency-Key, as a careful client's would.
+        const headers: Record<string, string> = roll < 0.3 ? { 'idempotency-key': `create-${options.seed}-${op}` } : {};
+        const record: ConversationCreate = { op, userId, counterpart, attempts: [] };
+        ledger.creates.push(record);
+        const { attempts, last } = await send(userId, 'POST', '/v1/conversations', () => ({ form, headers }));
+        record.attempts = attempts;
+        if (last && (last.status === 200 || last.status === 201)) {
+          record.id = last.body.id;
+          conversations.get(userId)!.add(last.body.id);
+        }
+        return;
+      }
+      case 'update_conversation': {
+        const targetId = pick(known)!;
+        const value = `pin-${op}`;
+        const record: Change = { op, userId, targetId, value, attempts: [] };
+        ledger.conversationUpdates.push(record);
+        record.attempts = (await send(userId, 'PUT', `/v1/conversations/${targetId}`, () => ({ form: { pinned_message_id: value, is_pinned: 'true' } }))).attempts;
+        return;
+      }
+      case 'delete_conversation':
+        return remove(userId, pick(known)!, op, ledger.conversationDeletes, '/v1/conversations', conversations.get(userId)!);
+      case 'upload':
+      case 'upload_with_key': {
+        const bytes = bytesOf(seed, size);
+        const conversationId = roll < 0.6 ? pick(known) : undefined;
+        const record: Upload = {
+          op,
+          userId,
+          bytes,
+          filename: `op${op}-${userId}.bin`,
+          ...(effective === 'upload_with_key' ? { key: `upload-${options.seed}-${op}` } : {}),
+          ...(conversationId ? { conversationId } : {}),
+          attempts: [],
+        };
+        ledger.uploads.push(record);
+        const fields: Record<string, string> = conversationId ? { conversation_id: conversationId } : {};
+        const request = () => ({
+          body: uploadForm({ bytes, filename: record.filename, type: 'application/octet-stream' }, fields),
+          headers: record.key ? { 'idempotency-key': record.key } : ({} as Record<string, string>),
+        });
+        if (record.key) {
+          // A client that lost the first answer sends the same request again, with the same key.
+          const { attempts, last } = await send(userId, 'POST', '/v1/attachments', request);
+          const again = roll < 0.25 ? await send(userId, 'POST', '/v1/attachments', request) : undefined;
+          record.attempts = [...attempts, ...(again?.attempts ?? [])];
+          const final = again?.last ?? last;
+          if (final?.status === 201) record.id = final.body.id;
+        } else {
+          // Without a key a retry could store the file twice: a careful client does not retry.
+          const { attempts, last } = await send(userId, 'POST', '/v1/attachments', request, 1);
+          record.attempts = attempts;
+          if (last?.status === 201) record.id = last.body.id;
+        }
+        if (record.id) attachments.get(userId)!.add(record.id);
+        return;
+      }
+      case 'rename_attachment': {
+        const targetId = pick(files)!;
+        const record: Change = { op, userId, targetId, value: '', attempts: [] };
+        ledger.renames.push(record);
+        const origin = ledger.uploads.find((upload) => upload.id === targetId)!.op;
+        record.value = `op${origin}-renamed-by-${op}.txt`;
+        record.attempts = (await send(userId, 'PUT', `/v1/attachments/${targetId}`, () => ({ form: { filename: record.value } }))).attempts;
+        return;
+      }
+      case 'delete_attachment':
+        return remove(userId, pick(files)!, op, ledger.attachmentDeletes, '/v1/attachments', attachments.get(userId)!);
+    }
+  };
+
+  let next = 0;
+  const worker = async () => {
+    while (next < plan.length) {
+      const item = plan[next++]!;
+      for (const milestone of options.milestones ?? []) if (milestone.at === item.op) milestone.run();
+      await runOne(item);
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  return ledger;
+}
+
+/** The bytes of an upload, from its seed: the audit knows what each file must hold. */
+export function bytesOf(seed: number, size: number): Buffer {
+  const random = mulberry32(seed);
+  return Buffer.from(Array.from({ length: size }, () => Math.floor(random() * 256)));
+}
