@@ -1,5 +1,7 @@
+import { attachmentWriter } from '../shared/attachments/writer.js';
 import { randomBytes } from 'node:crypto';
 import { signToken } from '../shared/auth/tokens.js';
+import { uploadSessions } from '../shared/uploads/sessions.js';
 import type { App } from '../shared/app.js';
 import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
 import { putConversations } from './seed-conversations.js';
@@ -19,6 +21,8 @@ export interface Fixture {
   contactId: string;
   conversationIds: string[];
   attachmentIds: string[];
+  /** The conversation the attachments are in. */
+  attachmentConversationId: string;
   /** Pending 1 GiB upload sessions with no parts yet (get, presign, abort). */
   sessionIds: string[];
   /** Sessions whose one part is in S3, ready to complete. */
@@ -39,7 +43,7 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
   const attachmentIds: string[] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
     const file = fileOf(4096);
-    const attachment = await app.attachments.upload(userId, {
+    const attachment = await app.use(attachmentWriter).upload(userId, {
       file: { filename: `photo-${index}.jpg`, fileType: file.type, bytes: file.bytes },
       conversation_id: conversations[0]!.id,
     });
@@ -48,10 +52,10 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
   const sessionIds: string[] = [];
   const completableSessions: Fixture['completableSessions'] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
-    sessionIds.push((await app.uploadSessions.start(userId, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id);
+    sessionIds.push((await app.use(uploadSessions).start(userId, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id);
     const file = fileOf(4096);
-    const session = await app.uploadSessions.start(userId, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
-    const [part] = await app.uploadSessions.signParts(userId, session.id, [1]);
+    const session = await app.use(uploadSessions).start(userId, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
+    const [part] = await app.use(uploadSessions).signParts(userId, session.id, [1]);
     const response = await fetch(part!.url, { method: 'PUT', body: file.bytes });
     await response.arrayBuffer();
     completableSessions.push({ id: session.id, parts: [{ part_number: 1, etag: response.headers.get('etag')! }] });
@@ -63,6 +67,7 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
     contactId,
     conversationIds: conversations.map((conversation) => conversation.id),
     attachmentIds,
+    attachmentConversationId: conversations[0]!.id,
     sessionIds,
     completableSessions,
     store,

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { measureBundles } from './bundles.js';
 import { measureColdStarts } from './cold-start.js';
+import { measureCost } from './cost.js';
 import { seedFixture } from './fixture.js';
 import { measureListCost } from './list-cost.js';
 import { benchApp, startProcess } from './processes.js';
@@ -15,13 +16,18 @@ import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --profile]`
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost --profile]`
+const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost'] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     sizes: { type: 'string', default: '1000,10000,100000' },
+    // Invocations per endpoint in the cost table.
+    invocations: { type: 'string', default: '20' },
+    // Some parts only, e.g. --only bundles,cold (cold, uploads and sessions need the bundles, and bundle them).
+    only: { type: 'string', default: PARTS.join(',') },
     // Size of the upload session flow's file, and how many times it goes (each way).
     'session-mib': { type: 'string', default: '1024' },
     'session-rounds': { type: 'string', default: '2' },
@@ -41,6 +47,15 @@ const runs = positive('runs', values.runs);
 const seconds = positive('seconds', values.seconds);
 const rounds = positive('rounds', values.rounds);
 const sizes = values.sizes.split(',').map((size) => positive('sizes', size));
+const invocations = positive('invocations', values.invocations);
+const parts = new Set(values.only.split(',').map((part) => part.trim()));
+for (const part of parts) {
+  if (!(PARTS as readonly string[]).includes(part)) {
+    console.error(`--only takes ${PARTS.join(', ')}; got ${JSON.stringify(part)}`);
+    process.exit(2);
+  }
+}
+const wanted = (part: (typeof PARTS)[number]) => parts.has(part);
 const sessionMebibytes = positive('session-mib', values['session-mib']);
 const sessionRounds = positive('session-rounds', values['session-rounds']);
 const started = performance.now();
@@ -53,38 +68,58 @@ const backends = { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, S3_ENDPOINT: s3.in
 const app = benchApp(backends);
 try {
   step('bundling every function with the stack settings');
-  const bundles = await measureBundles();
+  const bundles = wanted('bundles') || wanted('cold') || wanted('uploads') || wanted('sessions') ? await measureBundles() : undefined;
 
   step('seeding the fixture user');
   const fixture = await seedFixture(app, 200, runs + 5);
 
-  step(`cold starts: ${runs} fresh processes per bundle`);
-  const coldStarts = await measureColdStarts(bundles, fixture, backends, runs);
-
-  step(`warm: ${rounds} rounds of ${seconds} s per endpoint and per backend call`);
-  const profiles = join(REPOSITORY_ROOT, 'bench', 'profiles');
-  if (values.profile) rmSync(profiles, { recursive: true, force: true });
-  const server = await startProcess<{ url: string }>(
-    'server-process.ts',
-    { ...backends, AUTH_SECRET: fixture.authSecret },
-    values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [],
-  );
-  let warm: WarmFigure[];
-  let uploads: UploadFigures;
-  try {
-    warm = await measureWarm(server.info.url, fixture.token, warmEndpoints(fixture), seconds, rounds);
-    step(`uploads: 1 and 4 MiB, ${runs} each through the API and as PutObject; peak memory of the upload handler`);
-    uploads = await measureUploads(server.info.url, fixture, bundles, backends, runs);
-  } finally {
-    await server.stop();
+  let coldStarts;
+  if (wanted('cold')) {
+    step(`cold starts: ${runs} fresh processes per bundle`);
+    coldStarts = await measureColdStarts(bundles!, fixture, backends, runs);
   }
-  const serverProfile = values.profile ? summariseProfiles(profiles) : undefined;
 
-  step(`upload sessions: ${sessionMebibytes} MiB, ${sessionRounds} rounds through the sessions and by UploadPart; complete's peak memory`);
-  const uploadSessions = await measureUploadSessions(fixture, bundles, backends, sessionMebibytes, sessionRounds);
+  let warm: WarmFigure[] | undefined;
+  let uploads: UploadFigures | undefined;
+  let serverProfile;
+  if (wanted('warm') || wanted('uploads')) {
+    step(`warm: ${rounds} rounds of ${seconds} s per endpoint and per backend call`);
+    const profiles = join(REPOSITORY_ROOT, 'bench', 'profiles');
+    if (values.profile) rmSync(profiles, { recursive: true, force: true });
+    const server = await startProcess<{ url: string }>(
+      'server-process.ts',
+      { ...backends, AUTH_SECRET: fixture.authSecret },
+      values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [],
+    );
+    try {
+      if (wanted('warm')) warm = await measureWarm(server.info.url, fixture.token, warmEndpoints(fixture), seconds, rounds);
+      if (wanted('uploads')) {
+        step(`uploads: 1 and 4 MiB, ${runs} each through the API and as PutObject; peak memory of the upload handler`);
+        uploads = await measureUploads(server.info.url, fixture, bundles!, backends, runs);
+      }
+    } finally {
+      await server.stop();
+    }
+    serverProfile = values.profile ? summariseProfiles(profiles) : undefined;
+  }
 
-  step(`list cost at ${sizes.join(', ')} conversations`);
-  const listCost = await measureListCost(app, sizes);
+  let cost;
+  if (wanted('cost')) {
+    step(`cost per request: ${invocations} invocations per endpoint, consumed capacity and S3 calls counted`);
+    cost = await measureCost(app, fixture, invocations);
+  }
+
+  let listCost;
+  if (wanted('growth')) {
+    step(`list cost at ${sizes.join(', ')} conversations`);
+    listCost = await measureListCost(app, sizes);
+  }
+
+  let uploadSessions;
+  if (wanted('sessions')) {
+    step(`upload sessions: ${sessionMebibytes} MiB, ${sessionRounds} rounds through the sessions and by UploadPart; complete's peak memory`);
+    uploadSessions = await measureUploadSessions(fixture, bundles!, backends, sessionMebibytes, sessionRounds);
+  }
 
   const results: Results = {
     machine: {
@@ -96,17 +131,21 @@ try {
       date: new Date().toISOString(),
     },
     settings: { coldStartRuns: runs, warmSeconds: seconds, warmRounds: rounds, concurrency: CONCURRENCY, sizes },
-    bundles,
-    coldStarts,
-    warm,
+    parts: PARTS.filter(wanted),
+    ...(wanted('bundles') ? { bundles } : {}),
+    ...(coldStarts ? { coldStarts } : {}),
+    ...(warm ? { warm } : {}),
     ...(serverProfile ? { serverProfile } : {}),
-    listCost,
-    uploads,
-    uploadSessions,
+    ...(listCost ? { listCost } : {}),
+    ...(uploads ? { uploads } : {}),
+    ...(cost ? { cost } : {}),
+    ...(uploadSessions ? { uploadSessions } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
-  writeFileSync(join(REPOSITORY_ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  step('done: bench/results.json');
+  // A partial run (--only) writes beside the full run's results, never over them.
+  const file = parts.size === PARTS.length ? 'results.json' : 'results.partial.json';
+  writeFileSync(join(REPOSITORY_ROOT, 'bench', file), `${JSON.stringify(results, null, 2)}\n`);
+  step(`done: bench/${file}`);
   console.log(markdown(results));
 } finally {
   app.destroy();

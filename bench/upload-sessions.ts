@@ -21,6 +21,7 @@ import { childResult } from './child-result.js';
 import { countingProxy } from './dynamodb-counter.js';
 import { proxyEvent } from './events.js';
 import type { Fixture } from './fixture.js';
+import { s3Client } from '../shared/s3/client.js';
 import { LOCAL_ENV, startProcess } from './processes.js';
 import { median, ratio, round } from './stats.js';
 
@@ -163,18 +164,18 @@ async function direct(app: App, userId: string, fileSize: number, base: Buffer):
   const Key = fileKey(userId, newId('att'));
   const partSize = 8 * MiB;
   const count = Math.ceil(fileSize / partSize);
-  const { UploadId } = await app.s3.send(new CreateMultipartUploadCommand({ Bucket, Key }));
+  const { UploadId } = await app.use(s3Client).send(new CreateMultipartUploadCommand({ Bucket, Key }));
   const parts: { PartNumber: number; ETag: string }[] = [];
   await pool(count, async (PartNumber) => {
-    const { ETag } = await app.s3.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: partBytes(base, fileSize, partSize, PartNumber) }));
+    const { ETag } = await app.use(s3Client).send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: partBytes(base, fileSize, partSize, PartNumber) }));
     parts.push({ PartNumber, ETag: ETag! });
   });
   parts.sort((a, b) => a.PartNumber - b.PartNumber);
-  await app.s3.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
+  await app.use(s3Client).send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
   await removeFile(app, Key);
 }
 
-const removeFile = (app: App, Key: string) => app.s3.send(new DeleteObjectCommand({ Bucket: app.config.filesBucket, Key }));
+const removeFile = (app: App, Key: string) => app.use(s3Client).send(new DeleteObjectCommand({ Bucket: app.config.filesBucket, Key }));
 
 interface ApiClient {
   call(method: string, path: string, body?: unknown): Promise<any>;

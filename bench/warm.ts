@@ -83,6 +83,14 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       backendCall: 'GetItem (file_url signed locally)',
       backend: () => attachmentStore.get(userId, attachmentId),
     },
+    {
+      // Against GET /v1/conversations above: the same Query, plus ten file_url signed in the function.
+      endpoint: 'GET /v1/attachments',
+      method: 'GET',
+      path: '/v1/attachments?limit=10',
+      backendCall: 'Query (limit 11, file_url signed locally)',
+      backend: () => attachmentStore.list(userId, {}, { limit: 10 }),
+    },
   ];
 }
 

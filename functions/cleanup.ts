@@ -1,5 +1,6 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { lambdaApp, type App } from '../shared/app.js';
+import { attachmentWriter } from '../shared/attachments/writer.js';
 import { isRemoval, removedKey, tableOf } from '../shared/cleanup/stream-events.js';
 import { CONVERSATION_SK_PREFIX, ORPHAN_FILE_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
@@ -15,17 +16,18 @@ import { logger } from '../shared/observability.js';
  */
 async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
   const { conversationsTable, attachmentsTable } = app.config;
+  const attachments = app.use(attachmentWriter);
   for (const record of event.Records) {
     const key = removedKey(record);
     if (!isRemoval(record) || !key) continue;
     const table = tableOf(record);
     if (table === conversationsTable && key.sk.startsWith(CONVERSATION_SK_PREFIX)) {
-      const removed = await app.attachments.removeAllOf(key.pk, key.sk);
+      const removed = await attachments.removeAllOf(key.pk, key.sk);
       logger.info('conversation cleaned up', { conversation_id: key.sk, attachments_removed: removed });
     } else if (table === attachmentsTable && key.sk.startsWith(ORPHAN_FILE_SK_PREFIX)) {
-      await app.attachments.removeOrphanFile(key.pk, key.sk.slice(ORPHAN_FILE_SK_PREFIX.length));
+      await attachments.removeOrphanFile(key.pk, key.sk.slice(ORPHAN_FILE_SK_PREFIX.length));
     } else if (table === attachmentsTable) {
-      await app.attachments.removeFile(key.pk, key.sk);
+      await attachments.removeFile(key.pk, key.sk);
     }
   }
 }

@@ -1,23 +1,34 @@
-import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { AttachmentService } from './attachments/service.js';
+import { S3FileLinks } from './attachments/s3-file-links.js';
+import { AttachmentViews } from './attachments/service.js';
 import { DynamoAttachmentStore } from './attachments/dynamo-store.js';
-import { S3FileStore } from './attachments/s3-file-store.js';
 import { readConfig, type Config } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { ConversationService } from './conversations/service.js';
 import { createDynamoClient } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
-import { createS3Client } from './s3/client.js';
+import { S3Presigner } from './s3/presigner.js';
 import { systemClock, type Clock } from './time.js';
-import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
-import { UploadSessionService } from './uploads/service.js';
+
+/**
+ * A part of the App that only some functions need, kept out of the App class
+ * itself: esbuild drops unused functions but never unused class members, so
+ * whatever a getter here references is in every function's bundle. A part
+ * lives in its own module (the S3 client: shared/s3/client.ts; the attachment
+ * writer: shared/attachments/writer.ts), and only the functions that import it
+ * bundle it.
+ */
+export interface AppPart<T> {
+  readonly name: string;
+  build(app: App): T;
+  destroy?(value: T): void;
+}
 
 /**
  * The composition root: from one configuration, the clients and the services
  * the handlers call. Each part is built on first use (a GET of a conversation
- * never builds the S3 client) and kept for the life of the App.
+ * never builds the S3 client, nor bundles it) and kept for the life of the App.
  *
  * On Lambda there is one App per process (processApp(), from the function's
  * environment, kept across warm invocations); the local server builds one per
@@ -25,6 +36,7 @@ import { UploadSessionService } from './uploads/service.js';
  */
 export class App {
   private built = new Map<string, unknown>();
+  private destroyers = new Map<string, () => void>();
 
   /**
    * `clock`: "now" for every rule that depends on it (creation and upload
@@ -41,10 +53,6 @@ export class App {
     return this.once('dynamo', () => createDynamoClient(this.config));
   }
 
-  get s3(): S3Client {
-    return this.once('s3', () => createS3Client(this.config));
-  }
-
   get conversations(): ConversationService {
     return this.once(
       'conversations',
@@ -52,44 +60,47 @@ export class App {
     );
   }
 
-  get attachments(): AttachmentService {
-    return this.once(
-      'attachments',
-      () =>
-        new AttachmentService(
-          new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable, this.config.conversationsTable),
-          new S3FileStore(this.s3, this.config.filesBucket, this.config.fileUrlTtlSeconds),
-          this.clock,
-        ),
-    );
+  /** For the attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 client. */
+  get attachmentViews(): AttachmentViews {
+    return this.once('attachmentViews', () => new AttachmentViews(new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable, this.config.conversationsTable), this.fileLinks));
   }
 
-  get uploadSessions(): UploadSessionService {
-    return this.once('uploadSessions', () => {
-      const { uploadSessionsTable, attachmentsTable, conversationsTable, filesBucket, fileUrlTtlSeconds, uploadSessionTtlSeconds } = this.config;
-      return new UploadSessionService(
-        new DynamoUploadSessionStore(this.dynamo, { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable }),
-        new S3FileStore(this.s3, filesBucket, fileUrlTtlSeconds),
-        {
-          hasConversation: async (userId, id) => (await this.conversations.findConversation(userId, id)) !== undefined,
-          getAttachment: (userId, id) => this.attachments.getAttachment(userId, id),
-          relink: (userId, record) => this.attachments.relink(userId, record),
-        },
-        // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
-        { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
-        this.clock,
-      );
+  /** Links to attachment files (file_url), signed by the presigner. */
+  get fileLinks(): S3FileLinks {
+    return this.once('fileLinks', () => new S3FileLinks(this.presigner, this.config.fileUrlTtlSeconds));
+  }
+
+  /**
+   * Presigned S3 URLs of the files bucket (downloads, and the part uploads of
+   * upload sessions), signed in the process without the S3 client
+   * (shared/s3/presigner.ts), with the DynamoDB client's credentials: the same
+   * source the S3 client would use (the configured ones, else the default
+   * chain: the function's role).
+   */
+  get presigner(): S3Presigner {
+    return this.once('presigner', () => {
+      const { region, filesBucket, s3Endpoint } = this.config;
+      return new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: this.dynamo.config.credentials });
     });
   }
+
 
   get idempotency(): IdempotencyService {
     return this.once('idempotency', () => new IdempotencyService(new DynamoIdempotencyStore(this.dynamo, this.config.idempotencyTable)));
   }
 
+  /** A part from its own module (see AppPart), built on first use and kept like the others. */
+  use<T>(part: AppPart<T>): T {
+    const value = this.once(part.name, () => part.build(this));
+    if (part.destroy) this.destroyers.set(part.name, () => part.destroy!(value));
+    return value;
+  }
+
   /** Closes the clients' connections (the local server, when it stops). */
   destroy(): void {
     (this.built.get('dynamo') as DynamoDBDocumentClient | undefined)?.destroy();
-    (this.built.get('s3') as S3Client | undefined)?.destroy();
+    for (const destroy of this.destroyers.values()) destroy();
+    this.destroyers.clear();
     this.built.clear();
   }
 

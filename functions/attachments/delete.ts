@@ -5,6 +5,6 @@ import { isAttachmentId } from '../../shared/ids.js';
 
 export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  await app.attachments.deleteAttachment(request.userId, id, request.requestId);
+  await app.attachmentViews.deleteAttachment(request.userId, id, request.requestId);
   return deleted(id);
 });

@@ -5,5 +5,5 @@ import { isAttachmentId } from '../../shared/ids.js';
 
 export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  return ok(await app.attachments.getAttachment(request.userId, id));
+  return ok(await app.attachmentViews.getAttachment(request.userId, id));
 });

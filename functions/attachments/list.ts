@@ -5,5 +5,5 @@ import { pageRequest } from '../../shared/pagination.js';
 
 export const handler = httpHandler(async (request, app) => {
   const { conversation_id, ...paging } = request.query;
-  return ok(await app.attachments.listAttachments(request.userId, { conversation_id }, pageRequest(paging)));
+  return ok(await app.attachmentViews.listAttachments(request.userId, { conversation_id }, pageRequest(paging)));
 }, { query: listParams });

@@ -8,5 +8,5 @@ import { isAttachmentId } from '../../shared/ids.js';
 export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
   const filename = renameOf(readParams(formOrJsonBody(request), renameParams));
-  return ok(await app.attachments.renameAttachment(request.userId, id, filename));
+  return ok(await app.attachmentViews.renameAttachment(request.userId, id, filename));
 });

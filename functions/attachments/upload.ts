@@ -1,3 +1,4 @@
+import { attachmentWriter } from '../../shared/attachments/writer.js';
 import { httpHandler } from '../../shared/http/handler.js';
 import { created } from '../../shared/http/response.js';
 import { uploadMeaning, uploadReplay } from '../../shared/attachments/idempotency.js';
@@ -9,7 +10,7 @@ export const handler = httpHandler(async (request, app) => {
   return app.idempotency.run(
     request,
     uploadMeaning(upload),
-    async (seed) => created(await app.attachments.upload(request.userId, upload, seed)),
-    uploadReplay(app.attachments, request.userId),
+    async (seed) => created(await app.use(attachmentWriter).upload(request.userId, upload, seed)),
+    uploadReplay(app.attachmentViews, request.userId),
   );
 });

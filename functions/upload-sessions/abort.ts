@@ -1,3 +1,4 @@
+import { uploadSessions } from '../../shared/uploads/sessions.js';
 import { httpHandler } from '../../shared/http/handler.js';
 import { pathId } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
@@ -5,6 +6,6 @@ import { isUploadSessionId } from '../../shared/ids.js';
 
 export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
-  await app.uploadSessions.abort(request.userId, id);
+  await app.use(uploadSessions).abort(request.userId, id);
   return deleted(id);
 });

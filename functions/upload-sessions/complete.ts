@@ -1,3 +1,4 @@
+import { uploadSessions } from '../../shared/uploads/sessions.js';
 import { httpHandler } from '../../shared/http/handler.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, pathId } from '../../shared/http/request.js';
@@ -13,8 +14,8 @@ export const handler = httpHandler(async (request, app) => {
   return app.idempotency.run(
     request,
     { id, parts },
-    async () => created(await app.uploadSessions.complete(request.userId, id, parts, fileTypeSniffer, request.requestId)),
+    async () => created(await app.use(uploadSessions).complete(request.userId, id, parts, fileTypeSniffer, request.requestId)),
     // The answer is an attachment: stored without its file_url, replayed with a fresh one.
-    uploadReplay(app.attachments, request.userId),
+    uploadReplay(app.attachmentViews, request.userId),
   );
 });

@@ -1,3 +1,4 @@
+import { uploadSessions } from '../../shared/uploads/sessions.js';
 import { httpHandler } from '../../shared/http/handler.js';
 import { pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
@@ -5,5 +6,5 @@ import { isUploadSessionId } from '../../shared/ids.js';
 
 export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
-  return ok(await app.uploadSessions.getSession(request.userId, id));
+  return ok(await app.use(uploadSessions).getSession(request.userId, id));
 });

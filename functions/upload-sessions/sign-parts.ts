@@ -1,3 +1,4 @@
+import { uploadSessions } from '../../shared/uploads/sessions.js';
 import { httpHandler } from '../../shared/http/handler.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, pathId } from '../../shared/http/request.js';
@@ -8,5 +9,5 @@ import { partNumbersOf, signPartsParams } from '../../shared/uploads/params.js';
 export const handler = httpHandler(async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
   const partNumbers = partNumbersOf(readParams(formOrJsonBody(request), signPartsParams));
-  return ok({ data: await app.uploadSessions.signParts(request.userId, id, partNumbers) });
+  return ok({ data: await app.use(uploadSessions).signParts(request.userId, id, partNumbers) });
 });

@@ -1,3 +1,4 @@
+import { uploadSessions } from '../../shared/uploads/sessions.js';
 import { httpHandler } from '../../shared/http/handler.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody } from '../../shared/http/request.js';
@@ -6,5 +7,5 @@ import { sessionRequestOf, startParams } from '../../shared/uploads/start-params
 
 export const handler = httpHandler(async (request, app) => {
   const session = sessionRequestOf(readParams(formOrJsonBody(request), startParams(app.config.maxUploadBytes)));
-  return app.idempotency.run(request, session, async () => created(await app.uploadSessions.start(request.userId, session)));
+  return app.idempotency.run(request, session, async () => created(await app.use(uploadSessions).start(request.userId, session)));
 });

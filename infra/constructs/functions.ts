@@ -31,6 +31,13 @@ import type { Data } from './data.js';
 /** Node.js 24 on Graviton; infra/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
+/**
+ * Memory and architecture of every function: what Lambda bills GB-seconds by
+ * (the bench's cost table reads them from here). 512 MB buys the CPU that
+ * parsing a 4 MiB multipart body and the SDKs' cold start want.
+ */
+export const FUNCTION_SETTINGS = { memoryMb: 512, architecture: 'arm64' } as const;
+
 export interface FunctionsProps {
   data: Data;
   settings: StackSettings;
@@ -165,9 +172,8 @@ export class Functions extends Construct {
       projectRoot: REPOSITORY_ROOT,
       depsLockFilePath: join(REPOSITORY_ROOT, 'package-lock.json'),
       runtime: LAMBDA_RUNTIME,
-      architecture: Architecture.ARM_64,
-      // 512 MB buys the CPU that parsing a 4 MiB multipart body and the SDKs' cold start want.
-      memorySize: 512,
+      architecture: FUNCTION_SETTINGS.architecture === 'arm64' ? Architecture.ARM_64 : Architecture.X86_64,
+      memorySize: FUNCTION_SETTINGS.memoryMb,
       // Under API Gateway's 29 s integration timeout, above the SDK clients' retry budget.
       timeout: Duration.seconds(20),
       tracing: Tracing.ACTIVE,

@@ -1,4 +1,4 @@
-import { lookup } from 'mime-types';
+import mime from 'mime';
 
 export const GENERIC_FILE_TYPE = 'application/octet-stream';
 
@@ -11,15 +11,16 @@ const UNSPECIFIC = new Set(['application/octet-stream', 'application/unknown', '
 
 /**
  * The file's `type/subtype` in lower case: the part's own content type when
- * it names a specific valid type, else what the extension says (mime-types'
- * table, from mime-db), else application/octet-stream.
+ * it names a specific valid type, else what the extension says (the mime
+ * package's table of every mime-db type that has an extension, 39 KB against
+ * mime-db's 150 KB), else application/octet-stream.
  */
 export function fileTypeOf(declared: string | undefined, filename: string): string {
   const specific = specificType(declared);
   if (specific) return specific;
   const dot = filename.lastIndexOf('.');
-  // No extension is no clue (lookup() would read a name like "json" as one).
-  const fromExtension = dot > 0 ? lookup(filename.slice(dot)) : false;
+  // No extension is no clue (getType() would read a name like "json" as one).
+  const fromExtension = dot > 0 ? mime.getType(filename.slice(dot)) : null;
   return fromExtension ? fromExtension.toLowerCase() : GENERIC_FILE_TYPE;
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ApiResponse } from '../http/response.js';
 import type { ReplayOptions } from '../idempotency/service.js';
-import type { AttachmentService } from './service.js';
+import type { AttachmentViews } from './service.js';
 import type { Attachment, Upload } from './model.js';
 
 /**
@@ -20,7 +20,7 @@ export function uploadMeaning(upload: Upload) {
 }
 
 /** file_url (and its expiry) is never stored, in the idempotency record neither: a replay mints it anew. */
-export function uploadReplay(attachments: AttachmentService, userId: string): ReplayOptions {
+export function uploadReplay(attachments: AttachmentViews, userId: string): ReplayOptions {
   const created = (response: ApiResponse) => response.status === 201;
   return {
     keep: (response) => {

@@ -46,8 +46,15 @@ export interface FileStore {
   put(key: string, bytes: Buffer, fileType: string): Promise<void>;
   /** Removing a file that is not there is not an error. */
   remove(key: string): Promise<void>;
+}
+
+/**
+ * Links to the files. Apart from the store: a link is signed locally, so the
+ * functions that only show attachments carry no storage client.
+ */
+export interface FileLinks {
   /** A time-limited link that downloads the file under this name and type. */
-  presignDownload(key: string, download: { filename: string; fileType: string }): Promise<DownloadLink>;
+  download(key: string, download: { filename: string; fileType: string }): Promise<DownloadLink>;
 }
 
 export interface DownloadLink {

@@ -7,14 +7,11 @@ import {
   HeadObjectCommand,
   ListPartsCommand,
   PutObjectCommand,
-  UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Presigner } from '../s3/presigner.js';
 import type { AssemblyResult, CompletedPart, MultipartFileStore, StoredPart } from '../uploads/model.js';
-import { nowSeconds } from '../time.js';
-import { attachmentDisposition } from './content-disposition.js';
-import type { DownloadLink, FileStore } from './model.js';
+import type { FileStore } from './model.js';
 
 const errorName = (error: unknown) => (error instanceof Error ? error.name : '');
 
@@ -30,7 +27,7 @@ export class S3FileStore implements FileStore, MultipartFileStore {
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
-    private readonly urlTtlSeconds: number,
+    private readonly presigner: S3Presigner,
   ) {}
 
   async put(key: string, bytes: Buffer, fileType: string): Promise<void> {
@@ -43,49 +40,15 @@ export class S3FileStore implements FileStore, MultipartFileStore {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
-  /**
-   * The name and type travel in the signed URL (S3 answers with them), not in
-   * the object: a rename changes the next link and never touches the file.
-   * A URL signed with temporary credentials dies with them, whatever
-   * X-Amz-Expires says, so it is signed for no longer than they have left
-   * when the credentials say (the Lambda role's do not: config.ts bounds the TTL).
-   */
-  async presignDownload(key: string, download: { filename: string; fileType: string }): Promise<DownloadLink> {
-    const signedAt = nowSeconds();
-    const expiresIn = Math.min(this.urlTtlSeconds, await this.credentialsSecondsLeft(signedAt));
-    const url = await getSignedUrl(
-      this.client,
-      new GetObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        ResponseContentType: download.fileType,
-        ResponseContentDisposition: attachmentDisposition(download.filename),
-      }),
-      { expiresIn, signingDate: new Date(signedAt * 1000) },
-    );
-    return { url, expiresAt: signedAt + expiresIn };
-  }
-
-  private async credentialsSecondsLeft(now: number): Promise<number> {
-    const { expiration } = await this.client.config.credentials();
-    if (!expiration) return Number.POSITIVE_INFINITY;
-    // At least a second: the SDK refreshes credentials minutes before they expire.
-    return Math.max(1, Math.floor(expiration.getTime() / 1000) - now);
-  }
-
   async startMultipart(key: string, fileType: string): Promise<string> {
     const { UploadId } = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: fileType }));
     if (!UploadId) throw new Error('S3 started a multipart upload without an UploadId');
     return UploadId;
   }
 
-  /** The one place that signs part URLs: the client PUTs the bytes to S3 directly. */
+  /** The one place that signs part URLs (in the process, shared/s3/presigner.ts): the client PUTs the bytes to S3 directly. */
   presignUploadPart(key: string, uploadId: string, partNumber: number, ttlSeconds: number): Promise<string> {
-    return getSignedUrl(
-      this.client,
-      new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }),
-      { expiresIn: ttlSeconds },
-    );
+    return this.presigner.presignUploadPart(key, { uploadId, partNumber }, { expiresIn: ttlSeconds });
   }
 
   async listParts(key: string, uploadId: string): Promise<StoredPart[]> {

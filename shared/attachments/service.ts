@@ -4,26 +4,85 @@ import { seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
 import { systemClock, type Clock } from '../time.js';
-import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileStore, Upload } from './model.js';
+import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileLinks, FileStore, Upload } from './model.js';
 
 /**
- * What the attachment endpoints do. The rule that keeps record and file
- * consistent: a record only ever exists while its file does. So a file is
+ * What the attachment endpoints that never touch the bytes do: records, plus a
+ * link minted for each response. No file store, so their bundles carry no S3
+ * client. A delete is one of them: it removes the record only, and the file
+ * follows from the table's stream (functions/cleanup.ts).
+ */
+export class AttachmentViews {
+  constructor(
+    protected readonly store: AttachmentStore,
+    private readonly links: FileLinks,
+  ) {}
+
+  async getAttachment(userId: string, id: string): Promise<Attachment> {
+    return this.withLink(userId, (await this.store.get(userId, id)) ?? notFound(id));
+  }
+
+  /** Metadata only: the file and its key stay; the next link carries the new name. */
+  async renameAttachment(userId: string, id: string, filename: string): Promise<Attachment> {
+    return this.withLink(userId, (await this.store.rename(userId, id, filename)) ?? notFound(id));
+  }
+
+  /** The record goes now; the file follows from the table's stream. */
+  async deleteAttachment(userId: string, id: string, requestId: string): Promise<void> {
+    if (!(await this.store.remove(userId, id, requestId))) notFound(id);
+  }
+
+  async listAttachments(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<Attachment>> {
+    const { has_more, data } = await this.store.list(userId, filter, page);
+    return { has_more, data: await Promise.all(data.map((record) => this.withLink(userId, record))) };
+  }
+
+  /** The attachment with a file_url minted now (a replayed upload shows a live link). */
+  relink(userId: string, record: AttachmentRecord): Promise<Attachment> {
+    return this.withLink(userId, record);
+  }
+
+  protected async withLink(userId: string, record: AttachmentRecord): Promise<Attachment> {
+    const link = await this.links.download(fileKey(userId, record.id), {
+      filename: record.filename,
+      fileType: record.file_type,
+    });
+    const { id, message_id, conversation_id, filename, file_type, file_size, created_at } = record;
+    return {
+      id,
+      message_id,
+      conversation_id,
+      filename,
+      file_url: link.url,
+      file_url_expires_at: link.expiresAt,
+      file_type,
+      file_size,
+      created_at,
+    };
+  }
+}
+
+/**
+ * What writes and removes attachment files: the upload, and the cleanup that
+ * follows deletes from the tables' streams. The rule that keeps record and
+ * file consistent: a record only ever exists while its file does. So a file is
  * written before its record, and removed only after its record is gone (from
  * the table's stream, functions/cleanup.ts, however often that must retry).
  */
-export class AttachmentService {
+export class AttachmentService extends AttachmentViews {
   constructor(
-    private readonly store: AttachmentStore,
+    store: AttachmentStore,
+    links: FileLinks,
     private readonly files: FileStore,
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    super(store, links);
+  }
 
   /**
    * The file, then the record in one transaction with its conversation's
-   * check: an upload into a
-   * conversation that is gone, or being deleted, stores nothing and answers
-   * 400 resource_missing.
+   * check: an upload into a conversation that is gone, or being deleted,
+   * stores nothing and answers 400 resource_missing.
    */
   async upload(userId: string, upload: Upload, seed?: string): Promise<Attachment> {
     const now = this.clock();
@@ -99,25 +158,6 @@ export class AttachmentService {
     }
   }
 
-  async getAttachment(userId: string, id: string): Promise<Attachment> {
-    return this.withLink(userId, (await this.store.get(userId, id)) ?? notFound(id));
-  }
-
-  /** Metadata only: the file and its key stay; the next link carries the new name. */
-  async renameAttachment(userId: string, id: string, filename: string): Promise<Attachment> {
-    return this.withLink(userId, (await this.store.rename(userId, id, filename)) ?? notFound(id));
-  }
-
-  /** The record goes now; the file follows from the table's stream. */
-  async deleteAttachment(userId: string, id: string, requestId: string): Promise<void> {
-    if (!(await this.store.remove(userId, id, requestId))) notFound(id);
-  }
-
-  async listAttachments(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<Attachment>> {
-    const { has_more, data } = await this.store.list(userId, filter, page);
-    return { has_more, data: await Promise.all(data.map((record) => this.withLink(userId, record))) };
-  }
-
   /** Cleanup: the records of every attachment of a conversation that is gone (their files follow). */
   removeAllOf(userId: string, conversationId: string): Promise<number> {
     return this.store.removeAllOf(userId, conversationId);
@@ -133,33 +173,6 @@ export class AttachmentService {
   removeFile(userId: string, attachmentId: string): Promise<void> {
     return this.files.remove(fileKey(userId, attachmentId));
   }
-
-  /** The attachment with a file_url minted now (a replayed upload shows a live link). */
-  relink(userId: string, record: AttachmentRecord): Promise<Attachment> {
-    return this.withLink(userId, record);
-  }
-
-  private async withLink(userId: string, record: AttachmentRecord): Promise<Attachment> {
-    const link = await this.files.presignDownload(fileKey(userId, record.id), {
-      filename: record.filename,
-      fileType: record.file_type,
-    });
-    const { id, message_id, conversation_id, filename, file_type, file_size, created_at } = record;
-    return {
-      id,
-      message_id,
-      conversation_id,
-      filename,
-      file_url: link.url,
-      file_url_expires_at: link.expiresAt,
-      file_type,
-      file_size,
-      created_at,
-    };
-  }
-
-  /** Best effort: if S3 refuses this too, the file is an orphan nobody can reach, and the log says which. */
-
 }
 
 function notFound(id: string): never {

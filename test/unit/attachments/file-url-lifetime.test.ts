@@ -1,20 +1,19 @@
-import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../../shared/config.js';
-import { S3FileStore } from '../../../shared/attachments/s3-file-store.js';
+import { S3FileLinks } from '../../../shared/attachments/s3-file-links.js';
+import { S3Presigner } from '../../../shared/s3/presigner.js';
 import { nowSeconds } from '../../../shared/time.js';
 
-// Presigning is local computation (no request is sent), so a real client with
+// Presigning is local computation (no request is sent), so the presigner with
 // chosen credentials shows what the link says and when it really dies.
-const store = (ttlSeconds: number, expiration?: Date) =>
-  new S3FileStore(
-    new S3Client({
+const links = (ttlSeconds: number, expiration?: Date) =>
+  new S3FileLinks(
+    new S3Presigner({
       region: 'us-east-1',
+      bucket: 'attachments',
       endpoint: 'http://127.0.0.1:9',
-      forcePathStyle: true,
       credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'session', ...(expiration ? { expiration } : {}) },
     }),
-    'attachments',
     ttlSeconds,
   );
 const download = { filename: 'a.txt', fileType: 'text/plain' };
@@ -26,20 +25,20 @@ const signedAt = (url: string) => {
 
 describe('file_url lifetime', () => {
   it('lasts the configured TTL when the credentials outlive it, and says when it ends', async () => {
-    const link = await store(900, new Date(Date.now() + 6 * 3600 * 1000)).presignDownload('files/u/att_1', download);
+    const link = await links(900, new Date(Date.now() + 6 * 3600 * 1000)).download('files/u/att_1', download);
     expect(signedFor(link.url)).toBe(900);
     expect(link.expiresAt).toBe(signedAt(link.url) + 900);
   });
 
   it('ends when the signing credentials end, if that is sooner than the TTL, and says so', async () => {
     const credentialsEnd = nowSeconds() + 600;
-    const link = await store(3600, new Date(credentialsEnd * 1000)).presignDownload('files/u/att_1', download);
+    const link = await links(3600, new Date(credentialsEnd * 1000)).download('files/u/att_1', download);
     expect(link.expiresAt).toBe(credentialsEnd);
     expect(signedAt(link.url) + signedFor(link.url)).toBe(credentialsEnd);
   });
 
   it('lasts the TTL with credentials that state no expiry (Lambda’s), which configuration bounds', async () => {
-    const link = await store(3600).presignDownload('files/u/att_1', download);
+    const link = await links(3600).download('files/u/att_1', download);
     expect(signedFor(link.url)).toBe(3600);
     expect(link.expiresAt).toBe(signedAt(link.url) + 3600);
   });

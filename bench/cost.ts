@@ -1,0 +1,266 @@
+import { s3Client } from '../shared/s3/client.js';
+import { attachmentWriter } from '../shared/attachments/writer.js';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { FUNCTION_SETTINGS } from '../infra/constructs/functions.js';
+import { REPOSITORY_ROOT } from '../infra/local/server.js';
+import { routes, type Route } from '../infra/routes.js';
+import type { App } from '../shared/app.js';
+import type { HttpHandler, ProxyHandler } from '../shared/http/handler.js';
+import { proxyEvent, type EventRequest } from './events.js';
+import type { Fixture } from './fixture.js';
+import { fileOf, multipartBody } from './multipart.js';
+import { median, round } from './stats.js';
+
+/**
+ * What a user pays AWS per million requests of each endpoint, from what each
+ * request did in this run: every DynamoDB call's consumed capacity as the
+ * backend reports it (ReturnConsumedCapacity, asked for by SDK middleware the
+ * bench installs on the shared clients, and taken out of the answer again so
+ * the handler sees what it always sees), every S3 call by operation, and the
+ * handler's duration, billed as Lambda bills it (rounded up to the ms, at the
+ * stack's memory and architecture). The handlers run in this process on the
+ * bench's App (its DynamoDB and S3), invoked with API Gateway's proxy events.
+ */
+
+/** us-east-1 list prices (USD), the first pricing tier of each; see PRICE_LIST for the source and date. */
+export const PRICES = {
+  apiGatewayRestPerMillion: 3.5,
+  lambdaRequestPerMillion: 0.2,
+  lambdaGbSecond: { arm64: 0.0000133334, x86_64: 0.0000166667 },
+  dynamoWriteUnitPerMillion: 0.625,
+  dynamoReadUnitPerMillion: 0.125,
+  /** S3 Standard: PUT, COPY, POST, LIST (and the multipart calls) per 1,000; GET per 1,000; DELETE is free. */
+  s3PutPerThousand: 0.005,
+  s3GetPerThousand: 0.0004,
+};
+
+export const PRICE_LIST =
+  'US East (N. Virginia), on-demand list prices of aws.amazon.com/{api-gateway,lambda,dynamodb,s3}/pricing as published in 2025 ' +
+  '(DynamoDB after its November 2024 on-demand cut), first tier, no free tier; checked 2026-11-22';
+
+const S3_PUT_CLASS = new Set(['PutObjectCommand', 'CopyObjectCommand', 'CreateMultipartUploadCommand', 'UploadPartCommand', 'CompleteMultipartUploadCommand', 'ListObjectsV2Command', 'ListPartsCommand']);
+const S3_GET_CLASS = new Set(['GetObjectCommand', 'HeadObjectCommand']);
+const S3_FREE = new Set(['DeleteObjectCommand', 'DeleteObjectsCommand', 'AbortMultipartUploadCommand']);
+const DYNAMO_READS = new Set(['GetCommand', 'QueryCommand', 'ScanCommand', 'BatchGetCommand', 'TransactGetCommand', 'GetItemCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
+
+export interface CostFigure {
+  endpoint: string;
+  invocations: number;
+  /** Per request, means over the invocations. */
+  dynamoCalls: number;
+  readUnits: number;
+  writeUnits: number;
+  s3Calls: Record<string, number>;
+  /** Median handler duration (ms) and the mean billed duration (ms, each invocation rounded up). */
+  durationMs: number;
+  billedMs: number;
+  gbSeconds: number;
+  /** USD per million requests. */
+  dollarsPerMillion: { apiGateway: number; lambda: number; dynamodb: number; s3: number; total: number };
+}
+
+interface Tally {
+  dynamoCalls: number;
+  readUnits: number;
+  writeUnits: number;
+  s3Calls: Record<string, number>;
+}
+
+let recording: Tally | undefined;
+
+/** Installed once on the App's clients; counts only while `recording` is set. */
+function installMeters(app: App): void {
+  app.dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      const tally = recording;
+      if (!tally) return next(args);
+      const input = args.input as Record<string, unknown>;
+      input.ReturnConsumedCapacity = 'TOTAL';
+      tally.dynamoCalls += 1;
+      const result = await next(args);
+      const output = result.output as { ConsumedCapacity?: Consumed | Consumed[] };
+      const consumed = output.ConsumedCapacity === undefined ? [] : [output.ConsumedCapacity].flat();
+      const isRead = DYNAMO_READS.has(context.commandName ?? '');
+      for (const entry of consumed) {
+        // DynamoDB reports the split where it has one (transactions); else the operation says which.
+        tally.readUnits += entry.ReadCapacityUnits ?? (isRead ? (entry.CapacityUnits ?? 0) : 0);
+        tally.writeUnits += entry.WriteCapacityUnits ?? (isRead ? 0 : (entry.CapacityUnits ?? 0));
+      }
+      delete output.ConsumedCapacity;
+      return result;
+    },
+    { step: 'initialize', name: 'benchConsumedCapacity' },
+  );
+  app.use(s3Client).middlewareStack.add(
+    (next, context) => async (args) => {
+      const tally = recording;
+      if (tally) {
+        const name = context.commandName ?? 'unknown';
+        tally.s3Calls[name] = (tally.s3Calls[name] ?? 0) + 1;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchS3Calls' },
+  );
+}
+
+interface Consumed {
+  CapacityUnits?: number;
+  ReadCapacityUnits?: number;
+  WriteCapacityUnits?: number;
+}
+
+
+interface Scenario {
+  endpoint: string;
+  route: string;
+  /** The request of invocation `index`; anything it sets up is not counted. */
+  request: (index: number) => Promise<Omit<EventRequest, 'route' | 'userId'> & { headers?: Record<string, string> }>;
+}
+
+function scenarios(app: App, fixture: Fixture): Scenario[] {
+  const [getId, updateId] = fixture.conversationIds as [string, string];
+  const [attachmentId] = fixture.attachmentIds as [string];
+  const conversationId = fixture.attachmentConversationId;
+  const upload = (index: number) => ({
+    multipart: multipartBody({ ...fileOf(64 * 1024), filename: `cost-${index}.jpg` }, { conversation_id: conversationId }),
+  });
+  return [
+    { endpoint: 'GET /v1/conversations/:id', route: 'GetConversation', request: async () => ({ pathParameters: { id: getId } }) },
+    { endpoint: 'GET /v1/conversations (page of 10)', route: 'ListConversations', request: async () => ({ query: { limit: '10' } }) },
+    { endpoint: 'POST /v1/conversations (existing contact)', route: 'CreateConversation', request: async () => ({ form: { contact_id: fixture.contactId } }) },
+    { endpoint: 'POST /v1/conversations (new contact)', route: 'CreateConversation', request: async () => ({ form: { contact_id: `cost-${randomUUID()}` } }) },
+    {
+      endpoint: 'POST /v1/conversations (new, Idempotency-Key)',
+      route: 'CreateConversation',
+      request: async () => ({ form: { contact_id: `cost-${randomUUID()}` }, headers: { 'Idempotency-Key': randomUUID() } }),
+    },
+    {
+      // Mute, unmute, mute...: every call changes the item and its by_muted key, as a real toggle does.
+      endpoint: 'PUT /v1/conversations/:id (mute / unmute)',
+      route: 'UpdateConversation',
+      request: async (index) => ({ pathParameters: { id: updateId }, form: { is_muted: index % 2 === 0 ? 'true' : 'false' } }),
+    },
+    {
+      endpoint: 'DELETE /v1/conversations/:id (no attachments)',
+      route: 'DeleteConversation',
+      request: async () => {
+        const { conversation } = await app.conversations.createConversation(fixture.userId, { kind: 'contact', id: `cost-${randomUUID()}` });
+        return { pathParameters: { id: conversation.id } };
+      },
+    },
+    { endpoint: 'GET /v1/attachments/:id', route: 'GetAttachment', request: async () => ({ pathParameters: { id: attachmentId } }) },
+    { endpoint: 'GET /v1/attachments (page of 10)', route: 'ListAttachments', request: async () => ({ query: { limit: '10' } }) },
+    { endpoint: 'POST /v1/attachments (64 KiB, into a conversation)', route: 'UploadAttachment', request: async (index) => upload(index) },
+    {
+      endpoint: 'POST /v1/attachments (64 KiB, Idempotency-Key)',
+      route: 'UploadAttachment',
+      request: async (index) => ({ ...upload(index), headers: { 'Idempotency-Key': randomUUID() } }),
+    },
+    {
+      // Two names in turn: every call changes the record (and its by_conversation copy).
+      endpoint: 'PUT /v1/attachments/:id',
+      route: 'UpdateAttachment',
+      request: async (index) => ({ pathParameters: { id: attachmentId }, form: { filename: `renamed-${index % 2}.jpg` } }),
+    },
+    {
+      endpoint: 'DELETE /v1/attachments/:id',
+      route: 'DeleteAttachment',
+      request: async () => {
+        const file = fileOf(4096);
+        const attachment = await app.use(attachmentWriter).upload(fixture.userId, { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } });
+        return { pathParameters: { id: attachment.id } };
+      },
+    },
+  ];
+}
+
+export async function measureCost(app: App, fixture: Fixture, invocations: number): Promise<CostFigure[]> {
+  installMeters(app);
+  const figures: CostFigure[] = [];
+  for (const scenario of scenarios(app, fixture)) {
+    const route = routes.find((candidate) => candidate.name === scenario.route)!;
+    const handler = ((await import(join(REPOSITORY_ROOT, route.entry))) as { handler: HttpHandler }).handler.withApp(app);
+    // One uncounted invocation first: module state, connections, JIT.
+    await invoke(handler, route, fixture, await scenario.request(-1));
+    const tallies: Tally[] = [];
+    const durations: number[] = [];
+    for (let index = 0; index < invocations; index += 1) {
+      const request = await scenario.request(index);
+      const tally: Tally = { dynamoCalls: 0, readUnits: 0, writeUnits: 0, s3Calls: {} };
+      recording = tally;
+      const started = performance.now();
+      try {
+        await invoke(handler, route, fixture, request);
+      } finally {
+        recording = undefined;
+      }
+      durations.push(performance.now() - started);
+      tallies.push(tally);
+    }
+    figures.push(figureOf(scenario.endpoint, tallies, durations));
+  }
+  return figures;
+}
+
+async function invoke(handler: ProxyHandler, route: Route, fixture: Fixture, request: Awaited<ReturnType<Scenario['request']>>) {
+  const { headers, ...rest } = request;
+  const event = proxyEvent({ route, userId: fixture.userId, ...rest });
+  if (headers) {
+    Object.assign(event.headers, headers);
+    for (const [name, value] of Object.entries(headers)) event.multiValueHeaders[name] = [value];
+  }
+  const result = await handler(event);
+  if (result.statusCode >= 300) throw new Error(`${route.name} answered ${result.statusCode}: ${result.body.slice(0, 300)}`);
+}
+
+function figureOf(endpoint: string, tallies: Tally[], durations: number[]): CostFigure {
+  const mean = (pick: (tally: Tally) => number) => tallies.reduce((sum, tally) => sum + pick(tally), 0) / tallies.length;
+  const s3Names = new Set(tallies.flatMap((tally) => Object.keys(tally.s3Calls)));
+  const s3Calls = Object.fromEntries([...s3Names].map((name) => [name, mean((tally) => tally.s3Calls[name] ?? 0)]));
+  const billedMs = durations.reduce((sum, ms) => sum + Math.ceil(ms), 0) / durations.length;
+  const { memoryMb, architecture } = FUNCTION_SETTINGS;
+  const gbSeconds = (memoryMb / 1024) * (billedMs / 1000);
+  const readUnits = mean((tally) => tally.readUnits);
+  const writeUnits = mean((tally) => tally.writeUnits);
+  const s3 = Object.entries(s3Calls).reduce((sum, [name, count]) => {
+    if (S3_PUT_CLASS.has(name)) return sum + count * PRICES.s3PutPerThousand * 1000;
+    if (S3_GET_CLASS.has(name)) return sum + count * PRICES.s3GetPerThousand * 1000;
+    if (S3_FREE.has(name)) return sum;
+    throw new Error(`No S3 price for ${name}: add it to bench/cost.ts`);
+  }, 0);
+  const apiGateway = PRICES.apiGatewayRestPerMillion;
+  const lambda = PRICES.lambdaRequestPerMillion + gbSeconds * PRICES.lambdaGbSecond[architecture] * 1e6;
+  const dynamodb = readUnits * PRICES.dynamoReadUnitPerMillion + writeUnits * PRICES.dynamoWriteUnitPerMillion;
+  return {
+    endpoint,
+    invocations: tallies.length,
+    dynamoCalls: round(mean((tally) => tally.dynamoCalls), 2),
+    readUnits: round(readUnits, 2),
+    writeUnits: round(writeUnits, 2),
+    s3Calls,
+    durationMs: round(median(durations), 1),
+    billedMs: round(billedMs, 1),
+    gbSeconds: round(gbSeconds, 5),
+    dollarsPerMillion: {
+      apiGateway: round(apiGateway, 3),
+      lambda: round(lambda, 3),
+      dynamodb: round(dynamodb, 3),
+      s3: round(s3, 3),
+      total: round(apiGateway + lambda + dynamodb + s3, 3),
+    },
+  };
+}
+
+/**
+ * An upload session moves its bytes straight to S3: per GiB at a part size,
+ * CreateMultipartUpload + one UploadPart per part + CompleteMultipartUpload,
+ * all PUT-class requests (the presigned part URLs are signed in the function,
+ * no S3 request).
+ */
+export function multipartDollarsPerGiB(partSizeBytes: number): { requests: number; dollars: number } {
+  const parts = Math.ceil(2 ** 30 / partSizeBytes);
+  const requests = parts + 2;
+  return { requests, dollars: round((requests * PRICES.s3PutPerThousand) / 1000, 5) };
+}
