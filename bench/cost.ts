@@ -1,4 +1,4 @@
-import { s3Client } from '../shared/s3/client.js';
+import { s3Bucket } from '../shared/s3/client.js';
 import { attachmentWriter } from '../shared/attachments/writer.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -39,9 +39,10 @@ export const PRICE_LIST =
   'US East (N. Virginia), on-demand list prices of aws.amazon.com/{api-gateway,lambda,dynamodb,s3}/pricing as published in 2025 ' +
   '(DynamoDB after its November 2024 on-demand cut), first tier, no free tier; checked 2026-11-22';
 
-const S3_PUT_CLASS = new Set(['PutObjectCommand', 'CopyObjectCommand', 'CreateMultipartUploadCommand', 'UploadPartCommand', 'CompleteMultipartUploadCommand', 'ListObjectsV2Command', 'ListPartsCommand']);
-const S3_GET_CLASS = new Set(['GetObjectCommand', 'HeadObjectCommand']);
-const S3_FREE = new Set(['DeleteObjectCommand', 'DeleteObjectsCommand', 'AbortMultipartUploadCommand']);
+/** By S3 operation (shared/s3/bucket.ts names them as the S3 API does). */
+const S3_PUT_CLASS = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload', 'UploadPart', 'CompleteMultipartUpload', 'ListObjectsV2', 'ListParts']);
+const S3_GET_CLASS = new Set(['GetObject', 'HeadObject']);
+const S3_FREE = new Set(['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload']);
 const DYNAMO_READS = new Set(['GetCommand', 'QueryCommand', 'ScanCommand', 'BatchGetCommand', 'TransactGetCommand', 'GetItemCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
 
 export interface CostFigure {
@@ -92,17 +93,10 @@ function installMeters(app: App): void {
     },
     { step: 'initialize', name: 'benchConsumedCapacity' },
   );
-  app.use(s3Client).middlewareStack.add(
-    (next, context) => async (args) => {
-      const tally = recording;
-      if (tally) {
-        const name = context.commandName ?? 'unknown';
-        tally.s3Calls[name] = (tally.s3Calls[name] ?? 0) + 1;
-      }
-      return next(args);
-    },
-    { step: 'initialize', name: 'benchS3Calls' },
-  );
+  app.use(s3Bucket).observe((operation) => {
+    const tally = recording;
+    if (tally) tally.s3Calls[operation] = (tally.s3Calls[operation] ?? 0) + 1;
+  });
 }
 
 interface Consumed {

@@ -5,12 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { fileKey } from '../shared/dynamo/keys.js';
 import { newId } from '../shared/ids.js';
 import type { App } from '../shared/app.js';
@@ -21,7 +16,7 @@ import { childResult } from './child-result.js';
 import { countingProxy } from './dynamodb-counter.js';
 import { proxyEvent } from './events.js';
 import type { Fixture } from './fixture.js';
-import { s3Client } from '../shared/s3/client.js';
+import { s3Bucket } from '../shared/s3/client.js';
 import { LOCAL_ENV, startProcess } from './processes.js';
 import { median, ratio, round } from './stats.js';
 
@@ -79,6 +74,7 @@ export async function measureUploadSessions(
   });
   const api = apiClient(server.info.url, fixture.token);
   const base = randomBytes(8 * MiB);
+  const s3 = directClient(fixture.app);
   try {
     const sessionTimes: number[] = [];
     const directTimes: number[] = [];
@@ -86,7 +82,7 @@ export async function measureUploadSessions(
     let operations: Record<string, number> = {};
     let plan: Session | undefined;
     for (let index = 0; index < rounds; index += 1) {
-      directTimes.push(await timed(() => direct(fixture.app, fixture.userId, mebibytes * MiB, base)));
+      directTimes.push(await timed(() => direct(s3, fixture.app, fixture.userId, mebibytes * MiB, base)));
       counter.reset();
       api.reset();
       sessionTimes.push(
@@ -123,6 +119,7 @@ export async function measureUploadSessions(
       completeMemory,
     };
   } finally {
+    s3.destroy();
     await server.stop();
     await counter.close();
   }
@@ -158,24 +155,39 @@ async function pool(count: number, work: (number: number) => Promise<void>): Pro
   );
 }
 
+/**
+ * The S3 client (a dev dependency; no function bundles it) for the direct
+ * upload: S3's own multipart upload as an SDK user makes it, the baseline.
+ */
+function directClient(app: App): S3Client {
+  const { region, s3Endpoint } = app.config;
+  return new S3Client({
+    region,
+    credentials: app.credentials,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    ...(s3Endpoint ? { endpoint: s3Endpoint, forcePathStyle: true } : {}),
+  });
+}
+
 /** Create, UploadPart at the same concurrency and part size, Complete: S3's own multipart upload from this process. */
-async function direct(app: App, userId: string, fileSize: number, base: Buffer): Promise<void> {
+async function direct(s3: S3Client, app: App, userId: string, fileSize: number, base: Buffer): Promise<void> {
   const Bucket = app.config.filesBucket;
   const Key = fileKey(userId, newId('att'));
   const partSize = 8 * MiB;
   const count = Math.ceil(fileSize / partSize);
-  const { UploadId } = await app.use(s3Client).send(new CreateMultipartUploadCommand({ Bucket, Key }));
+  const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key }));
   const parts: { PartNumber: number; ETag: string }[] = [];
   await pool(count, async (PartNumber) => {
-    const { ETag } = await app.use(s3Client).send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: partBytes(base, fileSize, partSize, PartNumber) }));
+    const { ETag } = await s3.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: partBytes(base, fileSize, partSize, PartNumber) }));
     parts.push({ PartNumber, ETag: ETag! });
   });
   parts.sort((a, b) => a.PartNumber - b.PartNumber);
-  await app.use(s3Client).send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
+  await s3.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
   await removeFile(app, Key);
 }
 
-const removeFile = (app: App, Key: string) => app.use(s3Client).send(new DeleteObjectCommand({ Bucket: app.config.filesBucket, Key }));
+const removeFile = (app: App, key: string) => app.use(s3Bucket).deleteObject(key);
 
 interface ApiClient {
   call(method: string, path: string, body?: unknown): Promise<any>;

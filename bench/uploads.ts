@@ -1,4 +1,4 @@
-import { s3Client } from '../shared/s3/client.js';
+import { s3Bucket } from '../shared/s3/client.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,7 +63,7 @@ export async function measureUploads(
   env: Record<string, string>,
   runs: number,
 ): Promise<UploadFigures> {
-  const files = new S3FileStore(fixture.app.use(s3Client), fixture.app.config.filesBucket, fixture.app.presigner);
+  const files = new S3FileStore(fixture.app.use(s3Bucket), fixture.app.presigner);
   const bundle = bundles.find((candidate) => candidate.name === 'UploadAttachment');
   if (!bundle) throw new Error('No UploadAttachment bundle: the route table has no upload route');
   const sizes: UploadFigure[] = [];

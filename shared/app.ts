@@ -9,6 +9,7 @@ import { createDynamoClient } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
 import { S3Presigner } from './s3/presigner.js';
+import type { Credentials } from './s3/signer.js';
 import { systemClock, type Clock } from './time.js';
 
 /**
@@ -73,17 +74,23 @@ export class App {
   /**
    * Presigned S3 URLs of the files bucket (downloads, and the part uploads of
    * upload sessions), signed in the process without the S3 client
-   * (shared/s3/presigner.ts), with the DynamoDB client's credentials: the same
-   * source the S3 client would use (the configured ones, else the default
-   * chain: the function's role).
+   * (shared/s3/presigner.ts).
    */
   get presigner(): S3Presigner {
     return this.once('presigner', () => {
       const { region, filesBucket, s3Endpoint } = this.config;
-      return new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: this.dynamo.config.credentials });
+      return new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: this.credentials });
     });
   }
 
+  /**
+   * What S3 requests and URLs are signed with: the DynamoDB client's
+   * credentials, the same source an S3 client would use (the configured ones,
+   * else the default chain: the function's role), resolved and cached once.
+   */
+  get credentials(): Credentials {
+    return this.dynamo.config.credentials;
+  }
 
   get idempotency(): IdempotencyService {
     return this.once('idempotency', () => new IdempotencyService(new DynamoIdempotencyStore(this.dynamo, this.config.idempotencyTable)));

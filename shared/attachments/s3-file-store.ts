@@ -1,14 +1,4 @@
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListPartsCommand,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import type { S3Bucket } from '../s3/bucket.js';
 import type { S3Presigner } from '../s3/presigner.js';
 import type { AssemblyResult, CompletedPart, MultipartFileStore, StoredPart } from '../uploads/model.js';
 import type { FileStore } from './model.js';
@@ -25,25 +15,20 @@ const ASSEMBLY_REFUSALS = {
 /** Attachment files in one S3 bucket, whole (small uploads) or in parts (upload sessions). */
 export class S3FileStore implements FileStore, MultipartFileStore {
   constructor(
-    private readonly client: S3Client,
-    private readonly bucket: string,
+    private readonly bucket: S3Bucket,
     private readonly presigner: S3Presigner,
   ) {}
 
-  async put(key: string, bytes: Buffer, fileType: string): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length, ContentType: fileType }),
-    );
+  put(key: string, bytes: Buffer, fileType: string): Promise<void> {
+    return this.bucket.putObject(key, bytes, fileType);
   }
 
-  async remove(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  remove(key: string): Promise<void> {
+    return this.bucket.deleteObject(key);
   }
 
-  async startMultipart(key: string, fileType: string): Promise<string> {
-    const { UploadId } = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: fileType }));
-    if (!UploadId) throw new Error('S3 started a multipart upload without an UploadId');
-    return UploadId;
+  startMultipart(key: string, fileType: string): Promise<string> {
+    return this.bucket.createMultipartUpload(key, fileType);
   }
 
   /** The one place that signs part URLs (in the process, shared/s3/presigner.ts): the client PUTs the bytes to S3 directly. */
@@ -57,13 +42,9 @@ export class S3FileStore implements FileStore, MultipartFileStore {
     try {
       // S3 answers 1,000 parts a page; a session has up to 10,000.
       do {
-        const page = await this.client.send(
-          new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) }),
-        );
-        for (const part of page.Parts ?? []) {
-          parts.push({ part_number: part.PartNumber ?? 0, size: part.Size ?? 0, etag: part.ETag ?? '' });
-        }
-        marker = page.IsTruncated ? page.NextPartNumberMarker : undefined;
+        const page = await this.bucket.listParts(key, uploadId, marker);
+        for (const part of page.parts) parts.push({ part_number: part.partNumber, size: part.size, etag: part.etag });
+        marker = page.nextMarker;
       } while (marker);
     } catch (error) {
       if (errorName(error) === 'NoSuchUpload') return [];
@@ -74,14 +55,7 @@ export class S3FileStore implements FileStore, MultipartFileStore {
 
   async assemble(key: string, uploadId: string, parts: readonly CompletedPart[]): Promise<AssemblyResult> {
     try {
-      await this.client.send(
-        new CompleteMultipartUploadCommand({
-          Bucket: this.bucket,
-          Key: key,
-          UploadId: uploadId,
-          MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.part_number, ETag: part.etag })) },
-        }),
-      );
+      await this.bucket.completeMultipartUpload(key, uploadId, parts.map((part) => ({ partNumber: part.part_number, etag: part.etag })));
       return 'assembled';
     } catch (error) {
       const name = errorName(error);
@@ -95,7 +69,7 @@ export class S3FileStore implements FileStore, MultipartFileStore {
 
   async abortMultipart(key: string, uploadId: string): Promise<void> {
     try {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
+      await this.bucket.abortMultipartUpload(key, uploadId);
     } catch (error) {
       if (errorName(error) !== 'NoSuchUpload') throw error;
     }
@@ -103,16 +77,14 @@ export class S3FileStore implements FileStore, MultipartFileStore {
 
   async sizeOf(key: string): Promise<number | undefined> {
     try {
-      const { ContentLength } = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return ContentLength;
+      return (await this.bucket.headObject(key)).contentLength;
     } catch (error) {
       if (errorName(error) === 'NotFound' || errorName(error) === 'NoSuchKey') return undefined;
       throw error;
     }
   }
 
-  async firstBytes(key: string, count: number): Promise<Uint8Array> {
-    const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${count - 1}` }));
-    return Body ? Body.transformToByteArray() : new Uint8Array();
+  firstBytes(key: string, count: number): Promise<Uint8Array> {
+    return this.bucket.getObject(key, `bytes=0-${count - 1}`);
   }
 }

@@ -1,19 +1,11 @@
-import { isVirtualHostableS3Bucket, partition } from '@aws-sdk/core/client';
 import { formatUrl } from '@aws-sdk/core/util';
-import { Sha256 } from '@smithy/core/checksum';
-import { extendedEncodeURIComponent, HttpRequest } from '@smithy/core/protocols';
-import { SignatureV4 } from '@smithy/signature-v4';
+import type { SignatureV4 } from '@smithy/signature-v4';
+import { BucketLocation, type BucketAddress } from './addressing.js';
+import { s3Signer, type Credentials } from './signer.js';
 
-/** Credentials or a provider of them, as the SDK's signer takes them. */
-export type Credentials = ConstructorParameters<typeof SignatureV4>[0]['credentials'];
+export type { Credentials } from './signer.js';
 
-export interface PresignerSettings {
-  region: string;
-  bucket: string;
-  /** Another S3 (a stand-in, MinIO): its URL, bucket in the path. Unset: AWS's regional endpoint. */
-  endpoint?: string;
-  /** Path-style addressing on AWS too (the bucket in the path, not the host). */
-  forcePathStyle?: boolean;
+export interface PresignerSettings extends BucketAddress {
   credentials: Credentials;
 }
 
@@ -50,19 +42,11 @@ export interface DownloadOverrides {
  */
 export class S3Presigner {
   private readonly signer: SignatureV4;
-  private readonly origin: { protocol: string; hostname: string; port?: number; basePath: string };
+  private readonly location: BucketLocation;
 
   constructor(private readonly settings: PresignerSettings) {
-    this.signer = new SignatureV4({
-      service: 's3',
-      region: settings.region,
-      credentials: settings.credentials,
-      sha256: Sha256,
-      // S3 signs the path as sent (it is encoded once, here), and presigned URLs carry no payload hash.
-      uriEscapePath: false,
-      applyChecksum: false,
-    });
-    this.origin = resolveOrigin(settings);
+    this.signer = s3Signer(settings.region, settings.credentials);
+    this.location = new BucketLocation(settings);
   }
 
   /** A GET of the object that S3 answers with the given Content-Type and Content-Disposition. */
@@ -91,24 +75,8 @@ export class S3Presigner {
   }
 
   private async presign(method: string, key: string, query: Record<string, string>, options: PresignOptions): Promise<string> {
-    const { bucket } = this.settings;
-    const { protocol, hostname, port, basePath } = this.origin;
-    // As the S3 client configured by shared/s3/client.ts: another S3 is always addressed by path.
-    const virtualHost = !this.settings.forcePathStyle && this.settings.endpoint === undefined && isVirtualHostableS3Bucket(bucket);
-    const host = virtualHost ? `${bucket}.${hostname}` : hostname;
-    const request = new HttpRequest({
-      method,
-      protocol,
-      hostname: host,
-      port,
-      path: `${basePath}${virtualHost ? '' : `/${extendedEncodeURIComponent(bucket)}`}/${encodeKey(key)}`,
-      query,
-      headers: {
-        host: port === undefined ? host : `${host}:${port}`,
-        // The S3 presigner's marker: the URL signs no payload hash, so any body of the part is accepted.
-        'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD',
-      },
-    });
+    // The S3 presigner's marker: the URL signs no payload hash, so any body of the part is accepted.
+    const request = this.location.objectRequest(key, { method, query, headers: { 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' } });
     const signed = await this.signer.presign(request, {
       expiresIn: options.expiresIn,
       signingDate: options.signingDate,
@@ -116,23 +84,4 @@ export class S3Presigner {
     });
     return formatUrl(signed);
   }
-}
-
-/** A key is one greedy path label: each segment encoded, the slashes kept. */
-function encodeKey(key: string): string {
-  return key.split('/').map(extendedEncodeURIComponent).join('/');
-}
-
-function resolveOrigin(settings: PresignerSettings): { protocol: string; hostname: string; port?: number; basePath: string } {
-  if (settings.endpoint !== undefined) {
-    const url = new URL(settings.endpoint);
-    return {
-      protocol: url.protocol,
-      hostname: url.hostname,
-      port: url.port === '' ? undefined : Number(url.port),
-      basePath: url.pathname.replace(/\/+$/, ''),
-    };
-  }
-  const { dnsSuffix } = partition(settings.region);
-  return { protocol: 'https:', hostname: `s3.${settings.region}.${dnsSuffix}`, basePath: '' };
 }

@@ -1,21 +1,21 @@
 import type { AppPart } from '../app.js';
 import { S3FileStore } from '../attachments/s3-file-store.js';
-import { s3Client } from '../s3/client.js';
+import { s3Bucket } from '../s3/client.js';
 import { DynamoUploadSessionStore } from './dynamo-store.js';
 import { UploadSessionService } from './service.js';
 
 /**
  * The upload session service, for the upload-session functions: it needs the
- * S3 client (multipart calls), so it is an AppPart in its own module (see
- * AppPart in shared/app.ts) and no other function bundles it.
+ * S3 calls (multipart uploads, shared/s3/bucket.ts), so it is an AppPart in
+ * its own module (see AppPart in shared/app.ts) and no other function bundles it.
  */
 export const uploadSessions: AppPart<UploadSessionService> = {
   name: 'uploadSessions',
   build: (app) => {
-    const { uploadSessionsTable, attachmentsTable, conversationsTable, filesBucket, fileUrlTtlSeconds, uploadSessionTtlSeconds } = app.config;
+    const { uploadSessionsTable, attachmentsTable, conversationsTable, fileUrlTtlSeconds, uploadSessionTtlSeconds } = app.config;
     return new UploadSessionService(
       new DynamoUploadSessionStore(app.dynamo, { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable }),
-      new S3FileStore(app.use(s3Client), filesBucket, app.presigner),
+      new S3FileStore(app.use(s3Bucket), app.presigner),
       {
         hasConversation: async (userId, id) => (await app.conversations.findConversation(userId, id)) !== undefined,
         getAttachment: (userId, id) => app.attachmentViews.getAttachment(userId, id),

@@ -1,16 +1,16 @@
-import { GetObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, UploadPartCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { attachmentDisposition } from '../../../shared/attachments/content-disposition.js';
-import { s3ClientOptions } from '../../../shared/s3/client.js';
 import { S3Presigner, type PresignerSettings } from '../../../shared/s3/presigner.js';
+import { referenceS3Client } from '../../support/reference-s3-client.js';
 
 /**
  * The proof that the client-less presigner signs what S3 accepts without an
  * AWS account: over a generated corpus, its URL equals, byte for byte, the one
- * @aws-sdk/s3-request-presigner makes with an S3 client configured as
- * shared/s3/client.ts configures ours.
+ * @aws-sdk/s3-request-presigner makes with an S3 client configured as our
+ * S3 layer behaves (test/support/reference-s3-client.ts).
  */
 
 const regions = fc.constantFrom(
@@ -80,14 +80,6 @@ const fileTypes = fc.oneof(
 const expiries = fc.integer({ min: 1, max: 604_800 });
 const signingDates = fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true });
 
-function referenceClient(s: PresignerSettings): S3Client {
-  return new S3Client({
-    ...s3ClientOptions({ region: s.region, s3Endpoint: s.endpoint }),
-    ...(s.forcePathStyle ? { forcePathStyle: true } : {}),
-    credentials: s.credentials,
-  });
-}
-
 describe('S3Presigner', () => {
   it('signs the same download URL as @aws-sdk/s3-request-presigner, byte for byte', async () => {
     await fc.assert(
@@ -95,7 +87,7 @@ describe('S3Presigner', () => {
         const overrides = { contentType: fileType, contentDisposition: attachmentDisposition(filename) };
         const ours = await new S3Presigner(s).presignDownload(key, overrides, { expiresIn, signingDate });
         const theirs = await getSignedUrl(
-          referenceClient(s),
+          referenceS3Client(s),
           new GetObjectCommand({
             Bucket: s.bucket,
             Key: key,
@@ -117,7 +109,7 @@ describe('S3Presigner', () => {
       fc.asyncProperty(settings, keys, uploadIds, partNumbers, expiries, signingDates, async (s, key, uploadId, partNumber, expiresIn, signingDate) => {
         const ours = await new S3Presigner(s).presignUploadPart(key, { uploadId, partNumber }, { expiresIn, signingDate });
         const theirs = await getSignedUrl(
-          referenceClient(s),
+          referenceS3Client(s),
           new UploadPartCommand({ Bucket: s.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }),
           { expiresIn, signingDate },
         );

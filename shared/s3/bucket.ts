@@ -1,0 +1,175 @@
+import type { HttpRequest, HttpResponse } from '@smithy/core/protocols';
+import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
+import { streamCollector } from '@smithy/core/serde';
+import type { SignatureV4 } from '@smithy/signature-v4';
+import { BucketLocation, type BucketAddress, type ObjectRequestParts } from './addressing.js';
+import { endsWithError, headerOf, S3Error, s3ErrorOf } from './errors.js';
+import { s3Signer, type Credentials } from './signer.js';
+import { completionBody, partsPageOf, uploadIdOf, type PartsPage } from './xml.js';
+
+/** The S3 operations the file store makes (its names are the S3 API's). */
+export type S3Operation =
+  | 'PutObject'
+  | 'DeleteObject'
+  | 'CreateMultipartUpload'
+  | 'ListParts'
+  | 'CompleteMultipartUpload'
+  | 'AbortMultipartUpload'
+  | 'HeadObject'
+  | 'GetObject';
+
+/** What sends a signed request and hands the answer back: the SDK's NodeHttpHandler (shared/s3/client.ts). */
+export interface S3Transport {
+  handle(request: HttpRequest): Promise<{ response: HttpResponse }>;
+  destroy?(): void;
+}
+
+export interface S3BucketSettings extends BucketAddress {
+  credentials: Credentials;
+  /** Attempts per call, the first included (the SDK's maxAttempts). */
+  maxAttempts: number;
+}
+
+/** The operations the S3 client wraps an <Error> in a 200 for, whose 200 is read as a 503 (see s3ErrorOf). */
+const ANSWER_MAY_BE_AN_ERROR: ReadonlySet<S3Operation> = new Set<S3Operation>([
+  'PutObject', 'DeleteObject', 'CreateMultipartUpload', 'ListParts', 'CompleteMultipartUpload', 'AbortMultipartUpload', 'HeadObject',
+]);
+
+/**
+ * The calls the file store makes to its bucket, without the S3 client: each
+ * is one HTTP request built where presigned URLs are built
+ * (BucketLocation), signed by the SDK's SigV4 signer as the client signs it
+ * (SHA-256 of the body in x-amz-content-sha256), sent by the SDK's
+ * NodeHttpHandler, retried by the SDK's own retry middleware and standard
+ * retry strategy (@smithy/core/retry: backoff with jitter, the retry token
+ * bucket, Retry-After, the same classification of what is worth retrying:
+ * network errors and timeouts, 500/502/503/504, 429 and throttling codes such
+ * as SlowDown), and its answer read with the SDK's XML parser. Failures are
+ * S3Errors shaped as the client shapes them (shared/s3/errors.ts).
+ *
+ * What the client does and this does not, none of which these eight calls
+ * need: endpoint rules beyond the addressing above, request checksums (the
+ * client is configured WHEN_REQUIRED, and none of these operations requires
+ * one), response checksum validation (likewise), `Expect: 100-continue` on
+ * large PUTs, clock-skew correction, the user agent.
+ * test/unit/s3/bucket-requests.test.ts proves the requests equal to the
+ * client's; the integration tests run them against the local S3 through a
+ * fault proxy.
+ */
+export class S3Bucket {
+  private readonly location: BucketLocation;
+  private readonly signer: SignatureV4;
+  private readonly retryStrategy: StandardRetryStrategy;
+  private readonly listeners: ((operation: S3Operation) => void)[] = [];
+
+  constructor(
+    private readonly settings: S3BucketSettings,
+    private readonly transport: S3Transport,
+  ) {
+    this.location = new BucketLocation(settings);
+    this.signer = s3Signer(settings.region, settings.credentials);
+    // One per bucket, as one per client: its retry token bucket spans the calls.
+    this.retryStrategy = new StandardRetryStrategy(settings.maxAttempts);
+  }
+
+  async putObject(key: string, body: Uint8Array, contentType: string): Promise<void> {
+    await this.send('PutObject', key, {
+      method: 'PUT',
+      query: { 'x-id': 'PutObject' },
+      headers: { 'content-length': String(body.byteLength), 'content-type': contentType },
+      body,
+    });
+  }
+
+  async deleteObject(key: string): Promise<void> {
+    await this.send('DeleteObject', key, { method: 'DELETE', query: { 'x-id': 'DeleteObject' } });
+  }
+
+  /** Starts a multipart upload of an object of that Content-Type; its UploadId. */
+  async createMultipartUpload(key: string, contentType: string): Promise<string> {
+    const answer = await this.send('CreateMultipartUpload', key, { method: 'POST', query: { uploads: '' }, headers: { 'content-type': contentType } });
+    return uploadIdOf(answer.text);
+  }
+
+  /** One page of the upload's parts (S3 answers 1,000 a page), from after `partNumberMarker`. */
+  async listParts(key: string, uploadId: string, partNumberMarker?: string): Promise<PartsPage> {
+    const answer = await this.send('ListParts', key, {
+      method: 'GET',
+      query: { 'x-id': 'ListParts', uploadId, ...(partNumberMarker === undefined ? {} : { 'part-number-marker': partNumberMarker }) },
+    });
+    return partsPageOf(answer.text);
+  }
+
+  async completeMultipartUpload(key: string, uploadId: string, parts: readonly { partNumber: number; etag: string }[]): Promise<void> {
+    const body = Buffer.from(completionBody(parts), 'utf8');
+    await this.send('CompleteMultipartUpload', key, {
+      method: 'POST',
+      query: { uploadId },
+      headers: { 'content-type': 'application/xml', 'content-length': String(body.byteLength) },
+      body,
+    });
+  }
+
+  async abortMultipartUpload(key: string, uploadId: string): Promise<void> {
+    await this.send('AbortMultipartUpload', key, { method: 'DELETE', query: { 'x-id': 'AbortMultipartUpload', uploadId } });
+  }
+
+  /** The object's size (Content-Length of a HEAD). */
+  async headObject(key: string): Promise<{ contentLength: number | undefined }> {
+    const { response } = await this.send('HeadObject', key, { method: 'HEAD' });
+    const length = headerOf(response, 'content-length');
+    return { contentLength: length === undefined ? undefined : Number(length) };
+  }
+
+  /** The bytes of `range` (an HTTP Range, e.g. `bytes=0-4099`) of the object. */
+  async getObject(key: string, range: string): Promise<Uint8Array> {
+    const { body } = await this.send('GetObject', key, { method: 'GET', query: { 'x-id': 'GetObject' }, headers: { range } });
+    return body;
+  }
+
+  /** Called with each call's operation as it starts (the bench counts S3 requests by operation with it). */
+  observe(listener: (operation: S3Operation) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Closes the transport's connections. */
+  destroy(): void {
+    this.transport.destroy?.();
+  }
+
+  /** One call: the SDK's retry middleware around attempts that each sign, send and read the answer. */
+  private async send(operation: S3Operation, key: string, parts: ObjectRequestParts): Promise<{ response: HttpResponse; body: Uint8Array; text: string }> {
+    for (const listener of this.listeners) listener(operation);
+    const retrying = retryMiddleware({
+      maxAttempts: async () => this.settings.maxAttempts,
+      retryStrategy: async () => this.retryStrategy,
+    });
+    const handler = retrying(({ request }) => this.attempt(operation, request as HttpRequest), {});
+    const { output } = await handler({ input: {}, request: this.location.objectRequest(key, parts) });
+    return { response: output.response, body: output.body, text: utf8(output.body) };
+  }
+
+  private async attempt(operation: S3Operation, request: HttpRequest) {
+    // Signed at each attempt (the retry middleware sets its headers first): a retry carries a fresh date.
+    const signed = await this.signer.sign(request);
+    const { response } = await this.transport.handle(signed as HttpRequest);
+    const body = await collect(response.body);
+    const status = response.statusCode;
+    if (status < 200 || status >= 300) throw s3ErrorOf(response, utf8(body));
+    if (ANSWER_MAY_BE_AN_ERROR.has(operation) && endsWithError(body)) throw s3ErrorOf(response, utf8(body), 503);
+    if (operation === 'CompleteMultipartUpload' && body.byteLength === 0) {
+      // An assembly S3 gave up on after its 200 went out: the S3 client throws this, and retries it.
+      throw new S3Error('InternalError', 'S3 aborted request', { httpStatusCode: 503 }, response);
+    }
+    return { response, output: { $metadata: { httpStatusCode: status }, response, body } };
+  }
+}
+
+function collect(body: unknown): Promise<Uint8Array> {
+  if (body === undefined || body === null) return Promise.resolve(new Uint8Array());
+  if (body instanceof Uint8Array) return Promise.resolve(body);
+  if (typeof body === 'string') return Promise.resolve(Buffer.from(body, 'utf8'));
+  return streamCollector(body as Parameters<typeof streamCollector>[0]);
+}
+
+const utf8 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
