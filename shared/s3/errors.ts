@@ -22,6 +22,8 @@ export class S3Error extends Error {
   readonly $fault: 'client' | 'server';
   readonly $metadata: S3ResponseMetadata;
   declare readonly $response: HttpResponse;
+  /** Never set: typed as the SDK types its errors' cause, so the SDK's error classifiers take an S3Error. */
+  declare readonly cause?: Error;
 
   constructor(code: string, message: string, metadata: S3ResponseMetadata, response: HttpResponse) {
     super(message);
@@ -56,9 +58,14 @@ export function s3ErrorOf(response: HttpResponse, body: string, status: number =
   return new S3Error(code, message, metadata, response);
 }
 
-/** True when a successful answer's body is in fact an error (its end is `</Error>`), as the S3 client tests it. */
+/**
+ * True when a successful answer's body is in fact an error: it ends with
+ * `</Error>`, the S3 client's test, here after trailing whitespace (S3 pads a
+ * long assembly's answer with whitespace, before the XML; a newline after it
+ * must not hide an error either).
+ */
 export function endsWithError(body: Uint8Array): boolean {
-  return Buffer.from(body.subarray(Math.max(0, body.length - 16))).toString('utf8').endsWith('</Error>');
+  return Buffer.from(body.subarray(Math.max(0, body.length - 64))).toString('latin1').trimEnd().endsWith('</Error>');
 }
 
 function errorDetails(body: string): { code?: string; message?: string; requestId?: string } {
