@@ -127,8 +127,9 @@ function firstEvent(name: string, fixture: Fixture, round: number, env: Record<s
 
 function assertSuccess(name: string, result: ChildTimes['result'] | undefined): void {
   // A stream handler answers nothing; a failure throws, and the child exits non-zero.
-  if (name === 'Cleanup' && result === undefined) return;
-  if ('policyDocument' in result) {
+  if (result === undefined) {
+    if (name === 'Cleanup') return;
+  } else if ('policyDocument' in result) {
     if (result.policyDocument.Statement.some((statement) => statement.Effect === 'Allow')) return;
   } else if (result.statusCode >= 200 && result.statusCode < 300) {
     return;
