@@ -51,7 +51,10 @@ const ANSWER_MAY_BE_AN_ERROR: ReadonlySet<S3Operation> = new Set<S3Operation>([
  * need: endpoint rules beyond the addressing above, request checksums (the
  * client is configured WHEN_REQUIRED, and none of these operations requires
  * one), response checksum validation (likewise), `Expect: 100-continue` on
- * large PUTs, clock-skew correction, the user agent.
+ * large PUTs, clock-skew correction, the user agent. And one thing it does
+ * that the client does not: the answer's body is read inside the attempt (at
+ * most the 4,100 bytes of a ranged GET, or a small XML document), so a
+ * connection lost while reading it is retried like one lost before the answer.
  * test/unit/s3/bucket-requests.test.ts proves the requests equal to the
  * client's; the integration tests run them against the local S3 through a
  * fault proxy.
