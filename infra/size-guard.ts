@@ -144,7 +144,7 @@ export function decimalAtMost(limit: number): string {
     if (digit <= lowest) continue;
     const smaller = digit - 1 === lowest ? String(lowest) : `[${lowest}-${digit - 1}]`;
     const rest = digits.length - i - 1;
-    alternatives.push(`${digits.slice(0, i)}${smaller}${rest > 0 ? `[0-9]{${rest}}` : ''}`);
+    alternatives.push(`${digits.slice(0, i)}${smaller}${rest > 1 ? `[0-9]{${rest}}` : rest === 1 ? '[0-9]' : ''}`);
   }
   alternatives.push(digits);
   return `^[ \\t]*0*(?:${alternatives.join('|')})[ \\t]*$`;
