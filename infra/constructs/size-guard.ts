@@ -24,7 +24,8 @@ export class SizeGuard extends Construct {
     super(scope, id);
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
-      description: 'Refuses request bodies whose Lambda event could exceed 6 MB (infra/size-guard.ts)',
+      // CloudFormation's pattern for a description admits no parentheses.
+      description: 'Refuses request bodies whose Lambda event could exceed 6 MB, see infra/size-guard.ts',
       defaultAction: { allow: {} },
       visibilityConfig: visibility('SizeGuard'),
       rules: webAclRules(),
