@@ -1,9 +1,9 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { build, type BuildOptions, type Metafile } from 'esbuild';
-import { bundleLayout, bundleSettings } from '../infra/bundling.js';
-import { AUTHORIZER_ENTRY, routes } from '../infra/routes.js';
+import { build, type Metafile } from 'esbuild';
+import { bundleLayout, esbuildOptions } from '../infra/bundling.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../infra/routes.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 
 /**
@@ -36,6 +36,7 @@ export async function measureBundles(): Promise<BundleFigure[]> {
   const functions = [
     ...routes.map((route) => ({ name: route.name, entry: route.entry, limitBytes: FUNCTION_LIMIT })),
     { name: 'Authorizer', entry: AUTHORIZER_ENTRY, limitBytes: AUTHORIZER_LIMIT },
+    { name: 'Cleanup', entry: CLEANUP_ENTRY, limitBytes: FUNCTION_LIMIT },
     { name: REFERENCE_NAME, entry: REFERENCE_ENTRY, limitBytes: FUNCTION_LIMIT },
   ];
   const figures: BundleFigure[] = [];
@@ -50,7 +51,7 @@ async function bundle(name: string, entry: string, limitBytes: number): Promise<
   const file = join(directory, bundleLayout.file);
   writeFileSync(join(directory, 'package.json'), JSON.stringify(bundleLayout.packageJson));
   const result = await build({
-    ...esbuildOptionsOf(bundleSettings),
+    ...esbuildOptions(),
     entryPoints: [join(REPOSITORY_ROOT, entry)],
     outfile: file,
     bundle: true,
@@ -68,21 +69,6 @@ async function bundle(name: string, entry: string, limitBytes: number): Promise<
     limitBytes,
     withinLimit: code.length <= limitBytes,
     largestInputs: largestInputs(result.metafile, 5),
-  };
-}
-
-/**
- * The shared settings as esbuild options. They are written for the CDK's
- * NodejsFunction, whose names differ for a few fields (a banner string,
- * `sourceMap`, `externalModules`); everything else passes through unchanged.
- */
-function esbuildOptionsOf(settings: object): BuildOptions {
-  const { banner, sourceMap, externalModules, ...rest } = settings as Record<string, unknown>;
-  return {
-    ...(rest as BuildOptions),
-    ...(banner !== undefined ? { banner: typeof banner === 'string' ? { js: banner } : (banner as Record<string, string>) } : {}),
-    ...(sourceMap !== undefined ? { sourcemap: sourceMap as boolean } : {}),
-    ...(externalModules !== undefined ? { external: externalModules as string[] } : {}),
   };
 }
 

@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyResult } from 'aws-lambda';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes, type Route } from '../infra/routes.js';
+import { readConfig } from '../shared/config.js';
+import { orphanFileKey } from '../shared/dynamo/keys.js';
 import { REFERENCE_NAME, type BundleFigure } from './bundles.js';
-import { authorizerEvent, proxyEvent } from './events.js';
+import { authorizerEvent, proxyEvent, streamRemovalEvent } from './events.js';
 import { fileOf, multipartBody } from './multipart.js';
 import type { Fixture } from './fixture.js';
 import { childResult } from './child-result.js';
@@ -47,7 +49,7 @@ export async function measureColdStarts(
   const times = new Map<string, ChildTimes[]>(bundles.map((bundle) => [bundle.name, []]));
   for (let round = 0; round <= runs; round += 1) {
     for (const bundle of bundles) {
-      const event = firstEvent(bundle.name, fixture, round);
+      const event = firstEvent(bundle.name, fixture, round, env);
       const { stdout } = await run(process.execPath, [CHILD, join(REPOSITORY_ROOT, bundle.file)], {
         env: { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, AUTH_SECRET: fixture.authSecret, BENCH_EVENT: JSON.stringify(event) },
       });
@@ -71,7 +73,7 @@ export async function measureColdStarts(
 }
 
 /** The first request each function gets; a delete gets its own conversation or attachment on every run. */
-function firstEvent(name: string, fixture: Fixture, round: number): unknown {
+function firstEvent(name: string, fixture: Fixture, round: number, env: Record<string, string>): unknown {
   const [getId, updateId] = fixture.conversationIds;
   const deleteId = fixture.conversationIds[fixture.conversationIds.length - 1 - round]!;
   const [attachmentId] = fixture.attachmentIds;
@@ -115,13 +117,19 @@ function firstEvent(name: string, fixture: Fixture, round: number): unknown {
     }
     case 'AbortUploadSession':
       return proxyEvent({ route: route(name), userId, pathParameters: { id: fixture.sessionIds[fixture.sessionIds.length - 1 - round]! } });
+    case 'Cleanup':
+      // A failed upload's orphan-file marker gone from the stream: a read of the record, a delete of the file.
+      return streamRemovalEvent(readConfig({ ...LOCAL_ENV, ...env }).attachmentsTable, orphanFileKey(userId, `att_cold${round}`));
     default:
       throw new Error(`No first request defined for ${name}: add one to bench/cold-start.ts`);
   }
 }
 
-function assertSuccess(name: string, result: ChildTimes['result']): void {
-  if ('policyDocument' in result) {
+function assertSuccess(name: string, result: ChildTimes['result'] | undefined): void {
+  // A stream handler answers nothing; a failure throws, and the child exits non-zero.
+  if (result === undefined) {
+    if (name === 'Cleanup') return;
+  } else if ('policyDocument' in result) {
     if (result.policyDocument.Statement.some((statement) => statement.Effect === 'Allow')) return;
   } else if (result.statusCode >= 200 && result.statusCode < 300) {
     return;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Route } from '../infra/routes.js';
 import { callerIdentity } from '../infra/local/gateway.js';
 
@@ -78,5 +78,31 @@ export function authorizerEvent(token: string, route: Route): APIGatewayTokenAut
     type: 'TOKEN',
     authorizationToken: `Bearer ${token}`,
     methodArn: `arn:aws:execute-api:us-east-1:000000000000:benchapi/prod/${route.method}${route.path}`,
+  };
+}
+
+/**
+ * What the cleanup receives from a table's stream (KEYS_ONLY, filtered to
+ * removals): one record of an item removed from `table`.
+ */
+export function streamRemovalEvent(table: string, key: { pk: string; sk: string }): DynamoDBStreamEvent {
+  return {
+    Records: [
+      {
+        eventID: randomUUID(),
+        eventName: 'REMOVE',
+        eventVersion: '1.1',
+        eventSource: 'aws:dynamodb',
+        awsRegion: 'us-east-1',
+        eventSourceARN: `arn:aws:dynamodb:us-east-1:000000000000:table/${table}/stream/2026-01-01T00:00:00.000`,
+        dynamodb: {
+          ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+          Keys: { pk: { S: key.pk }, sk: { S: key.sk } },
+          SequenceNumber: '100000000000000000001',
+          SizeBytes: 64,
+          StreamViewType: 'KEYS_ONLY',
+        },
+      },
+    ],
   };
 }
