@@ -95,7 +95,7 @@ describe('the size guard web ACL', () => {
 
   it('is associated with the API’s stage, after the stage exists', () => {
     const [aclId] = webAcl();
-    const [[stageId]] = Object.entries(resourcesOf(synthesized.template, 'AWS::ApiGateway::Stage'));
+    const [stageId] = Object.keys(resourcesOf(synthesized.template, 'AWS::ApiGateway::Stage'));
     const associations = Object.values(resourcesOf(synthesized.template, 'AWS::WAFv2::WebACLAssociation')) as { Properties: any; DependsOn?: string[] }[];
     expect(associations).toHaveLength(1);
     const [association] = associations;
