@@ -153,8 +153,8 @@ describe('legitimate requests at their largest', () => {
     const limits = uploadLimits(DEFAULT_MAX_FILE_BYTES);
     const form = new FormData();
     // More than the handler takes (conversation_id and message_id): as many fields as the parser lets
-    // through beside the file, each as long as it accepts (busboy's limits are reached at, not past, the count).
-    for (let i = 0; i < limits.maxFields - 1; i++) form.append(`f${i}`, 'v'.repeat(limits.maxFieldBytes - 1));
+    // through beside the file, each as long as it accepts.
+    for (let i = 0; i < limits.maxFields; i++) form.append(`f${i}`, 'v'.repeat(limits.maxFieldBytes));
     // A `"` is sent as %22: the longest filename on the wire.
     form.append('file', new Blob([new Uint8Array(DEFAULT_MAX_FILE_BYTES)]), '"'.repeat(MAX_FILENAME_BYTES));
     const encoded = new Request('http://x/', { method: 'POST', body: form });
@@ -163,7 +163,7 @@ describe('legitimate requests at their largest', () => {
     // The body is what the handler takes: the file whole, every field.
     const parsed = await parseMultipart(body, type, limits);
     expect(parsed.files[0]!.bytes.length).toBe(DEFAULT_MAX_FILE_BYTES);
-    expect(Object.keys(parsed.fields)).toHaveLength(limits.maxFields - 1);
+    expect(Object.keys(parsed.fields)).toHaveLength(limits.maxFields);
     expect(refusingRule(request('POST', { 'content-type': type, 'content-length': String(body.length) }))).toBeUndefined();
     expect(MAX_BINARY_BODY_BYTES - body.length).toBeGreaterThan(250_000);
   });
