@@ -1,4 +1,6 @@
 import type { ErrorType } from '../shared/http/errors.js';
+import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from './size-guard.js';
+import { BINARY_MEDIA_TYPES } from './routes.js';
 
 /**
  * API Gateway's own answers (before or instead of a handler), in the error
@@ -11,6 +13,7 @@ export type GatewayResponseType =
   | 'ACCESS_DENIED'
   | 'MISSING_AUTHENTICATION_TOKEN'
   | 'REQUEST_TOO_LARGE'
+  | 'WAF_FILTERED'
   | 'THROTTLED'
   | 'INTEGRATION_TIMEOUT'
   | 'DEFAULT_4XX'
@@ -52,11 +55,21 @@ export const gatewayResponses: Record<GatewayResponseType, GatewayResponse> = {
     code: 'route_not_found',
     message: 'No route for this method and path',
   },
+  // API Gateway's own 10 MB limit. AWS answers its default there whatever this says (customizing
+  // REQUEST_TOO_LARGE is not supported); the size guard refuses such bodies first (WAF_FILTERED).
   REQUEST_TOO_LARGE: {
     status: 413,
     type: 'invalid_request_error',
     code: 'body_too_large',
     message: 'Request body must be at most 10 MB',
+  },
+  // The size guard (infra/size-guard.ts): a WAF web ACL on AWS, the same rules in the emulator. It refuses
+  // every body whose Lambda event could pass 6,291,456 bytes, bodies over API Gateway's 10 MB with them.
+  WAF_FILTERED: {
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'body_too_large',
+    message: `Request body must declare its Content-Length and be at most ${MAX_BINARY_BODY_BYTES} bytes as ${BINARY_MEDIA_TYPES.join(', ')}, ${MAX_TEXT_BODY_BYTES} bytes otherwise`,
   },
   THROTTLED: { status: 429, type: 'rate_limit_error', code: 'rate_limited', message: 'Too many requests; retry later' },
   INTEGRATION_TIMEOUT: {

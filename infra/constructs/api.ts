@@ -20,6 +20,7 @@ import { authenticationChallenge, gatewayResponses, type GatewayResponse, type G
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes, type Route } from '../routes.js';
 import type { StackSettings } from '../settings.js';
 import { addPreflight } from './preflight.js';
+import { SizeGuard } from './size-guard.js';
 
 export const STAGE_NAME = 'prod';
 
@@ -87,8 +88,14 @@ export class Api extends Construct {
       this.restApi.addGatewayResponse(type, { type: ResponseType.of(type), ...renderGatewayResponse(definition, cors) });
     }
 
+    // sam local has no WAF: its template leaves the guard out (docs/deploying.md says what differs).
+    if (settings.samLocal) {
+      acknowledge(this.restApi, 'AwsSolutions-APIG3', 'The samLocal template is never deployed and sam local runs no WAF; the deployed stack has the size guard web ACL.');
+    } else {
+      new SizeGuard(this, 'SizeGuard', { stage: this.restApi.deploymentStage });
+    }
+
     acknowledge(this.restApi, 'AwsSolutions-APIG2', 'Every handler validates its parameters and answers 400 in the error shape of API.md; a gateway validator would answer in another shape.');
-    acknowledge(this.restApi, 'AwsSolutions-APIG3', 'No WAF web ACL by default (a per-request cost); stage throttling limits abuse, and a web ACL can be associated with the stage without changing this stack.');
     acknowledge(this.restApi, 'AwsSolutions-COG4', 'Methods use a TOKEN Lambda authorizer that verifies JWTs: HS256 with the stack secret, or RS256/ES256 from any OIDC JWKS URL, a Cognito user pool included.');
     acknowledge(
       this.restApi,

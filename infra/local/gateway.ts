@@ -10,14 +10,9 @@ import type {
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { dictionary } from '../../shared/http/dictionary.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
-import {
-  BEARER_HEADER_PATTERN,
-  BINARY_MEDIA_TYPES,
-  GATEWAY_MAX_BODY_BYTES,
-  LAMBDA_MAX_INVOKE_PAYLOAD_BYTES,
-  type Route,
-} from '../routes.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES, type Route } from '../routes.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
+import { refusingRule, type GuardedRequest, type GuardRule } from '../size-guard.js';
 
 /**
  * An API Gateway REST API (proxy integration, TOKEN authorizer) in one
@@ -44,6 +39,11 @@ export interface GatewayOptions {
   authorizerCacheSeconds?: number;
   /** Extra handlers for paths outside the API (e.g. the OpenAPI document); no token needed. */
   publicRoutes?: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
+  /**
+   * The stage's web ACL: the size guard (infra/size-guard.ts) unless told
+   * otherwise; `() => undefined` is a stage without it.
+   */
+  webAcl?: (request: GuardedRequest) => GuardRule | undefined;
 }
 
 const API_ID = 'localapi';
@@ -56,6 +56,7 @@ export function createGateway(options: GatewayOptions) {
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
   const bearer = new RegExp(BEARER_HEADER_PATTERN);
   const matchers = options.routes.map((loaded) => ({ ...loaded, pattern: pathPattern(loaded.route.path) }));
+  const webAcl = options.webAcl ?? refusingRule;
 
   /**
    * API Gateway answers an authorizer that throws "Unauthorized" with 401 and
@@ -83,14 +84,19 @@ export function createGateway(options: GatewayOptions) {
     try {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const method = (request.method ?? 'GET').toUpperCase();
+      // WAF sees the request before API Gateway does, from its line and headers alone: the body is not read.
+      if (webAcl({ method, header: (name) => headerValue(request, name) })) {
+        answer('WAF_FILTERED');
+        return void request.resume();
+      }
       const publicRoute = options.publicRoutes && Object.hasOwn(options.publicRoutes, url.pathname) ? options.publicRoutes[url.pathname] : undefined;
       if (publicRoute && method === 'GET') {
         for (const [name, value] of Object.entries(corsHeaders(origin, allowedOrigins))) response.setHeader(name, value);
         return publicRoute(request, response);
       }
 
-      const body = await readBody(request, GATEWAY_MAX_BODY_BYTES);
-      if (body === 'too-large') return answer('REQUEST_TOO_LARGE');
+      // Past the guard a body has a Content-Length within its limit, which Node holds the body to.
+      const body = await readBody(request);
 
       const candidates = matchers
         .map((matcher) => ({ matcher, params: matcher.pattern.exec(url.pathname) }))
@@ -124,9 +130,9 @@ export function createGateway(options: GatewayOptions) {
         stage,
         authorizer: { principalId: decision.principalId, ...(decision.context ?? {}) },
       });
-      // Lambda refuses an invocation over its payload limit before the function runs; API Gateway
-      // answers a refused invocation with a 500 (DEFAULT_5XX), as AWS's Lambda guide documents.
-      if (invocationPayloadBytes(event) > LAMBDA_MAX_INVOKE_PAYLOAD_BYTES) return answer('DEFAULT_5XX', {}, 500);
+      // Behind the guard no event reaches Lambda's limit; without it (webAcl off) Lambda refuses the
+      // invocation before the function runs, and API Gateway answers as AWS does then.
+      if (invocationPayloadBytes(event) > LAMBDA_MAX_INVOKE_PAYLOAD_BYTES) return sendPayloadRefused(response, requestId);
       let result: APIGatewayProxyResult;
       try {
         result = await handler(event);
@@ -174,16 +180,10 @@ function headerValue(request: IncomingMessage, name: string): string | undefined
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  let size = 0;
-  let tooLarge = false;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > limit) tooLarge = true;
-    else chunks.push(chunk as Buffer);
-  }
-  return tooLarge ? 'too-large' : Buffer.concat(chunks);
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 interface EventParts {
@@ -301,6 +301,24 @@ function sendProxyResult(response: ServerResponse, result: APIGatewayProxyResult
   }
   const body = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
   response.writeHead(result.statusCode, { ...headers, 'content-length': body.length });
+  response.end(body);
+}
+
+/**
+ * API Gateway's answer when Lambda refuses the invocation for its size. AWS's
+ * Lambda guide says a refused invocation is a 500; REST APIs with Lambda proxy
+ * integrations have been seen answering this instead (occasionally a 500
+ * `{"message": "Internal server error"}`), see docs/deploying.md. It is
+ * API Gateway's own default, not a gateway response we can shape.
+ */
+function sendPayloadRefused(response: ServerResponse, requestId: string): void {
+  const body = JSON.stringify({ message: 'Request Too Long' });
+  response.writeHead(413, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'x-amzn-errortype': 'BadRequestException',
+    [AMZN_REQUEST_ID]: requestId,
+  });
   response.end(body);
 }
 

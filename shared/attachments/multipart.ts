@@ -59,8 +59,10 @@ export function parseMultipart(body: Buffer, contentType: string, limits: Multip
           fileSize: limits.maxFileBytes + 1,
           files: limits.maxFiles,
           fields: limits.maxFields,
-          fieldSize: limits.maxFieldBytes,
-          parts: limits.maxFiles + limits.maxFields,
+          // busboy reports the field size and part count limits when they are reached, not passed
+          // (a value of exactly maxFieldBytes came out truncated): one more, as for fileSize.
+          fieldSize: limits.maxFieldBytes + 1,
+          parts: limits.maxFiles + limits.maxFields + 1,
         },
       });
     } catch {

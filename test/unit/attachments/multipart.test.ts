@@ -30,6 +30,19 @@ describe('parseMultipart', () => {
     expect((await refusal(parseMultipart(body(file('x'.repeat(11))), TYPE, LIMITS))).code).toBe('file_too_large');
   });
 
+  it('takes a field of exactly the byte limit and as many fields as allowed beside the file, refusing one more of each', async () => {
+    const field = (name: string, value: string) => `Content-Disposition: form-data; name="${name}"\r\n\r\n${value}`;
+    // 16 bytes of UTF-8 in 8 characters: the limit is in bytes.
+    const utf8Body = Buffer.from(`--XyZ\r\n${field('a', 'é'.repeat(8))}\r\n--XyZ\r\n${file('x')}\r\n--XyZ--\r\n`, 'utf8');
+    const atLimit = await parseMultipart(utf8Body, TYPE, LIMITS);
+    expect(Buffer.byteLength(atLimit.fields.a!)).toBe(16);
+    expect((await refusal(parseMultipart(body(field('a', 'x'.repeat(17)), file('x')), TYPE, LIMITS))).code).toBe('parameter_invalid');
+    const allFields = await parseMultipart(body(field('a', '1'), field('b', '2'), file('x')), TYPE, LIMITS);
+    expect(allFields.fields).toEqual({ a: '1', b: '2' });
+    expect(allFields.files).toHaveLength(1);
+    expect((await refusal(parseMultipart(body(field('a', '1'), field('b', '2'), field('c', '3'), file('x')), TYPE, LIMITS))).code).toBe('body_invalid');
+  });
+
   it('decodes filename* and raw UTF-8 names, and undoes the HTML form escapes', async () => {
     const utf8 = Buffer.from(body(file('x', 'form-data; name="file"; filename="été.txt"')).toString('latin1').replace('Ã©tÃ©', 'été'), 'utf8');
     expect((await parseMultipart(utf8, TYPE, LIMITS)).files[0]!.filename).toBe('été.txt');
