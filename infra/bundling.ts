@@ -19,9 +19,11 @@ export const bundleSettings = {
   banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   // Bundle the AWS SDK instead of using the runtime's copy: pinned versions, smaller cold start.
   // Except the modules the SDK only import()s on a path our functions never take (bundled,
-  // they weigh ~125 KB in every function; measured by `npm run bench`): the credential
-  // providers past the first link of the default chain. Lambda (and sam local) put the
-  // function's credentials in the environment, the first link.
+  // they weigh ~140 KB in every function; measured by `npm run bench`):
+  // - the credential providers past the first link of the default chain: Lambda (and sam
+  //   local) put the function's credentials in the environment, the first link;
+  // - the event-stream serde, which only operations with an event-stream member load
+  //   (DynamoDB has none, and S3 is called without its client: shared/s3/bucket.ts).
   // test/infra/bundling.test.ts proves each is reached only through import().
   external: [
     '@aws-sdk/credential-provider-ini',
@@ -30,6 +32,7 @@ export const bundleSettings = {
     '@aws-sdk/credential-provider-web-identity',
     '@aws-sdk/credential-provider-http',
     '@smithy/credential-provider-imds',
+    '@smithy/core/event-streams',
   ] as string[],
 };
 
