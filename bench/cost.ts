@@ -26,6 +26,8 @@ import { median, round } from './stats.js';
 /** us-east-1 list prices (USD), the first pricing tier of each; see PRICE_LIST for the source and date. */
 export const PRICES = {
   apiGatewayRestPerMillion: 3.5,
+  /** The size guard's web ACL (infra/constructs/size-guard.ts) inspects every request; its monthly fees are not per request. */
+  wafRequestPerMillion: 0.6,
   lambdaRequestPerMillion: 0.2,
   lambdaGbSecond: { arm64: 0.0000133334, x86_64: 0.0000166667 },
   dynamoWriteUnitPerMillion: 0.625,
@@ -36,7 +38,7 @@ export const PRICES = {
 };
 
 export const PRICE_LIST =
-  'US East (N. Virginia), on-demand list prices of aws.amazon.com/{api-gateway,lambda,dynamodb,s3}/pricing as published in 2025 ' +
+  'US East (N. Virginia), on-demand list prices of aws.amazon.com/{api-gateway,waf,lambda,dynamodb,s3}/pricing as published in 2025 ' +
   '(DynamoDB after its November 2024 on-demand cut), first tier, no free tier; checked 2026-11-22';
 
 /** By S3 operation (shared/s3/bucket.ts names them as the S3 API does). */
@@ -58,7 +60,7 @@ export interface CostFigure {
   billedMs: number;
   gbSeconds: number;
   /** USD per million requests. */
-  dollarsPerMillion: { apiGateway: number; lambda: number; dynamodb: number; s3: number; total: number };
+  dollarsPerMillion: { apiGateway: number; waf: number; lambda: number; dynamodb: number; s3: number; total: number };
 }
 
 interface Tally {
@@ -225,6 +227,7 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[]): Cost
     throw new Error(`No S3 price for ${name}: add it to bench/cost.ts`);
   }, 0);
   const apiGateway = PRICES.apiGatewayRestPerMillion;
+  const waf = PRICES.wafRequestPerMillion;
   const lambda = PRICES.lambdaRequestPerMillion + gbSeconds * PRICES.lambdaGbSecond[architecture] * 1e6;
   const dynamodb = readUnits * PRICES.dynamoReadUnitPerMillion + writeUnits * PRICES.dynamoWriteUnitPerMillion;
   return {
@@ -239,10 +242,11 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[]): Cost
     gbSeconds: round(gbSeconds, 5),
     dollarsPerMillion: {
       apiGateway: round(apiGateway, 3),
+      waf: round(waf, 3),
       lambda: round(lambda, 3),
       dynamodb: round(dynamodb, 3),
       s3: round(s3, 3),
-      total: round(apiGateway + lambda + dynamodb + s3, 3),
+      total: round(apiGateway + waf + lambda + dynamodb + s3, 3),
     },
   };
 }

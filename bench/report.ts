@@ -159,15 +159,16 @@ function costSection(cost: CostFigure[]): string {
   };
   return (
     `### Cost per request\n\nUSD per million requests of each endpoint, from what each request did in this run ` +
-    `(${cost[0]?.invocations ?? 0} invocations each, after one uncounted): API Gateway REST per request; Lambda per request plus ` +
+    `(${cost[0]?.invocations ?? 0} invocations each, after one uncounted): API Gateway REST per request; WAF per request (the size guard's ` +
+    `web ACL; its $8 a month of web ACL and rule fees are not per request); Lambda per request plus ` +
     `GB-seconds from the handler's duration here, each invocation rounded up to the ms, at ${FUNCTION_NOTE}; DynamoDB read and write ` +
     `request units summed from ReturnConsumedCapacity of every call the endpoint made; S3 by operation (file_url is signed in the ` +
-    `function: no request). Prices: ${PRICE_LIST} (REST $${PRICES.apiGatewayRestPerMillion}/M, Lambda $${PRICES.lambdaRequestPerMillion}/M + ` +
+    `function: no request). Prices: ${PRICE_LIST} (REST $${PRICES.apiGatewayRestPerMillion}/M, WAF $${PRICES.wafRequestPerMillion}/M, Lambda $${PRICES.lambdaRequestPerMillion}/M + ` +
     `$${PRICES.lambdaGbSecond.arm64}/GB-s arm64, DynamoDB $${PRICES.dynamoReadUnitPerMillion}/M RRU and $${PRICES.dynamoWriteUnitPerMillion}/M WRU, ` +
     `S3 $${PRICES.s3PutPerThousand}/1,000 PUT, $${PRICES.s3GetPerThousand}/1,000 GET, DELETE free). Not included: the authorizer ` +
     `(API Gateway caches its answer per token for 300 s), CloudWatch logs and metrics, data transfer, storage.\n\n` +
     table(
-      ['Endpoint', 'DynamoDB calls', 'RRU', 'WRU', 'S3 calls', 'Handler p50 (ms)', 'Billed (ms)', 'API Gateway', 'Lambda', 'DynamoDB', 'S3', 'Total per million'],
+      ['Endpoint', 'DynamoDB calls', 'RRU', 'WRU', 'S3 calls', 'Handler p50 (ms)', 'Billed (ms)', 'API Gateway', 'WAF', 'Lambda', 'DynamoDB', 'S3', 'Total per million'],
       cost.map((figure) => [
         figure.endpoint,
         figure.dynamoCalls,
@@ -177,6 +178,7 @@ function costSection(cost: CostFigure[]): string {
         figure.durationMs,
         figure.billedMs,
         dollars(figure.dollarsPerMillion.apiGateway),
+        dollars(figure.dollarsPerMillion.waf),
         dollars(figure.dollarsPerMillion.lambda),
         dollars(figure.dollarsPerMillion.dynamodb),
         dollars(figure.dollarsPerMillion.s3),
