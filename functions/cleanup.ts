@@ -1,5 +1,6 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { lambdaApp, type App } from '../shared/app.js';
+import { withinBudget, type InvocationTime } from '../shared/deadline.js';
 import { attachmentWriter } from '../shared/attachments/writer.js';
 import { isRemoval, removedKey, tableOf } from '../shared/cleanup/stream-events.js';
 import { CONVERSATION_SK_PREFIX, ORPHAN_FILE_SK_PREFIX } from '../shared/dynamo/keys.js';
@@ -32,10 +33,15 @@ async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
   }
 }
 
-type StreamHandler = (event: DynamoDBStreamEvent) => Promise<void>;
+/**
+ * `time`: Lambda's context. Within its budget a stalled backend fails the
+ * batch with an error before the function's timeout, so the batch is retried
+ * (and bisected) as any failure, with a log line that says which call failed.
+ */
+type StreamHandler = (event: DynamoDBStreamEvent, time?: InvocationTime) => Promise<void>;
 
 /** On Lambda: the process's App. The local stream poller runs it on the server's App (withApp). */
 export const handler: StreamHandler & { withApp(app: App): StreamHandler } = Object.assign(
-  (event: DynamoDBStreamEvent) => cleanUp(event, lambdaApp()),
-  { withApp: (app: App) => (event: DynamoDBStreamEvent) => cleanUp(event, app) },
+  (event: DynamoDBStreamEvent, time?: InvocationTime) => withinBudget(time, () => cleanUp(event, lambdaApp())),
+  { withApp: (app: App) => (event: DynamoDBStreamEvent, time?: InvocationTime) => withinBudget(time, () => cleanUp(event, app)) },
 );

@@ -120,5 +120,15 @@ export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
  */
 export const LAMBDA_MAX_INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
+/**
+ * Every function's timeout: under API Gateway's 29 s integration timeout, so
+ * the gateway always hears from the function. Lambda stops a function there
+ * (API Gateway answers 502); the stack sets it, the local emulator enforces
+ * it, and the handlers' time budget (shared/deadline.ts) ends before it, so a
+ * stalled backend is a 503 rather than a timeout. Here, not beside
+ * FUNCTION_SETTINGS, because the emulator must not load aws-cdk-lib.
+ */
+export const FUNCTION_TIMEOUT_SECONDS = 20;
+
 /** What API Gateway's identity validation expression admits to the authorizer. */
 export const BEARER_HEADER_PATTERN = '^Bearer [^\\s]+$';

@@ -23,7 +23,7 @@ import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes, type Route } from '../routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
 import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
@@ -174,8 +174,8 @@ export class Functions extends Construct {
       runtime: LAMBDA_RUNTIME,
       architecture: FUNCTION_SETTINGS.architecture === 'arm64' ? Architecture.ARM_64 : Architecture.X86_64,
       memorySize: FUNCTION_SETTINGS.memoryMb,
-      // Under API Gateway's 29 s integration timeout, above the SDK clients' retry budget.
-      timeout: Duration.seconds(20),
+      // Under API Gateway's 29 s integration timeout; each invocation's backend calls end before it (shared/deadline.ts).
+      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
       tracing: Tracing.ACTIVE,
       logGroup,
       loggingFormat: LoggingFormat.JSON,

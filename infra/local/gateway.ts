@@ -10,7 +10,8 @@ import type {
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { dictionary } from '../../shared/http/dictionary.js';
 import { errorBody, type ApiError } from '../../shared/http/errors.js';
-import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES, type Route } from '../routes.js';
+import { invocationTime, type InvocationTime } from '../../shared/deadline.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, FUNCTION_TIMEOUT_SECONDS, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES, type Route } from '../routes.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
 import { refusingRule, type GuardedRequest, type GuardRule } from '../size-guard.js';
 
@@ -20,7 +21,7 @@ import { refusingRule, type GuardedRequest, type GuardRule } from '../size-guard
  * events API Gateway builds, runs the same authorizer and handlers, and
  * answers with the same gateway responses.
  */
-export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+export type ProxyHandler = (event: APIGatewayProxyEvent, time: InvocationTime) => Promise<APIGatewayProxyResult>;
 export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
 export interface LoadedRoute {
@@ -44,6 +45,12 @@ export interface GatewayOptions {
    * otherwise; `() => undefined` is a stage without it.
    */
   webAcl?: (request: GuardedRequest) => GuardRule | undefined;
+  /**
+   * The functions' timeout (Lambda's, FUNCTION_TIMEOUT_SECONDS, unless told
+   * otherwise): a handler or authorizer that has not answered by then is
+   * answered as API Gateway answers a function that timed out.
+   */
+  functionTimeoutMs?: number;
 }
 
 const API_ID = 'localapi';
@@ -57,16 +64,19 @@ export function createGateway(options: GatewayOptions) {
   const bearer = new RegExp(BEARER_HEADER_PATTERN);
   const matchers = options.routes.map((loaded) => ({ ...loaded, pattern: pathPattern(loaded.route.path) }));
   const webAcl = options.webAcl ?? refusingRule;
+  const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000;
 
   /**
    * API Gateway answers an authorizer that throws "Unauthorized" with 401 and
-   * any other failure (a secret it cannot read, a bug) with 500; it caches neither.
+   * any other failure (a secret it cannot read, a bug, its timeout) with 500; it caches neither.
    */
   async function authorize(token: string, methodArn: string): Promise<APIGatewayAuthorizerResult | 'unauthorized' | 'failed'> {
     const cached = authorizerCache.get(token);
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
-      const result = await options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn });
+      const outcome = await withinTimeout(timeoutMs, () => options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn }));
+      if (outcome === TIMED_OUT) return 'failed';
+      const { result } = outcome;
       authorizerCache.set(token, { result, expires: Date.now() + cacheMs });
       return result;
     } catch (error) {
@@ -133,15 +143,21 @@ export function createGateway(options: GatewayOptions) {
       // Behind the guard no event reaches Lambda's limit; without it (webAcl off) Lambda refuses the
       // invocation before the function runs, and API Gateway answers as AWS does then.
       if (invocationPayloadBytes(event) > LAMBDA_MAX_INVOKE_PAYLOAD_BYTES) return sendPayloadRefused(response, requestId);
-      let result: APIGatewayProxyResult;
+      let outcome: { result: APIGatewayProxyResult } | typeof TIMED_OUT;
       try {
-        result = await handler(event);
+        outcome = await withinTimeout(timeoutMs, () => handler(event, invocationTime(timeoutMs)));
       } catch (error) {
         // A function error is a 502 on API Gateway (DEFAULT_5XX keeps it); httpHandler never throws, so say so loudly.
         console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
         return answer('DEFAULT_5XX', {}, 502);
       }
-      sendProxyResult(response, result, requestId);
+      if (outcome === TIMED_OUT) {
+        // Lambda stops the function and API Gateway gets a function error: the same 502. Locally the
+        // handler cannot be stopped; whatever it still does is not answered (docs/deploying.md).
+        console.error(JSON.stringify({ level: 'ERROR', message: `Task timed out after ${timeoutMs} ms`, request_id: requestId, route: route.name }));
+        return answer('DEFAULT_5XX', {}, 502);
+      }
+      sendProxyResult(response, outcome.result, requestId);
     } catch (error) {
       // The emulator's own failure (not a handler's): API Gateway's generic 500.
       console.error(JSON.stringify({ level: 'ERROR', message: 'gateway failed', request_id: requestId, error: String(error) }));
@@ -149,6 +165,22 @@ export function createGateway(options: GatewayOptions) {
       else response.destroy();
     }
   };
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** A function's answer, or TIMED_OUT when it has none after `timeoutMs` (where Lambda stops it). */
+async function withinTimeout<T>(timeoutMs: number, invoke: () => Promise<T>): Promise<{ result: T } | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), timeoutMs);
+  });
+  try {
+    // The race subscribes to the invocation: a late rejection is not an unhandled one.
+    return await Promise.race([invoke().then((result) => ({ result })), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function pathPattern(path: string): RegExp {

@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from '../../shared/app.js';
 import { readConfig, type Config, type Environment } from '../../shared/config.js';
+import type { InvocationTime } from '../../shared/deadline.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes } from '../routes.js';
 import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
@@ -39,6 +40,8 @@ export interface LocalApiOptions {
   s3Port?: number;
   /** "Now" for every rule that depends on it (mutes ending, how far ahead an open may be); default: the system clock. */
   clock?: Clock;
+  /** The functions' timeout the emulator enforces; default Lambda's (FUNCTION_TIMEOUT_SECONDS). Tests set a short one. */
+  functionTimeoutMs?: number;
 }
 
 export interface LocalApi {
@@ -62,6 +65,7 @@ export interface LocalApi {
  */
 export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
   const host = options.host ?? '127.0.0.1';
+  const functionTimeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000;
   const env: Environment = { ...process.env, ...options.env };
   const region = env.AWS_REGION ?? 'us-east-1';
   const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' };
@@ -139,7 +143,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     );
     if (createTables) {
       // Where this server owns the tables, it also runs what the stack's event source mapping runs: the cleanup.
-      const cleanup = (await loadModule(CLEANUP_ENTRY)).handler as { withApp(app: App): (event: DynamoDBStreamEvent) => Promise<void> };
+      const cleanup = (await loadModule(CLEANUP_ENTRY)).handler as { withApp(app: App): (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<void> };
       const poller = startStreamPoller({
         endpoint: dynamodbEndpoint,
         region,
@@ -148,6 +152,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
           .filter(([, definition]) => definition.stream)
           .map(([name]) => name),
         handler: cleanup.withApp(app),
+        functionTimeoutMs,
       });
       stoppers.push(poller.stop);
     }
@@ -158,6 +163,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         routes: loaded,
         authorizer,
         region,
+        functionTimeoutMs,
         corsOrigins: config.corsOrigins,
         publicRoutes: {
           [OPENAPI_PATH]: (_request, response) => {

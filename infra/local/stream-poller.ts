@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { isRemoval } from '../../shared/cleanup/stream-events.js';
+import { invocationTime, type InvocationTime } from '../../shared/deadline.js';
 import { logger } from '../../shared/observability.js';
 
 export interface StreamPollerOptions {
@@ -17,7 +18,9 @@ export interface StreamPollerOptions {
   /** Tables whose streams feed the handler. */
   tables: string[];
   /** The cleanup function's handler, as Lambda would invoke it. */
-  handler: (event: DynamoDBStreamEvent) => Promise<void>;
+  handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<void>;
+  /** The function's timeout: the handler's time budget is drawn from it (not enforced: a late batch is not cut). */
+  functionTimeoutMs: number;
 }
 
 /** How often an idle shard is read, and how long a failed batch waits before it is retried. */
@@ -100,7 +103,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     }
     const { Records = [], NextShardIterator } = batch;
     const removals = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(isRemoval);
-    if (removals.length > 0) await options.handler({ Records: removals });
+    if (removals.length > 0) await options.handler({ Records: removals }, invocationTime(options.functionTimeoutMs));
     const last = Records.at(-1)?.dynamodb?.SequenceNumber;
     if (last) shard.after = last;
     shard.iterator = NextShardIterator;

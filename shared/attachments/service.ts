@@ -1,3 +1,4 @@
+import { inFallback } from '../deadline.js';
 import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing } from '../http/errors.js';
 import { seededId } from '../ids.js';
@@ -101,7 +102,7 @@ export class AttachmentService extends AttachmentViews {
       await this.files.put(key, upload.file.bytes, record.file_type);
     } catch (error) {
       // Written or not (the answer may be what was lost): no record will hold it.
-      await this.dropFile(userId, record.id, { unheld: false });
+      await inFallback(() => this.dropFile(userId, record.id, { unheld: false }));
       throw error;
     }
     let outcome: 'added' | 'existed' | 'conversation-missing';
@@ -109,12 +110,12 @@ export class AttachmentService extends AttachmentViews {
       outcome = await this.store.add(userId, record, now);
     } catch (error) {
       // The record may or may not have been written (every retry's answer was lost): ask.
-      if (await this.recordStored(userId, record.id)) return this.withLink(userId, record);
+      if (await inFallback(() => this.recordStored(userId, record.id))) return this.withLink(userId, record);
       throw error;
     }
     if (outcome === 'existed') return this.withLink(userId, (await this.store.get(userId, record.id)) ?? record);
     if (outcome === 'conversation-missing') {
-      await this.dropFile(userId, record.id, { unheld: true });
+      await inFallback(() => this.dropFile(userId, record.id, { unheld: true }));
       throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
     }
     return this.withLink(userId, record);

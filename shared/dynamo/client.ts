@@ -1,14 +1,17 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { Config } from '../config.js';
+import { BudgetBoundHandler } from '../deadline.js';
 
 /**
  * Bounded in time whatever the backend does: a connection that does not open
  * within 1 s or an answer that does not come within 3 s fails the attempt, and
  * the SDK makes at most 3 attempts (its standard retry strategy, with backoff),
- * so a stalled or unreachable table ends in a 503 within about 12 s, inside
- * API Gateway's 29 s. Every write the services make is safe to retry: they are
- * conditional, or transactions with a ClientRequestToken.
+ * and no attempt runs past the invocation's budget (shared/deadline.ts), so a
+ * stalled or unreachable table ends in a 503 before the function's timeout.
+ * Every write the services make is safe to retry: they are conditional, or
+ * transactions with a ClientRequestToken.
  */
 export const DYNAMODB_TIMEOUTS = { maxAttempts: 3, connectionTimeout: 1_000, requestTimeout: 3_000 } as const;
 
@@ -16,12 +19,14 @@ export function createDynamoClient(config: Config): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: config.region,
     maxAttempts: DYNAMODB_TIMEOUTS.maxAttempts,
-    requestHandler: {
-      connectionTimeout: DYNAMODB_TIMEOUTS.connectionTimeout,
-      requestTimeout: DYNAMODB_TIMEOUTS.requestTimeout,
-      // Without it the SDK only logs a warning when requestTimeout passes and goes on waiting.
-      throwOnRequestTimeout: true,
-    },
+    requestHandler: new BudgetBoundHandler(
+      new NodeHttpHandler({
+        connectionTimeout: DYNAMODB_TIMEOUTS.connectionTimeout,
+        requestTimeout: DYNAMODB_TIMEOUTS.requestTimeout,
+        // Without it the SDK only logs a warning when requestTimeout passes and goes on waiting.
+        throwOnRequestTimeout: true,
+      }),
+    ),
     ...(config.dynamodbEndpoint ? { endpoint: config.dynamodbEndpoint } : {}),
     ...(config.credentials ? { credentials: config.credentials } : {}),
   });

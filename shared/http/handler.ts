@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { lambdaApp, type App } from '../app.js';
+import { withinBudget, type InvocationTime } from '../deadline.js';
 import { recordFailure, recordRequest } from '../observability.js';
 import { corsHeaders } from './cors.js';
 import { ApiError, authenticationFailed, errorBody, internalError, serviceUnavailable } from './errors.js';
@@ -10,7 +11,8 @@ import { isBackendUnavailable } from './unavailable.js';
 
 /** What an endpoint does: the request (its query already read) and the App (configuration, services) it runs in. */
 export type Endpoint<Q = Record<string, never>> = (request: ApiRequest & { query: Q }, app: App) => Promise<ApiResponse>;
-export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+/** `time`: Lambda's context (the emulator gives the same), from which the invocation's budget is drawn. */
+export type ProxyHandler = (event: APIGatewayProxyEvent, time?: InvocationTime) => Promise<APIGatewayProxyResult>;
 
 /** A Lambda handler (on the process's App) that the local server can also run on an App of its own. */
 export interface HttpHandler extends ProxyHandler {
@@ -36,16 +38,17 @@ export function httpHandler<S extends ParamSpec = Record<string, never>>(
 ): HttpHandler {
   const querySpec = accepts.query ?? ({} as S);
   const withQuery = (request: ApiRequest, app: App) => endpoint({ ...request, query: readParams(queryOf(request.event), querySpec) }, app);
-  const onApp = (app: () => App): ProxyHandler => (event) => handle(withQuery, event, app());
+  const onApp = (app: () => App): ProxyHandler => (event, time) => handle(withQuery, event, app(), time);
   return Object.assign(onApp(lambdaApp), { withApp: (app: App) => onApp(() => app) });
 }
 
-async function handle(endpoint: RawEndpoint, event: APIGatewayProxyEvent, app: App): Promise<APIGatewayProxyResult> {
+async function handle(endpoint: RawEndpoint, event: APIGatewayProxyEvent, app: App, time: InvocationTime | undefined): Promise<APIGatewayProxyResult> {
   const startedAt = performance.now();
   const requestId = requestIdOf(event);
   const headers = lowerCaseHeaders(event);
   const userId = userIdOf(event);
-  const result = await respond(endpoint, event, app, requestId, headers, userId);
+  // Every backend call of the endpoint ends in time for this function to answer (a 503 rather than Lambda's timeout).
+  const result = await withinBudget(time, () => respond(endpoint, event, app, requestId, headers, userId));
   result.headers = { ...result.headers, ...corsHeaders(headers.origin, app.config.corsOrigins) };
   recordRequest({
     requestId,

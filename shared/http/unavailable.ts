@@ -28,6 +28,8 @@ const THROTTLING = new Set([
   'TransactionCanceledException',
   'TransactionConflictException',
   'TransactionInProgressException',
+  // The invocation's time budget ended before the backend answered (shared/deadline.ts).
+  'DeadlineExceeded',
 ]);
 
 export function isBackendUnavailable(error: unknown): boolean {

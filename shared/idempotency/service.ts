@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { inFallback } from '../deadline.js';
 import { errorBody, idempotencyKeyInUse, idempotencyKeyReused, parameterInvalid } from '../http/errors.js';
 import { toApiError } from '../http/handler.js';
 import type { ApiRequest } from '../http/request.js';
@@ -93,11 +94,11 @@ export class IdempotencyService {
       if (apiError.status < 500) {
         await this.keep(claim, { status: apiError.status, body: errorBody(apiError, requestId), headers: apiError.headers });
       } else {
-        await this.store.release(claim).catch((releaseError) => logger.warn('idempotency key not released', { error: String(releaseError) }));
+        await inFallback(() => this.store.release(claim)).catch((releaseError) => logger.warn('idempotency key not released', { error: String(releaseError) }));
       }
       throw error;
     }
-    if (response.status >= 500) await this.store.release(claim);
+    if (response.status >= 500) await inFallback(() => this.store.release(claim));
     else await this.keep(claim, keep(response));
     return response;
   }
@@ -113,7 +114,7 @@ export class IdempotencyService {
       await this.store.complete(claim, response);
     } catch (error) {
       logger.warn('idempotency record not stored', { error: String(error) });
-      await this.store.release(claim).catch((releaseError) => logger.warn('idempotency key not released', { error: String(releaseError) }));
+      await inFallback(() => this.store.release(claim)).catch((releaseError) => logger.warn('idempotency key not released', { error: String(releaseError) }));
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
-import { streamCollector } from '@smithy/core/serde';
 import type { SignatureV4 } from '@smithy/signature-v4';
+import { bodyBytes } from '../deadline.js';
 import { BucketLocation, type BucketAddress, type ObjectRequestParts } from './addressing.js';
 import { endsWithError, headerOf, S3Error, s3ErrorOf } from './errors.js';
 import { s3Signer, type Credentials } from './signer.js';
@@ -156,7 +156,7 @@ export class S3Bucket {
     // Signed at each attempt (the retry middleware sets its headers first): a retry carries a fresh date.
     const signed = await this.signer.sign(request);
     const { response } = await this.transport.handle(signed as HttpRequest);
-    const body = await collect(response.body);
+    const body = await bodyBytes(response.body);
     const status = response.statusCode;
     if (status < 200 || status >= 300) throw s3ErrorOf(response, utf8(body));
     if (ANSWER_MAY_BE_AN_ERROR.has(operation) && endsWithError(body)) throw s3ErrorOf(response, utf8(body), 503);
@@ -166,13 +166,6 @@ export class S3Bucket {
     }
     return { response, output: { $metadata: { httpStatusCode: status }, response, body } };
   }
-}
-
-function collect(body: unknown): Promise<Uint8Array> {
-  if (body === undefined || body === null) return Promise.resolve(new Uint8Array());
-  if (body instanceof Uint8Array) return Promise.resolve(body);
-  if (typeof body === 'string') return Promise.resolve(Buffer.from(body, 'utf8'));
-  return streamCollector(body as Parameters<typeof streamCollector>[0]);
 }
 
 const utf8 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');

@@ -1,10 +1,12 @@
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AppPart } from '../app.js';
+import { BudgetBoundHandler } from '../deadline.js';
 import { S3Bucket } from './bucket.js';
 
 /**
  * Bounded in time as for DynamoDB (shared/dynamo/client.ts): 1 s to connect,
- * 10 s for an answer (a 4 MiB upload included), at most 3 attempts.
+ * 10 s for an answer (a 4 MiB upload included), at most 3 attempts, and
+ * never past the invocation's budget (shared/deadline.ts).
  */
 export const S3_TIMEOUTS = { maxAttempts: 3, connectionTimeout: 1_000, requestTimeout: 10_000 } as const;
 
@@ -28,7 +30,7 @@ export const s3Bucket: AppPart<S3Bucket> = {
     });
     return new S3Bucket(
       { region, bucket: filesBucket, endpoint: s3Endpoint, credentials: app.credentials, maxAttempts: S3_TIMEOUTS.maxAttempts },
-      transport,
+      new BudgetBoundHandler(transport),
     );
   },
   destroy: (bucket) => bucket.destroy(),

@@ -2,6 +2,7 @@ import type { Attachment, AttachmentRecord } from '../attachments/model.js';
 import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing, serviceUnavailable } from '../http/errors.js';
 import { newId } from '../ids.js';
+import { inFallback } from '../deadline.js';
 import { logger } from '../observability.js';
 import { systemClock, type Clock } from '../time.js';
 import {
@@ -100,7 +101,7 @@ export class UploadSessionService {
       await this.sessions.add(userId, record);
     } catch (error) {
       // No session points at the upload: abort it now rather than leave it to the lifecycle rule.
-      await this.files.abortMultipart(key, uploadId).catch(() => undefined);
+      await inFallback(() => this.files.abortMultipart(key, uploadId)).catch(() => undefined);
       throw error;
     }
     return sessionView(record, now);
