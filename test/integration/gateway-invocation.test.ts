@@ -81,3 +81,55 @@ describe('the gateway emulator between the authorizer and the function', () => {
     expect(JSON.stringify(body)).not.toContain('boom');
   });
 });
+
+describe('the gateway emulator at the function timeout', () => {
+  const TIMEOUT_MS = 300;
+  let server: Server;
+  let url: string;
+  const remainingAtStart: number[] = [];
+  const routes: LoadedRoute[] = [
+    { route: route('Hang', '/hang'), handler: () => new Promise(() => {}) },
+    {
+      route: route('InTime', '/in-time'),
+      handler: async (_event, time) => {
+        remainingAtStart.push(time.getRemainingTimeInMillis());
+        return { statusCode: 200, body: '{}' };
+      },
+    },
+  ];
+  let authorizerHangs = false;
+  const authorizer = (): Promise<APIGatewayAuthorizerResult> => (authorizerHangs ? new Promise(() => {}) : allowAll());
+  beforeAll(async () => {
+    server = createServer(createGateway({ routes, authorizer, corsOrigins: [], webAcl: () => undefined, functionTimeoutMs: TIMEOUT_MS, authorizerCacheSeconds: 0 }));
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((done) => server.close(() => done())));
+
+  const post = (path: string) => fetch(`${url}${path}`, { method: 'POST', body: '{}', headers: { authorization: 'Bearer t', 'content-type': 'application/json' } });
+
+  it('answers a function that has not answered by its timeout with 502 in the error shape, as API Gateway answers a timed-out function', async () => {
+    const response = await post('/hang');
+    expect(response.status).toBe(502);
+    const body = (await response.json()) as { error: Record<string, string> };
+    expect(body.error).toMatchObject({ type: 'api_error', code: 'internal_error', request_id: response.headers.get('x-amzn-requestid') });
+  });
+
+  it('gives the function the time it has left, as Lambda’s context does', async () => {
+    expect((await post('/in-time')).status).toBe(200);
+    expect(remainingAtStart).toHaveLength(1);
+    expect(remainingAtStart[0]).toBeGreaterThan(0);
+    expect(remainingAtStart[0]).toBeLessThanOrEqual(TIMEOUT_MS);
+  });
+
+  it('answers an authorizer that has not answered by its timeout with 500, as any authorizer failure', async () => {
+    authorizerHangs = true;
+    try {
+      const response = await post('/in-time');
+      expect(response.status).toBe(500);
+      expect(((await response.json()) as { error: Record<string, string> }).error).toMatchObject({ type: 'api_error' });
+    } finally {
+      authorizerHangs = false;
+    }
+  });
+});

@@ -2,6 +2,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startS3 } from '../../infra/local/s3.js';
 import { readConfig } from '../../shared/config.js';
+import type { LocalApiOptions } from '../../infra/local/server.js';
 import { sharedDynamodb, startTestApi, type TestApi } from './api.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 
@@ -26,14 +27,17 @@ export interface FaultyApi {
   close(): Promise<void>;
 }
 
-export async function startFaultyApi(): Promise<FaultyApi> {
+/** What a test may set on the server behind the proxies (e.g. a short function timeout). */
+export type FaultyApiOptions = Pick<LocalApiOptions, 'functionTimeoutMs'>;
+
+export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<FaultyApi> {
   const { filesBucket } = readConfig(process.env);
   // The run's DynamoDB Local behind a proxy: the server creates its tables (under its own prefix) through it.
   const shared = sharedDynamodb();
   const dynamodb = await startFaultProxy(shared.endpoint);
   const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS);
   const s3 = await startFaultProxy(s3Backend.endpoint);
-  const t = await startTestApi({ sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint }, env: { S3_ENDPOINT: s3.endpoint } });
+  const t = await startTestApi({ ...options, sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint }, env: { S3_ENDPOINT: s3.endpoint } });
   const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
 
   return {
@@ -67,10 +71,10 @@ export async function startFaultyApi(): Promise<FaultyApi> {
  * calmed after each test (no fault outlives the test that set it), closed at
  * the end. Call the returned function inside a test.
  */
-export function faultyApiForFile(): () => FaultyApi {
+export function faultyApiForFile(options: FaultyApiOptions = {}): () => FaultyApi {
   let f: FaultyApi | undefined;
   beforeAll(async () => {
-    f = await startFaultyApi();
+    f = await startFaultyApi(options);
   });
   afterEach(() => {
     f?.dynamodb.calm();

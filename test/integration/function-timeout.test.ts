@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { fileKey } from '../../shared/dynamo/keys.js';
+import { download, upload } from '../support/attachments.js';
+import { settledAudit } from '../support/audit.js';
+import { dynamodbCall, s3Call } from '../support/fault-proxy.js';
+import { faultyApiForFile } from '../support/faulty-api.js';
+
+/**
+ * The function timeout, enforced by the emulator as Lambda enforces it (a
+ * function that has not answered by then gets API Gateway's 502), is never
+ * reached because a backend stalls: each invocation's backend calls end
+ * within its budget (shared/deadline.ts), the answer is a 503, and the write
+ * protocol's fallbacks still run in the time kept for them. A 503 rather than
+ * the emulator's 502 is the proof the answer came before the timeout. A short
+ * timeout (8 s: calls until 6 s, fallbacks until 7.2 s) keeps the tests quick;
+ * the stalls outlast it.
+ */
+const FUNCTION_TIMEOUT_MS = 8_000;
+const faultyApi = faultyApiForFile({ functionTimeoutMs: FUNCTION_TIMEOUT_MS });
+
+/** Held far past the function's timeout. */
+const STALL_MS = 30_000;
+
+const expectServiceUnavailable = (response: { status: number; body: any }) => {
+  expect(response.status).toBe(503);
+  expect(response.body.error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });
+};
+
+describe('a backend that stalls past the function timeout', () => {
+  it('an upload whose S3 PUT is stored but never acknowledged answers 503 in time, and its file is removed', async () => {
+    const f = faultyApi();
+    const user = 'timeout-s3-put';
+    const stalled = f.s3.inject({ match: s3Call('PUT', `/${fileKey(user, '')}`), times: 10, fault: { kind: 'stall', ms: STALL_MS } });
+
+    const response = await upload(f.t, user, { bytes: 'stored, never acknowledged', filename: 'slow.txt' });
+    expectServiceUnavailable(response);
+    // One attempt, cut by the budget: no retry was started once it was spent.
+    expect(stalled.fired).toBe(1);
+    f.s3.calm();
+
+    // The file S3 did store was handed to the cleanup inside the time kept for it: nothing is left.
+    const { violations, views } = await settledAudit(f, [user]);
+    expect(violations).toEqual([]);
+    expect(views.get(user)!.attachments).toEqual([]);
+    expect(await f.storedKeys(fileKey(user, ''))).toEqual([]);
+  }, 60_000);
+
+  it('an upload whose record transaction never reaches DynamoDB answers 503 in time, and its file is removed', async () => {
+    const f = faultyApi();
+    const user = 'timeout-dynamodb-lost';
+    // Held before it is forwarded; the client gives up first, so DynamoDB never runs it.
+    const held = f.dynamodb.inject({ match: dynamodbCall('TransactWriteItems', [user]), times: 10, fault: { kind: 'delay', ms: STALL_MS } });
+
+    const response = await upload(f.t, user, { bytes: 'never recorded', filename: 'lost.txt' });
+    expectServiceUnavailable(response);
+    // The first attempt ran out its 3 s; the second was cut by the budget, and no third was started.
+    expect(held.fired).toBe(2);
+
+    // The fallback asked whether the record was stored (no) and handed the file to the cleanup.
+    const { violations, views } = await settledAudit(f, [user]);
+    expect(violations).toEqual([]);
+    expect(views.get(user)!.attachments).toEqual([]);
+    expect(await f.storedKeys(fileKey(user, ''))).toEqual([]);
+  }, 60_000);
+
+  it('an upload whose record transaction DynamoDB applied but never acknowledged answers 201 in time: the fallback read finds it', async () => {
+    const f = faultyApi();
+    const user = 'timeout-dynamodb-applied';
+    const stalled = f.dynamodb.inject({ match: dynamodbCall('TransactWriteItems', [user]), times: 10, fault: { kind: 'stall', ms: STALL_MS } });
+
+    const response = await upload(f.t, user, { bytes: 'recorded, never acknowledged', filename: 'kept.txt' });
+    expect(response.status).toBe(201);
+    expect(stalled.fired).toBe(2);
+    expect((await download(response.body.file_url)).bytes.toString()).toBe('recorded, never acknowledged');
+
+    const { violations, views } = await settledAudit(f, [user]);
+    expect(violations).toEqual([]);
+    expect(views.get(user)!.attachments.map((attachment) => attachment.id)).toEqual([response.body.id]);
+  }, 60_000);
+
+  it('a read whose DynamoDB answers all stall answers 503 in time', async () => {
+    const f = faultyApi();
+    const user = 'timeout-reader';
+    const created = await f.t.call(user, 'POST', '/v1/conversations', { form: { contact_id: 'slow' } });
+    expect(created.status).toBe(201);
+    f.dynamodb.inject({ match: dynamodbCall('GetItem', [created.body.id]), times: 10, fault: { kind: 'stall', ms: STALL_MS } });
+
+    expectServiceUnavailable(await f.t.call(user, 'GET', `/v1/conversations/${created.body.id}`));
+  }, 60_000);
+});
