@@ -6,9 +6,12 @@ import { faultyApiForFile } from '../support/faulty-api.js';
 
 /**
  * A backend that takes a connection and never answers in time (the proxy
- * holds every answer for 25 s): the SDK clients' request timeouts (DynamoDB
- * 3 s, S3 10 s, then retries) must end the request with a 503, not leave it
- * waiting for the late answer, which on AWS outlasts API Gateway's 29 s.
+ * holds every answer for 25 s), under the real 20 s function timeout: the SDK
+ * clients' request timeouts (DynamoDB 3 s, S3 10 s, then retries) and the
+ * invocation's budget (shared/deadline.ts, calls until 15 s) must end the
+ * request with a 503, not leave it waiting for the late answer, which would
+ * outlast the function (the emulator's 502). function-timeout.test.ts covers
+ * what the write protocols leave behind.
  */
 const faultyApi = faultyApiForFile();
 
