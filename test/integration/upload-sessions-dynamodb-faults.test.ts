@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fileKey } from '../../shared/dynamo/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256, storedFilesOf } from '../support/attachments.js';
-import { failingProxy, type FailingProxy } from '../support/failing-proxy.js';
+import { dynamodbCall, startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
 /**
@@ -13,22 +12,23 @@ import { putPart, sessionClient, type SessionClient } from '../support/upload-se
  * with the answer lost. The protocol must end with exactly one attachment
  * whose file is there, or none and no file.
  */
-let proxy: FailingProxy;
+let proxy: FaultProxy;
 let t: TestApi;
 let sessions: SessionClient;
 
 beforeAll(async () => {
-  proxy = await failingProxy(inject('dynamodbEndpoint'));
+  proxy = await startFaultProxy(inject('dynamodbEndpoint'));
   t = await startTestApi({ sharedDynamodb: { endpoint: proxy.endpoint, tablePrefix: `f${randomBytes(6).toString('hex')}_` } });
   sessions = sessionClient(t);
 });
-afterEach(() => proxy.failWhen(undefined));
+afterEach(() => proxy.calm());
 afterAll(async () => {
   await t?.close();
   await proxy?.close();
 });
 
-const operation = (name: string) => (request: IncomingMessage) => String(request.headers['x-amz-target'] ?? '').endsWith(`.${name}`);
+/** Every call of the operation is cut before DynamoDB sees it, until the test calms the proxy. */
+const cutEvery = (operation: string) => proxy.inject({ match: dynamodbCall(operation), times: Number.POSITIVE_INFINITY, fault: { kind: 'reset_before' } });
 const filesOf = (userId: string) => storedFilesOf(t.api.s3Endpoint, userId);
 
 async function uploadedSession(userId: string, bytes: Buffer) {
@@ -41,10 +41,11 @@ describe('a completion when DynamoDB fails its transaction', () => {
   it('answers 201 with the one attachment when the transaction happened but its answer was lost (the SDK retries)', async () => {
     const bytes = randomBytes(1000);
     const { session, parts } = await uploadedSession('ddb-lost', bytes);
-    let cut = 0;
-    proxy.failWhen((request) => operation('TransactWriteItems')(request) && cut++ === 0, 'after');
+    let transactions = 0;
+    const lost = proxy.inject({ match: (request) => dynamodbCall('TransactWriteItems')(request) && ++transactions > 0, fault: { kind: 'reset_after' } });
     const response = await sessions.complete('ddb-lost', session.id, parts);
-    expect(cut).toBeGreaterThan(1);
+    expect(lost.fired).toBe(1);
+    expect(transactions).toBeGreaterThan(1);
     expect(response.status).toBe(201);
     const list = await t.call('ddb-lost', 'GET', '/v1/attachments');
     expect(list.body.data.map((attachment: { id: string }) => attachment.id)).toEqual([response.body.id]);
@@ -54,10 +55,10 @@ describe('a completion when DynamoDB fails its transaction', () => {
   it('answers 503 when the transaction cannot be made; no attachment shows, and the retry completes the same file', async () => {
     const bytes = randomBytes(1000);
     const { session, parts } = await uploadedSession('ddb-down', bytes);
-    proxy.failWhen(operation('TransactWriteItems'));
+    cutEvery('TransactWriteItems');
     const failed = await sessions.complete('ddb-down', session.id, parts);
     expect(failed.status).toBe(503);
-    proxy.failWhen(undefined);
+    proxy.calm();
     expect((await t.call('ddb-down', 'GET', '/v1/attachments')).body.data).toEqual([]);
     expect((await sessions.get('ddb-down', session.id)).body.status).toBe('pending');
     const retried = await sessions.complete('ddb-down', session.id, parts);
@@ -72,9 +73,9 @@ describe('an abort when DynamoDB fails', () => {
     const session = (await sessions.start('ddb-abort', { filename: 'a.bin', file_size: 100 })).body;
     const [url] = (await sessions.sign('ddb-abort', session.id, [1])).body.data;
     await putPart(url.url, randomBytes(100));
-    proxy.failWhen(operation('DeleteItem'));
+    cutEvery('DeleteItem');
     expect((await sessions.abort('ddb-abort', session.id)).status).toBe(503);
-    proxy.failWhen(undefined);
+    proxy.calm();
     expect((await sessions.get('ddb-abort', session.id)).body.parts).toHaveLength(1);
     expect((await sessions.abort('ddb-abort', session.id)).status).toBe(200);
     expect((await sessions.get('ddb-abort', session.id)).status).toBe(404);

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startS3 } from '../../infra/local/s3.js';
 import { readConfig } from '../../shared/config.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256, storedFilesOf } from '../support/attachments.js';
-import { failingProxy, type FailingProxy } from '../support/failing-proxy.js';
+import { startFaultProxy, type FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
 import { sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
 /**
@@ -16,27 +15,30 @@ import { sessionClient, type SessionClient } from '../support/upload-sessions.js
  * attachment, and without leaving a file no attachment owns.
  */
 let s3: Awaited<ReturnType<typeof startS3>>;
-let proxy: FailingProxy;
+let proxy: FaultProxy;
 let t: TestApi;
 let sessions: SessionClient;
 
 beforeAll(async () => {
   s3 = await startS3('127.0.0.1', readConfig(process.env).filesBucket, { accessKeyId: 'local', secretAccessKey: 'local' });
-  proxy = await failingProxy(s3.endpoint);
+  proxy = await startFaultProxy(s3.endpoint);
   t = await startTestApi({ env: { S3_ENDPOINT: proxy.endpoint } });
   sessions = sessionClient(t);
 });
-afterEach(() => proxy.failWhen(undefined));
+afterEach(() => proxy.calm());
 afterAll(async () => {
   await t?.close();
   await proxy?.close();
   await s3?.close();
 });
 
-const query = (request: IncomingMessage) => new URL(request.url ?? '/', 'http://s3').searchParams;
-const isAssembly = (request: IncomingMessage) => request.method === 'POST' && query(request).has('uploadId');
-const isHead = (request: IncomingMessage) => request.method === 'HEAD';
-const isObjectDelete = (request: IncomingMessage) => request.method === 'DELETE' && !query(request).has('uploadId');
+const query = (request: ProxiedRequest) => new URL(request.path, 'http://s3').searchParams;
+const isAssembly = (request: ProxiedRequest) => request.method === 'POST' && query(request).has('uploadId');
+const isHead = (request: ProxiedRequest) => request.method === 'HEAD';
+const isObjectDelete = (request: ProxiedRequest) => request.method === 'DELETE' && !query(request).has('uploadId');
+/** Every matching request is cut, before S3 sees it or after it answered, until the test calms the proxy. */
+const cut = (match: (request: ProxiedRequest) => boolean, when: 'before' | 'after' = 'before') =>
+  proxy.inject({ match, times: Number.POSITIVE_INFINITY, fault: { kind: when === 'after' ? 'reset_after' : 'reset_before' } });
 
 async function uploadedSession(userId: string, bytes: Buffer, declaredSize = bytes.length) {
   const session = (await sessions.start(userId, { filename: 'a.bin', file_size: declaredSize })).body;
@@ -48,7 +50,7 @@ const filesOf = (userId: string) => storedFilesOf(s3.endpoint, userId);
 
 describe('a completion when S3 fails one step', () => {
   it('is 503 when S3 cannot be reached to start a session, and no session exists', async () => {
-    proxy.failWhen((request) => request.method === 'POST' && query(request).has('uploads'));
+    cut((request) => request.method === 'POST' && query(request).has('uploads'));
     const response = await sessions.start('s3-faults-start', { filename: 'a.bin', file_size: 10 });
     expect(response.status).toBe(503);
     expect(response.body.error.code).toBe('service_unavailable');
@@ -67,10 +69,10 @@ describe('a completion when S3 fails one step', () => {
   it('answers 503 when the assembly fails, and the retry completes the same file', async () => {
     const bytes = randomBytes(6 * 1024 * 1024);
     const { session, parts } = await uploadedSession('s3-faults-assembly', bytes);
-    proxy.failWhen(isAssembly);
+    cut(isAssembly);
     expect((await sessions.complete('s3-faults-assembly', session.id, parts)).status).toBe(503);
     expect((await sessions.get('s3-faults-assembly', session.id)).body.status).toBe('pending');
-    proxy.failWhen(undefined);
+    proxy.calm();
     const retried = await sessions.complete('s3-faults-assembly', session.id, parts);
     expect(retried.status).toBe(201);
     expect(sha256((await download(retried.body.file_url)).bytes)).toBe(sha256(bytes));
@@ -79,9 +81,9 @@ describe('a completion when S3 fails one step', () => {
   it('finishes on retry when S3 assembled the file but the answer was lost', async () => {
     const bytes = randomBytes(1000);
     const { session, parts } = await uploadedSession('s3-faults-lost', bytes);
-    proxy.failWhen(isAssembly, 'after');
+    cut(isAssembly, 'after');
     expect((await sessions.complete('s3-faults-lost', session.id, parts)).status).toBe(503);
-    proxy.failWhen(undefined);
+    proxy.calm();
     const retried = await sessions.complete('s3-faults-lost', session.id, parts);
     expect(retried.status).toBe(201);
     expect(sha256((await download(retried.body.file_url)).bytes)).toBe(sha256(bytes));
@@ -91,18 +93,18 @@ describe('a completion when S3 fails one step', () => {
   it('finishes on retry when the size check could not read the file', async () => {
     const bytes = randomBytes(1000);
     const { session, parts } = await uploadedSession('s3-faults-head', bytes);
-    proxy.failWhen(isHead);
+    cut(isHead);
     expect((await sessions.complete('s3-faults-head', session.id, parts)).status).toBe(503);
-    proxy.failWhen(undefined);
+    proxy.calm();
     expect((await sessions.complete('s3-faults-head', session.id, parts)).status).toBe(201);
   });
 
   it('removes a file of the wrong size on the retry when its first removal failed, and answers 400', async () => {
     const { session, parts } = await uploadedSession('s3-faults-size', randomBytes(1000), 999);
-    proxy.failWhen(isObjectDelete);
+    cut(isObjectDelete);
     expect((await sessions.complete('s3-faults-size', session.id, parts)).status).toBe(503);
     expect(await filesOf('s3-faults-size')).toHaveLength(1);
-    proxy.failWhen(undefined);
+    proxy.calm();
     const retried = await sessions.complete('s3-faults-size', session.id, parts);
     expect(retried.status).toBe(400);
     expect(retried.body.error.code).toBe('file_size_mismatch');
