@@ -3,7 +3,7 @@ import { fileKey } from '../../shared/dynamo/keys.js';
 import { download, upload } from '../support/attachments.js';
 import { settledAudit } from '../support/audit.js';
 import { dynamodbCall, s3Call } from '../support/fault-proxy.js';
-import { faultyApiForFile } from '../support/faulty-api.js';
+import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
 
 /**
  * The function timeout, enforced by the emulator as Lambda enforces it (a
@@ -26,6 +26,14 @@ const expectServiceUnavailable = (response: { status: number; body: any }) => {
   expect(response.body.error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });
 };
 
+/** No attachment listed, no file in the bucket, once the cleanup has settled. */
+async function expectNothingLeft(f: FaultyApi, user: string) {
+  const { violations, views } = await settledAudit(f, [user]);
+  expect(violations).toEqual([]);
+  expect(views.get(user)!.attachments).toEqual([]);
+  expect(await f.storedKeys(fileKey(user, ''))).toEqual([]);
+}
+
 describe('a backend that stalls past the function timeout', () => {
   it('an upload whose S3 PUT is stored but never acknowledged answers 503 in time, and its file is removed', async () => {
     const f = faultyApi();
@@ -38,11 +46,8 @@ describe('a backend that stalls past the function timeout', () => {
     expect(stalled.fired).toBe(1);
     f.s3.calm();
 
-    // The file S3 did store was handed to the cleanup inside the time kept for it: nothing is left.
-    const { violations, views } = await settledAudit(f, [user]);
-    expect(violations).toEqual([]);
-    expect(views.get(user)!.attachments).toEqual([]);
-    expect(await f.storedKeys(fileKey(user, ''))).toEqual([]);
+    // The file S3 did store was handed to the cleanup inside the time kept for it.
+    await expectNothingLeft(f, user);
   }, 60_000);
 
   it('an upload whose record transaction never reaches DynamoDB answers 503 in time, and its file is removed', async () => {
@@ -57,10 +62,7 @@ describe('a backend that stalls past the function timeout', () => {
     expect(held.fired).toBe(2);
 
     // The fallback asked whether the record was stored (no) and handed the file to the cleanup.
-    const { violations, views } = await settledAudit(f, [user]);
-    expect(violations).toEqual([]);
-    expect(views.get(user)!.attachments).toEqual([]);
-    expect(await f.storedKeys(fileKey(user, ''))).toEqual([]);
+    await expectNothingLeft(f, user);
   }, 60_000);
 
   it('an upload whose record transaction DynamoDB applied but never acknowledged answers 201 in time: the fallback read finds it', async () => {
