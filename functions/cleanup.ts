@@ -1,22 +1,24 @@
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { lambdaApp, type App } from '../shared/app.js';
 import { withinBudget, type InvocationTime } from '../shared/deadline.js';
 import { attachmentWriter } from '../shared/attachments/writer.js';
-import { isRemoval, removedKey, tableOf } from '../shared/cleanup/stream-events.js';
+import { isRemoval, removedKey, removedString, tableOf } from '../shared/cleanup/stream-events.js';
 import { CONVERSATION_SK_PREFIX, ORPHAN_FILE_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
+import { sessionLeftovers } from '../shared/uploads/leftovers.js';
 
 /**
  * Removes what hangs off a removed item, from the tables' streams: a removed
  * conversation's attachment records, a removed attachment record's file, and
- * the file of a failed upload (an orphan-file marker, see AttachmentService).
- * Every step is idempotent (records are delivered at least once). A failure
+ * the file of a failed upload (an orphan-file marker, see AttachmentService),
+ * and what a removed upload session left in S3 unless an attachment holds it
+ * (SessionLeftovers). Every step is idempotent (records are delivered at least once). A failure
  * throws: the event source mapping retries the batch (bisecting it to find
  * the record that fails), then hands it to the dead-letter queue and its alarm;
  * the local stream poller retries until it succeeds.
  */
 async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
-  const { conversationsTable, attachmentsTable } = app.config;
+  const { conversationsTable, attachmentsTable, uploadSessionsTable } = app.config;
   const attachments = app.use(attachmentWriter);
   for (const record of event.Records) {
     const key = removedKey(record);
@@ -29,8 +31,23 @@ async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
       await attachments.removeOrphanFile(key.pk, key.sk.slice(ORPHAN_FILE_SK_PREFIX.length));
     } else if (table === attachmentsTable) {
       await attachments.removeFile(key.pk, key.sk);
+    } else if (table === uploadSessionsTable) {
+      await cleanUpSession(record, key, app);
     }
   }
+}
+
+/** A removed upload session (TTL expiry, abort): its upload and object go unless it became an attachment. */
+async function cleanUpSession(record: DynamoDBRecord, key: { pk: string; sk: string }, app: App): Promise<void> {
+  const attachmentId = removedString(record, 'attachment_id');
+  const uploadId = removedString(record, 'upload_id');
+  if (!attachmentId || !uploadId) {
+    // Only a record from a stream without the item's image (not this stack's view type): nothing names the files.
+    logger.error('upload session removed without its image; nothing to clean up', { upload_session_id: key.sk });
+    return;
+  }
+  const outcome = await app.use(sessionLeftovers).removeUnlessAttached({ userId: key.pk, sessionId: key.sk, attachmentId, uploadId });
+  logger.info('upload session cleaned up', { upload_session_id: key.sk, attachment_id: attachmentId, outcome });
 }
 
 /**

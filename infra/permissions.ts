@@ -65,12 +65,15 @@ function tableResources({ arn, definition }: TableArn): string[] {
  * The cleanup function (functions/cleanup.ts): it finds a removed
  * conversation's attachment records with a Query of the attachments table
  * (not an index), deletes them in batches, and deletes removed attachments'
- * files. The stream reads come with the event source mapping (granted by CDK).
+ * files; before removing an orphan file or a removed upload session's
+ * leftovers it reads the one attachment record that would hold them
+ * (GetItem), and it aborts the session's multipart upload. The stream reads
+ * come with the event source mappings (granted by CDK).
  */
 export function cleanupPermissions(arns: DataArns): Permission[] {
   return [
-    { actions: ['dynamodb:Query', 'dynamodb:BatchWriteItem'], resources: [arns.attachments.arn] },
-    { actions: [FILE_ACTIONS.delete], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
+    { actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem'], resources: [arns.attachments.arn] },
+    { actions: [FILE_ACTIONS.delete, FILE_ACTIONS.abort], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
   ];
 }
 

@@ -101,7 +101,7 @@ export class Functions extends Construct {
       this.byRoute.set(route, fn);
     }
 
-    // What hangs off removed items (a conversation's attachments, every file), from the tables' streams.
+    // What hangs off removed items (a conversation's attachments, every file, an upload session's leftovers), from the tables' streams.
     this.cleanup = this.lambda('Cleanup', CLEANUP_ENTRY, environment, removalPolicy);
     for (const permission of cleanupPermissions(arns)) this.cleanup.addToRolePolicy(new PolicyStatement(permission));
     Validations.of(this.cleanup.role!).acknowledge({
@@ -118,7 +118,7 @@ export class Functions extends Construct {
       id: 'AwsSolutions-SQS3',
       reason: 'This queue is the dead-letter destination of the cleanup stream; it has no dead-letter queue of its own.',
     });
-    for (const table of [data.conversations, data.attachments]) {
+    for (const table of [data.conversations, data.attachments, data.uploadSessions]) {
       this.cleanup.addEventSource(
         new DynamoEventSource(table, {
           // From the oldest record kept (24 h): a cleanup never skips what happened while it was down.

@@ -171,11 +171,28 @@ export async function ensureTables(
         } catch (error) {
           if (!(error instanceof ResourceInUseException)) throw error;
           await addMissingIndexes(client, name, table);
+          await streamAsDefined(client, name, table);
         }
       }),
     );
   } finally {
     client.destroy();
+  }
+}
+
+/**
+ * A kept table gets the stream its definition asks for (the upload sessions'
+ * came later). A stream's view type cannot change in place: the old stream is
+ * turned off first, and the poller finds the new one.
+ */
+async function streamAsDefined(client: DynamoDBClient, name: string, table: TableDefinition): Promise<void> {
+  const current = (await client.send(new DescribeTableCommand({ TableName: name }))).Table?.StreamSpecification;
+  const enabled = current?.StreamEnabled === true;
+  if (enabled && current?.StreamViewType === table.stream) return;
+  if (!enabled && !table.stream) return;
+  if (enabled) await client.send(new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: false } }));
+  if (table.stream) {
+    await client.send(new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream } }));
   }
 }
 

@@ -148,7 +148,11 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         endpoint: dynamodbEndpoint,
         region,
         credentials,
-        tables: Object.entries({ [tables.conversations]: conversationsTable, [tables.attachments]: attachmentsTable })
+        tables: Object.entries({
+          [tables.conversations]: conversationsTable,
+          [tables.attachments]: attachmentsTable,
+          [tables.uploadSessions]: uploadSessionsTable,
+        })
           .filter(([, definition]) => definition.stream)
           .map(([name]) => name),
         handler: cleanup.withApp(app),

@@ -148,6 +148,8 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
   };
 }
 
+type Image = NonNullable<DynamoDBRecord['dynamodb']>['Keys'];
+
 /** A stream record as Lambda delivers it: the same fields, creation time in seconds, the stream's ARN. */
 function lambdaRecord(record: StreamRecord, streamArn: string, region: string): DynamoDBRecord {
   const { dynamodb } = record;
@@ -160,7 +162,10 @@ function lambdaRecord(record: StreamRecord, streamArn: string, region: string): 
     eventSourceARN: streamArn,
     dynamodb: {
       ...(dynamodb?.ApproximateCreationDateTime ? { ApproximateCreationDateTime: Math.floor(dynamodb.ApproximateCreationDateTime.getTime() / 1000) } : {}),
-      Keys: dynamodb?.Keys as NonNullable<DynamoDBRecord['dynamodb']>['Keys'],
+      Keys: dynamodb?.Keys as Image,
+      // What the table's StreamViewType adds (OLD_IMAGE: the removed item), as Lambda passes it on.
+      ...(dynamodb?.OldImage ? { OldImage: dynamodb.OldImage as Image } : {}),
+      ...(dynamodb?.NewImage ? { NewImage: dynamodb.NewImage as Image } : {}),
       SequenceNumber: dynamodb?.SequenceNumber,
       SizeBytes: dynamodb?.SizeBytes,
       StreamViewType: dynamodb?.StreamViewType,

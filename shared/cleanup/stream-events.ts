@@ -14,10 +14,15 @@ export function tableOf(record: DynamoDBRecord): string | undefined {
   return /:table\/([^/]+)\/stream\//.exec(record.eventSourceARN ?? '')?.[1];
 }
 
-/** The removed item's key (KEYS_ONLY streams carry nothing else). */
+/** The removed item's key (all that KEYS_ONLY streams carry). */
 export function removedKey(record: DynamoDBRecord): { pk: string; sk: string } | undefined {
   const keys = record.dynamodb?.Keys;
   const pk = keys?.pk?.S;
   const sk = keys?.sk?.S;
   return pk !== undefined && sk !== undefined ? { pk, sk } : undefined;
+}
+
+/** A string attribute of the removed item, from a stream that carries it (OLD_IMAGE). */
+export function removedString(record: DynamoDBRecord, name: string): string | undefined {
+  return record.dynamodb?.OldImage?.[name]?.S;
 }

@@ -16,9 +16,10 @@ export interface TableDefinition {
   timeToLiveAttribute?: string;
   /**
    * A DynamoDB stream of the table's changes, for the cleanup that removes
-   * what hangs off a deleted item (functions/cleanup.ts). Keys are all it reads.
+   * what hangs off a deleted item (functions/cleanup.ts): the keys, or the
+   * removed item itself where the key alone does not name what it left.
    */
-  stream?: 'KEYS_ONLY';
+  stream?: 'KEYS_ONLY' | 'OLD_IMAGE';
 }
 
 export const conversationIndexes = {
@@ -72,4 +73,7 @@ export const uploadSessionsTable: TableDefinition = {
   sortKey: 'sk',
   indexes: [],
   timeToLiveAttribute: 'expires_at',
+  // A removed session's multipart upload and object are removed from its stream, unless an attachment holds
+  // them: the upload id and the attachment id are in the item, not in its key.
+  stream: 'OLD_IMAGE',
 };

@@ -302,15 +302,22 @@ describe('the REST API', () => {
 });
 
 describe('cleanup from the tables\' streams', () => {
-  it('streams the keys of removed items from the conversations and attachments tables, and from no other', () => {
-    const streamed = Object.values(resourcesOf(template(), 'AWS::DynamoDB::Table')).filter(({ Properties }) => Properties.StreamSpecification);
-    expect(streamed).toHaveLength(2);
-    for (const { Properties } of streamed) expect(Properties.StreamSpecification).toEqual({ StreamViewType: 'KEYS_ONLY' });
+  const tableIdOf = (name: string) => Object.keys(resourcesOf(template(), 'AWS::DynamoDB::Table')).find((id) => id.startsWith(`Data${name}`))!;
+
+  it('streams the keys of removed conversations and attachments, the whole removed upload session, and nothing of Idempotency-Keys', () => {
+    const streamOf = (name: string) => resourcesOf(template(), 'AWS::DynamoDB::Table')[tableIdOf(name)]!.Properties.StreamSpecification;
+    expect(streamOf('Conversations')).toEqual({ StreamViewType: 'KEYS_ONLY' });
+    expect(streamOf('Attachments')).toEqual({ StreamViewType: 'KEYS_ONLY' });
+    // The upload id and the attachment id are attributes of the session, not its key.
+    expect(streamOf('UploadSessions')).toEqual({ StreamViewType: 'OLD_IMAGE' });
+    expect(streamOf('Idempotency')).toBeUndefined();
   });
 
-  it('feeds both streams to the cleanup function: removals only, retried, bisected, then to a dead-letter queue', () => {
+  it('feeds the three streams to the cleanup function: removals only, retried, bisected, then to one dead-letter queue', () => {
     const mappings = Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping'));
-    expect(mappings).toHaveLength(2);
+    expect(mappings.map(({ Properties }) => Properties.EventSourceArn['Fn::GetAtt']).sort()).toEqual(
+      ['Conversations', 'Attachments', 'UploadSessions'].map((name) => [tableIdOf(name), 'StreamArn']).sort(),
+    );
     const [queueId] = Object.keys(resourcesOf(template(), 'AWS::SQS::Queue'));
     for (const { Properties } of mappings) {
       expect(Properties).toMatchObject({
@@ -329,11 +336,26 @@ describe('cleanup from the tables\' streams', () => {
     expect(alarm!.Properties).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
   });
 
-  it('lets the cleanup query and batch-delete attachment records, delete files, read the streams and send to its queue, nothing else', () => {
+  it('lets the cleanup read, query and batch-delete attachment records, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('Cleanup')).filter((s) => !isLoggingOrTracing(s));
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
     const actions = new Set(statements.flatMap((s) => s.Action).filter((action: string) => !streamReads.includes(action)));
-    expect([...actions].sort()).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:Query', 's3:DeleteObject', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+    expect([...actions].sort()).toEqual([
+      'dynamodb:BatchWriteItem',
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      's3:AbortMultipartUpload',
+      's3:DeleteObject',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:SendMessage',
+    ]);
+    const resourcesOfAction = (action: string) => statements.filter((s) => s.Action.includes(action)).flatMap((s) => [s.Resource].flat());
+    // Item reads on the attachments table alone (the upload sessions' stream carries what the cleanup needs of a session).
+    expect(resourcesOfAction('dynamodb:GetItem')).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'Arn'] }]);
+    expect(resourcesOfAction('s3:AbortMultipartUpload').map(ref)).toEqual([expect.stringContaining(`/${FILES_PREFIX}*`)]);
+    const streamResources = statements.filter((s) => s.Action.includes('dynamodb:GetRecords')).flatMap((s) => [s.Resource].flat());
+    expect(streamResources).toContainEqual({ 'Fn::GetAtt': [tableIdOf('UploadSessions'), 'StreamArn'] });
   });
 });
 
