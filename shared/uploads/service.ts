@@ -146,10 +146,8 @@ export class UploadSessionService {
     const assembly = await this.files.assemble(key, record.upload_id, parts);
     if (typeof assembly === 'object') throw partsRefused(assembly.message);
     const size = await this.files.sizeOf(key);
-    if (size === undefined) {
-      if (assembly === 'assembled') throw new Error(`Assembled object ${key} is missing`);
-      return this.afterVanishedUpload(userId, id);
-    }
+    // Gone even right after S3 assembled it: an abort, or the cleanup of a session removed meanwhile, took it away.
+    if (size === undefined) return this.afterVanishedUpload(userId, id);
     if (size !== record.file_size) return this.refuse(userId, record, sizeMismatch(record.file_size, size));
 
     const sniffed = await sniffer.sniff(await this.files.firstBytes(key, sniffer.bytesNeeded));
@@ -176,8 +174,9 @@ export class UploadSessionService {
 
   /**
    * Neither the upload nor its object exists: another completion finished
-   * (answer its attachment) or is assembling right now (retry), an abort
-   * removed the session, or S3's lifecycle rule aborted an expired upload.
+   * (answer its attachment) or is assembling right now (retry), an abort or
+   * the removal of the session record (and its cleanup) took them, or S3's
+   * lifecycle rule aborted an expired upload.
    */
   private async afterVanishedUpload(userId: string, id: string): Promise<Attachment> {
     for (let waited = 0; ; waited += BUSY_POLL_MS) {
