@@ -1,10 +1,10 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables } from '../../infra/local/dynamodb.js';
-import { conversationsTable } from '../../shared/dynamo/tables.js';
+import { conversationsTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
-// `npm start` keeps its tables under .data/: a table from an older version must get the indexes it lacks.
+// `npm start` keeps its tables under .data/: a table from an older version must get the indexes and the stream it lacks.
 let t: TestApi;
 beforeAll(async () => {
   t = await startTestApi();
@@ -43,6 +43,36 @@ describe('ensureTables', () => {
     expect(Table?.GlobalSecondaryIndexes?.map((index) => [index.IndexName, index.IndexStatus]).sort()).toEqual(
       [kept!, ...added].map((index) => [index.name, 'ACTIVE']).sort(),
     );
+    client.destroy();
+  });
+
+  it('gives a kept table the stream its definition asks for, of the view type it asks for', async () => {
+    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    const client = new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials });
+    const older = { none: `older_sessions_${Date.now()}`, keysOnly: `older_sessions_keys_${Date.now()}` };
+    for (const [name, stream] of [
+      [older.none, undefined],
+      [older.keysOnly, 'KEYS_ONLY'],
+    ] as const) {
+      await client.send(
+        new CreateTableCommand({
+          TableName: name,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: ['pk', 'sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+          KeySchema: [
+            { AttributeName: 'pk', KeyType: 'HASH' },
+            { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+          ...(stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: stream } } : {}),
+        }),
+      );
+    }
+    await ensureTables(t.api.dynamodbEndpoint, 'us-east-1', credentials, { [older.none]: uploadSessionsTable, [older.keysOnly]: uploadSessionsTable });
+    for (const name of Object.values(older)) {
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
+      expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'OLD_IMAGE' });
+      expect(Table?.LatestStreamArn).toBeDefined();
+    }
     client.destroy();
   });
 });
