@@ -1,5 +1,5 @@
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { parseArgs } from 'node:util';
+import { BATCH_WRITE_MAX, batchWriteAll } from '../shared/dynamo/batch-write.js';
 import { startLocalApi } from '../infra/local/server.js';
 import { signToken } from '../shared/auth/tokens.js';
 import { attachmentConversationKey, attachmentKey } from '../shared/dynamo/keys.js';
@@ -34,12 +34,9 @@ try {
     };
   });
   const seedStarted = performance.now();
-  for (let start = 0; start < items.length; start += 25) {
-    let requests = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
-    while (requests.length > 0) {
-      const { UnprocessedItems } = await api.app.dynamo.send(new BatchWriteCommand({ RequestItems: { [api.config.attachmentsTable]: requests } }));
-      requests = (UnprocessedItems?.[api.config.attachmentsTable] ?? []) as typeof requests;
-    }
+  for (let start = 0; start < items.length; start += BATCH_WRITE_MAX) {
+    const batch = items.slice(start, start + BATCH_WRITE_MAX).map((Item) => ({ PutRequest: { Item } }));
+    await batchWriteAll(api.app.dynamo, api.config.attachmentsTable, batch);
   }
   console.error(`seeded ${count} attachment records in ${round((performance.now() - seedStarted) / 1000)} s`);
 

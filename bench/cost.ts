@@ -2,7 +2,7 @@ import { s3Bucket } from '../shared/s3/client.js';
 import { attachmentWriter } from '../shared/attachments/writer.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { FUNCTION_SETTINGS } from '../infra/constructs/functions.js';
+import { FUNCTION_SETTINGS } from '../infra/routes.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes, type Route } from '../infra/routes.js';
 import type { App } from '../shared/app.js';

@@ -1,7 +1,7 @@
 import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
 import { multipartDollarsPerGiB, PRICE_LIST, PRICES, type CostFigure } from './cost.js';
-import { FUNCTION_SETTINGS } from '../infra/constructs/functions.js';
+import { FUNCTION_SETTINGS } from '../infra/routes.js';
 
 const FUNCTION_NOTE = `${FUNCTION_SETTINGS.memoryMb} MB ${FUNCTION_SETTINGS.architecture}`;
 import type { GrowthFigures } from './list-cost.js';

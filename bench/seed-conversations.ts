@@ -1,11 +1,8 @@
-import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BATCH_WRITE_MAX, batchWriteAll } from '../shared/dynamo/batch-write.js';
 import { counterpartOf, toItem, type Item } from '../shared/conversations/item-codec.js';
 import type { Conversation } from '../shared/conversations/model.js';
 import { uniquenessItem } from '../shared/conversations/uniqueness.js';
-
-const BATCH_WRITE_MAX = 25;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Writes many conversations of one user at once, each with its uniqueness
@@ -26,14 +23,7 @@ export async function putConversations(
   ]);
   const batches: Item[][] = [];
   for (let start = 0; start < items.length; start += BATCH_WRITE_MAX) batches.push(items.slice(start, start + BATCH_WRITE_MAX));
-  const writeBatch = async (batch: Item[]) => {
-    let requests = batch.map((Item) => ({ PutRequest: { Item } }));
-    for (let attempt = 0; requests.length > 0; attempt += 1) {
-      if (attempt > 0) await sleep(Math.min(1_000, 2 ** attempt * 25));
-      const { UnprocessedItems } = await client.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
-      requests = (UnprocessedItems?.[table] ?? []) as typeof requests;
-    }
-  };
+  const writeBatch = (batch: Item[]) => batchWriteAll(client, table, batch.map((Item) => ({ PutRequest: { Item } })));
   let next = 0;
   const worker = async () => {
     while (next < batches.length) await writeBatch(batches[next++]!);

@@ -125,10 +125,18 @@ export const LAMBDA_MAX_INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
  * the gateway always hears from the function. Lambda stops a function there
  * (API Gateway answers 502); the stack sets it, the local emulator enforces
  * it, and the handlers' time budget (shared/deadline.ts) ends before it, so a
- * stalled backend is a 503 rather than a timeout. Here, not beside
- * FUNCTION_SETTINGS, because the emulator must not load aws-cdk-lib.
+ * stalled backend is a 503 rather than a timeout.
  */
 export const FUNCTION_TIMEOUT_SECONDS = 20;
+
+/**
+ * Every function's memory and architecture: the stack deploys them, the bench
+ * prices GB-seconds with them, the secrets extension's layer is per
+ * architecture. 512 MB buys the CPU that parsing a 4 MiB multipart body and
+ * the SDKs' cold start want. Here rather than in the CDK construct, so that
+ * what reads them does not load aws-cdk-lib.
+ */
+export const FUNCTION_SETTINGS = { memoryMb: 512, architecture: 'arm64' } as const;
 
 /** What API Gateway's identity validation expression admits to the authorizer. */
 export const BEARER_HEADER_PATTERN = '^Bearer [^\\s]+$';

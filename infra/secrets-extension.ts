@@ -1,6 +1,7 @@
 import { Token } from 'aws-cdk-lib';
 import { ParamsAndSecretsLayerVersion, ParamsAndSecretsVersions } from 'aws-cdk-lib/aws-lambda';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
+import { FUNCTION_SETTINGS } from './routes.js';
 
 /**
  * The AWS Parameters and Secrets Lambda Extension that serves the authorizer
@@ -12,12 +13,10 @@ import { RegionInfo } from 'aws-cdk-lib/region-info';
  * fail on a missing mapping key.
  */
 export const SECRETS_EXTENSION_VERSION = ParamsAndSecretsVersions.V1_0_103;
-/** The functions' architecture (infra/constructs/functions.ts): the layer is per architecture. */
-const ARCHITECTURE = 'arm64';
 
 /** The layer's ARN in `region`, or undefined where the extension has no known layer. */
 export function secretsExtensionLayerArn(region: string): string | undefined {
-  return RegionInfo.get(region).paramsAndSecretsLambdaLayerArn(SECRETS_EXTENSION_VERSION, ARCHITECTURE);
+  return RegionInfo.get(region).paramsAndSecretsLambdaLayerArn(SECRETS_EXTENSION_VERSION, FUNCTION_SETTINGS.architecture);
 }
 
 /** Every region aws-cdk-lib knows in which the layer resolves. */
@@ -29,7 +28,7 @@ export function secretsExtensionRegions(): string[] {
 export function unsupportedRegionMessage(region: string): string {
   return (
     `Cannot deploy the HS256 authorizer to ${region}: the AWS Parameters and Secrets Lambda Extension ` +
-    `(${SECRETS_EXTENSION_VERSION}, ${ARCHITECTURE}), which serves it the token secret, has no layer ARN for that region ` +
+    `(${SECRETS_EXTENSION_VERSION}, ${FUNCTION_SETTINGS.architecture}), which serves it the token secret, has no layer ARN for that region ` +
     `in aws-cdk-lib's region table. Deploy to one of ${secretsExtensionRegions().join(', ')}, ` +
     `or verify tokens from an OIDC key set instead (-c authJwksUrl=https://…), which needs no secret and no layer.`
   );

@@ -118,10 +118,18 @@ function holds(condition: Condition, request: GuardedRequest): boolean {
   if ('all' in condition) return condition.all.every((part) => holds(part, request));
   if ('any' in condition) return condition.any.some((part) => holds(part, request));
   if ('not' in condition) return !holds(condition.not, request);
-  if ('method' in condition) return new RegExp(condition.method).test(request.method);
+  if ('method' in condition) return pattern(condition.method).test(request.method);
   const value = request.header(condition.header);
   if (value === undefined || value.length === 0) return false;
-  return 'present' in condition || new RegExp(condition.matches).test(value);
+  return 'present' in condition || pattern(condition.matches).test(value);
+}
+
+/** The rules' patterns, compiled once (the emulator checks every request against them). */
+const compiled = new Map<string, RegExp>();
+function pattern(source: string): RegExp {
+  let regex = compiled.get(source);
+  if (!regex) compiled.set(source, (regex = new RegExp(source)));
+  return regex;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { HttpHandler, HttpHandlerOptions, HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { streamCollector } from '@smithy/core/serde';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 
 /**
  * One time budget per invocation. Lambda stops a function at its timeout
@@ -140,6 +141,21 @@ export class BudgetBoundHandler implements HttpHandler<object> {
   destroy(): void {
     this.inner.destroy?.();
   }
+}
+
+/**
+ * The HTTP transport of a backend client: the SDK's NodeHttpHandler with the
+ * client's connect and answer timeouts, within the invocation's budget.
+ */
+export function boundedTransport(timeouts: { connectionTimeout: number; requestTimeout: number }): BudgetBoundHandler {
+  return new BudgetBoundHandler(
+    new NodeHttpHandler({
+      connectionTimeout: timeouts.connectionTimeout,
+      requestTimeout: timeouts.requestTimeout,
+      // Without it the handler only logs a warning when requestTimeout passes and goes on waiting.
+      throwOnRequestTimeout: true,
+    }),
+  );
 }
 
 /** All of an answer's body (a stream, or bytes already read). */

@@ -23,7 +23,7 @@ import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FUNCTION_SETTINGS, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
 import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
@@ -31,12 +31,6 @@ import type { Data } from './data.js';
 /** Node.js 24 on Graviton; infra/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
-/**
- * Memory and architecture of every function: what Lambda bills GB-seconds by
- * (the bench's cost table reads them from here). 512 MB buys the CPU that
- * parsing a 4 MiB multipart body and the SDKs' cold start want.
- */
-export const FUNCTION_SETTINGS = { memoryMb: 512, architecture: 'arm64' } as const;
 
 export interface FunctionsProps {
   data: Data;
@@ -172,7 +166,7 @@ export class Functions extends Construct {
       projectRoot: REPOSITORY_ROOT,
       depsLockFilePath: join(REPOSITORY_ROOT, 'package-lock.json'),
       runtime: LAMBDA_RUNTIME,
-      architecture: FUNCTION_SETTINGS.architecture === 'arm64' ? Architecture.ARM_64 : Architecture.X86_64,
+      architecture: Architecture.ARM_64.name === FUNCTION_SETTINGS.architecture ? Architecture.ARM_64 : Architecture.X86_64,
       memorySize: FUNCTION_SETTINGS.memoryMb,
       // Under API Gateway's 29 s integration timeout; each invocation's backend calls end before it (shared/deadline.ts).
       timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
+import { BATCH_WRITE_MAX, batchWriteAll } from '../dynamo/batch-write.js';
 import { ATTACHMENT_SK_PREFIX, attachmentConversationKey, attachmentKey, orphanFileKey } from '../dynamo/keys.js';
 import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
@@ -13,7 +14,6 @@ type Item = Record<string, unknown>;
 
 const CONVERSATION_INDEX = attachmentIndexes.conversation;
 /** Attachment records removed together with their conversation, per BatchWriteItem (its limit). */
-const REMOVAL_BATCH = 25;
 
 /**
  * Attachment records under the user's partition, sort key = attachment id
@@ -117,14 +117,6 @@ export class DynamoAttachmentStore implements AttachmentStore {
   }
 
   /**
-   * Removes every record of a conversation (after the conversation itself is
-   * gone, from its stream). Read from the table, not the by_conversation
-   * index: an index is eventually consistent and could miss an attachment
-   * committed just before the conversation's delete; a strongly consistent
-   * Query of the user's partition cannot. Pages of 25 deletes, each
-   * idempotent, so a retry of the whole cleanup is harmless.
-   */
-  /**
    * Hands a file to the cleanup (see ORPHAN_FILE_SK_PREFIX): one put and one
    * delete of its marker, each idempotent. Throws when DynamoDB does.
    */
@@ -134,6 +126,14 @@ export class DynamoAttachmentStore implements AttachmentStore {
     await this.client.send(new DeleteCommand({ TableName: this.table, Key }));
   }
 
+  /**
+   * Removes every record of a conversation (after the conversation itself is
+   * gone, from its stream). Read from the table, not the by_conversation
+   * index: an index is eventually consistent and could miss an attachment
+   * committed just before the conversation's delete; a strongly consistent
+   * Query of the user's partition cannot. Pages of 25 deletes, each
+   * idempotent, so a retry of the whole cleanup is harmless.
+   */
   async removeAllOf(userId: string, conversationId: string): Promise<number> {
     let removed = 0;
     let startKey: Item | undefined;
@@ -151,23 +151,14 @@ export class DynamoAttachmentStore implements AttachmentStore {
         }),
       );
       const keys = (page.Items ?? []) as Item[];
-      for (let start = 0; start < keys.length; start += REMOVAL_BATCH) {
-        await this.deleteBatch(keys.slice(start, start + REMOVAL_BATCH));
+      for (let start = 0; start < keys.length; start += BATCH_WRITE_MAX) {
+        const batch = keys.slice(start, start + BATCH_WRITE_MAX).map((Key) => ({ DeleteRequest: { Key } }));
+        await batchWriteAll(this.client, this.table, batch);
       }
       removed += keys.length;
       startKey = page.LastEvaluatedKey;
     } while (startKey);
     return removed;
-  }
-
-  /** One BatchWriteItem of deletes, resending what DynamoDB left unprocessed. */
-  private async deleteBatch(keys: Item[]): Promise<void> {
-    let requests = keys.map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; requests.length > 0; attempt += 1) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 2 ** attempt * 25)));
-      const { UnprocessedItems } = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.table]: requests } }));
-      requests = (UnprocessedItems?.[this.table] ?? []) as typeof requests;
-    }
   }
 }
 

@@ -3,7 +3,7 @@ import { conversationKey } from '../dynamo/keys.js';
 import { ConcurrentWrite, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { conversationUpdate } from './dynamo-store.js';
 import { Changes, readTimes } from './item-codec.js';
-import { readStateCases, type ReadStateCase } from './read-state.js';
+import { caseHolding, readStateCases, type ReadStateCase } from './read-state.js';
 
 /**
  * Activity in a conversation (a file added to it) written as one item of
@@ -51,11 +51,7 @@ export class ConversationActivity {
       new GetCommand({ TableName: this.table, Key: conversationKey(this.userId, this.conversationId), ConsistentRead: true }),
     );
     if (!Item) return undefined;
-    const stored = readTimes(Item);
-    const chosen = this.cases.find((candidate) => candidate.holds(stored));
-    // The cases cover every state (unit-tested): without one the write would drop the read state.
-    if (!chosen) throw new Error(`No read-state case holds for ${JSON.stringify(stored)}`);
-    return chosen;
+    return caseHolding(this.cases, readTimes(Item));
   }
 }
 

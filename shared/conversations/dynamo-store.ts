@@ -10,7 +10,7 @@ import type { Page, PageRequest } from '../pagination.js';
 import { endedMutes, mergeEndedMutes, writeBackEndedMutes } from './ended-mutes.js';
 import { Changes, counterpartOf, fromItem, readTimes, toItem, type Item } from './item-codec.js';
 import { conjunction, listPlan, listQuery } from './list-plan.js';
-import { readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
+import { caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
 import {
   newConversation,
   type Conversation,
@@ -116,10 +116,7 @@ export class DynamoConversationStore implements ConversationStore {
       if (!chosen) return undefined;
       const item = await this.getItem(userId, id);
       if (!item) return undefined;
-      const stored = readTimes(item);
-      chosen = cases.find((candidate) => candidate.holds(stored));
-      // The cases cover every state (unit-tested); without one the write would drop the read state.
-      if (!chosen) throw new Error(`No read-state case holds for ${JSON.stringify(stored)}`);
+      chosen = caseHolding(cases, readTimes(item));
     }
     throw new Error(`Read state of a conversation kept changing during ${READ_STATE_ATTEMPTS} conditional writes`);
   }

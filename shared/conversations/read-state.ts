@@ -74,6 +74,14 @@ function withPlaceholders(spec: CaseSpec, at: number | undefined): ReadStateCase
 }
 
 /** The cases of a write, the likeliest first (the one tried without reading). */
+/** The case that holds for the stored times; the cases cover every state (unit-tested), so one always does. */
+export function caseHolding(cases: readonly ReadStateCase[], stored: ReadTimes): ReadStateCase {
+  const chosen = cases.find((candidate) => candidate.holds(stored));
+  // Without one the write would drop the read state.
+  if (!chosen) throw new Error(`No read-state case holds for ${JSON.stringify(stored)}`);
+  return chosen;
+}
+
 export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
   return caseSpecs(write).map((spec) => withPlaceholders(spec, write.kind === 'clear' ? undefined : write.at));
 }

@@ -1,8 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { Config } from '../config.js';
-import { BudgetBoundHandler } from '../deadline.js';
+import { boundedTransport } from '../deadline.js';
 
 /**
  * Bounded in time whatever the backend does: a connection that does not open
@@ -19,14 +18,7 @@ export function createDynamoClient(config: Config): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: config.region,
     maxAttempts: DYNAMODB_TIMEOUTS.maxAttempts,
-    requestHandler: new BudgetBoundHandler(
-      new NodeHttpHandler({
-        connectionTimeout: DYNAMODB_TIMEOUTS.connectionTimeout,
-        requestTimeout: DYNAMODB_TIMEOUTS.requestTimeout,
-        // Without it the SDK only logs a warning when requestTimeout passes and goes on waiting.
-        throwOnRequestTimeout: true,
-      }),
-    ),
+    requestHandler: boundedTransport(DYNAMODB_TIMEOUTS),
     ...(config.dynamodbEndpoint ? { endpoint: config.dynamodbEndpoint } : {}),
     ...(config.credentials ? { credentials: config.credentials } : {}),
   });

@@ -80,8 +80,9 @@ export const unsupportedMediaType = (contentType: string, accepted: readonly str
     `Content type ${contentType || '(none)'} is not accepted here; use ${accepted.join(' or ')}`,
   );
 
-export const fileTooLarge = (limit: number) =>
-  new ApiError(413, 'invalid_request_error', 'file_too_large', `file must be at most ${limit} bytes`, 'file');
+/** A file over its size limit: the uploaded file part, or the declared `file_size` of an upload session. */
+export const fileTooLarge = (limit: number, param = 'file') =>
+  new ApiError(413, 'invalid_request_error', 'file_too_large', `${param} must be at most ${limit} bytes`, param);
 
 export const bodyTooLarge = (limit: number) =>
   new ApiError(413, 'invalid_request_error', 'body_too_large', `Request body must be at most ${limit} bytes`);

@@ -94,7 +94,7 @@ export class IdempotencyService {
       if (apiError.status < 500) {
         await this.keep(claim, { status: apiError.status, body: errorBody(apiError, requestId), headers: apiError.headers });
       } else {
-        await inFallback(() => this.store.release(claim)).catch((releaseError) => logger.warn('idempotency key not released', { error: String(releaseError) }));
+        await this.releaseQuietly(claim);
       }
       throw error;
     }
@@ -109,12 +109,17 @@ export class IdempotencyService {
    * same seed and finds that work (only if even that fails does the key wait
    * for its lease).
    */
+  /** After a failure of our own: a key that cannot be released waits for its lease, which is logged, not answered. */
+  private async releaseQuietly(claim: Claim): Promise<void> {
+    await inFallback(() => this.store.release(claim)).catch((error) => logger.warn('idempotency key not released', { error: String(error) }));
+  }
+
   private async keep(claim: Claim, response: ApiResponse): Promise<void> {
     try {
       await this.store.complete(claim, response);
     } catch (error) {
       logger.warn('idempotency record not stored', { error: String(error) });
-      await inFallback(() => this.store.release(claim)).catch((releaseError) => logger.warn('idempotency key not released', { error: String(releaseError) }));
+      await this.releaseQuietly(claim);
     }
   }
 }

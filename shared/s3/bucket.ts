@@ -62,17 +62,19 @@ const ANSWER_MAY_BE_AN_ERROR: ReadonlySet<S3Operation> = new Set<S3Operation>([
 export class S3Bucket {
   private readonly location: BucketLocation;
   private readonly signer: SignatureV4;
-  private readonly retryStrategy: StandardRetryStrategy;
+  /** The SDK's retry middleware with this bucket's strategy, wrapped around each call's attempts. */
+  private readonly retrying: ReturnType<typeof retryMiddleware>;
   private readonly listeners: ((operation: S3Operation) => void)[] = [];
 
   constructor(
-    private readonly settings: S3BucketSettings,
+    settings: S3BucketSettings,
     private readonly transport: S3Transport,
   ) {
     this.location = new BucketLocation(settings);
     this.signer = s3Signer(settings.region, settings.credentials);
     // One per bucket, as one per client: its retry token bucket spans the calls.
-    this.retryStrategy = new StandardRetryStrategy(settings.maxAttempts);
+    const retryStrategy = new StandardRetryStrategy(settings.maxAttempts);
+    this.retrying = retryMiddleware({ maxAttempts: async () => settings.maxAttempts, retryStrategy: async () => retryStrategy });
   }
 
   async putObject(key: string, body: Uint8Array, contentType: string): Promise<void> {
@@ -143,11 +145,7 @@ export class S3Bucket {
   /** One call: the SDK's retry middleware around attempts that each sign, send and read the answer. */
   private async send(operation: S3Operation, key: string, parts: ObjectRequestParts): Promise<{ response: HttpResponse; body: Uint8Array; text: string }> {
     for (const listener of this.listeners) listener(operation);
-    const retrying = retryMiddleware({
-      maxAttempts: async () => this.settings.maxAttempts,
-      retryStrategy: async () => this.retryStrategy,
-    });
-    const handler = retrying(({ request }) => this.attempt(operation, request as HttpRequest), {});
+    const handler = this.retrying(({ request }) => this.attempt(operation, request as HttpRequest), {});
     const { output } = await handler({ input: {}, request: this.location.objectRequest(key, parts) });
     return { response: output.response, body: output.body, text: utf8(output.body) };
   }

@@ -1,6 +1,5 @@
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AppPart } from '../app.js';
-import { BudgetBoundHandler } from '../deadline.js';
+import { boundedTransport } from '../deadline.js';
 import { S3Bucket } from './bucket.js';
 
 /**
@@ -22,15 +21,9 @@ export const s3Bucket: AppPart<S3Bucket> = {
   name: 's3',
   build: (app) => {
     const { region, filesBucket, s3Endpoint } = app.config;
-    const transport = new NodeHttpHandler({
-      connectionTimeout: S3_TIMEOUTS.connectionTimeout,
-      requestTimeout: S3_TIMEOUTS.requestTimeout,
-      // Without it the handler only logs a warning when requestTimeout passes and goes on waiting.
-      throwOnRequestTimeout: true,
-    });
     return new S3Bucket(
       { region, bucket: filesBucket, endpoint: s3Endpoint, credentials: app.credentials, maxAttempts: S3_TIMEOUTS.maxAttempts },
-      new BudgetBoundHandler(transport),
+      boundedTransport(S3_TIMEOUTS),
     );
   },
   destroy: (bucket) => bucket.destroy(),

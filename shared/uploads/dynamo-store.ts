@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocu
 import { attachmentItem } from '../attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../attachments/model.js';
 import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
-import { isConditionFailed } from '../dynamo/errors.js';
+import { unlessConditionFails } from '../dynamo/errors.js';
 import { uploadSessionKey } from '../dynamo/keys.js';
 import { requestToken } from '../dynamo/transactions.js';
 import type { CompletionOutcome, SessionFailure, SessionRecord, UploadSessionStore } from './model.js';
@@ -83,8 +83,8 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
   }
 
   async fail(userId: string, sessionId: string, failure: SessionFailure): Promise<boolean> {
-    try {
-      await this.client.send(
+    const written = await unlessConditionFails(
+      this.client.send(
         new UpdateCommand({
           TableName: this.tables.sessions,
           Key: uploadSessionKey(userId, sessionId),
@@ -93,17 +93,14 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending', ':failure': failure },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailed(error)) return false;
-      throw error;
-    }
+      ),
+    );
+    return written !== undefined;
   }
 
   async removeUnlessCompleted(userId: string, sessionId: string): Promise<SessionRecord | undefined> {
-    try {
-      const { Attributes } = await this.client.send(
+    const removed = await unlessConditionFails(
+      this.client.send(
         new DeleteCommand({
           TableName: this.tables.sessions,
           Key: uploadSessionKey(userId, sessionId),
@@ -112,12 +109,9 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
           ExpressionAttributeValues: { ':completed': 'completed' },
           ReturnValues: 'ALL_OLD',
         }),
-      );
-      return Attributes ? fromItem(Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailed(error)) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return removed?.Attributes ? fromItem(removed.Attributes) : undefined;
   }
 }
 

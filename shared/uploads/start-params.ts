@@ -1,7 +1,7 @@
 import { fileTypeOf, isMediaType } from '../attachments/file-type.js';
 import { normalizeFilename } from '../attachments/filename.js';
 import { conversationReference } from '../attachments/upload-params.js';
-import { ApiError, parameterInvalid, parameterMissing } from '../http/errors.js';
+import { fileTooLarge, parameterInvalid, parameterMissing } from '../http/errors.js';
 import { clientId, integerBetween, text, type Reader } from '../http/params.js';
 import type { SessionRequest } from './model.js';
 
@@ -24,7 +24,7 @@ const fileSize =
   (maxBytes: number): Reader<number> =>
   (value, name, kind) => {
     const size = integerBetween(1, Number.MAX_SAFE_INTEGER)(value, name, kind);
-    if (size > maxBytes) throw new ApiError(413, 'invalid_request_error', 'file_too_large', `${name} must be at most ${maxBytes} bytes`, name);
+    if (size > maxBytes) throw fileTooLarge(maxBytes, name);
     return size;
   };
 

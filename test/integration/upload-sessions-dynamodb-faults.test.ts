@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { fileKey } from '../../shared/dynamo/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256, storedFilesOf } from '../support/attachments.js';
-import { dynamodbCall, startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import { cutEvery, dynamodbCall, startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
 /**
@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 /** Every call of the operation is cut before DynamoDB sees it, until the test calms the proxy. */
-const cutEvery = (operation: string) => proxy.inject({ match: dynamodbCall(operation), times: Number.POSITIVE_INFINITY, fault: { kind: 'reset_before' } });
+const cutCallsOf = (operation: string) => cutEvery(proxy, dynamodbCall(operation));
 const filesOf = (userId: string) => storedFilesOf(t.api.s3Endpoint, userId);
 
 async function uploadedSession(userId: string, bytes: Buffer) {
@@ -55,7 +55,7 @@ describe('a completion when DynamoDB fails its transaction', () => {
   it('answers 503 when the transaction cannot be made; no attachment shows, and the retry completes the same file', async () => {
     const bytes = randomBytes(1000);
     const { session, parts } = await uploadedSession('ddb-down', bytes);
-    cutEvery('TransactWriteItems');
+    cutCallsOf('TransactWriteItems');
     const failed = await sessions.complete('ddb-down', session.id, parts);
     expect(failed.status).toBe(503);
     proxy.calm();
@@ -73,7 +73,7 @@ describe('an abort when DynamoDB fails', () => {
     const session = (await sessions.start('ddb-abort', { filename: 'a.bin', file_size: 100 })).body;
     const [url] = (await sessions.sign('ddb-abort', session.id, [1])).body.data;
     await putPart(url.url, randomBytes(100));
-    cutEvery('DeleteItem');
+    cutCallsOf('DeleteItem');
     expect((await sessions.abort('ddb-abort', session.id)).status).toBe(503);
     proxy.calm();
     expect((await sessions.get('ddb-abort', session.id)).body.parts).toHaveLength(1);

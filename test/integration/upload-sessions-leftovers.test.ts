@@ -9,7 +9,7 @@ import { systemClock } from '../../shared/time.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256, storedFilesOf } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
-import { startFaultProxy, type FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
+import { cutEvery, isS3Assembly, isS3ObjectDelete, startFaultProxy, type FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
 import { sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
 /**
@@ -51,12 +51,7 @@ afterAll(async () => {
   await s3?.close();
 });
 
-const query = (request: ProxiedRequest) => new URL(request.path, 'http://s3').searchParams;
-const isAssembly = (request: ProxiedRequest) => request.method === 'POST' && query(request).has('uploadId');
-const isObjectDelete = (request: ProxiedRequest) => request.method === 'DELETE' && !query(request).has('uploadId');
-/** Every matching request is cut, before S3 sees it or after it acted (the answer lost), until the test calms the proxy. */
-const cut = (match: (request: ProxiedRequest) => boolean, when: 'before' | 'after') =>
-  proxy.inject({ match, times: Number.POSITIVE_INFINITY, fault: { kind: when === 'after' ? 'reset_after' : 'reset_before' } });
+const cut = (match: (request: ProxiedRequest) => boolean, when: 'before' | 'after' = 'before') => cutEvery(proxy, match, when);
 
 const filesOf = (userId: string) => storedFilesOf(s3.endpoint, userId);
 const noFilesOf = (userId: string) => eventually(() => filesOf(userId), (keys) => keys.length === 0);
@@ -99,7 +94,7 @@ async function uploadedSession(userId: string, bytes: Buffer) {
 /** A completion whose assembly S3 performed but whose answer was lost: 503, the object assembled, the session pending. */
 async function completionLost(userId: string, bytes = randomBytes(1000)) {
   const uploaded = await uploadedSession(userId, bytes);
-  cut(isAssembly, 'after');
+  cut(isS3Assembly, 'after');
   const completed = await sessions.complete(userId, uploaded.session.id, uploaded.parts);
   proxy.calm();
   expect(completed.status).toBe(503);
@@ -183,7 +178,7 @@ describe('an aborted session', () => {
   it('leaves nothing even when the abort could not remove the assembled object itself', async () => {
     const user = 'leftovers-abort-failed';
     const { session } = await completionLost(user);
-    cut(isObjectDelete, 'before');
+    cut(isS3ObjectDelete, 'before');
     expect((await sessions.abort(user, session.id)).status).toBe(503);
     // The record went first; the object is held up by S3 until the proxy lets deletes through, then the cleanup removes it.
     expect(await filesOf(user)).toHaveLength(1);
@@ -198,7 +193,7 @@ describe('a completion racing the removal of its session', () => {
     const user = 'leftovers-race';
     const { session, parts, record } = await uploadedSession(user, randomBytes(1000));
     // S3 assembles; its answer is held back long enough for the record's removal and the cleanup to run first.
-    const stalled = proxy.inject({ match: isAssembly, fault: { kind: 'stall', ms: 6_000 } });
+    const stalled = proxy.inject({ match: isS3Assembly, fault: { kind: 'stall', ms: 6_000 } });
     const completing = sessions.complete(user, session.id, parts);
     await stalled.hit;
     await eventually(() => filesOf(user), (keys) => keys.length === 1);

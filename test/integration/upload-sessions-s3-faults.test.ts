@@ -5,7 +5,7 @@ import { startS3 } from '../../infra/local/s3.js';
 import { readConfig } from '../../shared/config.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256, storedFilesOf } from '../support/attachments.js';
-import { startFaultProxy, type FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
+import { cutEvery, isS3Assembly, isS3Head, isS3ObjectDelete, isS3Start, startFaultProxy, type FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
 import { sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
 /**
@@ -32,13 +32,7 @@ afterAll(async () => {
   await s3?.close();
 });
 
-const query = (request: ProxiedRequest) => new URL(request.path, 'http://s3').searchParams;
-const isAssembly = (request: ProxiedRequest) => request.method === 'POST' && query(request).has('uploadId');
-const isHead = (request: ProxiedRequest) => request.method === 'HEAD';
-const isObjectDelete = (request: ProxiedRequest) => request.method === 'DELETE' && !query(request).has('uploadId');
-/** Every matching request is cut, before S3 sees it or after it answered, until the test calms the proxy. */
-const cut = (match: (request: ProxiedRequest) => boolean, when: 'before' | 'after' = 'before') =>
-  proxy.inject({ match, times: Number.POSITIVE_INFINITY, fault: { kind: when === 'after' ? 'reset_after' : 'reset_before' } });
+const cut = (match: (request: ProxiedRequest) => boolean, when: 'before' | 'after' = 'before') => cutEvery(proxy, match, when);
 
 async function uploadedSession(userId: string, bytes: Buffer, declaredSize = bytes.length) {
   const session = (await sessions.start(userId, { filename: 'a.bin', file_size: declaredSize })).body;
@@ -50,7 +44,7 @@ const filesOf = (userId: string) => storedFilesOf(s3.endpoint, userId);
 
 describe('a completion when S3 fails one step', () => {
   it('is 503 when S3 cannot be reached to start a session, and no session exists', async () => {
-    cut((request) => request.method === 'POST' && query(request).has('uploads'));
+    cut(isS3Start);
     const response = await sessions.start('s3-faults-start', { filename: 'a.bin', file_size: 10 });
     expect(response.status).toBe(503);
     expect(response.body.error.code).toBe('service_unavailable');
@@ -69,7 +63,7 @@ describe('a completion when S3 fails one step', () => {
   it('answers 503 when the assembly fails, and the retry completes the same file', async () => {
     const bytes = randomBytes(6 * 1024 * 1024);
     const { session, parts } = await uploadedSession('s3-faults-assembly', bytes);
-    cut(isAssembly);
+    cut(isS3Assembly);
     expect((await sessions.complete('s3-faults-assembly', session.id, parts)).status).toBe(503);
     expect((await sessions.get('s3-faults-assembly', session.id)).body.status).toBe('pending');
     proxy.calm();
@@ -81,7 +75,7 @@ describe('a completion when S3 fails one step', () => {
   it('finishes on retry when S3 assembled the file but the answer was lost', async () => {
     const bytes = randomBytes(1000);
     const { session, parts } = await uploadedSession('s3-faults-lost', bytes);
-    cut(isAssembly, 'after');
+    cut(isS3Assembly, 'after');
     expect((await sessions.complete('s3-faults-lost', session.id, parts)).status).toBe(503);
     proxy.calm();
     const retried = await sessions.complete('s3-faults-lost', session.id, parts);
@@ -93,7 +87,7 @@ describe('a completion when S3 fails one step', () => {
   it('finishes on retry when the size check could not read the file', async () => {
     const bytes = randomBytes(1000);
     const { session, parts } = await uploadedSession('s3-faults-head', bytes);
-    cut(isHead);
+    cut(isS3Head);
     expect((await sessions.complete('s3-faults-head', session.id, parts)).status).toBe(503);
     proxy.calm();
     expect((await sessions.complete('s3-faults-head', session.id, parts)).status).toBe(201);
@@ -101,7 +95,7 @@ describe('a completion when S3 fails one step', () => {
 
   it('removes a file of the wrong size on the retry when its first removal failed, and answers 400', async () => {
     const { session, parts } = await uploadedSession('s3-faults-size', randomBytes(1000), 999);
-    cut(isObjectDelete);
+    cut(isS3ObjectDelete);
     expect((await sessions.complete('s3-faults-size', session.id, parts)).status).toBe(503);
     expect(await filesOf('s3-faults-size')).toHaveLength(1);
     proxy.calm();

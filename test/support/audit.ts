@@ -142,6 +142,8 @@ export async function settledAudit(
     },
     (result) => result.violations.length === 0,
     options.timeoutMs ?? 10_000,
+    // A round reads every user's views and downloads every file: not more often than this.
+    500,
   );
 }
 

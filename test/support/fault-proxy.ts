@@ -354,3 +354,14 @@ export const s3Call =
   (method: string, pathIncludes: string) =>
   (request: ProxiedRequest): boolean =>
     request.target === undefined && request.method === method && request.path.includes(pathIncludes);
+
+/** S3 requests of a multipart upload, told apart by method and query. */
+const s3Query = (request: ProxiedRequest) => new URL(request.path, 'http://s3').searchParams;
+export const isS3Assembly = (request: ProxiedRequest): boolean => request.method === 'POST' && s3Query(request).has('uploadId');
+export const isS3Start = (request: ProxiedRequest): boolean => request.method === 'POST' && s3Query(request).has('uploads');
+export const isS3Head = (request: ProxiedRequest): boolean => request.method === 'HEAD';
+export const isS3ObjectDelete = (request: ProxiedRequest): boolean => request.method === 'DELETE' && !s3Query(request).has('uploadId');
+
+/** Every matching request is cut, before the backend sees it or after it answered (the answer lost), until the proxy is calmed. */
+export const cutEvery = (proxy: FaultProxy, match: (request: ProxiedRequest) => boolean, when: 'before' | 'after' = 'before'): Rule =>
+  proxy.inject({ match, times: Number.POSITIVE_INFINITY, fault: { kind: when === 'after' ? 'reset_after' : 'reset_before' } });
