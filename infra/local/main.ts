@@ -1,28 +1,40 @@
-import { join } from 'node:path';
 import { signToken } from '../../shared/auth/tokens.js';
+import { DataDirectoryInUse } from './data-lock.js';
 import { JavaMissing } from './dynamodb.js';
-import { REPOSITORY_ROOT, startLocalApi } from './server.js';
+import { startLocalApi } from './server.js';
+import { readLocalSettings } from './settings.js';
 
 // `npm start`: the API on http://127.0.0.1:3000 with its data under .data/.
+const settings = readLocalSettings(process.env);
 const api = await startLocalApi({
-  host: process.env.HOST ?? '127.0.0.1',
-  port: Number(process.env.PORT ?? 3000),
-  dataDirectory: join(REPOSITORY_ROOT, '.data'),
+  host: settings.host,
+  port: settings.port,
+  dataDirectory: settings.dataDirectory,
   // Fixed ports let `sam local` reach the same data (infra/sam-env.json); default: free ones.
-  dynamodbPort: Number(process.env.DYNAMODB_PORT ?? 0),
-  s3Port: Number(process.env.S3_PORT ?? 0),
+  dynamodbPort: settings.dynamodbPort,
+  s3Port: settings.s3Port,
 }).catch((error: unknown) => {
-  // One line that says what to install, not a stack trace.
-  if (error instanceof JavaMissing) {
+  // One line that says what to do (install Java, stop the other server), not a stack trace.
+  if (error instanceof JavaMissing || error instanceof DataDirectoryInUse) {
     console.error(error.message);
     process.exit(1);
   }
   throw error;
 });
+// DynamoDB Local (a JVM) stops with the server, and the data folder is released; if this process dies
+// unannounced, its guard stops the JVM and the next server takes the folder over. Before the ready line, so that
+// whoever waits for that line may stop the server at once.
+const stop = async () => {
+  await api.close();
+  process.exit(0);
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);
 const token = await signToken(api.authSecret, 'user_local', 24 * 3600);
 
 console.log(`Messaging API listening on ${api.url}/v1
-DynamoDB (DynamoDB Local) at ${api.dynamodbEndpoint}, S3 (s3rver) at ${api.s3Endpoint}
+DynamoDB at ${api.dynamodbEndpoint}, S3 at ${api.s3Endpoint}, data under ${settings.dataDirectory}
+Stream consumers (the cleanup of deleted conversations' attachments and of files): ${settings.streamConsumers ? 'on' : 'off (LOCAL_STREAM_CONSUMERS=off)'}
 OpenAPI document (no token needed): ${api.url}/openapi.json
 
 A token for user "user_local", valid 24 hours (npm run -s token -- <user-id> mints others):
@@ -32,10 +44,3 @@ Try:
   curl -s -X POST ${api.url}/v1/conversations -H "Authorization: Bearer $TOKEN" -d contact_id=alice
 `);
 
-// DynamoDB Local (a JVM) stops with the server; if this process dies unannounced, its guard stops it.
-const stop = async () => {
-  await api.close();
-  process.exit(0);
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);

@@ -13,9 +13,12 @@ import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsT
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes } from '../routes.js';
 import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
+import { logger } from '../../shared/observability.js';
+import { lockDataDirectory } from './data-lock.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
+import { readLocalSettings } from './settings.js';
 import { startStreamPoller } from './stream-poller.js';
 import { answerClientError, createGateway, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 
@@ -25,9 +28,17 @@ export interface LocalApiOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  /** Where DynamoDB Local and the S3 stand-in keep their data, and the local token secret; omitted: nothing persists. */
+  /**
+   * Where DynamoDB Local and the S3 stand-in keep their data, and the local
+   * token secret; one server at a time (a second is refused, naming the
+   * first: data-lock.ts). Omitted: nothing persists.
+   */
   dataDirectory?: string;
-  /** The handlers' environment on top of this process's (e.g. a dead endpoint for fault tests); never written to process.env. */
+  /**
+   * The handlers' environment on top of this process's (e.g. a dead endpoint
+   * for fault tests), and the server's own settings (LOCAL_STREAM_CONSUMERS);
+   * never written to process.env.
+   */
   env?: Record<string, string>;
   /**
    * A DynamoDB that this server shares with others (the test suite's one
@@ -67,6 +78,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   const host = options.host ?? '127.0.0.1';
   const functionTimeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000;
   const env: Environment = { ...process.env, ...options.env };
+  const { streamConsumers } = readLocalSettings(env);
   const region = env.AWS_REGION ?? 'us-east-1';
   const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' };
   const stoppers: (() => Promise<void>)[] = [];
@@ -75,6 +87,11 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   };
 
   try {
+    if (options.dataDirectory) {
+      const lock = lockDataDirectory(options.dataDirectory);
+      if (lock.takenOverFrom !== undefined) logger.warn(`took over the data folder ${options.dataDirectory} from process ${lock.takenOverFrom}, which ended without releasing it`);
+      stoppers.push(async () => lock.release());
+    }
     const names = readConfig(env);
     let tables = {
       conversations: names.conversationsTable,
@@ -141,8 +158,9 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const loaded: LoadedRoute[] = await Promise.all(
       routes.map(async (route) => ({ route, handler: ((await loadModule(route.entry)).handler as HttpHandler).withApp(app) })),
     );
-    if (createTables) {
-      // Where this server owns the tables, it also runs what the stack's event source mapping runs: the cleanup.
+    if (streamConsumers) {
+      // What the stack's event source mappings run (the cleanup), on whatever DynamoDB the handlers use: tables
+      // someone else made may lack the stream, which the poller says once per table.
       const cleanup = (await loadModule(CLEANUP_ENTRY)).handler as { withApp(app: App): (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<void> };
       const poller = startStreamPoller({
         endpoint: dynamodbEndpoint,
@@ -152,9 +170,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
           [tables.conversations]: conversationsTable,
           [tables.attachments]: attachmentsTable,
           [tables.uploadSessions]: uploadSessionsTable,
-        })
-          .filter(([, definition]) => definition.stream)
-          .map(([name]) => name),
+        }).flatMap(([name, { stream }]) => (stream ? [{ name, stream }] : [])),
         handler: cleanup.withApp(app),
         functionTimeoutMs,
       });

@@ -1,4 +1,4 @@
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException, type StreamSpecification } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -9,14 +9,15 @@ import {
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { isRemoval } from '../../shared/cleanup/stream-events.js';
 import { invocationTime, type InvocationTime } from '../../shared/deadline.js';
+import type { TableDefinition } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
 
 export interface StreamPollerOptions {
   endpoint: string;
   region: string;
   credentials: { accessKeyId: string; secretAccessKey: string };
-  /** Tables whose streams feed the handler. */
-  tables: string[];
+  /** Tables whose streams feed the handler, each with the stream its definition asks for. */
+  tables: { name: string; stream: NonNullable<TableDefinition['stream']> }[];
   /** The cleanup function's handler, as Lambda would invoke it. */
   handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<void>;
   /** The function's timeout: the handler's time budget is drawn from it (not enforced: a late batch is not cut). */
@@ -42,15 +43,20 @@ interface ShardState {
 /**
  * What Lambda's event source mapping does for the stack, on the local
  * server: reads the tables' streams (DescribeStream, GetShardIterator,
- * GetRecords against DynamoDB Local), keeps the records the mapping's filter
+ * GetRecords against DynamoDB Local or any other DynamoDB), keeps the records the mapping's filter
  * keeps (removals), and invokes the same handler module with the same
  * DynamoDBStreamEvent shape, one shard's batch at a time, in order. A batch
  * whose handler fails is retried (from the same place) until it succeeds, so
  * cleanup always finishes once the backend is back.
+ *
+ * A table it cannot use (missing, without a stream, or with a stream that
+ * lacks what the handler reads: tables someone else made) is named in one
+ * warning and looked at again every second, so a stream turned on later is read.
  */
 export function startStreamPoller(options: StreamPollerOptions): { stop(): Promise<void> } {
   const dynamodb = new DynamoDBClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
-  const streams = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
+  const streamsAt = streamsEndpoint(options.endpoint);
+  const streams = new DynamoDBStreamsClient({ ...(streamsAt ? { endpoint: streamsAt } : {}), region: options.region, credentials: options.credentials });
   const shards = new Map<string, ShardState>();
   let running = true;
   let wake: (() => void) | undefined;
@@ -63,11 +69,30 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       };
     });
 
+  /** Why each table's stream is not read, as last warned about. */
+  const unusable = new Map<string, string>();
+  const warnIfChanged = (table: string, reason: string | undefined) => {
+    if (unusable.get(table) === reason) return;
+    if (reason) {
+      unusable.set(table, reason);
+      logger.warn(`stream of table ${table} not read: ${reason}`, { table });
+    } else unusable.delete(table);
+  };
+
   async function discoverShards(): Promise<void> {
     for (const table of options.tables) {
-      const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: table }));
-      const streamArn = Table?.LatestStreamArn;
-      if (!streamArn) continue;
+      let description;
+      try {
+        description = (await dynamodb.send(new DescribeTableCommand({ TableName: table.name }))).Table;
+      } catch (error) {
+        if (!(error instanceof ResourceNotFoundException)) throw error;
+        warnIfChanged(table.name, `no such table at ${options.endpoint}`);
+        continue;
+      }
+      const reason = unusableStream(table.stream, description?.StreamSpecification);
+      warnIfChanged(table.name, reason);
+      const streamArn = description?.LatestStreamArn;
+      if (reason || !streamArn) continue;
       const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
       for (const shard of StreamDescription?.Shards ?? []) {
         if (shard.ShardId && !shards.has(shard.ShardId)) shards.set(shard.ShardId, { streamArn, shardId: shard.ShardId, closed: false });
@@ -146,6 +171,30 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       streams.destroy();
     },
   };
+}
+
+/**
+ * Why a table's stream cannot feed a handler written for `wanted`, or
+ * undefined when it can. Every view type carries the keys; only OLD_IMAGE and
+ * NEW_AND_OLD_IMAGES carry a removed item.
+ */
+export function unusableStream(wanted: NonNullable<TableDefinition['stream']>, actual: StreamSpecification | undefined): string | undefined {
+  if (!actual?.StreamEnabled) return `it has no stream (its definition asks for ${wanted}); what is removed there is not cleaned up`;
+  if (wanted === 'OLD_IMAGE' && actual.StreamViewType !== 'OLD_IMAGE' && actual.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
+    return `its stream is ${actual.StreamViewType}, without the removed item the cleanup reads (${wanted}); what is removed there is not cleaned up`;
+  }
+  return undefined;
+}
+
+/**
+ * Where the Streams API of a DynamoDB endpoint is: DynamoDB Local (in a
+ * container or not) answers both on one host; AWS has its own for streams
+ * (streams.dynamodb.<region>.amazonaws.com), which the client finds from the
+ * region when given none.
+ */
+export function streamsEndpoint(dynamodbEndpoint: string): string | undefined {
+  const host = new URL(dynamodbEndpoint).hostname;
+  return /(^|\.)(amazonaws\.com|amazonaws\.com\.cn|api\.aws)$/.test(host) ? undefined : dynamodbEndpoint;
 }
 
 type Image = NonNullable<DynamoDBRecord['dynamodb']>['Keys'];

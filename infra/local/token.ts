@@ -1,8 +1,8 @@
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { signToken } from '../../shared/auth/tokens.js';
 import { MAX_USER_ID_BYTES } from '../../shared/dynamo/keys.js';
-import { readLocalSecret, REPOSITORY_ROOT } from './server.js';
+import { readLocalSecret } from './server.js';
+import { readLocalSettings } from './settings.js';
 
 // `npm run -s token -- <user-id> [--ttl <seconds>]`: a token the local server accepts.
 const { positionals, values } = parseArgs({ allowPositionals: true, options: { ttl: { type: 'string', default: '3600' } } });
@@ -17,4 +17,4 @@ if (Buffer.byteLength(userId, 'utf8') > MAX_USER_ID_BYTES) {
   console.error(`a user id is at most ${MAX_USER_ID_BYTES} UTF-8 bytes`);
   process.exit(2);
 }
-console.log(await signToken(readLocalSecret(join(REPOSITORY_ROOT, '.data')), userId, ttl));
+console.log(await signToken(readLocalSecret(readLocalSettings(process.env).dataDirectory), userId, ttl));
