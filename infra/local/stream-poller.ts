@@ -32,6 +32,7 @@ const MAX_RETRY_MS = 4_000;
 const BATCH_SIZE = 100;
 
 interface ShardState {
+  table: string;
   streamArn: string;
   shardId: string;
   iterator?: string;
@@ -71,12 +72,12 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
 
   /** Why each table's stream is not read, as last warned about. */
   const unusable = new Map<string, string>();
-  const warnIfChanged = (table: string, reason: string | undefined) => {
+  /** A table whose stream cannot be read (any more): said once, and its shards forgotten. */
+  const notRead = (table: string, reason: string) => {
+    for (const [id, shard] of shards) if (shard.table === table) shards.delete(id);
     if (unusable.get(table) === reason) return;
-    if (reason) {
-      unusable.set(table, reason);
-      logger.warn(`stream of table ${table} not read: ${reason}`, { table });
-    } else unusable.delete(table);
+    unusable.set(table, reason);
+    logger.warn(`stream of table ${table} not read: ${reason}`, { table });
   };
 
   async function discoverShards(): Promise<void> {
@@ -86,16 +87,19 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
         description = (await dynamodb.send(new DescribeTableCommand({ TableName: table.name }))).Table;
       } catch (error) {
         if (!(error instanceof ResourceNotFoundException)) throw error;
-        warnIfChanged(table.name, `no such table at ${options.endpoint}`);
+        notRead(table.name, `no such table at ${options.endpoint}`);
         continue;
       }
       const reason = unusableStream(table.stream, description?.StreamSpecification);
-      warnIfChanged(table.name, reason);
       const streamArn = description?.LatestStreamArn;
-      if (reason || !streamArn) continue;
+      if (reason || !streamArn) {
+        notRead(table.name, reason ?? 'DynamoDB names no stream of it');
+        continue;
+      }
+      unusable.delete(table.name);
       const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
       for (const shard of StreamDescription?.Shards ?? []) {
-        if (shard.ShardId && !shards.has(shard.ShardId)) shards.set(shard.ShardId, { streamArn, shardId: shard.ShardId, closed: false });
+        if (shard.ShardId && !shards.has(shard.ShardId)) shards.set(shard.ShardId, { table: table.name, streamArn, shardId: shard.ShardId, closed: false });
       }
     }
   }
