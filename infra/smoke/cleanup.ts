@@ -121,8 +121,10 @@ async function stillThere(context: SmokeContext): Promise<string[]> {
   for (const id of made.pendingSessions) await gone(`/v1/upload_sessions/${id}`);
   for (const { id, fileUrl } of made.attachments.values()) {
     await gone(`/v1/attachments/${id}`);
-    const file = await download(fileUrl).catch(() => undefined);
-    if (file?.status === 200) remaining.push(`the file of ${id} still downloads through a file_url minted before the deletion`);
+    // Gone is an answer from S3 (403 or 404); no answer at all proves nothing.
+    const file = await download(fileUrl).catch((error: unknown) => ({ status: 0, text: String(error) }));
+    if (file.status === 200) remaining.push(`the file of ${id} still downloads through a file_url minted before the deletion`);
+    else if (file.status === 0 || file.status >= 500) remaining.push(`the file of ${id} could not be checked: ${file.status || file.text}`);
   }
   return remaining;
 }
