@@ -1,4 +1,8 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -7,7 +11,9 @@ import { startS3 } from '../../infra/local/s3.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { checks } from '../../infra/smoke/checks/index.js';
 import { runSmoke, type SmokeReport } from '../../infra/smoke/run.js';
+import { settingsFrom, UsageError } from '../../infra/smoke/options.js';
 import { runMarker, throwawayUsers } from '../../infra/smoke/users.js';
+import { signToken } from '../../shared/auth/tokens.js';
 import { readConfig } from '../../shared/config.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { storedFileKeys } from '../support/attachments.js';
@@ -21,6 +27,53 @@ const ORIGIN = 'https://app.example';
 const CLEANUP_ROW = 'delete all, wait for the cleanup to empty it';
 const UPLOAD_ROW = 'upload 1 MiB, download via file_url';
 const SESSION_ROW = checks.find((check) => check.name.startsWith('upload session'))!.name;
+
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:AuthSecret-AbCdEf';
+
+/** What `cdk deploy --outputs-file` writes, for a stack with these outputs. */
+const outputsDirectory = mkdtempSync(join(tmpdir(), 'smoke-outputs-'));
+afterAll(() => rmSync(outputsDirectory, { recursive: true, force: true }));
+
+function outputsFile(outputs: Record<string, string>): string {
+  const file = join(outputsDirectory, `${randomUUID()}.json`);
+  writeFileSync(file, JSON.stringify({ MessagingApi: { ...outputs, FilesBucketName: 'messagingapi-files' } }));
+  return file;
+}
+
+/**
+ * Secrets Manager's GetSecretValue (JSON 1.1 protocol) on loopback, for the
+ * smoke's own client reached through AWS_ENDPOINT_URL_SECRETS_MANAGER: the
+ * secrets it holds, AccessDeniedException for any other, and what it was asked.
+ */
+async function fakeSecretsManager(secrets: Record<string, string>) {
+  const requests: { target: string; secretId: string; credentialScope: string }[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const { SecretId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { SecretId: string };
+      const credentialScope = /Credential=([^,]+)/.exec(request.headers.authorization ?? '')?.[1] ?? '';
+      requests.push({ target: String(request.headers['x-amz-target']), secretId: SecretId, credentialScope });
+      const secret = secrets[SecretId];
+      response.writeHead(secret === undefined ? 400 : 200, { 'content-type': 'application/x-amz-json-1.1' });
+      response.end(
+        JSON.stringify(
+          secret === undefined
+            ? { __type: 'AccessDeniedException', message: `not authorized to perform: secretsmanager:GetSecretValue on ${SecretId}` }
+            : { ARN: SecretId, Name: 'AuthSecret', SecretString: secret },
+        ),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    requests,
+    /** The caller's environment: credentials of its own, this endpoint, no key of the stage at hand. */
+    env: { AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint, AWS_ACCESS_KEY_ID: 'smoke-test', AWS_SECRET_ACCESS_KEY: 'smoke-test-secret', AWS_SESSION_TOKEN: '', AWS_PROFILE: '', AUTH_SECRET: '' },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** `npm run -s smoke -- <args>` as a user runs it: its exit code and what it printed. */
 function npmSmoke(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -77,15 +130,37 @@ describe('the smoke against a working local server', () => {
     await expectNothingLeft(t, () => storedFileKeys(t.api.s3Endpoint), [users.user.label, users.other.label]);
   }, 120_000);
 
-  it('passes through `npm run smoke` with a token minted from AUTH_SECRET: exit 0, every row ok', async () => {
-    const run = await npmSmoke(['--url', `${t.url}/v1`, '--origin', ORIGIN], { AUTH_SECRET: t.api.authSecret });
+  it('passes through `npm run smoke -- --outputs cdk-outputs.json`, minting from the secret it reads with the caller’s credentials', async () => {
+    const secrets = await fakeSecretsManager({ [SECRET_ARN]: t.api.authSecret });
+    try {
+      const outputs = outputsFile({ ApiUrl: `${t.url}/v1`, AuthSecretArn: SECRET_ARN });
+      const run = await npmSmoke(['--outputs', outputs, '--origin', ORIGIN], secrets.env);
 
-    expect(run.code, run.stderr).toBe(0);
-    for (const name of [...checks.map((check) => check.name), CLEANUP_ROW]) expect(rowOf(run.stdout, name)).toMatch(/\s+ok\s+\d+ ms/);
-    expect(run.stdout).toContain('PASSED');
-    const marker = /\(run (smoke-[^)]+)\)/.exec(run.stdout)![1]!;
-    await expectNothingLeft(t, () => storedFileKeys(t.api.s3Endpoint), [`${marker}-a`, `${marker}-b`]);
+      expect(run.code, run.stderr).toBe(0);
+      for (const name of [...checks.map((check) => check.name), CLEANUP_ROW]) expect(rowOf(run.stdout, name)).toMatch(/\s+ok\s+\d+ ms/);
+      expect(run.stdout).toContain('PASSED');
+      // One signed GetSecretValue of the stack's secret, in the secret's region, with the caller's credentials.
+      expect(secrets.requests).toEqual([{ target: 'secretsmanager.GetSecretValue', secretId: SECRET_ARN, credentialScope: expect.stringMatching(/^smoke-test\/\d{8}\/us-east-1\/secretsmanager\/aws4_request$/) }]);
+      const marker = /\(run (smoke-[^)]+)\)/.exec(run.stdout)![1]!;
+      await expectNothingLeft(t, () => storedFileKeys(t.api.s3Endpoint), [`${marker}-a`, `${marker}-b`]);
+    } finally {
+      await secrets.close();
+    }
   }, 180_000);
+
+  it('stops before any check (exit 2) when the caller may not read the stack’s secret, saying what to do', async () => {
+    const secrets = await fakeSecretsManager({});
+    try {
+      const run = await npmSmoke(['--outputs', outputsFile({ ApiUrl: `${t.url}/v1`, AuthSecretArn: SECRET_ARN })], secrets.env);
+
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain("Cannot read the stack's token secret (AccessDeniedException)");
+      expect(run.stderr).toContain('--token');
+      expect(run.stdout).not.toContain('check');
+    } finally {
+      await secrets.close();
+    }
+  }, 120_000);
 
   it('fails the CORS check for an origin the stage was not deployed with', async () => {
     const marker = runMarker();
@@ -207,3 +282,26 @@ async function corruptingProxy(upstream: string): Promise<{ endpoint: string; cl
       }),
   };
 }
+
+describe('the command line', () => {
+  it('takes the stage from --url in any of the forms a user pastes, and tokens as given, named by their subject', async () => {
+    const [a, b] = [await signToken('k', 'alice'), await signToken('k', 'bob')];
+    for (const url of ['https://abc.execute-api.eu-west-1.amazonaws.com/prod/v1', 'https://abc.execute-api.eu-west-1.amazonaws.com/prod/', 'https://abc.execute-api.eu-west-1.amazonaws.com/prod']) {
+      const settings = await settingsFrom(['--url', url, '--token', a, '--token-b', b], {});
+      expect(settings).toMatchObject({ base: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod', user: { label: 'alice', token: a }, other: { label: 'bob', token: b } });
+    }
+    expect((await settingsFrom(['--url', 'http://127.0.0.1:3000/v1', '--token', a], {})).other).toBeUndefined();
+  });
+
+  it('mints two throwaway users per run from AUTH_SECRET, and refuses what it cannot run', async () => {
+    const [first, second] = await Promise.all([1, 2].map(() => settingsFrom(['--url', 'https://abc.example/prod/v1'], { AUTH_SECRET: 'k' })));
+    expect(first!.user.label).toMatch(/^smoke-[0-9a-z]+-[0-9a-f]{8}-a$/);
+    expect(first!.other!.label).toBe(first!.user.label.replace(/-a$/, '-b'));
+    expect(second!.user.label).not.toBe(first!.user.label);
+
+    await expect(settingsFrom(['--url', 'https://abc.example/prod/v1'], {})).rejects.toThrow(UsageError);
+    await expect(settingsFrom(['--url', 'https://abc.example/prod/v1', '--token-b', 'x'], {})).rejects.toThrow('--token-b needs --token');
+    await expect(settingsFrom([], { AUTH_SECRET: 'k' })).rejects.toThrow('--url');
+    await expect(settingsFrom(['--url', 'ftp://abc.example'], { AUTH_SECRET: 'k' })).rejects.toThrow('http(s)');
+  });
+});
