@@ -35,7 +35,7 @@ export function cleanup(settings: CleanupSettings): Check {
         if ([...context.made.conversations].some((id) => !acknowledged.has(id))) {
           for (const attachment of context.made.attachments.values()) attachment.removedBy = 'delete';
         }
-        remaining = [...listed.map((id) => `${id} still listed`), ...(await stillThere(context))];
+        remaining = [...listed, ...(await stillThere(context))];
         if (remaining.length === 0) {
           // Emptied in the end, but a deletion a client would have seen fail is a failure of the stage.
           if (refusedDeletes.length > 0) throw new CheckFailed(`emptied, but ${refusedDeletes.join('; ')}`);
@@ -58,39 +58,51 @@ function summary(context: SmokeContext, rounds: number): string {
 /**
  * What of the run the user's lists show, added to the ledger: what an answer
  * lost after the stage did the work made, and a fresh file_url for what it
- * knows. Its ids, for the last rounds: a deleted item must leave the lists too.
+ * knows. Returns what it saw of the run, one phrase each: a deleted item
+ * must leave the lists too, and a list that cannot be read proves nothing.
  */
 async function sweep(context: SmokeContext): Promise<string[]> {
-  const seen: string[] = [];
-  for (const conversation of await listed(context, '/v1/conversations')) {
+  const conversations = await listed(context, '/v1/conversations');
+  const attachments = await listed(context, '/v1/attachments');
+  const seen = [conversations.problem, attachments.problem].filter((problem): problem is string => problem !== undefined);
+  for (const conversation of conversations.items) {
     if (conversation.contact_id !== `${context.marker}-contact`) continue;
     context.made.conversation(conversation.id);
-    seen.push(conversation.id);
+    seen.push(`${conversation.id} still listed`);
   }
-  for (const attachment of await listed(context, '/v1/attachments')) {
+  for (const attachment of attachments.items) {
     if (typeof attachment.filename !== 'string' || !attachment.filename.startsWith(context.marker)) continue;
     context.made.attachment({ id: attachment.id, fileUrl: attachment.file_url, removedBy: 'delete' });
-    seen.push(attachment.id);
+    seen.push(`${attachment.id} still listed`);
   }
   return seen;
 }
 
-async function listed(context: SmokeContext, path: string): Promise<any[]> {
+async function listed(context: SmokeContext, path: string): Promise<{ items: any[]; problem?: string }> {
   const items: any[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < SWEEP_PAGES; page++) {
-    const answer = await context.client.call(context.user.token, 'GET', `${path}?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
-    stopOnRefusal(answer, `GET ${path}`);
-    if (answer.status !== 200) return items;
+    const answer = await attempt(context, 'GET', `${path}?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    if (answer.status !== 200) return { items, problem: `GET ${path} answered ${describe(answer)}` };
     items.push(...answer.body.data);
-    if (!answer.body.has_more) return items;
+    if (!answer.body.has_more) break;
     cursor = answer.body.data.at(-1).id;
   }
-  return items;
+  return { items };
+}
+
+/** A call of the cleanup: no answer at all is status 0 (the next round tries again); a refused token ends it. */
+async function attempt(context: SmokeContext, method: string, path: string): Promise<Answer> {
+  const answer = await context.client
+    .call(context.user.token, method, path)
+    .catch((error: unknown): Answer => ({ status: 0, headers: new Headers(), body: undefined, text: String(error) }));
+  // A refused token will not be accepted on the next round either: fail now rather than at the deadline.
+  if (answer.status === 401 || answer.status === 403) throw new CheckFailed(`${method} ${path}: ${describe(answer)}`);
+  return answer;
 }
 
 async function deleteWhatIsLeft(context: SmokeContext, acknowledged: Set<string>, refused: string[]): Promise<void> {
-  const { made, client, user } = context;
+  const { made } = context;
   const deletions = [
     ...[...made.pendingSessions].map((id) => ({ id, path: `/v1/upload_sessions/${id}` })),
     ...[...made.attachments.values()].filter((a) => a.removedBy === 'delete').map(({ id }) => ({ id, path: `/v1/attachments/${id}` })),
@@ -98,8 +110,7 @@ async function deleteWhatIsLeft(context: SmokeContext, acknowledged: Set<string>
   ];
   for (const { id, path } of deletions) {
     if (acknowledged.has(id)) continue;
-    const answer = await client.call(user.token, 'DELETE', path).catch((error: unknown) => ({ status: 0, text: String(error) }) as Answer);
-    stopOnRefusal(answer, `DELETE ${path}`);
+    const answer = await attempt(context, 'DELETE', path);
     // 409 on a session: it was completed meanwhile; its attachment (named with the marker) is swept as any other.
     if (answer.status === 409 && made.pendingSessions.has(id)) made.sessionCompleted(id);
     // 404: already gone.
@@ -110,11 +121,10 @@ async function deleteWhatIsLeft(context: SmokeContext, acknowledged: Set<string>
 
 /** What of the run the stage still holds, one phrase each. */
 async function stillThere(context: SmokeContext): Promise<string[]> {
-  const { made, client, user } = context;
+  const { made } = context;
   const remaining: string[] = [];
   const gone = async (path: string) => {
-    const answer = await client.call(user.token, 'GET', path).catch((error: unknown) => ({ status: 0, text: String(error) }) as Answer);
-    stopOnRefusal(answer, `GET ${path}`);
+    const answer = await attempt(context, 'GET', path);
     if (answer.status !== 404) remaining.push(`GET ${path} answers ${answer.status}`);
   };
   for (const id of made.conversations) await gone(`/v1/conversations/${id}`);
@@ -127,9 +137,4 @@ async function stillThere(context: SmokeContext): Promise<string[]> {
     else if (file.status === 0 || file.status >= 500) remaining.push(`the file of ${id} could not be checked: ${file.status || file.text}`);
   }
   return remaining;
-}
-
-/** A refused token will not be accepted on the next round either: fail now rather than at the deadline. */
-function stopOnRefusal(answer: Answer, what: string): void {
-  if (answer.status === 401 || answer.status === 403) throw new CheckFailed(`${what}: ${describe(answer)}`);
 }
