@@ -27,18 +27,23 @@ export class StageClient {
 
   /** A call as the holder of `token` (no Authorization header when null); `path` starts with `/v1`. */
   async call(token: string | null, method: string, path: string, init: CallInit = {}): Promise<Answer> {
-    const headers: Record<string, string> = { ...init.headers };
-    if (token !== null) headers.authorization ??= `Bearer ${token}`;
-    let body = init.body;
-    if (init.form) {
-      body = new URLSearchParams(init.form).toString();
-      headers['content-type'] ??= 'application/x-www-form-urlencoded';
-    } else if (init.json !== undefined) {
-      body = JSON.stringify(init.json);
-      headers['content-type'] ??= 'application/json';
-    }
-    return read(await fetch(`${this.base}${path}`, { method, headers, body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) }));
+    return read(await fetch(`${this.base}${path}`, { method, ...encode(token, init), signal: AbortSignal.timeout(CALL_TIMEOUT_MS) }));
   }
+}
+
+/** The headers and body of a call: the bearer token, and a form or JSON encoded with its content type. */
+export function encode(token: string | null, init: CallInit): { headers: Record<string, string>; body: RequestInit['body'] } {
+  const headers: Record<string, string> = { ...init.headers };
+  if (token !== null) headers.authorization ??= `Bearer ${token}`;
+  let body = init.body;
+  if (init.form) {
+    body = new URLSearchParams(init.form).toString();
+    headers['content-type'] ??= 'application/x-www-form-urlencoded';
+  } else if (init.json !== undefined) {
+    body = JSON.stringify(init.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  return { headers, body };
 }
 
 export async function read(response: Response): Promise<Answer> {
