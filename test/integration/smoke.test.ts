@@ -162,13 +162,23 @@ describe('the smoke against a working local server', () => {
     }
   }, 120_000);
 
-  it('fails the CORS check for an origin the stage was not deployed with', async () => {
+  it('fails both CORS checks for an origin the stage was not deployed with', async () => {
     const marker = runMarker();
-    const report = await runSmoke({ base: t.url, marker, ...(await throwawayUsers(t.api.authSecret, marker)), origin: 'https://elsewhere.example', checks: checks.filter((check) => check.name === 'CORS preflight') });
+    const wanted = ['create a conversation', UPLOAD_ROW, 'CORS preflight', 'CORS of file_url (bucket)'];
+    const report = await runSmoke({
+      base: t.url,
+      marker,
+      ...(await throwawayUsers(t.api.authSecret, marker)),
+      origin: 'https://elsewhere.example',
+      checks: checks.filter((check) => wanted.includes(check.name)),
+    });
 
     expect(report.passed).toBe(false);
-    expect(report.results[0]).toMatchObject({ name: 'CORS preflight', outcome: 'FAIL', detail: expect.stringContaining('https://elsewhere.example is not allowed') });
-  });
+    expect(outcomes(report)).toEqual({ ...Object.fromEntries(wanted.map((name) => [name, 'ok'])), 'CORS preflight': 'FAIL', 'CORS of file_url (bucket)': 'FAIL', [CLEANUP_ROW]: 'ok' });
+    const detail = (name: string) => report.results.find((result) => result.name === name)!.detail;
+    expect(detail('CORS preflight')).toContain('https://elsewhere.example is not allowed');
+    expect(detail('CORS of file_url (bucket)')).toContain('the bucket does not allow https://elsewhere.example');
+  }, 120_000);
 
   it('refuses a run it cannot authenticate: every check that needs the token fails, and the command says which', async () => {
     const run = await npmSmoke(['--url', t.url, '--token', 'not-a-token'], {});

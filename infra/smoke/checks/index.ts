@@ -2,6 +2,7 @@ import type { Check } from '../check.js';
 import { unauthenticated } from './authentication.js';
 import { createConversation } from './conversation.js';
 import { corsPreflight } from './cors.js';
+import { fileCors } from './file-cors.js';
 import { isolation } from './isolation.js';
 import { sizeGuard } from './size-guard.js';
 import { uploadAndDownload } from './upload.js';
@@ -19,5 +20,6 @@ export const checks: readonly Check[] = [
   isolation,
   sizeGuard,
   corsPreflight,
+  fileCors,
   unauthenticated,
 ];
