@@ -1,8 +1,8 @@
 /**
  * What a run made, written down the moment an answer names it, so the
  * cleanup can remove it whatever failed after. Every name the run gives
- * (contact ids, filenames) starts with `marker`, so that what a lost answer
- * made can still be found in the user's lists.
+ * (contact ids, filenames) starts with the run's marker, so that what a lost
+ * answer made can still be found in the user's lists.
  */
 export interface MadeAttachment {
   id: string;
@@ -17,8 +17,6 @@ export class Ledger {
   readonly attachments = new Map<string, MadeAttachment>();
   /** Upload sessions not completed: the cleanup aborts them. */
   readonly pendingSessions = new Set<string>();
-
-  constructor(readonly marker: string) {}
 
   conversation(id: string): void {
     this.conversations.add(id);
@@ -36,9 +34,5 @@ export class Ledger {
 
   sessionCompleted(id: string): void {
     this.pendingSessions.delete(id);
-  }
-
-  isEmpty(): boolean {
-    return this.conversations.size === 0 && this.attachments.size === 0 && this.pendingSessions.size === 0;
   }
 }

@@ -11,6 +11,10 @@ export function renderReport(report: SmokeReport): string {
       .join('  ')
       .trimEnd();
   const failed = report.results.filter((result) => result.outcome === 'FAIL').length;
-  const verdict = report.passed ? 'PASSED' : `FAILED: ${failed} check(s); docs/deploying.md says what each most likely means`;
+  const verdict = report.passed
+    ? 'PASSED'
+    : failed > 0
+      ? `FAILED: ${failed} check(s); docs/deploying.md says what each most likely means`
+      : 'INTERRUPTED: not every check ran';
   return [line(header), ...rows.map(line), '', verdict].join('\n');
 }

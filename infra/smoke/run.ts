@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { CheckSkipped, type Check, type SmokeContext, type SmokeUser } from './check.js';
 import { checks as stageChecks } from './checks/index.js';
 import { cleanup, type CleanupSettings } from './cleanup.js';
-import { StageClient } from './client.js';
+import { StageClient, stageBase } from './client.js';
 import { Ledger } from './ledger.js';
 
 export interface SmokeSettings {
@@ -16,6 +16,8 @@ export interface SmokeSettings {
   cleanup?: Partial<CleanupSettings>;
   /** The checks to run before the cleanup; default: all of checks/index.ts. */
   checks?: readonly Check[];
+  /** Once aborted (Ctrl-C), the checks not yet started are skipped; the cleanup still runs. */
+  signal?: AbortSignal;
 }
 
 export type Outcome = 'ok' | 'FAIL' | 'skip';
@@ -30,6 +32,8 @@ export interface CheckResult {
 
 export interface SmokeReport {
   passed: boolean;
+  /** Stopped before every check ran (settings.signal): not a pass, whatever ran. */
+  interrupted: boolean;
   results: CheckResult[];
 }
 
@@ -42,20 +46,24 @@ const DEFAULT_CLEANUP: CleanupSettings = { withinMs: 120_000, everyMs: 1_000 };
  */
 export async function runSmoke(settings: SmokeSettings): Promise<SmokeReport> {
   const context: SmokeContext = {
-    client: new StageClient(settings.base),
+    client: new StageClient(stageBase(settings.base)),
     user: settings.user,
     other: settings.other,
     marker: settings.marker,
     origin: settings.origin,
-    made: new Ledger(settings.marker),
+    made: new Ledger(),
   };
   const results: CheckResult[] = [];
   try {
-    for (const check of settings.checks ?? stageChecks) results.push(await timed(check, context));
+    for (const check of settings.checks ?? stageChecks) {
+      if (settings.signal?.aborted) results.push({ name: check.name, outcome: 'skip', ms: 0, detail: 'interrupted' });
+      else results.push(await timed(check, context));
+    }
   } finally {
     results.push(await timed(cleanup({ ...DEFAULT_CLEANUP, ...settings.cleanup }), context));
   }
-  return { passed: results.every((result) => result.outcome !== 'FAIL'), results };
+  const interrupted = settings.signal?.aborted ?? false;
+  return { passed: !interrupted && results.every((result) => result.outcome !== 'FAIL'), interrupted, results };
 }
 
 async function timed(check: Check, context: SmokeContext): Promise<CheckResult> {
