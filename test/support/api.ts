@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { signToken } from '../../shared/auth/tokens.js';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../infra/local/server.js';
+import { encode, read } from '../../infra/smoke/client.js';
 import { OpenApiContract } from './openapi-contract.js';
 
 /** One per test process: compiling the document's schemas once. */
@@ -59,26 +60,9 @@ export async function startTestApi(options: LocalApiOptions = {}): Promise<TestA
  */
 export function apiCaller(url: string, token: (userId: string) => Promise<string>): TestApi['call'] {
   return async (userId, method, path, init = {}) => {
-    const headers: Record<string, string> = { ...init.headers };
-    if (userId !== null) headers.authorization ??= `Bearer ${await token(userId)}`;
-    let body: RequestInit["body"] = init.body;
-    if (init.form) {
-      body = new URLSearchParams(init.form).toString();
-      headers['content-type'] ??= 'application/x-www-form-urlencoded';
-    } else if (init.json !== undefined) {
-      body = JSON.stringify(init.json);
-      headers['content-type'] ??= 'application/json';
-    }
     const signal = init.timeoutMs === undefined ? undefined : AbortSignal.timeout(init.timeoutMs);
-    const response = await fetch(`${url}${path}`, { method, headers, body, ...(signal ? { signal } : {}) });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    const received = { status: response.status, headers: response.headers, body: parsed, text };
+    const request = encode(userId === null ? null : await token(userId), init);
+    const received = await read(await fetch(`${url}${path}`, { method, ...request, ...(signal ? { signal } : {}) }));
     // Every response a test receives must be one the OpenAPI document describes.
     contract ??= new OpenApiContract();
     const problems = contract.check(method, path, received);

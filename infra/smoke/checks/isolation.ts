@@ -1,0 +1,22 @@
+import { describe } from '../client.js';
+import { CheckSkipped, conversationOf, expect, type Check } from '../check.js';
+
+/**
+ * The second user sees nothing of the first one's: the user comes from each
+ * token (the authorizer's context), never from a cached answer for another.
+ * The conversation's contact is a throwaway id, never the second user, so
+ * this holds once sharing exists too.
+ */
+export const isolation: Check = {
+  name: 'second user sees none of it (404)',
+  async run(context) {
+    if (!context.other) throw new CheckSkipped('no second user (--token-b)');
+    const conversationId = conversationOf(context);
+    const paths = [`/v1/conversations/${conversationId}`, ...[...context.made.attachments.keys()].map((id) => `/v1/attachments/${id}`)];
+    for (const path of paths) {
+      const answer = await context.client.call(context.other.token, 'GET', path);
+      expect(answer.status === 404, `GET ${path} as the second user: ${describe(answer)}, not 404`);
+    }
+    return `${paths.length} resources`;
+  },
+};
