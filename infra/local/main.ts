@@ -19,7 +19,7 @@ const api = await startLocalApi({
   }
   throw error;
 });
-const token = await signToken(api.authSecret, 'user_local', 24 * 3600);
+const token = await signToken(api.authSecret, 'user_local', { ttlSeconds: 24 * 3600 });
 
 console.log(`Messaging API listening on ${api.url}/v1
 DynamoDB (DynamoDB Local) at ${api.dynamodbEndpoint}, S3 (s3rver) at ${api.s3Endpoint}
@@ -27,6 +27,7 @@ OpenAPI document (no token needed): ${api.url}/openapi.json
 
 A token for user "user_local", valid 24 hours (npm run -s token -- <user-id> mints others):
   export TOKEN=${token}
+Group members: npm run -s token -- <user-id> --groups team,family (the groups claim; group conversations need it)
 
 Try:
   curl -s -X POST ${api.url}/v1/conversations -H "Authorization: Bearer $TOKEN" -d contact_id=alice
