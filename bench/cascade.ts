@@ -14,7 +14,7 @@ const count = Number(values.attachments);
 const api = await startLocalApi({ port: 0 });
 try {
   const user = 'user_cascade';
-  const token = await signToken(api.authSecret, user, 3600);
+  const token = await signToken(api.authSecret, user);
   const call = (method: string, path: string, body?: URLSearchParams) =>
     fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${token}` }, body });
   const conversation = (await (await call('POST', '/v1/conversations', new URLSearchParams({ contact_id: 'many' }))).json()) as { id: string };

@@ -142,7 +142,7 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       endpoint: 'DELETE /v1/conversations/:id (no attachments)',
       route: 'DeleteConversation',
       request: async () => {
-        const { conversation } = await app.conversations.createConversation(fixture.userId, { kind: 'contact', id: `cost-${randomUUID()}` });
+        const { conversation } = await app.conversations.createConversation(fixture.userId, fixture.groups, { kind: 'contact', id: `cost-${randomUUID()}` });
         return { pathParameters: { id: conversation.id } };
       },
     },
@@ -165,7 +165,7 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       route: 'DeleteAttachment',
       request: async () => {
         const file = fileOf(4096);
-        const attachment = await app.use(attachmentWriter).upload(fixture.userId, { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } });
+        const attachment = await app.use(attachmentWriter).upload(fixture.userId, fixture.groups, { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } });
         return { pathParameters: { id: attachment.id } };
       },
     },
@@ -202,7 +202,7 @@ export async function measureCost(app: App, fixture: Fixture, invocations: numbe
 
 async function invoke(handler: ProxyHandler, route: Route, fixture: Fixture, request: Awaited<ReturnType<Scenario['request']>>) {
   const { headers, ...rest } = request;
-  const event = proxyEvent({ route, userId: fixture.userId, ...rest });
+  const event = proxyEvent({ route, userId: fixture.userId, groups: fixture.groups, ...rest });
   if (headers) {
     Object.assign(event.headers, headers);
     for (const [name, value] of Object.entries(headers)) event.multiValueHeaders[name] = [value];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Route } from '../infra/routes.js';
+import { encodeGroups, GROUPS_CONTEXT_KEY, type Groups } from '../shared/auth/groups.js';
 import { callerIdentity } from '../infra/local/gateway.js';
 
 /**
@@ -11,6 +12,8 @@ import { callerIdentity } from '../infra/local/gateway.js';
 export interface EventRequest {
   route: Route;
   userId: string;
+  /** The groups the token lists (none by default), in the context as the authorizer encodes them. */
+  groups?: Groups;
   pathParameters?: Record<string, string>;
   query?: Record<string, string>;
   form?: Record<string, string>;
@@ -19,7 +22,7 @@ export interface EventRequest {
   multipart?: { contentType: string; body: Buffer };
 }
 
-export function proxyEvent({ route, userId, pathParameters, query, form, json, multipart }: EventRequest): APIGatewayProxyEvent {
+export function proxyEvent({ route, userId, groups = new Set(), pathParameters, query, form, json, multipart }: EventRequest): APIGatewayProxyEvent {
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathParameters?.[name] ?? ''));
   const body = multipart
     ? multipart.body.toString('base64')
@@ -59,7 +62,7 @@ export function proxyEvent({ route, userId, pathParameters, query, form, json, m
     requestContext: {
       accountId: '000000000000',
       apiId: 'benchapi',
-      authorizer: { principalId: userId, integrationLatency: 12 },
+      authorizer: { principalId: userId, userId, [GROUPS_CONTEXT_KEY]: encodeGroups(groups), integrationLatency: 12 },
       httpMethod: route.method,
       identity: callerIdentity('127.0.0.1', 'bench'),
       path: `/prod${path}`,

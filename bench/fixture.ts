@@ -1,5 +1,6 @@
 import { attachmentWriter } from '../shared/attachments/writer.js';
 import { randomBytes } from 'node:crypto';
+import type { Groups } from '../shared/auth/groups.js';
 import { signToken } from '../shared/auth/tokens.js';
 import { uploadSessions } from '../shared/uploads/sessions.js';
 import type { App } from '../shared/app.js';
@@ -18,6 +19,8 @@ export interface Fixture {
   userId: string;
   authSecret: string;
   token: string;
+  /** The groups of the population's group conversations: the user's token lists them all. */
+  groups: Groups;
   contactId: string;
   conversationIds: string[];
   attachmentIds: string[];
@@ -40,10 +43,11 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
   await store.findOrCreate(userId, { kind: 'contact', id: contactId });
   const { conversations } = population(conversationCount, { seed: 7 });
   await putConversations(app.dynamo, app.config.conversationsTable, userId, conversations);
+  const groups: Groups = new Set(conversations.flatMap((conversation) => (conversation.group_id ? [conversation.group_id] : [])));
   const attachmentIds: string[] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
     const file = fileOf(4096);
-    const attachment = await app.use(attachmentWriter).upload(userId, {
+    const attachment = await app.use(attachmentWriter).upload(userId, groups, {
       file: { filename: `photo-${index}.jpg`, fileType: file.type, bytes: file.bytes },
       conversation_id: conversations[0]!.id,
     });
@@ -52,9 +56,9 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
   const sessionIds: string[] = [];
   const completableSessions: Fixture['completableSessions'] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
-    sessionIds.push((await app.use(uploadSessions).start(userId, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id);
+    sessionIds.push((await app.use(uploadSessions).start(userId, groups, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id);
     const file = fileOf(4096);
-    const session = await app.use(uploadSessions).start(userId, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
+    const session = await app.use(uploadSessions).start(userId, groups, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
     const [part] = await app.use(uploadSessions).signParts(userId, session.id, [1]);
     const response = await fetch(part!.url, { method: 'PUT', body: file.bytes });
     await response.arrayBuffer();
@@ -63,7 +67,8 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
   return {
     userId,
     authSecret,
-    token: await signToken(authSecret, userId, 3600),
+    token: await signToken(authSecret, userId, { groups: [...groups] }),
+    groups,
     contactId,
     conversationIds: conversations.map((conversation) => conversation.id),
     attachmentIds,

@@ -21,8 +21,7 @@ function tokenAuthorizer(env: Environment): TokenAuthorizer {
       throw error;
     });
     try {
-      const { userId } = await tokens.verify(token);
-      return allowPolicy(userId, event.methodArn);
+      return allowPolicy(await tokens.verify(token), event.methodArn);
     } catch (error) {
       if (error instanceof TokenRejected) return denyPolicy(event.methodArn, error.code, error.message);
       throw error;

@@ -52,8 +52,15 @@ export const routes: readonly Route[] = [
     // The conversation and its uniqueness record; its attachments go from the stream (CLEANUP_ENTRY).
     access: { conversations: 'write' },
   },
-  // Every answer that shows an attachment presigns its file_url, hence files: ['get'].
-  { name: 'ListAttachments', method: 'GET', path: '/v1/attachments', entry: 'functions/attachments/list.ts', access: { attachments: 'read', files: ['get'] } },
+  // Every answer that shows an attachment presigns its file_url, hence files: ['get']; conversations read: a
+  // conversation_id filter reads the conversation (a group's needs the group in the token).
+  {
+    name: 'ListAttachments',
+    method: 'GET',
+    path: '/v1/attachments',
+    entry: 'functions/attachments/list.ts',
+    access: { attachments: 'read', conversations: 'read', files: ['get'] },
+  },
   {
     name: 'UploadAttachment',
     method: 'POST',

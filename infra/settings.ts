@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { groupsClaimName } from '../shared/auth/groups.js';
 import {
   commaSeparated,
   DEFAULT_FILE_URL_TTL_SECONDS,
@@ -34,10 +35,13 @@ export interface StackSettings {
   uploadSessionTtlSeconds: number;
 }
 
-/** HS256 with a secret the stack creates in Secrets Manager, or an OIDC issuer's JWKS (e.g. Cognito). */
+/**
+ * HS256 with a secret the stack creates in Secrets Manager, or an OIDC
+ * issuer's JWKS (e.g. Cognito); `groupsClaim`: the authorizer's GROUPS_CLAIM.
+ */
 export type AuthSettings =
-  | { mode: 'secret'; issuer?: string; audience?: string }
-  | { mode: 'jwks'; jwksUrl: string; issuer?: string; audience?: string };
+  | { mode: 'secret'; issuer?: string; audience?: string; groupsClaim: string }
+  | { mode: 'jwks'; jwksUrl: string; issuer?: string; audience?: string; groupsClaim: string };
 
 /** Lambda's synchronous payload limit (6 MB) holds a 4 MiB file once base64 has grown it by a third. */
 export const MAX_DEPLOYABLE_FILE_BYTES = DEFAULT_MAX_FILE_BYTES;
@@ -65,6 +69,8 @@ export function stackSettings(node: Node): StackSettings {
   const issuer = text('authIssuer');
   const audience = text('authAudience');
   const jwksUrl = text('authJwksUrl');
+  // `cognito:groups` for a Cognito user pool; refused at synth if it names no claim the authorizer could read.
+  const groupsClaim = groupsClaimName(text('authGroupsClaim'));
   if (jwksUrl !== undefined && !/^https:\/\//.test(jwksUrl)) throw new Error('Context authJwksUrl must be an https:// URL');
   // Default none, as CORS_ORIGINS: a deployment names the web apps it serves.
   const corsOrigins = commaSeparated(text('corsOrigins'));
@@ -73,7 +79,7 @@ export function stackSettings(node: Node): StackSettings {
     ephemeral: text('ephemeral') === 'true',
     samLocal: text('samLocal') === 'true',
     corsOrigins,
-    auth: jwksUrl ? { mode: 'jwks', jwksUrl, issuer, audience } : { mode: 'secret', issuer, audience },
+    auth: jwksUrl ? { mode: 'jwks', jwksUrl, issuer, audience, groupsClaim } : { mode: 'secret', issuer, audience, groupsClaim },
     throttling: { rateLimit: integer('throttleRateLimit') ?? 50, burstLimit: integer('throttleBurstLimit') ?? 100 },
     maxFileBytes: integer('maxFileBytes', MAX_DEPLOYABLE_FILE_BYTES) ?? DEFAULT_MAX_FILE_BYTES,
     // A presigned URL lasts no longer than the role credentials that signed it (shared/config.ts).

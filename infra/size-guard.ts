@@ -40,7 +40,9 @@ export const REQUEST_HEAD_MAX_BYTES = 10_240;
  * (our route templates), requestContext's ids, times, stage and identity,
  * the headers API Gateway adds (X-Forwarded-*, X-Amzn-Trace-Id), and the
  * authorizer context (principalId and userId, each a user id of at most
- * MAX_USER_ID_BYTES, shared/dynamo/keys.ts).
+ * MAX_USER_ID_BYTES, shared/dynamo/keys.ts). Its `groups` come from the
+ * token, a header: at most 1.5 event bytes per token byte, within the 26 per
+ * head byte above (test/unit/http/groups-context.test.ts).
  */
 export const EVENT_ENVELOPE_MAX_BYTES = REQUEST_HEAD_MAX_BYTES * 26 + 16 * 1024;
 

@@ -63,7 +63,7 @@ export class App {
 
   /** For the attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 client. */
   get attachmentViews(): AttachmentViews {
-    return this.once('attachmentViews', () => new AttachmentViews(new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable, this.config.conversationsTable), this.fileLinks));
+    return this.once('attachmentViews', () => new AttachmentViews(new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable, this.config.conversationsTable), this.fileLinks, this.conversations));
   }
 
   /** Links to attachment files (file_url), signed by the presigner. */

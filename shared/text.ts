@@ -11,3 +11,15 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
 export const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
 
 export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/**
+ * Ids that clients give us (`contact_id`, `group_id`, `message_id`,
+ * `pinned_message_id`, and the group ids of a token): 1-128 characters, no
+ * whitespace or control characters, well-formed. One rule, so that a group
+ * id a token may carry is exactly one a request may name.
+ */
+const CLIENT_ID = /^[^\s\p{Cc}]{1,128}$/u;
+
+export const CLIENT_ID_RULE = '1 to 128 characters without whitespace or control characters';
+
+export const isClientId = (value: string): boolean => CLIENT_ID.test(value) && isWellFormed(value);

@@ -1,5 +1,6 @@
 import { attachmentWriter } from '../../shared/attachments/writer.js';
 import { httpHandler } from '../../shared/http/handler.js';
+import { groupsOf } from '../../shared/http/request.js';
 import { created } from '../../shared/http/response.js';
 import { uploadMeaning, uploadReplay } from '../../shared/attachments/idempotency.js';
 import { readMultipart } from '../../shared/attachments/multipart.js';
@@ -10,7 +11,7 @@ export const handler = httpHandler(async (request, app) => {
   return app.idempotency.run(
     request,
     uploadMeaning(upload),
-    async (seed) => created(await app.use(attachmentWriter).upload(request.userId, upload, seed)),
+    async (seed) => created(await app.use(attachmentWriter).upload(request.userId, groupsOf(request), upload, seed)),
     uploadReplay(app.attachmentViews, request.userId),
   );
 });

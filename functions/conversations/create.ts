@@ -1,7 +1,7 @@
 import { httpHandler } from '../../shared/http/handler.js';
 import { parameterInvalid, parameterMissing } from '../../shared/http/errors.js';
 import { readParams } from '../../shared/http/params.js';
-import { formOrJsonBody } from '../../shared/http/request.js';
+import { formOrJsonBody, groupsOf } from '../../shared/http/request.js';
 import { created, ok } from '../../shared/http/response.js';
 import { createParams } from '../../shared/conversations/params.js';
 import type { Counterpart } from '../../shared/conversations/model.js';
@@ -9,7 +9,7 @@ import type { Counterpart } from '../../shared/conversations/model.js';
 export const handler = httpHandler(async (request, app) => {
   const counterpart = counterpartOf(readParams(formOrJsonBody(request), createParams));
   return app.idempotency.run(request, counterpart, async (seed) => {
-    const { conversation, created: isNew } = await app.conversations.createConversation(request.userId, counterpart, seed);
+    const { conversation, created: isNew } = await app.conversations.createConversation(request.userId, groupsOf(request), counterpart, seed);
     return isNew ? created(conversation) : ok(conversation);
   });
 });

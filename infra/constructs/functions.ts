@@ -183,7 +183,7 @@ export class Functions extends Construct {
 
 /** How the authorizer verifies tokens (shared/auth/settings.ts reads these). */
 function authorizerEnvironment(auth: AuthSettings, secret: ISecret | undefined): Record<string, string> {
-  const claims = { AUTH_ISSUER: auth.issuer ?? '', AUTH_AUDIENCE: auth.audience ?? '' };
+  const claims = { AUTH_ISSUER: auth.issuer ?? '', AUTH_AUDIENCE: auth.audience ?? '', GROUPS_CLAIM: auth.groupsClaim };
   if (auth.mode === 'jwks') return { AUTH_JWKS_URL: auth.jwksUrl, ...claims };
   if (!secret) throw new Error('HS256 mode needs the stack secret');
   // AUTH_SECRET is empty on AWS (the key is read from AUTH_SECRET_ARN); sam local's env-vars file sets it.

@@ -127,7 +127,10 @@ export function createGateway(options: GatewayOptions) {
       const decision = await authorize(authorization, methodArn);
       if (decision === 'unauthorized') return answer('UNAUTHORIZED');
       if (decision === 'failed') return answer('DEFAULT_5XX');
-      if (!allows(decision, methodArn)) return answer('ACCESS_DENIED', decision.context ?? {});
+      const context = passedContext(decision);
+      // API Gateway's AuthorizerConfigurationException: a 500, whatever the policy says.
+      if (!context) return answer('DEFAULT_5XX');
+      if (!allows(decision, methodArn)) return answer('ACCESS_DENIED', context);
 
       const event = proxyEvent({
         request,
@@ -138,7 +141,7 @@ export function createGateway(options: GatewayOptions) {
         body,
         requestId,
         stage,
-        authorizer: { principalId: decision.principalId, ...(decision.context ?? {}) },
+        authorizer: { principalId: decision.principalId, ...context },
       });
       // Behind the guard no event reaches Lambda's limit; without it (webAcl off) Lambda refuses the
       // invocation before the function runs, and API Gateway answers as AWS does then.
@@ -192,6 +195,22 @@ function pathPattern(path: string): RegExp {
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The authorizer's context as API Gateway hands it on: a string as is, a
+ * number or boolean as its string (`1` arrives as "1"), null as null; an
+ * object or array is no valid context value, and undefined when one is there.
+ */
+export function passedContext(decision: APIGatewayAuthorizerResult): Record<string, string | null> | undefined {
+  const passed: Record<string, string | null> = {};
+  for (const [key, value] of Object.entries(decision.context ?? {})) {
+    if (value === undefined) continue;
+    if (value === null || typeof value === 'string') passed[key] = value;
+    else if (typeof value === 'number' || typeof value === 'boolean') passed[key] = String(value);
+    else return undefined;
+  }
+  return passed;
+}
 
 /** IAM-style match of the policy's Allow and Deny statements against the method ARN. */
 function allows(decision: APIGatewayAuthorizerResult, methodArn: string): boolean {

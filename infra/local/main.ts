@@ -30,7 +30,7 @@ const stop = async () => {
 };
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
-const token = await signToken(api.authSecret, 'user_local', 24 * 3600);
+const token = await signToken(api.authSecret, 'user_local', { ttlSeconds: 24 * 3600 });
 
 console.log(`Messaging API listening on ${api.url}/v1
 DynamoDB at ${api.dynamodbEndpoint}, S3 at ${api.s3Endpoint}, data under ${settings.dataDirectory}
@@ -39,6 +39,7 @@ OpenAPI document (no token needed): ${api.url}/openapi.json
 
 A token for user "user_local", valid 24 hours (npm run -s token -- <user-id> mints others):
   export TOKEN=${token}
+Group members: npm run -s token -- <user-id> --groups team,family (the groups claim; group conversations need it)
 
 Try:
   curl -s -X POST ${api.url}/v1/conversations -H "Authorization: Bearer $TOKEN" -d contact_id=alice

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from '../../shared/app.js';
+import { groupsClaimName } from '../../shared/auth/groups.js';
 import { readConfig, type Config, type Environment } from '../../shared/config.js';
 import type { InvocationTime } from '../../shared/deadline.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
@@ -58,6 +59,8 @@ export interface LocalApiOptions {
 export interface LocalApi {
   url: string;
   authSecret: string;
+  /** The claim its authorizer reads the groups from (GROUPS_CLAIM), for minting tokens. */
+  groupsClaim: string;
   dynamodbEndpoint: string;
   /** The S3 that holds the files; file_url links point here. */
   s3Endpoint: string;
@@ -204,6 +207,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     return {
       url: `http://${host}:${port}`,
       authSecret,
+      groupsClaim: groupsClaimName(handlerEnv.GROUPS_CLAIM),
       dynamodbEndpoint,
       s3Endpoint,
       config,

@@ -16,8 +16,8 @@ export async function throwawayUsers(secret: string, marker: string): Promise<{ 
   const user = `${marker}-a`;
   const other = `${marker}-b`;
   return {
-    user: { label: user, token: await signToken(secret, user, TOKEN_TTL_SECONDS) },
-    other: { label: other, token: await signToken(secret, other, TOKEN_TTL_SECONDS) },
+    user: { label: user, token: await signToken(secret, user, { ttlSeconds: TOKEN_TTL_SECONDS }) },
+    other: { label: other, token: await signToken(secret, other, { ttlSeconds: TOKEN_TTL_SECONDS }) },
   };
 }
 

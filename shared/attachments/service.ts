@@ -1,3 +1,5 @@
+import type { Groups } from '../auth/groups.js';
+import type { MemberConversations } from '../conversations/membership.js';
 import { inFallback } from '../deadline.js';
 import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing } from '../http/errors.js';
@@ -17,6 +19,8 @@ export class AttachmentViews {
   constructor(
     protected readonly store: AttachmentStore,
     private readonly links: FileLinks,
+    /** Whether the user may add to or read a conversation's attachments (a group's needs the group in the token). */
+    protected readonly conversations: MemberConversations,
   ) {}
 
   async getAttachment(userId: string, id: string): Promise<Attachment> {
@@ -33,7 +37,9 @@ export class AttachmentViews {
     if (!(await this.store.remove(userId, id, requestId))) notFound(id);
   }
 
-  async listAttachments(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<Attachment>> {
+  /** Another user's conversation id lists nothing, as ever; the user's own group conversation needs the group in the token. */
+  async listAttachments(userId: string, groups: Groups, filter: AttachmentFilter, page: PageRequest): Promise<Page<Attachment>> {
+    if (filter.conversation_id !== undefined) await this.conversations.memberConversation(userId, groups, filter.conversation_id, 'conversation_id');
     const { has_more, data } = await this.store.list(userId, filter, page);
     return { has_more, data: await Promise.all(data.map((record) => this.withLink(userId, record))) };
   }
@@ -74,18 +80,25 @@ export class AttachmentService extends AttachmentViews {
   constructor(
     store: AttachmentStore,
     links: FileLinks,
+    conversations: MemberConversations,
     private readonly files: FileStore,
     private readonly clock: Clock = systemClock,
   ) {
-    super(store, links);
+    super(store, links, conversations);
   }
 
   /**
-   * The file, then the record in one transaction with its conversation's
-   * check: an upload into a conversation that is gone, or being deleted,
-   * stores nothing and answers 400 resource_missing.
+   * The conversation's membership check, the file, then the record in one
+   * transaction with its conversation's check: an upload into a
+   * conversation that is gone, or being deleted, stores nothing and answers
+   * 400 resource_missing.
    */
-  async upload(userId: string, upload: Upload, seed?: string): Promise<Attachment> {
+  async upload(userId: string, groups: Groups, upload: Upload, seed?: string): Promise<Attachment> {
+    // Before the file is written: a refusal (403 not_a_member, or a conversation that is not there) leaves nothing behind.
+    // A conversation's group never changes, so the transaction below needs only to check that it still exists.
+    if (upload.conversation_id !== undefined && !(await this.conversations.memberConversation(userId, groups, upload.conversation_id, 'conversation_id'))) {
+      throw conversationMissing(upload.conversation_id);
+    }
     const now = this.clock();
     const record: AttachmentRecord = {
       // Seeded (Idempotency-Key): a retry after an unknown outcome writes the same file and finds its record.
@@ -116,7 +129,7 @@ export class AttachmentService extends AttachmentViews {
     if (outcome === 'existed') return this.withLink(userId, (await this.store.get(userId, record.id)) ?? record);
     if (outcome === 'conversation-missing') {
       await inFallback(() => this.dropFile(userId, record.id, { unheld: true }));
-      throw referenceMissing('conversation_id', `No such conversation: ${upload.conversation_id}`);
+      throw conversationMissing(upload.conversation_id ?? '');
     }
     return this.withLink(userId, record);
   }
@@ -175,6 +188,8 @@ export class AttachmentService extends AttachmentViews {
     return this.files.remove(fileKey(userId, attachmentId));
   }
 }
+
+const conversationMissing = (id: string) => referenceMissing('conversation_id', `No such conversation: ${id}`);
 
 function notFound(id: string): never {
   throw resourceMissing('attachment', id);

@@ -16,6 +16,7 @@ export const attachmentWriter: AppPart<AttachmentService> = {
     new AttachmentService(
       new DynamoAttachmentStore(app.dynamo, app.config.attachmentsTable, app.config.conversationsTable),
       app.fileLinks,
+      app.conversations,
       new S3FileStore(app.use(s3Bucket), app.presigner),
       app.clock,
     ),

@@ -1,4 +1,6 @@
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
+import { encodeGroups, GROUPS_CONTEXT_KEY } from './groups.js';
+import type { TokenIdentity } from './tokens.js';
 
 /**
  * The whole API of the method's stage: `arn:...:<api>/<stage>/*\/*`.
@@ -11,14 +13,15 @@ export function wholeApiArn(methodArn: string): string {
   return `${prefix}:${apiId}/${stage}/*/*`;
 }
 
-export function allowPolicy(userId: string, methodArn: string): APIGatewayAuthorizerResult {
+/** The functions read the user and the groups from the context (shared/http/request.ts), always both. */
+export function allowPolicy({ userId, groups }: TokenIdentity, methodArn: string): APIGatewayAuthorizerResult {
   return {
     principalId: userId,
     policyDocument: {
       Version: '2012-10-17',
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(methodArn) }],
     },
-    context: { userId },
+    context: { userId, [GROUPS_CONTEXT_KEY]: encodeGroups(groups) },
   };
 }
 

@@ -1,4 +1,5 @@
 import { extensionSecret } from './extension-secret.js';
+import { groupsClaimName } from './groups.js';
 import type { VerifierSettings } from './tokens.js';
 
 /**
@@ -6,7 +7,8 @@ import type { VerifierSettings } from './tokens.js';
  * local server) sets: a JWKS URL, or an HS256 secret given inline
  * (AUTH_SECRET, local) or by reference (AUTH_SECRET_ARN, the deployed stack,
  * so the secret never appears in the function's configuration; read through
- * the Parameters and Secrets Lambda Extension).
+ * the Parameters and Secrets Lambda Extension). GROUPS_CLAIM names the claim
+ * that holds the user's groups (default `groups`; `cognito:groups` for Cognito).
  */
 export async function loadVerifierSettings(
   env: NodeJS.ProcessEnv = process.env,
@@ -21,7 +23,8 @@ export async function loadVerifierSettings(
 export function verifierSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): VerifierSettings {
   const issuer = env.AUTH_ISSUER || undefined;
   const audience = env.AUTH_AUDIENCE || undefined;
-  if (env.AUTH_JWKS_URL) return { mode: 'jwks', jwksUrl: env.AUTH_JWKS_URL, issuer, audience };
-  if (env.AUTH_SECRET) return { mode: 'secret', secret: env.AUTH_SECRET, issuer, audience };
+  const groupsClaim = groupsClaimName(env.GROUPS_CLAIM);
+  if (env.AUTH_JWKS_URL) return { mode: 'jwks', jwksUrl: env.AUTH_JWKS_URL, issuer, audience, groupsClaim };
+  if (env.AUTH_SECRET) return { mode: 'secret', secret: env.AUTH_SECRET, issuer, audience, groupsClaim };
   throw new Error('Set AUTH_JWKS_URL, AUTH_SECRET or AUTH_SECRET_ARN for the authorizer');
 }

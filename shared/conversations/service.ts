@@ -1,6 +1,8 @@
+import type { Groups } from '../auth/groups.js';
 import { resourceMissing } from '../http/errors.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { systemClock, type Clock } from '../time.js';
+import { requireMember } from './membership.js';
 import { requestedMute } from './mute.js';
 import { requestedOpen } from './read-state.js';
 import type {
@@ -20,8 +22,12 @@ export class ConversationService {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  /** `seed`: an idempotent request's (see IdempotencyService.run); its retries create the same conversation, and answer 201 with it. */
-  createConversation(userId: string, counterpart: Counterpart, seed?: string) {
+  /**
+   * `seed`: an idempotent request's (see IdempotencyService.run); its retries create the same conversation, and answer 201 with it.
+   * A group's conversation needs the group in the token (403 not_a_member, nothing written), even when the user already holds it.
+   */
+  async createConversation(userId: string, groups: Groups, counterpart: Counterpart, seed?: string) {
+    if (counterpart.kind === 'group') requireMember(groups, counterpart.id, 'group_id');
     return this.store.findOrCreate(userId, counterpart, seed);
   }
 
@@ -29,9 +35,15 @@ export class ConversationService {
     return (await this.store.get(userId, id)) ?? notFound(id);
   }
 
-  /** The conversation, or undefined when the user has none by this id. */
-  findConversation(userId: string, id: string): Promise<Conversation | undefined> {
-    return this.store.get(userId, id);
+  /**
+   * The user's conversation `id` for adding to or reading its thread:
+   * undefined when the user has none; 403 not_a_member when it is a group's
+   * that the token no longer lists.
+   */
+  async memberConversation(userId: string, groups: Groups, id: string, param?: string): Promise<Conversation | undefined> {
+    const conversation = await this.store.get(userId, id);
+    if (conversation) requireMember(groups, conversation.group_id, param);
+    return conversation;
   }
 
   async updateConversation(userId: string, id: string, update: ConversationUpdate): Promise<Conversation> {

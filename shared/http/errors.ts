@@ -6,6 +6,7 @@
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
+  | 'permission_error'
   | 'idempotency_error'
   | 'rate_limit_error'
   | 'api_error';
@@ -86,6 +87,13 @@ export const fileTooLarge = (limit: number, param = 'file') =>
 
 export const bodyTooLarge = (limit: number) =>
   new ApiError(413, 'invalid_request_error', 'body_too_large', `Request body must be at most ${limit} bytes`);
+
+/**
+ * A group conversation whose group the token does not list (API.md,
+ * "Sharing"): the user may see the thing but not do this to it.
+ */
+export const notAMember = (groupId: string, param?: string) =>
+  new ApiError(403, 'permission_error', 'not_a_member', `You are not a member of group ${groupId}`, param);
 
 export const idempotencyKeyReused = () =>
   new ApiError(

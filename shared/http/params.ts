@@ -1,5 +1,5 @@
 import { dictionary } from './dictionary.js';
-import { isWellFormed } from '../text.js';
+import { CLIENT_ID_RULE, isClientId, isWellFormed } from '../text.js';
 import { parameterInvalid, parameterUnknown } from './errors.js';
 
 /**
@@ -51,12 +51,10 @@ export const flag: Reader<boolean> = (value, name, kind) => {
   throw parameterInvalid(name, `${name} must be true or false`);
 };
 
-// Ids that clients give us: 1-128 characters, no whitespace or control characters.
-const CLIENT_ID = /^[^\s\p{Cc}]{1,128}$/u;
-
+/** Ids that clients give us (isClientId: the rule a token's group ids follow too). */
 export const clientId: Reader<string> = (value, name) => {
-  if (typeof value === 'string' && CLIENT_ID.test(value)) return value;
-  throw parameterInvalid(name, `${name} must be 1 to 128 characters without whitespace or control characters`);
+  if (typeof value === 'string' && isClientId(value)) return value;
+  throw parameterInvalid(name, `${name} must be ${CLIENT_ID_RULE}`);
 };
 
 /** An empty form value or JSON null clears the field. */

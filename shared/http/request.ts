@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { decodeGroups, GROUPS_CONTEXT_KEY, type Groups } from '../auth/groups.js';
 import { dictionary } from './dictionary.js';
 import { bodyInvalid, parameterInvalid, resourceMissing, unsupportedMediaType } from './errors.js';
 import type { ParamSource } from './params.js';
@@ -28,6 +29,26 @@ export function userIdOf(event: APIGatewayProxyEvent): string | undefined {
   const authorizer = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
   const principal = authorizer?.principalId;
   return typeof principal === 'string' && principal !== '' ? principal : undefined;
+}
+
+/**
+ * The groups the token lists, as the authorizer put them in the request
+ * context (shared/auth/policy.ts), never from headers or body. Our authorizer
+ * always sets them, so a context without them, or with anything else, means
+ * the authorizer and the functions disagree: a 500 (our fault, logged and
+ * alarmed on like any 5xx), not a 401 that would send the client to fetch a
+ * new token that cannot help, and never "no groups" guessed in its place.
+ */
+export function groupsOf(request: ApiRequest): Groups {
+  const authorizer = request.event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
+  const groups = decodeGroups(authorizer?.[GROUPS_CONTEXT_KEY]);
+  if (!groups) throw new AuthorizerContextInvalid(`The authorizer context has no valid ${GROUPS_CONTEXT_KEY}`);
+  return groups;
+}
+
+/** Not an ApiError: the handler answers it as any internal failure (500 internal_error) and logs this message. */
+export class AuthorizerContextInvalid extends Error {
+  override name = 'AuthorizerContextInvalid';
 }
 
 /** Query parameters; a name given twice is refused rather than silently picking one. */

@@ -1,4 +1,6 @@
 import type { Attachment, AttachmentRecord } from '../attachments/model.js';
+import type { Groups } from '../auth/groups.js';
+import type { MemberConversations } from '../conversations/membership.js';
 import { fileKey } from '../dynamo/keys.js';
 import { referenceMissing, resourceMissing, serviceUnavailable } from '../http/errors.js';
 import { newId } from '../ids.js';
@@ -32,9 +34,7 @@ const BUSY_WAIT_MS = 10_000;
 const BUSY_POLL_MS = 100;
 
 /** What the sessions need of the conversations and the attachments. */
-export interface SessionNeighbours {
-  /** Whether the user has this conversation. */
-  hasConversation(userId: string, conversationId: string): Promise<boolean>;
+export interface SessionNeighbours extends MemberConversations {
   getAttachment(userId: string, id: string): Promise<Attachment>;
   /** The attachment with its file_url minted now. */
   relink(userId: string, record: AttachmentRecord): Promise<Attachment>;
@@ -75,8 +75,8 @@ export class UploadSessionService {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async start(userId: string, request: SessionRequest): Promise<UploadSession> {
-    if (request.conversation_id !== undefined && !(await this.neighbours.hasConversation(userId, request.conversation_id))) {
+  async start(userId: string, groups: Groups, request: SessionRequest): Promise<UploadSession> {
+    if (request.conversation_id !== undefined && !(await this.neighbours.memberConversation(userId, groups, request.conversation_id, 'conversation_id'))) {
       throw referenceMissing('conversation_id', `No such conversation: ${request.conversation_id}`);
     }
     const now = this.clock();
@@ -135,11 +135,15 @@ export class UploadSessionService {
    * transaction closes the session; every other caller answers the attachment
    * it created.
    */
-  async complete(userId: string, id: string, parts: readonly CompletedPart[], sniffer: Sniffer, requestId: string): Promise<Attachment> {
+  async complete(userId: string, groups: Groups, id: string, parts: readonly CompletedPart[], sniffer: Sniffer, requestId: string): Promise<Attachment> {
     const record = await this.load(userId, id);
+    // A repeat answers the user's own attachment, group or not (it is theirs to get).
     if (record.status === 'completed') return this.neighbours.getAttachment(userId, record.attachment_id);
     const now = this.clock();
     assertOpen(record, now);
+    // Before S3 assembles anything: a refusal leaves the session pending, to complete again as a member or to expire.
+    // A conversation gone meanwhile is not refused here: the completing transaction finds it (below).
+    if (record.conversation_id !== null) await this.neighbours.memberConversation(userId, groups, record.conversation_id);
     if (parts.some((part) => part.part_number > record.part_count)) throw partNumberOutOfRange('parts', record.part_count);
     const key = keyOf(userId, record);
 

@@ -17,7 +17,7 @@ export const uploadSessions: AppPart<UploadSessionService> = {
       new DynamoUploadSessionStore(app.dynamo, { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable }),
       new S3FileStore(app.use(s3Bucket), app.presigner),
       {
-        hasConversation: async (userId, id) => (await app.conversations.findConversation(userId, id)) !== undefined,
+        memberConversation: (userId, groups, id, param) => app.conversations.memberConversation(userId, groups, id, param),
         getAttachment: (userId, id) => app.attachmentViews.getAttachment(userId, id),
         relink: (userId, record) => app.attachmentViews.relink(userId, record),
       },

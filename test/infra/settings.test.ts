@@ -25,10 +25,10 @@ describe('context settings', () => {
     }
   });
 
-  it('verifies tokens from a JWKS URL instead of the stack secret when -c authJwksUrl is given', () => {
+  it('verifies tokens from a JWKS URL instead of the stack secret when -c authJwksUrl is given, groups from -c authGroupsClaim', () => {
     const jwksUrl = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example/.well-known/jwks.json';
     const issuer = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example';
-    const { template, remove } = synthesize({ authJwksUrl: jwksUrl, authIssuer: issuer, authAudience: 'client-1' });
+    const { template, remove } = synthesize({ authJwksUrl: jwksUrl, authIssuer: issuer, authAudience: 'client-1', authGroupsClaim: 'cognito:groups' });
     try {
       expect(template.findResources('AWS::SecretsManager::Secret')).toEqual({});
       expect(template.toJSON().Outputs.AuthSecretArn).toBeUndefined();
@@ -39,6 +39,7 @@ describe('context settings', () => {
         AUTH_JWKS_URL: jwksUrl,
         AUTH_ISSUER: issuer,
         AUTH_AUDIENCE: 'client-1',
+        GROUPS_CLAIM: 'cognito:groups',
         NODE_OPTIONS: '--enable-source-maps',
       });
       expect(authorizer!.Properties.Layers).toBeUndefined();

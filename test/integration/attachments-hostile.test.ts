@@ -221,7 +221,7 @@ describe('content types', () => {
       stageVariables: null,
       body: body.toString('utf8'),
       isBase64Encoded: false,
-      requestContext: { requestId: 'text-body', authorizer: { principalId: USER } } as unknown as APIGatewayProxyEvent['requestContext'],
+      requestContext: { requestId: 'text-body', authorizer: { principalId: USER, userId: USER, groups: '[]' } } as unknown as APIGatewayProxyEvent['requestContext'],
     };
     const result = await uploadHandler.withApp(t.api.app)(event);
     expect(result.statusCode).toBe(201);

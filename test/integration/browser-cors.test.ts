@@ -17,7 +17,7 @@ describe.skipIf(!runBrowserTests)('a browser page on another origin', () => {
   beforeAll(async () => {
     [app, stranger] = await Promise.all([servePage(), servePage()]);
     t = await startTestApi({ env: { CORS_ORIGINS: app.origin } });
-    token = await t.token('browser_user');
+    token = await t.token('browser_user', { groups: ['team'] });
     chromium = await launchChromium();
   });
   afterAll(async () => {

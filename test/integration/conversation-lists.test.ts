@@ -13,6 +13,7 @@ beforeAll(async () => {
     const group = i % 5 === 0 ? (i % 10 === 0 ? 'g_even' : 'g_odd') : null;
     const response = await t.call(USER, 'POST', '/v1/conversations', {
       form: group ? { group_id: `${group}_${i}` } : { contact_id: `c_${i}` },
+      ...(group ? { groups: [`${group}_${i}`] } : {}),
     });
     const state = { muted: i % 2 === 0, archived: i % 3 === 0, pinned: i % 4 === 0 };
     await t.call(USER, 'PUT', `/v1/conversations/${response.body.id}`, {

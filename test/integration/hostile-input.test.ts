@@ -90,10 +90,10 @@ describe('class 3: token subjects are bounded to what the stores can hold', () =
 
   it(`accepts a sub of exactly ${MAX_USER_ID_BYTES} UTF-8 bytes everywhere: create, upload, get, lists, download`, async () => {
     expect(Buffer.byteLength(longest)).toBe(MAX_USER_ID_BYTES);
-    const authorization = `Bearer ${await tokenWith({ sub: longest })}`;
+    const widest = '\u{1F600}'.repeat(128);
+    const authorization = `Bearer ${await tokenWith({ sub: longest, groups: [widest] })}`;
     const call = (method: string, path: string, init: Record<string, unknown> = {}) =>
       t.call(null, method, path, { ...init, headers: { authorization, ...(init.headers as object) } });
-    const widest = '\u{1F600}'.repeat(128);
     const conversation = await call('POST', '/v1/conversations', { json: { group_id: widest } });
     expect(conversation.status).toBe(201);
     const form = new FormData();

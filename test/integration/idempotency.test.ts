@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
 
+// A group conversation needs the group in the token: the creator is a member of the group it names.
 const createWithKey = (t: TestApi, userId: string, key: string, form: Record<string, string>) =>
-  t.call(userId, 'POST', '/v1/conversations', { form, headers: { 'idempotency-key': key } });
+  t.call(userId, 'POST', '/v1/conversations', { form, headers: { 'idempotency-key': key }, ...(form.group_id ? { groups: [form.group_id] } : {}) });
 
 describe('Idempotency-Key on POST /v1/conversations', () => {
   let t: TestApi;

@@ -57,7 +57,8 @@ function samEvent(body: Buffer, contentType: string, binaryTypes: Set<string>, u
     requestContext: {
       accountId: '123456789012',
       apiId: '1234567890',
-      authorizer: { principalId: userId },
+      // As our authorizer's Allow passes it on (shared/auth/policy.ts): the user and the token's groups, none here.
+      authorizer: { principalId: userId, userId, groups: '[]' },
       httpMethod: 'POST',
       identity: callerIdentity('127.0.0.1', null),
       path: '/prod/v1/attachments',

@@ -15,7 +15,8 @@ let contract: OpenApiContract | undefined;
 export interface TestApi {
   api: LocalApi;
   url: string;
-  token(userId: string, ttlSeconds?: number): Promise<string>;
+  /** A token of `userId`; `groups` puts the groups claim in it (absent: no claim, no groups). */
+  token(userId: string, claims?: TestTokenClaims): Promise<string>;
   /** A request as `userId` (or with no token when userId is null). */
   call(userId: string | null, method: string, path: string, init?: CallInit): Promise<TestResponse>;
   close(): Promise<void>;
@@ -26,6 +27,8 @@ export interface CallInit {
   json?: unknown;
   body?: RequestInit["body"];
   headers?: Record<string, string>;
+  /** The groups the call's token lists (the claim is left out when not given). */
+  groups?: readonly string[];
   /** Fails the call (AbortError) when no answer came within this many milliseconds: a hang is a failure. */
   timeoutMs?: number;
 }
@@ -37,13 +40,21 @@ export interface TestResponse {
   text: string;
 }
 
+export interface TestTokenClaims {
+  ttlSeconds?: number;
+  groups?: readonly string[];
+}
+
 export async function startTestApi(options: LocalApiOptions = {}): Promise<TestApi> {
   const api = await startLocalApi({ port: 0, sharedDynamodb: sharedDynamodb(), ...options });
   const tokens = new Map<string, string>();
-  const token = async (userId: string, ttlSeconds = 3600) => {
-    if (ttlSeconds !== 3600) return signToken(api.authSecret, userId, ttlSeconds);
-    if (!tokens.has(userId)) tokens.set(userId, await signToken(api.authSecret, userId));
-    return tokens.get(userId)!;
+  const { groupsClaim } = api;
+  const token = async (userId: string, { ttlSeconds = 3600, groups }: TestTokenClaims = {}) => {
+    if (ttlSeconds !== 3600) return signToken(api.authSecret, userId, { ttlSeconds, groups, groupsClaim });
+    // One token per user and groups: the gateway's authorizer cache then answers most calls, as on AWS.
+    const key = JSON.stringify([userId, groups ?? null]);
+    if (!tokens.has(key)) tokens.set(key, await signToken(api.authSecret, userId, { groups, groupsClaim }));
+    return tokens.get(key)!;
   };
   return {
     api,
@@ -58,10 +69,10 @@ export async function startTestApi(options: LocalApiOptions = {}): Promise<TestA
  * Requests to an API at `url` with tokens from `token`; every response is
  * checked against the OpenAPI document before the test sees it.
  */
-export function apiCaller(url: string, token: (userId: string) => Promise<string>): TestApi['call'] {
+export function apiCaller(url: string, token: (userId: string, claims?: TestTokenClaims) => Promise<string>): TestApi['call'] {
   return async (userId, method, path, init = {}) => {
     const signal = init.timeoutMs === undefined ? undefined : AbortSignal.timeout(init.timeoutMs);
-    const request = encode(userId === null ? null : await token(userId), init);
+    const request = encode(userId === null ? null : await token(userId, init.groups ? { groups: init.groups } : {}), init);
     const received = await read(await fetch(`${url}${path}`, { method, ...request, ...(signal ? { signal } : {}) }));
     // Every response a test receives must be one the OpenAPI document describes.
     contract ??= new OpenApiContract();

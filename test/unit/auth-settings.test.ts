@@ -13,7 +13,7 @@ describe('the authorizer settings', () => {
       read.push(arn);
       return 'from-the-extension';
     });
-    expect(settings).toEqual({ mode: 'secret', secret: 'from-the-extension', issuer: 'iss', audience: 'aud' });
+    expect(settings).toEqual({ mode: 'secret', secret: 'from-the-extension', issuer: 'iss', audience: 'aud', groupsClaim: 'groups' });
     expect(read).toEqual([ARN]);
   });
 
@@ -27,6 +27,7 @@ describe('the authorizer settings', () => {
       jwksUrl: 'https://issuer.example/jwks',
       issuer: undefined,
       audience: undefined,
+      groupsClaim: 'groups',
     });
   });
 

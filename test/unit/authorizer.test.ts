@@ -9,13 +9,13 @@ describe('the authorizer policy', () => {
   it('allows the whole API of the stage, not only the method it was asked about', () => {
     const arn = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/v1/conversations/conv_1';
     expect(wholeApiArn(arn)).toBe('arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*/*');
-    expect(allowPolicy('user-1', arn)).toMatchObject({ principalId: 'user-1', context: { userId: 'user-1' } });
+    expect(allowPolicy({ userId: 'user-1', groups: new Set(['team']) }, arn)).toMatchObject({ principalId: 'user-1', context: { userId: 'user-1', groups: '["team"]' } });
   });
 });
 
 describe('token subjects', () => {
   const secret = 'unit-test-secret';
-  const verifier = tokenVerifier({ mode: 'secret', secret });
+  const verifier = tokenVerifier({ mode: 'secret', secret, groupsClaim: 'groups' });
   const withSub = (sub: string) =>
     new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
@@ -27,7 +27,7 @@ describe('token subjects', () => {
 
   it(`accepts a subject of exactly ${MAX_USER_ID_BYTES} UTF-8 bytes, astral characters included`, async () => {
     const sub = '\u{1F600}'.repeat(MAX_USER_ID_BYTES / 4);
-    expect(await verifier.verify(await withSub(sub))).toEqual({ userId: sub });
+    expect(await verifier.verify(await withSub(sub))).toEqual({ userId: sub, groups: new Set() });
   });
 
   it.each([
@@ -60,7 +60,7 @@ describe('tokens from a JWKS URL', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
-    verifier = tokenVerifier({ mode: 'jwks', jwksUrl: `http://127.0.0.1:${port}/jwks.json`, issuer, audience });
+    verifier = tokenVerifier({ mode: 'jwks', jwksUrl: `http://127.0.0.1:${port}/jwks.json`, issuer, audience, groupsClaim: 'groups' });
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
@@ -74,7 +74,7 @@ describe('tokens from a JWKS URL', () => {
       .sign(privateKey);
 
   it('accepts an RS256 token from the key set with the right issuer and audience', async () => {
-    expect(await verifier.verify(await rs256())).toEqual({ userId: 'oidc-user' });
+    expect(await verifier.verify(await rs256())).toEqual({ userId: 'oidc-user', groups: new Set() });
   });
 
   it('refuses another issuer or audience', async () => {

@@ -119,6 +119,8 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
   const conversations = new Map(users.map((user) => [user, new Set<string>()]));
   const attachments = new Map(users.map((user) => [user, new Set<string>()]));
 
+  // Every user's token lists every group the workload may name: its group conversations are the members'.
+  const groups = Array.from({ length: options.groupsPerUser }, (_, index) => `group-${index}`);
   /** Sends a request (built anew per attempt: a body stream is read once), retrying 503s. */
   const send = async (
     userId: string,
@@ -132,7 +134,7 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
     for (let attempt = 0; attempt < maxAttempts; attempt += 1) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs));
       try {
-        last = await t.call(userId, method, path, init());
+        last = await t.call(userId, method, path, { groups, ...init() });
         attempts.push({ status: last.status, ...(last.body?.error?.code ? { code: last.body.error.code } : {}) });
       } catch (error) {
         attempts.push({ status: -1, problem: String(error).slice(0, 300) });
