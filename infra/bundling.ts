@@ -1,9 +1,9 @@
 import type { BuildOptions } from 'esbuild';
-/**
- * How every function is bundled: one set of esbuild settings shared by the
- * CDK stack (NodejsFunction, local esbuild, no Docker) and the benchmark, so
- * the bench measures the bundles that deploy.
- */
+
+// How every function is bundled: one set of esbuild settings shared by the
+// CDK stack (NodejsFunction, local esbuild, no Docker) and the benchmark, so
+// the bench measures the bundles that deploy.
+
 /** Keep in step with the stack's Lambda runtime (Node.js 24). */
 export const LAMBDA_NODE_TARGET = 'node24';
 

@@ -4,7 +4,7 @@ import { BINARY_MEDIA_TYPES } from './routes.js';
 
 /**
  * API Gateway's own answers (before or instead of a handler), in the error
- * shape of API.md. The CDK stack renders these as gateway responses with
+ * shape of docs/api.md. The CDK stack renders these as gateway responses with
  * `$context` variables; the local server renders the same definitions with
  * the request's values.
  */

@@ -26,7 +26,7 @@ export interface TableArn {
   definition: TableDefinition;
 }
 
-// Only the actions the code calls. No Scan: every list is a Query (API.md); no
+// Only the actions the code calls. No Scan: every list is a Query (docs/api.md); no
 // batch actions: the API never batches. Writes include the reads that conditional
 // writes and delete-what-belongs-to-it need. A TransactWriteItems is authorised
 // item by item on these same actions (Put → PutItem, Update → UpdateItem,

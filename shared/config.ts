@@ -32,7 +32,7 @@ export interface Config {
 /** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_FILE_URL_TTL_SECONDS = 900;
-/** 5 GiB: S3's largest single PUT, and what the upload sessions of API.md promise by default. */
+/** 5 GiB: S3's largest single PUT, and what upload sessions take by default (docs/api.md). */
 export const DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
 /** S3's own ceiling for one object (10,000 parts of 5 GiB are more; S3 caps the object). */
 export const S3_MAX_OBJECT_BYTES = 5 * 1024 ** 4;

@@ -95,7 +95,7 @@ export class Api extends Construct {
       new SizeGuard(this, 'SizeGuard', { stage: this.restApi.deploymentStage });
     }
 
-    acknowledge(this.restApi, 'AwsSolutions-APIG2', 'Every handler validates its parameters and answers 400 in the error shape of API.md; a gateway validator would answer in another shape.');
+    acknowledge(this.restApi, 'AwsSolutions-APIG2', 'Every handler validates its parameters and answers 400 in the error shape of docs/api.md; a gateway validator would answer in another shape.');
     acknowledge(this.restApi, 'AwsSolutions-COG4', 'Methods use a TOKEN Lambda authorizer that verifies JWTs: HS256 with the stack secret, or RS256/ES256 from any OIDC JWKS URL, a Cognito user pool included.');
     acknowledge(
       this.restApi,
@@ -126,7 +126,7 @@ function markBinaryForSamLocal(method: CfnMethod): void {
 }
 
 /**
- * A gateway response in the error shape of API.md: the body comes from
+ * A gateway response in the error shape of docs/api.md: the body comes from
  * errorBody (shared/http/errors.ts) with API Gateway's `$context` variables
  * in place of the request's values.
  */

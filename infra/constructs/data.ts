@@ -46,7 +46,7 @@ export class Data extends Construct {
 
     this.files = new Bucket(this, 'Files', {
       ...privateBucket,
-      // Deleting an attachment deletes its file for good (API.md): no versions linger.
+      // Deleting an attachment deletes its file for good (docs/api.md): no versions linger.
       versioned: false,
       lifecycleRules: [
         // S3 counts whole days (to the next midnight UTC): an abandoned session's parts are gone a day after it expires at most.

@@ -1,7 +1,7 @@
 import { asciiFallback } from './filename.js';
 
 /**
- * The Content-Disposition of a download, always in the form API.md gives:
+ * The Content-Disposition of a download, always in the form docs/api.md gives:
  * `attachment; filename="<ASCII fallback>"; filename*=UTF-8''<percent-encoded>`
  * (RFC 6266 / 8187). The content-disposition package leaves out the quotes
  * and `filename*` for ASCII names; clients of the contract may expect both.

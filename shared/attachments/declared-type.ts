@@ -2,7 +2,7 @@
  * Whether a multipart body's file part really says `text/plain`. busboy
  * reports text/plain for three different parts: one that says so, one with
  * no Content-Type, and one whose Content-Type it cannot parse (`;;;`). Only
- * the first is the client's word; for the other two API.md lets the
+ * the first is the client's word; for the other two docs/api.md lets the
  * extension decide. busboy does not hand out a part's raw headers, so this
  * reads the header blocks of the (already parsed) body itself, without
  * copying the file bytes: a slice per header block.

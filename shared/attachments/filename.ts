@@ -1,10 +1,9 @@
 import { utf8Bytes } from '../text.js';
 
 /**
- * Filenames as API.md defines them: the base name only, control characters
- * removed, Unicode kept (NFC), at most 255 UTF-8 bytes keeping the extension,
- * `file` when nothing is left. The name is metadata only: the S3 key never
- * derives from it, so these rules are about what clients show and save.
+ * Filenames by the rules of docs/api.md (POST /v1/attachments). The name is
+ * metadata only: the S3 key never derives from it, so these rules are about
+ * what clients show and save.
  */
 export const MAX_FILENAME_BYTES = 255;
 export const DEFAULT_FILENAME = 'file';

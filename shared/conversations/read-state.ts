@@ -27,17 +27,7 @@ export function requestedOpen(lastOpenedAt: number | null | undefined, now: numb
 /** A write that moves one of the two times: an open, a mark-as-unread, or activity (an upload). */
 export type ReadStateWrite = { kind: 'open'; at: number } | { kind: 'clear' } | { kind: 'activity'; at: number };
 
-/**
- * One case of a read-state write. The unread index key cannot be computed by
- * an update expression (there is no if-then-else in SET), so each write is
- * split into cases whose conditions are disjoint and cover every stored
- * state; the store tries one case as a conditional UpdateItem and, when its
- * condition fails, picks the case that holds for the state it then reads. The
- * condition is checked atomically with the write, so the index key written is
- * always the one the two stored times give, however uploads and opens race;
- * no case ever writes a value derived from a read that the condition does not
- * re-check.
- */
+/** One case of a read-state write; why writes are split into cases: docs/decisions.md, "Read state". */
 export interface ReadStateCase {
   /** ConditionExpression over the stored times; safe to AND with another condition as it is. */
   condition: string;
@@ -73,7 +63,6 @@ function withPlaceholders(spec: CaseSpec, at: number | undefined): ReadStateCase
   return { ...spec, names, values };
 }
 
-/** The cases of a write, the likeliest first (the one tried without reading). */
 /** The case that holds for the stored times; the cases cover every state (unit-tested), so one always does. */
 export function caseHolding(cases: readonly ReadStateCase[], stored: ReadTimes): ReadStateCase {
   const chosen = cases.find((candidate) => candidate.holds(stored));
@@ -82,6 +71,7 @@ export function caseHolding(cases: readonly ReadStateCase[], stored: ReadTimes):
   return chosen;
 }
 
+/** The cases of a write, the likeliest first (the one tried without reading). */
 export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
   return caseSpecs(write).map((spec) => withPlaceholders(spec, write.kind === 'clear' ? undefined : write.at));
 }

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
  *
  * Sizes: DynamoDB holds a partition key of at most 2,048 bytes and a sort
  * key of at most 1,024. The longest index key is composite(user id, client
- * id): a client id is at most 128 characters (API.md), 512 UTF-8 bytes,
+ * id): a client id is at most 128 characters (docs/api.md), 512 UTF-8 bytes,
  * 1,536 once percent-encoded; a user id of MAX_USER_ID_BYTES is at most 384
  * encoded, so the key stays under 2,048 (1,921). The authorizer refuses a
  * longer `sub` (401 token_invalid) before any of these is built.

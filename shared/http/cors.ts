@@ -48,14 +48,7 @@ export function preflightHeaders(
   };
 }
 
-/**
- * What API Gateway's own answers (gateway responses: 401 before a handler,
- * unknown route, too large, throttled) can say about the origin. Their
- * headers are fixed or copied from the request, never chosen from a list:
- * with one configured origin (or `*`) they name it; with several they echo
- * the request's Origin, which only lets any page read these error bodies
- * (they hold no user data). The local emulator applies the same rule.
- */
+/** What API Gateway's own answers can say about the origin, and why: docs/client-developers.md, "CORS". */
 export type GatewayAllowOrigin = { kind: 'none' } | { kind: 'fixed'; origin: string } | { kind: 'request-origin' };
 
 export function gatewayAllowOrigin(allowedOrigins: readonly string[]): GatewayAllowOrigin {

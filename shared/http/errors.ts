@@ -1,5 +1,5 @@
 /**
- * The one place that knows the error shape of API.md. Handlers and services
+ * The one place that knows the error shape (docs/api.md, "Errors"). Handlers and services
  * throw ApiError; the handler wrapper, the local gateway and the CDK gateway
  * responses all render through errorBody().
  */

@@ -49,7 +49,7 @@ export function sessionRequestOf(values: {
   return {
     filename: values.filename,
     file_size: values.file_size,
-    // As for uploads (API.md): a specific declared type, else the extension's, else application/octet-stream.
+    // As for uploads (docs/api.md): a specific declared type, else the extension's, else application/octet-stream.
     file_type: fileTypeOf(values.file_type, values.filename),
     ...(conversation_id === undefined ? {} : { conversation_id }),
     ...(message_id === undefined ? {} : { message_id }),

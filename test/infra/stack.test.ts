@@ -252,7 +252,7 @@ describe('the REST API', () => {
     expect(BINARY_MEDIA_TYPES).toContain('multipart/form-data');
   });
 
-  it.each(Object.keys(gatewayResponses) as GatewayResponseType[])('answers %s in the error shape of API.md with the request id', (type) => {
+  it.each(Object.keys(gatewayResponses) as GatewayResponseType[])('answers %s in the error shape of docs/api.md with the request id', (type) => {
     const definition = gatewayResponses[type];
     const [response] = Object.values(resourcesOf(template(), 'AWS::ApiGateway::GatewayResponse')).filter(({ Properties }) => Properties.ResponseType === type);
     const { Properties } = response!;

@@ -154,7 +154,7 @@ class Target {
       this.conversationId = (await send(this.user, 'POST', '/v1/conversations', { form: { contact_id: `base-${Date.now()}` } })).body.id;
     }
     if (!this.attachmentId) {
-      // Outside the conversation: deleting that one must not take this one along (API.md allows seconds for that).
+      // Outside the conversation: deleting that one must not take this one along (docs/api.md allows seconds for that).
       this.attachmentId = (await upload(t, this.user, { bytes: 'base', filename: 'base.txt' })).body.id;
     }
     this.state = await snapshot(this.user);

@@ -25,7 +25,7 @@ const utf8Within = (max: number) =>
     for (const char of text) if (bytes(kept + char) <= max) kept += char;
     return kept || 'x';
   });
-// A client id as API.md bounds it: 1-128 characters (code points), the worst case 4-byte ones.
+// A client id as docs/api.md bounds it: 1-128 characters (code points), the worst case 4-byte ones.
 const clientIds = fc.oneof(
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 128 }).map((text) => [...text].slice(0, 128).join('')),
   fc.constant('\u{1F600}'.repeat(128)),
@@ -42,7 +42,7 @@ describe('DynamoDB keys', () => {
     expect(counterpartKey('u', { kind: 'contact', id: 'x' })).not.toEqual(counterpartKey('u', { kind: 'group', id: 'x' }));
   });
 
-  it('fits every key DynamoDB holds for any user id the authorizer admits and any client id API.md admits', () => {
+  it('fits every key DynamoDB holds for any user id the authorizer admits and any client id docs/api.md admits', () => {
     fc.assert(
       fc.property(userIds, clientIds, fc.constantFrom<Counterpart['kind']>('contact', 'group'), (userId, clientId, kind) => {
         for (const partitionKey of [userId, groupKey(userId, clientId), contactKey(userId, clientId), flagKey(userId, true), attachmentConversationKey(userId, newId('conv'))]) {
