@@ -1,3 +1,5 @@
+import type { Credentials } from './s3/signer.js';
+
 /**
  * Runtime configuration, read once per process from an environment: on Lambda
  * the one the CDK stack sets (shared/app.ts), on the local server the one it
@@ -27,6 +29,12 @@ export interface Config {
    * default chain reads the function's role credentials.
    */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /**
+   * What S3 calls and URLs are signed with, when not `credentials` or the
+   * default chain: the local server's, each function with a key of its own
+   * (infra/local/s3-roles.ts), as each Lambda function signs with its role.
+   */
+  s3Credentials?: Credentials;
 }
 
 /** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */

@@ -5,6 +5,15 @@ import type { FileStore } from './model.js';
 
 const errorName = (error: unknown) => (error instanceof Error ? error.name : '');
 
+/**
+ * A key S3 says is not there: HEAD's body-less 404 (NotFound) or GET's
+ * NoSuchKey. S3 says so only to a role that holds s3:ListBucket on the key
+ * (the 'list' file access, infra/routes.ts); without it a missing key is
+ * AccessDenied, which stays an error here: a 403 is also a refused signature
+ * or a policy that denies, and reading it as "gone" would hide those.
+ */
+const isMissingKey = (error: unknown) => errorName(error) === 'NotFound' || errorName(error) === 'NoSuchKey';
+
 /** S3's refusals of CompleteMultipartUpload that are the client's to fix. */
 const ASSEMBLY_REFUSALS = {
   InvalidPart: 'invalid_part',
@@ -79,12 +88,17 @@ export class S3FileStore implements FileStore, MultipartFileStore {
     try {
       return (await this.bucket.headObject(key)).contentLength;
     } catch (error) {
-      if (errorName(error) === 'NotFound' || errorName(error) === 'NoSuchKey') return undefined;
+      if (isMissingKey(error)) return undefined;
       throw error;
     }
   }
 
-  firstBytes(key: string, count: number): Promise<Uint8Array> {
-    return this.bucket.getObject(key, `bytes=0-${count - 1}`);
+  async firstBytes(key: string, count: number): Promise<Uint8Array | undefined> {
+    try {
+      return await this.bucket.getObject(key, `bytes=0-${count - 1}`);
+    } catch (error) {
+      if (isMissingKey(error)) return undefined;
+      throw error;
+    }
   }
 }

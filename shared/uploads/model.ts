@@ -105,7 +105,7 @@ export interface MultipartFileStore {
   abortMultipart(key: string, uploadId: string): Promise<void>;
   /** The stored object's size, or undefined when there is none. */
   sizeOf(key: string): Promise<number | undefined>;
-  /** Up to `count` bytes from the start of the object. */
-  firstBytes(key: string, count: number): Promise<Uint8Array>;
+  /** Up to `count` bytes from the start of the object, or undefined when there is none. */
+  firstBytes(key: string, count: number): Promise<Uint8Array | undefined>;
   remove(key: string): Promise<void>;
 }

@@ -150,7 +150,10 @@ export class UploadSessionService {
     if (size === undefined) return this.afterVanishedUpload(userId, id);
     if (size !== record.file_size) return this.refuse(userId, record, sizeMismatch(record.file_size, size));
 
-    const sniffed = await sniffer.sniff(await this.files.firstBytes(key, sniffer.bytesNeeded));
+    const firstBytes = await this.files.firstBytes(key, sniffer.bytesNeeded);
+    // Gone between the size and the bytes: the same race, one step later.
+    if (firstBytes === undefined) return this.afterVanishedUpload(userId, id);
+    const sniffed = await sniffer.sniff(firstBytes);
     const attachment: AttachmentRecord = {
       id: record.attachment_id,
       message_id: record.message_id,
