@@ -1,5 +1,6 @@
 import type { S3Bucket } from '../s3/bucket.js';
 import type { S3Presigner } from '../s3/presigner.js';
+import { nowSeconds } from '../time.js';
 import type { AssemblyResult, CompletedPart, MultipartFileStore, StoredPart } from '../uploads/model.js';
 import type { FileStore } from './model.js';
 
@@ -40,9 +41,15 @@ export class S3FileStore implements FileStore, MultipartFileStore {
     return this.bucket.createMultipartUpload(key, fileType);
   }
 
-  /** The one place that signs part URLs (in the process, shared/s3/presigner.ts): the client PUTs the bytes to S3 directly. */
-  presignUploadPart(key: string, uploadId: string, partNumber: number, ttlSeconds: number): Promise<string> {
-    return this.presigner.presignUploadPart(key, { uploadId, partNumber }, { expiresIn: ttlSeconds });
+  /**
+   * The one place that signs part URLs (in the process, shared/s3/presigner.ts): the client PUTs the bytes to S3
+   * directly. Like file_url, never past the signing credentials' expiry.
+   */
+  async presignUploadPart(key: string, uploadId: string, partNumber: number, ttlSeconds: number): Promise<{ url: string; expiresIn: number }> {
+    const signedAt = nowSeconds();
+    const expiresIn = await this.presigner.lifetimeFrom(signedAt, ttlSeconds);
+    const url = await this.presigner.presignUploadPart(key, { uploadId, partNumber }, { expiresIn, signingDate: new Date(signedAt * 1000) });
+    return { url, expiresIn };
   }
 
   async listParts(key: string, uploadId: string): Promise<StoredPart[]> {

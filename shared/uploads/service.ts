@@ -121,11 +121,10 @@ export class UploadSessionService {
     if (partNumbers.some((number) => number > record.part_count)) throw partNumberOutOfRange('part_numbers', record.part_count);
     const ttl = Math.min(this.settings.partUrlTtlSeconds, record.expires_at - now);
     return Promise.all(
-      partNumbers.map(async (part_number) => ({
-        part_number,
-        url: await this.files.presignUploadPart(keyOf(userId, record), record.upload_id, part_number, ttl),
-        expires_at: now + ttl,
-      })),
+      partNumbers.map(async (part_number) => {
+        const { url, expiresIn } = await this.files.presignUploadPart(keyOf(userId, record), record.upload_id, part_number, ttl);
+        return { part_number, url, expires_at: now + expiresIn };
+      }),
     );
   }
 
