@@ -2,6 +2,15 @@ import { Readable } from 'node:stream';
 import { HttpResponse, type HttpRequest } from '@smithy/core/protocols';
 import type { S3Transport } from '../../shared/s3/bucket.js';
 
+/** A bucket on a stand-in's address, with the SDK's three attempts: what the scripted tests call. */
+export const SCRIPTED_BUCKET = {
+  region: 'us-east-1',
+  bucket: 'attachments',
+  endpoint: 'http://127.0.0.1:4568',
+  credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+  maxAttempts: 3,
+};
+
 /**
  * One answer of a scripted S3: a status, headers, a body (cut by a reset
  * after `cutAfter` bytes when given: a connection lost mid-body); or a

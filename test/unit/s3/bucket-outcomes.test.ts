@@ -12,7 +12,7 @@ import {
 import type { HttpRequest } from '@smithy/core/protocols';
 import { describe, expect, it } from 'vitest';
 import { S3Bucket } from '../../../shared/s3/bucket.js';
-import { RecordingTransport, successOf, type ScriptedAnswer } from '../../support/recording-s3.js';
+import { RecordingTransport, SCRIPTED_BUCKET as SETTINGS, successOf, type ScriptedAnswer } from '../../support/recording-s3.js';
 import { referenceS3Client } from '../../support/reference-s3-client.js';
 
 /**
@@ -24,13 +24,6 @@ import { referenceS3Client } from '../../support/reference-s3-client.js';
  * mid-body is retried; the client hands the stream to its caller.
  */
 
-const SETTINGS = {
-  region: 'us-east-1',
-  bucket: 'attachments',
-  endpoint: 'http://127.0.0.1:4568',
-  credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
-  maxAttempts: 3,
-};
 const KEY = 'files/u/att_1';
 
 interface Operation {
