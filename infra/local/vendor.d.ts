@@ -23,8 +23,6 @@ declare module '@20minutes/s3rver' {
 declare module '@20minutes/s3rver/lib/models/account.js' {
   interface AWSAccount {
     createKeyPair(accessKeyId: string, secretAccessKey: string): void;
-    /** The secret of each key id registered. */
-    readonly accessKeys: Map<string, string>;
   }
   /** The account s3rver serves every authenticated request as; it knows only the key pairs registered on it. */
   export const DUMMY_ACCOUNT: AWSAccount;
