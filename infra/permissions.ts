@@ -10,6 +10,8 @@ import type { FileAccess, Route } from './routes.js';
 export interface Permission {
   actions: string[];
   resources: string[];
+  /** IAM condition operators and keys, as a policy statement's Condition (CDK's PolicyStatement `conditions`). */
+  conditions?: Record<string, Record<string, string | string[]>>;
 }
 
 export interface DataArns {
@@ -48,7 +50,7 @@ const TABLE_ACTIVITY = [...TABLE_UPDATE, 'dynamodb:ConditionCheckItem'];
 const TABLE_ACCESS = { read: TABLE_READ, update: TABLE_UPDATE, activity: TABLE_ACTIVITY, write: TABLE_WRITE } as const;
 
 // s3:PutObject also covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload.
-const FILE_ACTIONS: Record<FileAccess, string> = {
+const FILE_ACTIONS: Record<Exclude<FileAccess, 'list'>, string> = {
   get: 's3:GetObject',
   put: 's3:PutObject',
   delete: 's3:DeleteObject',
@@ -87,12 +89,25 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
   table(access.attachments, arns.attachments);
   table(access.uploadSessions, arns.uploadSessions);
   if (route.idempotent) permissions.push({ actions: IDEMPOTENCY_ACTIONS, resources: tableResources(arns.idempotency) });
-  if (access.files?.length) {
+  const objectActions = [...new Set(access.files)].filter((action) => action !== 'list');
+  if (objectActions.length) {
     permissions.push({
-      actions: [...new Set(access.files)].map((action) => FILE_ACTIONS[action]),
+      actions: objectActions.map((action) => FILE_ACTIONS[action]),
       // Object keys are minted per user and attachment at run time: the prefix is the narrowest scope.
       resources: [`${arns.filesBucket}/${FILES_PREFIX}*`],
     });
   }
+  if (access.files?.includes('list')) permissions.push(listFilesPermission(arns.filesBucket));
   return permissions;
+}
+
+/**
+ * s3:ListBucket is a bucket action: its resource is the bucket, and the
+ * s3:prefix condition keeps it to the files prefix. Its only use here is that
+ * S3 then answers a GET or HEAD of a missing key 404 (NoSuchKey, NotFound)
+ * rather than 403 AccessDenied: S3 checks it with the missing key as
+ * s3:prefix (docs/deploying.md, "A missing file is a 404").
+ */
+export function listFilesPermission(filesBucketArn: string): Permission {
+  return { actions: ['s3:ListBucket'], resources: [filesBucketArn], conditions: { StringLike: { 's3:prefix': `${FILES_PREFIX}*` } } };
 }

@@ -32,12 +32,15 @@ export interface Access {
   /**
    * S3 object actions under the files prefix; 'get' is also what presigning
    * file_url needs, 'put' what starting, presigning parts of and completing a
-   * multipart upload need; 'list-parts' and 'abort' are the multipart rest.
+   * multipart upload need; 'list-parts' and 'abort' are the multipart rest;
+   * 'list' (s3:ListBucket under the prefix) is what makes S3 answer a missing
+   * file 404 rather than 403, for a function that must tell a vanished file
+   * from a refusal.
    */
   files?: FileAccess[];
 }
 
-export type FileAccess = 'get' | 'put' | 'delete' | 'list-parts' | 'abort';
+export type FileAccess = 'get' | 'put' | 'delete' | 'list-parts' | 'abort' | 'list';
 
 export const routes: readonly Route[] = [
   { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'update' } },
@@ -95,8 +98,9 @@ export const routes: readonly Route[] = [
     entry: 'functions/upload-sessions/complete.ts',
     idempotent: true,
     // One transaction closes the session, writes the attachment and marks its conversation active;
-    // get: the size, the first bytes and file_url; delete: a refused file is removed.
-    access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'] },
+    // get: the size, the first bytes and file_url; delete: a refused file is removed; list: a file an abort or the
+    // cleanup took away meanwhile is a 404 to HEAD and GET, told apart from a refusal (UploadSessionService.complete).
+    access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete', 'list'] },
   },
   {
     name: 'AbortUploadSession',

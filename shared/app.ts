@@ -86,10 +86,11 @@ export class App {
   /**
    * What S3 requests and URLs are signed with: the DynamoDB client's
    * credentials, the same source an S3 client would use (the configured ones,
-   * else the default chain: the function's role), resolved and cached once.
+   * else the default chain: the function's role), resolved and cached once;
+   * locally, each function's own (Config.s3Credentials).
    */
   get credentials(): Credentials {
-    return this.dynamo.config.credentials;
+    return this.config.s3Credentials ?? this.dynamo.config.credentials;
   }
 
   get idempotency(): IdempotencyService {

@@ -1,3 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Credentials } from './s3/signer.js';
+
 /**
  * Runtime configuration, read once per process from an environment: on Lambda
  * the one the CDK stack sets (shared/app.ts), on the local server the one it
@@ -27,6 +32,12 @@ export interface Config {
    * default chain reads the function's role credentials.
    */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /**
+   * What S3 calls and URLs are signed with, when not `credentials` or the
+   * default chain: the local server's, each function with a key of its own
+   * (infra/local/s3-roles.ts), as each Lambda function signs with its role.
+   */
+  s3Credentials?: Credentials;
 }
 
 /** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */
@@ -70,6 +81,7 @@ export function commaSeparated(raw: string | undefined): string[] {
 }
 
 export function readConfig(env: Environment): Config {
+  refuseUnhonouredS3Settings(env);
   return {
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
     conversationsTable: env.CONVERSATIONS_TABLE ?? 'conversations',
@@ -85,4 +97,89 @@ export function readConfig(env: Environment): Config {
     uploadSessionTtlSeconds: positiveInteger(env, 'UPLOAD_SESSION_TTL_SECONDS', DEFAULT_UPLOAD_SESSION_TTL_SECONDS),
     corsOrigins: commaSeparated(env.CORS_ORIGINS),
   };
+}
+
+/**
+ * The AWS settings that change where the S3 client sends its requests, and
+ * that the S3 layer (shared/s3/) does not read: it addresses the regional
+ * endpoint or S3_ENDPOINT, never a FIPS or dual-stack one, and never an
+ * endpoint URL of the SDK's configuration. Ignored, they would send files
+ * where the operator said they must not go; so a process refuses to start
+ * with them, whether they come from the environment or, as the SDK also
+ * reads them, from the shared config file's profile (environment first, as
+ * the SDK decides). Lambda has no shared config file; a developer's may.
+ */
+export function refuseUnhonouredS3Settings(env: Environment, sharedConfig: SharedConfig = readSharedConfig(env)): void {
+  const { profile, services } = sharedConfig;
+  const flag = (variable: string, key: string) => (env[variable] ?? profile[key])?.trim().toLowerCase() === 'true';
+  const found: string[] = [];
+  if (flag('AWS_USE_FIPS_ENDPOINT', 'use_fips_endpoint')) found.push('AWS_USE_FIPS_ENDPOINT (use_fips_endpoint)');
+  if (flag('AWS_USE_DUALSTACK_ENDPOINT', 'use_dualstack_endpoint')) found.push('AWS_USE_DUALSTACK_ENDPOINT (use_dualstack_endpoint)');
+  if (!flag('AWS_IGNORE_CONFIGURED_ENDPOINT_URLS', 'ignore_configured_endpoint_urls')) {
+    const endpointUrl = [
+      ['AWS_ENDPOINT_URL_S3', env.AWS_ENDPOINT_URL_S3],
+      ['AWS_ENDPOINT_URL', env.AWS_ENDPOINT_URL],
+      ['endpoint_url of s3 in the services section', services.s3?.endpoint_url],
+      ["the profile's endpoint_url", profile.endpoint_url],
+    ].find(([, value]) => value !== undefined && value !== '');
+    if (endpointUrl) found.push(`${endpointUrl[0]} (set S3_ENDPOINT for another S3)`);
+  }
+  if (found.length > 0) {
+    throw new Error(
+      `These AWS settings would move S3 requests, and this service's S3 layer does not honour them: ${found.join('; ')}. ` +
+        'Its S3 calls and file_url links go to the regional S3 endpoint, or to S3_ENDPOINT (docs/configuration.md). Unset them to start.',
+    );
+  }
+}
+
+/** What the shared config file holds for the profile in use: its keys, and its services section's per-service keys. */
+export interface SharedConfig {
+  profile: Record<string, string>;
+  services: Record<string, Record<string, string>>;
+}
+
+/** The shared config file (AWS_CONFIG_FILE, else ~/.aws/config) as the SDK reads it for the profile (AWS_PROFILE, else default). */
+export function readSharedConfig(env: Environment): SharedConfig {
+  let text: string;
+  try {
+    text = readFileSync(env.AWS_CONFIG_FILE ?? join(homedir(), '.aws', 'config'), 'utf8');
+  } catch {
+    return { profile: {}, services: {} };
+  }
+  const sections = iniSections(text);
+  const name = env.AWS_PROFILE ?? 'default';
+  const profile = sections.get(name === 'default' ? 'default' : `profile ${name}`) ?? sections.get(`profile ${name}`) ?? {};
+  const services: Record<string, Record<string, string>> = {};
+  // A services section nests one level: `s3 =` then indented `endpoint_url = ...`.
+  for (const [key, value] of Object.entries(sections.get(`services ${profile.services ?? ''}`) ?? {})) {
+    const [service, setting] = key.split('.');
+    if (service && setting) (services[service] ??= {})[setting] = value;
+  }
+  return { profile, services };
+}
+
+/** An INI file's sections; an indented line under `key =` is `key.sub`, as in the SDK's parser. */
+function iniSections(text: string): Map<string, Record<string, string>> {
+  const sections = new Map<string, Record<string, string>>();
+  let current: Record<string, string> | undefined;
+  let parent: string | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    const header = /^\s*\[([^\]]+)\]/.exec(line);
+    if (header) {
+      current = {};
+      sections.set(header[1]!.trim().replace(/\s+/g, ' '), current);
+      parent = undefined;
+      continue;
+    }
+    const entry = /^(\s*)([^=#;\s][^=]*?)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!current || !entry) continue;
+    const [, indent, key, value] = entry as unknown as [string, string, string, string];
+    if (indent === '') {
+      current[key.toLowerCase()] = value;
+      parent = value === '' ? key.toLowerCase() : undefined;
+    } else if (parent) {
+      current[`${parent}.${key.toLowerCase()}`] = value;
+    }
+  }
+  return sections;
 }

@@ -5,6 +5,7 @@ import S3rver from '@20minutes/s3rver';
 import { DUMMY_ACCOUNT } from '@20minutes/s3rver/lib/models/account.js';
 import { filesBucketCors } from '../../shared/http/cors.js';
 import { multipartFidelity } from './s3-multipart.js';
+import { functionRoles, missingKeyAsS3Answers } from './s3-roles.js';
 
 export interface S3Credentials {
   accessKeyId: string;
@@ -24,8 +25,10 @@ export async function startS3(
   port = 0,
   corsOrigins: readonly string[] = [],
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
-  // s3rver refuses access keys it does not know, and knows only its own unless told.
+  // s3rver refuses access keys it does not know, and knows only its own unless told: the base key, and each function's.
   DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
+  const roles = functionRoles(credentials, bucket);
+  for (const keyId of roles.keys()) DUMMY_ACCOUNT.createKeyPair(keyId, credentials.secretAccessKey);
   const root = directory ?? mkdtempSync(join(tmpdir(), 'messaging-s3-'));
   mkdirSync(root, { recursive: true });
   const server = new S3rver({
@@ -37,8 +40,8 @@ export async function startS3(
     allowMismatchedSignatures: true,
     configureBuckets: [{ name: bucket, configs: corsOrigins.length > 0 ? [corsXml(corsOrigins)] : [] }],
   });
-  // Just before s3rver's router: what it lacks of S3's multipart uploads (s3-multipart.ts).
-  server.middleware.splice(server.middleware.length - 1, 0, multipartFidelity(server.store));
+  // Just before s3rver's router: what it lacks of S3's multipart uploads (s3-multipart.ts), and of IAM (s3-roles.ts).
+  server.middleware.splice(server.middleware.length - 1, 0, multipartFidelity(server.store), missingKeyAsS3Answers(roles));
   const address = await server.run();
   return {
     endpoint: `http://${host}:${address.port}`,

@@ -20,6 +20,7 @@ import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
 import { readLocalSettings } from './settings.js';
+import { actingAs, CLEANUP_FUNCTION, functionCredentials } from './s3-roles.js';
 import { startStreamPoller } from './stream-poller.js';
 import { answerClientError, createGateway, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 
@@ -152,14 +153,17 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
       ...options.env,
     };
-    const config: Config = { ...readConfig(handlerEnv), credentials };
+    // A stand-in of ours (this server's, or one a test hands over) knows each function's key; an S3 the user
+    // configured in the environment (MinIO) knows the user's.
+    const standInS3 = !process.env.S3_ENDPOINT || options.env?.S3_ENDPOINT !== undefined;
+    const config: Config = { ...readConfig(handlerEnv), credentials, ...(standInS3 ? { s3Credentials: functionCredentials(credentials) } : {}) };
     const app = new App(config, options.clock);
     stoppers.push(async () => app.destroy());
     // Powertools (a library) reads this Lambda variable itself: on-demand instances count a cold start.
     process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
 
     const loaded: LoadedRoute[] = await Promise.all(
-      routes.map(async (route) => ({ route, handler: ((await loadModule(route.entry)).handler as HttpHandler).withApp(app) })),
+      routes.map(async (route) => ({ route, handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler).withApp(app)) })),
     );
     if (streamConsumers) {
       // What the stack's event source mappings run (the cleanup), on whatever DynamoDB the handlers use: tables
@@ -174,7 +178,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
           [tables.attachments]: attachmentsTable,
           [tables.uploadSessions]: uploadSessionsTable,
         }).flatMap(([name, { stream }]) => (stream ? [{ name, stream }] : [])),
-        handler: cleanup.withApp(app),
+        handler: actingAs(CLEANUP_FUNCTION, cleanup.withApp(app)),
         functionTimeoutMs,
       });
       stoppers.push(poller.stop);

@@ -1,9 +1,19 @@
 import type { S3Bucket } from '../s3/bucket.js';
 import type { S3Presigner } from '../s3/presigner.js';
+import { nowSeconds } from '../time.js';
 import type { AssemblyResult, CompletedPart, MultipartFileStore, StoredPart } from '../uploads/model.js';
 import type { FileStore } from './model.js';
 
 const errorName = (error: unknown) => (error instanceof Error ? error.name : '');
+
+/**
+ * A key S3 says is not there: HEAD's body-less 404 (NotFound) or GET's
+ * NoSuchKey. S3 says so only to a role that holds s3:ListBucket on the key
+ * (the 'list' file access, infra/routes.ts); without it a missing key is
+ * AccessDenied, which stays an error here: a 403 is also a refused signature
+ * or a policy that denies, and reading it as "gone" would hide those.
+ */
+const isMissingKey = (error: unknown) => errorName(error) === 'NotFound' || errorName(error) === 'NoSuchKey';
 
 /** S3's refusals of CompleteMultipartUpload that are the client's to fix. */
 const ASSEMBLY_REFUSALS = {
@@ -31,9 +41,15 @@ export class S3FileStore implements FileStore, MultipartFileStore {
     return this.bucket.createMultipartUpload(key, fileType);
   }
 
-  /** The one place that signs part URLs (in the process, shared/s3/presigner.ts): the client PUTs the bytes to S3 directly. */
-  presignUploadPart(key: string, uploadId: string, partNumber: number, ttlSeconds: number): Promise<string> {
-    return this.presigner.presignUploadPart(key, { uploadId, partNumber }, { expiresIn: ttlSeconds });
+  /**
+   * The one place that signs part URLs (in the process, shared/s3/presigner.ts): the client PUTs the bytes to S3
+   * directly. Like file_url, never past the signing credentials' expiry.
+   */
+  async presignUploadPart(key: string, uploadId: string, partNumber: number, ttlSeconds: number): Promise<{ url: string; expiresIn: number }> {
+    const signedAt = nowSeconds();
+    const expiresIn = await this.presigner.lifetimeFrom(signedAt, ttlSeconds);
+    const url = await this.presigner.presignUploadPart(key, { uploadId, partNumber }, { expiresIn, signingDate: new Date(signedAt * 1000) });
+    return { url, expiresIn };
   }
 
   async listParts(key: string, uploadId: string): Promise<StoredPart[]> {
@@ -79,12 +95,17 @@ export class S3FileStore implements FileStore, MultipartFileStore {
     try {
       return (await this.bucket.headObject(key)).contentLength;
     } catch (error) {
-      if (errorName(error) === 'NotFound' || errorName(error) === 'NoSuchKey') return undefined;
+      if (isMissingKey(error)) return undefined;
       throw error;
     }
   }
 
-  firstBytes(key: string, count: number): Promise<Uint8Array> {
-    return this.bucket.getObject(key, `bytes=0-${count - 1}`);
+  async firstBytes(key: string, count: number): Promise<Uint8Array | undefined> {
+    try {
+      return await this.bucket.getObject(key, `bytes=0-${count - 1}`);
+    } catch (error) {
+      if (isMissingKey(error)) return undefined;
+      throw error;
+    }
   }
 }

@@ -30,6 +30,17 @@ export interface S3BucketSettings extends BucketAddress {
   maxAttempts: number;
 }
 
+/**
+ * The S3 client's threshold for `Expect: 100-continue` (its
+ * `expectContinueHeader` default, 2 MiB): from there a PUT's body waits for
+ * S3's 100 Continue (NodeHttpHandler waits up to 6 s, then sends anyway), so
+ * a PUT that S3 refuses on its headers (a denied key, a bad signature, a
+ * redirect) is refused before megabytes go. NodeHttpHandler sends such a
+ * request on a connection of its own, not kept alive: what the client pays
+ * too. The header is never signed (SigV4 leaves `expect` out).
+ */
+const EXPECT_CONTINUE_FROM_BYTES = 2 * 1024 * 1024;
+
 /** The operations the S3 client wraps an <Error> in a 200 for, whose 200 is read as a 503 (see s3ErrorOf). */
 const ANSWER_MAY_BE_AN_ERROR: ReadonlySet<S3Operation> = new Set<S3Operation>([
   'PutObject', 'DeleteObject', 'CreateMultipartUpload', 'ListParts', 'CompleteMultipartUpload', 'AbortMultipartUpload', 'HeadObject',
@@ -50,8 +61,8 @@ const ANSWER_MAY_BE_AN_ERROR: ReadonlySet<S3Operation> = new Set<S3Operation>([
  * What the client does and this does not, none of which these eight calls
  * need: endpoint rules beyond the addressing above, request checksums (the
  * client is configured WHEN_REQUIRED, and none of these operations requires
- * one), response checksum validation (likewise), `Expect: 100-continue` on
- * large PUTs, clock-skew correction, the user agent. And one thing it does
+ * one), response checksum validation (likewise), clock-skew correction,
+ * the user agent. And one thing it does
  * that the client does not: the answer's body is read inside the attempt (at
  * most the 4,100 bytes of a ranged GET, or a small XML document), so a
  * connection lost while reading it is retried like one lost before the answer.
@@ -81,7 +92,11 @@ export class S3Bucket {
     await this.send('PutObject', key, {
       method: 'PUT',
       query: { 'x-id': 'PutObject' },
-      headers: { 'content-length': String(body.byteLength), 'content-type': contentType },
+      headers: {
+        'content-length': String(body.byteLength),
+        'content-type': contentType,
+        ...(body.byteLength >= EXPECT_CONTINUE_FROM_BYTES ? { Expect: '100-continue' } : {}),
+      },
       body,
     });
   }

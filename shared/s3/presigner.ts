@@ -63,11 +63,19 @@ export class S3Presigner {
     }, options);
   }
 
-  /** When the signing credentials end, if they say (temporary ones do; the Lambda role's do not). */
-  async credentialsExpiration(): Promise<Date | undefined> {
+  /**
+   * How long a URL signed at `signedAt` (Unix seconds) may live, at most
+   * `wanted`: a URL signed with temporary credentials dies with them,
+   * whatever X-Amz-Expires says, so never past their expiry when they state
+   * one (temporary ones do; the Lambda role's do not, and configuration
+   * bounds the TTL instead, shared/config.ts). For file_url and part URLs alike.
+   */
+  async lifetimeFrom(signedAt: number, wanted: number): Promise<number> {
     const { credentials } = this.settings;
     const identity = typeof credentials === 'function' ? await credentials() : credentials;
-    return identity?.expiration;
+    if (!identity?.expiration) return wanted;
+    // At least a second: the SDK refreshes credentials minutes before they expire.
+    return Math.min(wanted, Math.max(1, Math.floor(identity.expiration.getTime() / 1000) - signedAt));
   }
 
   private async presign(method: string, key: string, query: Record<string, string>, options: PresignOptions): Promise<string> {

@@ -96,8 +96,8 @@ export type AssemblyResult = 'assembled' | 'no_such_upload' | { refused: 'invali
 export interface MultipartFileStore {
   /** Starts a multipart upload; its id. */
   startMultipart(key: string, fileType: string): Promise<string>;
-  /** A presigned PUT of one part, valid for `ttlSeconds`. */
-  presignUploadPart(key: string, uploadId: string, partNumber: number, ttlSeconds: number): Promise<string>;
+  /** A presigned PUT of one part, valid for `ttlSeconds` or less (never past the signing credentials): the URL and how long it lives. */
+  presignUploadPart(key: string, uploadId: string, partNumber: number, ttlSeconds: number): Promise<{ url: string; expiresIn: number }>;
   /** The parts S3 holds, ascending; empty when the upload no longer exists. */
   listParts(key: string, uploadId: string): Promise<StoredPart[]>;
   assemble(key: string, uploadId: string, parts: readonly CompletedPart[]): Promise<AssemblyResult>;
@@ -105,7 +105,7 @@ export interface MultipartFileStore {
   abortMultipart(key: string, uploadId: string): Promise<void>;
   /** The stored object's size, or undefined when there is none. */
   sizeOf(key: string): Promise<number | undefined>;
-  /** Up to `count` bytes from the start of the object. */
-  firstBytes(key: string, count: number): Promise<Uint8Array>;
+  /** Up to `count` bytes from the start of the object, or undefined when there is none. */
+  firstBytes(key: string, count: number): Promise<Uint8Array | undefined>;
   remove(key: string): Promise<void>;
 }

@@ -121,11 +121,10 @@ export class UploadSessionService {
     if (partNumbers.some((number) => number > record.part_count)) throw partNumberOutOfRange('part_numbers', record.part_count);
     const ttl = Math.min(this.settings.partUrlTtlSeconds, record.expires_at - now);
     return Promise.all(
-      partNumbers.map(async (part_number) => ({
-        part_number,
-        url: await this.files.presignUploadPart(keyOf(userId, record), record.upload_id, part_number, ttl),
-        expires_at: now + ttl,
-      })),
+      partNumbers.map(async (part_number) => {
+        const { url, expiresIn } = await this.files.presignUploadPart(keyOf(userId, record), record.upload_id, part_number, ttl);
+        return { part_number, url, expires_at: now + expiresIn };
+      }),
     );
   }
 
@@ -154,7 +153,10 @@ export class UploadSessionService {
     if (size === undefined) return this.afterVanishedUpload(userId, id);
     if (size !== record.file_size) return this.refuse(userId, record, sizeMismatch(record.file_size, size));
 
-    const sniffed = await sniffer.sniff(await this.files.firstBytes(key, sniffer.bytesNeeded));
+    const firstBytes = await this.files.firstBytes(key, sniffer.bytesNeeded);
+    // Gone between the size and the bytes: the same race, one step later.
+    if (firstBytes === undefined) return this.afterVanishedUpload(userId, id);
+    const sniffed = await sniffer.sniff(firstBytes);
     const attachment: AttachmentRecord = {
       id: record.attachment_id,
       message_id: record.message_id,

@@ -84,6 +84,14 @@ describe('functions', () => {
   });
 });
 
+/** s3:ListBucket on the bucket itself (not its objects), for keys under the files prefix only. */
+const listFilesStatement = {
+  Effect: 'Allow',
+  Action: ['s3:ListBucket'],
+  Resource: { 'Fn::GetAtt': [expect.stringMatching(/^DataFiles/), 'Arn'] },
+  Condition: { StringLike: { 's3:prefix': `${FILES_PREFIX}*` } },
+};
+
 describe('least privilege', () => {
   it('grants no wildcard action to any role, and a * resource only for X-Ray and dynamodb:ListStreams (which have no resource-level permissions)', () => {
     for (const policy of Object.values(resourcesOf(template(), 'AWS::IAM::Policy'))) {
@@ -130,14 +138,22 @@ describe('least privilege', () => {
     }
     expect(dynamodb).toHaveLength(tables.filter(([level]) => level).length);
 
-    const files = route.access.files ?? [];
-    if (files.length === 0) return expect(s3).toEqual([]);
-    expect(s3).toHaveLength(1);
-    expect([...s3[0].Action].sort()).toEqual(files
+    const files = (route.access.files ?? []).filter((f) => f !== 'list');
+    const objects = s3.filter((s) => !s.Action.includes('s3:ListBucket'));
+    const listing = s3.filter((s) => s.Action.includes('s3:ListBucket'));
+    expect(listing).toEqual(route.access.files?.includes('list') ? [listFilesStatement] : []);
+    if (files.length === 0) return expect(objects).toEqual([]);
+    expect(objects).toHaveLength(1);
+    expect([...objects[0].Action].sort()).toEqual(files
         .map((f) => ({ get: 's3:GetObject', put: 's3:PutObject', delete: 's3:DeleteObject', 'list-parts': 's3:ListMultipartUploadParts', abort: 's3:AbortMultipartUpload' })[f])
         .sort(),
     );
-    expect(s3[0].Resource).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^DataFiles/), 'Arn'] }, `/${FILES_PREFIX}*`]] });
+    expect(objects[0].Resource).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^DataFiles/), 'Arn'] }, `/${FILES_PREFIX}*`]] });
+  });
+
+  it('lets the completion list the files bucket under the files prefix only, so that S3 answers a vanished file 404, not 403', () => {
+    expect(routes.filter((route) => route.access.files?.includes('list')).map((route) => route.name)).toEqual(['CompleteUploadSession']);
+    expect(statementsOf(roleOf('CompleteUploadSession')).filter((s) => s.Action.includes('s3:ListBucket'))).toEqual([listFilesStatement]);
   });
 });
 

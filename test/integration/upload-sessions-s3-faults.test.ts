@@ -105,3 +105,28 @@ describe('a completion when S3 fails one step', () => {
     expect(await filesOf('s3-faults-size')).toEqual([]);
   });
 });
+
+describe('a completion racing an abort', () => {
+  /**
+   * On AWS the file is then missing to the completion's HEAD, which S3
+   * answers 404 only because the function may list the files prefix (a role
+   * without s3:ListBucket gets 403, and the client a 500); the local S3
+   * answers each function as its role would (infra/local/s3-roles.ts).
+   */
+  it.each([
+    ['before S3 assembles the file', isS3Assembly],
+    ['after S3 assembled it, before its size is read', isS3Head],
+  ])('answers 404 for the session the abort removed %s, and leaves no file', async (_when, step) => {
+    const userId = `s3-race-${step === isS3Head ? 'head' : 'assembly'}`;
+    const { session, parts } = await uploadedSession(userId, randomBytes(1000));
+    const held = proxy.inject({ match: step, fault: { kind: 'hold' } });
+    const completing = sessions.complete(userId, session.id, parts);
+    await held.hit;
+    expect((await sessions.abort(userId, session.id)).status).toBe(200);
+    held.release();
+    const completed = await completing;
+    expect(completed.status).toBe(404);
+    expect(completed.body.error).toMatchObject({ code: 'resource_missing', param: 'id' });
+    expect(await filesOf(userId)).toEqual([]);
+  });
+});

@@ -2,8 +2,21 @@ import { Readable } from 'node:stream';
 import { HttpResponse, type HttpRequest } from '@smithy/core/protocols';
 import type { S3Transport } from '../../shared/s3/bucket.js';
 
-/** One answer of a scripted S3: a status, headers, a body; or a network failure. */
-export type ScriptedAnswer = { status: number; headers?: Record<string, string>; body?: string } | { fail: Error };
+/** A bucket on a stand-in's address, with the SDK's three attempts: what the scripted tests call. */
+export const SCRIPTED_BUCKET = {
+  region: 'us-east-1',
+  bucket: 'attachments',
+  endpoint: 'http://127.0.0.1:4568',
+  credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+  maxAttempts: 3,
+};
+
+/**
+ * One answer of a scripted S3: a status, headers, a body (cut by a reset
+ * after `cutAfter` bytes when given: a connection lost mid-body); or a
+ * network failure before any answer.
+ */
+export type ScriptedAnswer = { status: number; headers?: Record<string, string>; body?: string; cutAfter?: number } | { fail: Error };
 
 /**
  * A transport that records every request it is handed and answers from a
@@ -24,7 +37,7 @@ export class RecordingTransport implements S3Transport {
         statusCode: answer.status,
         headers: answer.headers ?? {},
         // A stream, as NodeHttpHandler hands the body over.
-        body: Readable.from(answer.body === undefined ? [] : [Buffer.from(answer.body, 'utf8')]),
+        body: answer.cutAfter === undefined ? Readable.from(answer.body === undefined ? [] : [Buffer.from(answer.body, 'utf8')]) : cutBody(answer.body ?? '', answer.cutAfter),
       }),
     };
   }
@@ -33,6 +46,14 @@ export class RecordingTransport implements S3Transport {
   asRequestHandler() {
     return { handle: (request: HttpRequest) => this.handle(request), updateHttpClientConfig() {}, httpHandlerConfigs: () => ({}) };
   }
+}
+
+/** A body whose connection is reset after `bytes` of it, as NodeHttpHandler's stream then fails. */
+function cutBody(text: string, bytes: number): Readable {
+  const stream = new Readable({ read() {} });
+  stream.push(Buffer.from(text, 'utf8').subarray(0, bytes));
+  setImmediate(() => stream.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })));
+  return stream;
 }
 
 /** A successful answer of each operation, as S3 shapes it, told apart by method and query as S3 does. */

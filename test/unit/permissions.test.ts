@@ -49,4 +49,12 @@ describe('permissions from a route access declaration', () => {
     ]);
     expect(permissionsFor({ access: { files: [] } }, arns)).toEqual([]);
   });
+
+  it("grants 'list' as s3:ListBucket on the bucket, limited to keys under the files prefix, apart from the object actions", () => {
+    expect(permissionsFor({ access: { files: ['get', 'list'] } }, arns)).toEqual([
+      { actions: ['s3:GetObject'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
+      { actions: ['s3:ListBucket'], resources: ['arn:aws:s3:::files-bucket'], conditions: { StringLike: { 's3:prefix': 'files/*' } } },
+    ]);
+    expect(permissionsFor({ access: { files: ['list'] } }, arns)).toHaveLength(1);
+  });
 });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../../shared/config.js';
 import { S3FileLinks } from '../../../shared/attachments/s3-file-links.js';
+import { S3FileStore } from '../../../shared/attachments/s3-file-store.js';
+import { S3Bucket } from '../../../shared/s3/bucket.js';
+import { RecordingTransport, successOf } from '../../support/recording-s3.js';
 import { S3Presigner } from '../../../shared/s3/presigner.js';
 import { nowSeconds } from '../../../shared/time.js';
 
@@ -41,6 +44,33 @@ describe('file_url lifetime', () => {
     const link = await links(3600).download('files/u/att_1', download);
     expect(signedFor(link.url)).toBe(3600);
     expect(link.expiresAt).toBe(signedAt(link.url) + 3600);
+  });
+});
+
+describe('part URL lifetime (upload sessions)', () => {
+  const store = (expiration?: Date) => {
+    const address = {
+      region: 'us-east-1',
+      bucket: 'attachments',
+      endpoint: 'http://127.0.0.1:9',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'session', ...(expiration ? { expiration } : {}) },
+    };
+    return new S3FileStore(new S3Bucket({ ...address, maxAttempts: 1 }, new RecordingTransport(successOf)), new S3Presigner(address));
+  };
+
+  it('ends when the signing credentials end, as file_url does, and says how long it lives', async () => {
+    const credentialsEnd = nowSeconds() + 600;
+    const part = await store(new Date(credentialsEnd * 1000)).presignUploadPart('files/u/att_1', 'upload-1', 3, 900);
+    expect(signedAt(part.url) + signedFor(part.url)).toBe(credentialsEnd);
+    expect(part.expiresIn).toBe(signedFor(part.url));
+    expect(new URL(part.url).searchParams.get('partNumber')).toBe('3');
+  });
+
+  it('lasts the TTL asked for when the credentials outlive it or state no expiry', async () => {
+    const later = await store(new Date(Date.now() + 6 * 3600 * 1000)).presignUploadPart('files/u/att_1', 'upload-1', 1, 900);
+    expect([later.expiresIn, signedFor(later.url)]).toEqual([900, 900]);
+    const role = await store().presignUploadPart('files/u/att_1', 'upload-1', 1, 900);
+    expect([role.expiresIn, signedFor(role.url)]).toEqual([900, 900]);
   });
 });
 

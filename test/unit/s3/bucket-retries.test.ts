@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isBackendUnavailable } from '../../../shared/http/unavailable.js';
 import { S3Bucket } from '../../../shared/s3/bucket.js';
 import { S3Error } from '../../../shared/s3/errors.js';
-import { RecordingTransport, successOf, type ScriptedAnswer } from '../../support/recording-s3.js';
+import { RecordingTransport, SCRIPTED_BUCKET as SETTINGS, successOf, type ScriptedAnswer } from '../../support/recording-s3.js';
 
 /**
  * What the SDK's retry middleware and standard strategy do with S3's answers
@@ -10,14 +10,6 @@ import { RecordingTransport, successOf, type ScriptedAnswer } from '../../suppor
  * the same against the local S3 behind a fault proxy). The waits are the
  * strategy's own backoff: tens of milliseconds, up to a second for throttling.
  */
-
-const SETTINGS = {
-  region: 'us-east-1',
-  bucket: 'attachments',
-  endpoint: 'http://127.0.0.1:4568',
-  credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
-  maxAttempts: 3,
-};
 
 const errorXml = (code: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code} happened</Message><RequestId>R</RequestId></Error>`;
 
