@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkJava, JavaMissing, javaRelease } from '../../infra/local/dynamodb.js';
+import { checkJava, JavaMissing, javaRelease } from '../../../../infra/local/dynamodb.js';
 
 describe('the Java check before DynamoDB Local starts', () => {
   it.each([
