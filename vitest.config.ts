@@ -1,11 +1,19 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three lanes, one run: `npm test` runs them all (and the type check),
+ * `npm run test:unit|test:integration|test:infra` one each (`--project`).
+ * Only the integration lane starts DynamoDB Local (a JVM); the unit lane
+ * needs neither Java nor a server.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One DynamoDB Local for the whole run; each test server has its own tables in it and its own S3 stand-in.
-    globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
+    // Vitest's default is one worker less than the cores: one on a 2-core machine, the suite then runs
+    // file after file. Integration files mostly wait (on timeouts, stalls, the cleanup), so one more
+    // worker than cores keeps the cores busy.
+    maxWorkers: availableParallelism() + 1,
     testTimeout: 30_000,
     // What a passing test logs (provoked 5xx lines, CDK's bundling) is noise; a failing test's output is kept.
     silent: 'passed-only',
@@ -21,5 +29,19 @@ export default defineConfig({
       // CDK bundles through `npx esbuild`: npm's own warnings about the machine's npmrc are not test output.
       npm_config_loglevel: 'error',
     },
+    projects: [
+      // Pure logic, no global state: the files of a worker share its loaded modules.
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          // One DynamoDB Local for the whole run; each test server has its own tables in it and its own S3 stand-in.
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
+    ],
   },
 });
