@@ -1,5 +1,34 @@
 import { availableParallelism } from 'node:os';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The files that take tens of seconds by design (timeouts run out, stalls,
+ * cleanups settle, CDK bundles): started first, so that none is left running
+ * alone at the end. Vitest orders by the durations of the last run when it
+ * has them; a fresh clone has none.
+ */
+const SLOW_FILES = [
+  'test/integration/randomized-faults.test.ts',
+  'test/integration/function-timeout.test.ts',
+  'test/integration/stalled-backend.test.ts',
+  'test/infra/regions.test.ts',
+  'test/integration/browser-uppy.test.ts',
+  'test/infra/sam.test.ts',
+  'test/infra/settings.test.ts',
+  'test/integration/write-protocols-under-faults.test.ts',
+];
+
+class SlowFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) => {
+      const index = SLOW_FILES.findIndex((slow) => file.moduleId.endsWith(slow));
+      return index === -1 ? SLOW_FILES.length : index;
+    };
+    return sorted.map((file, order) => ({ file, order })).sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order).map(({ file }) => file);
+  }
+}
 
 /**
  * Three lanes, one run: `npm test` runs them all (and the type check),
@@ -14,6 +43,7 @@ export default defineConfig({
     // file after file. Integration files mostly wait (on timeouts, stalls, the cleanup), so one more
     // worker than cores keeps the cores busy.
     maxWorkers: availableParallelism() + 1,
+    sequence: { sequencer: SlowFilesFirst },
     testTimeout: 30_000,
     // What a passing test logs (provoked 5xx lines, CDK's bundling) is noise; a failing test's output is kept.
     silent: 'passed-only',
