@@ -1,11 +1,49 @@
+import { availableParallelism } from 'node:os';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The files that take tens of seconds by design (timeouts run out, stalls,
+ * cleanups settle, CDK bundles): started first, so that none is left running
+ * alone at the end. Vitest orders by the durations of the last run when it
+ * has them; a fresh clone has none.
+ */
+const SLOW_FILES = [
+  'test/integration/randomized-faults.test.ts',
+  'test/integration/function-timeout.test.ts',
+  'test/integration/stalled-backend.test.ts',
+  'test/infra/regions.test.ts',
+  'test/integration/browser-uppy.test.ts',
+  'test/infra/sam.test.ts',
+  'test/infra/settings.test.ts',
+  'test/integration/write-protocols-under-faults.test.ts',
+];
+
+class SlowFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) => {
+      const index = SLOW_FILES.findIndex((slow) => file.moduleId.endsWith(slow));
+      return index === -1 ? SLOW_FILES.length : index;
+    };
+    return sorted.map((file, order) => ({ file, order })).sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order).map(({ file }) => file);
+  }
+}
+
+/**
+ * Three lanes, one run: `npm test` runs them all (and the type check),
+ * `npm run test:unit|test:integration|test:infra` one each (`--project`).
+ * Only the integration lane starts DynamoDB Local (a JVM); the unit lane
+ * needs neither Java nor a server.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One DynamoDB Local for the whole run; each test server has its own tables in it and its own S3 stand-in.
-    globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
+    // Vitest's default is one worker less than the cores: one on a 2-core machine, the suite then runs
+    // file after file. Integration files mostly wait (on timeouts, stalls, the cleanup), so one more
+    // worker than cores keeps the cores busy.
+    maxWorkers: availableParallelism() + 1,
+    sequence: { sequencer: SlowFilesFirst },
     testTimeout: 30_000,
     // What a passing test logs (provoked 5xx lines, CDK's bundling) is noise; a failing test's output is kept.
     silent: 'passed-only',
@@ -21,5 +59,19 @@ export default defineConfig({
       // CDK bundles through `npx esbuild`: npm's own warnings about the machine's npmrc are not test output.
       npm_config_loglevel: 'error',
     },
+    projects: [
+      // Pure logic, no global state: the files of a worker share its loaded modules.
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          // One DynamoDB Local for the whole run; each test server has its own tables in it and its own S3 stand-in.
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
+    ],
   },
 });

@@ -1,6 +1,6 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTables } from '../../infra/local/dynamodb.js';
+import { checkJava, ensureTables } from '../../infra/local/dynamodb.js';
 import { conversationsTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
@@ -74,5 +74,12 @@ describe('ensureTables', () => {
       expect(Table?.LatestStreamArn).toBeDefined();
     }
     client.destroy();
+  });
+});
+
+// The unit lane runs without Java (test/unit/infra/local/java-release.test.ts); this lane's DynamoDB Local needs it.
+describe('the Java check before DynamoDB Local starts', () => {
+  it('accepts the java of this machine, which runs the suite', () => {
+    expect(() => checkJava()).not.toThrow();
   });
 });

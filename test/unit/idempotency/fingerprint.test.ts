@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprintOf } from '../../shared/idempotency/service.js';
+import { canonicalJson, fingerprintOf } from '../../../shared/idempotency/service.js';
 
 describe('request fingerprints', () => {
   it('do not depend on the order of fields', () => {

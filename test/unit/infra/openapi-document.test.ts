@@ -1,8 +1,8 @@
 import { createConfig, lint } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
-import { loadOpenApi, OPENAPI_FILE } from '../../infra/local/openapi.js';
-import { routes } from '../../infra/routes.js';
-import { OpenApiContract } from '../support/openapi-contract.js';
+import { loadOpenApi, OPENAPI_FILE } from '../../../infra/local/openapi.js';
+import { routes } from '../../../infra/routes.js';
+import { OpenApiContract } from '../../support/openapi-contract.js';
 
 const document = loadOpenApi();
 const contract = new OpenApiContract(document);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isBackendUnavailable } from '../../shared/http/unavailable.js';
+import { isBackendUnavailable } from '../../../shared/http/unavailable.js';
 
 describe('isBackendUnavailable', () => {
   it('recognises refused connections, throttling and server faults', () => {

@@ -2,8 +2,8 @@ import { Agent, createServer, request, type IncomingMessage, type Server } from 
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
-import { messageLength } from '../support/http-framing.js';
+import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js';
+import { messageLength } from '../../support/http-framing.js';
 
 /** The backend: echoes what it received and counts requests and connections. */
 let backend: Server;

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { exportJWK, generateKeyPair, SignJWT, exportSPKI } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allowPolicy, wholeApiArn } from '../../shared/auth/policy.js';
-import { TokenRejected, tokenVerifier, type TokenVerifier } from '../../shared/auth/tokens.js';
-import { MAX_USER_ID_BYTES } from '../../shared/dynamo/keys.js';
+import { allowPolicy, wholeApiArn } from '../../../shared/auth/policy.js';
+import { TokenRejected, tokenVerifier, type TokenVerifier } from '../../../shared/auth/tokens.js';
+import { MAX_USER_ID_BYTES } from '../../../shared/dynamo/keys.js';
 
 describe('the authorizer policy', () => {
   it('allows the whole API of the stage, not only the method it was asked about', () => {

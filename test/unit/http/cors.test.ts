@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readConfig } from '../../shared/config.js';
-import { corsHeaders, gatewayAllowOrigin, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
+import { readConfig } from '../../../shared/config.js';
+import { corsHeaders, gatewayAllowOrigin, gatewayResponseCorsHeaders, preflightHeaders } from '../../../shared/http/cors.js';
 
 describe('CORS configuration', () => {
   it('allows no origin by default', () => {

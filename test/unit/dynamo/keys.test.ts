@@ -9,8 +9,8 @@ import {
   groupKey,
   MAX_USER_ID_BYTES,
   type Counterpart,
-} from '../../shared/dynamo/keys.js';
-import { newId } from '../../shared/ids.js';
+} from '../../../shared/dynamo/keys.js';
+import { newId } from '../../../shared/ids.js';
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 // DynamoDB's key limits (bytes) and S3's key limit; the local S3 stand-in also needs path segments within 255 bytes.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { permissionsFor, type DataArns } from '../../infra/permissions.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
+import { permissionsFor, type DataArns } from '../../../infra/permissions.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../../shared/dynamo/tables.js';
 
 const arns: DataArns = {
   conversations: { arn: 'arn:conversations', definition: conversationsTable },

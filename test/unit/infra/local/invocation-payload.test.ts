@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { callerIdentity, invocationPayloadBytes } from '../../infra/local/gateway.js';
+import { callerIdentity, invocationPayloadBytes } from '../../../../infra/local/gateway.js';
 
 // Lambda measures an invocation by its JSON; the emulator counts it without a second copy of the body.
 const event = (body: string | null, isBase64Encoded: boolean, headers: Record<string, string>): APIGatewayProxyEvent => ({
