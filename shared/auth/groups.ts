@@ -1,7 +1,7 @@
 import { CLIENT_ID_RULE, isClientId } from '../text.js';
 
 /**
- * Group membership comes from the token (API.md, "Sharing"): the claim named
+ * Group membership comes from the token (docs/api.md, "Groups"): the claim named
  * by GROUPS_CLAIM holds the user's group ids. This module is the one place
  * that knows the claim's rule and how the authorizer hands the groups to the
  * functions; it imports nothing heavier than the client id rule, so both the

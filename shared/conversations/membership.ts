@@ -3,7 +3,7 @@ import { notAMember } from '../http/errors.js';
 import type { Conversation } from './model.js';
 
 /**
- * The membership rule of today's data model (API.md, "Sharing"): a group's
+ * The membership rule of today's data model (docs/api.md, "Groups"): a group's
  * conversation is created, uploaded into and listed only by a user whose
  * token lists the group; a contact's needs nothing. A conversation already
  * held stays its user's to get, update and delete, so those never ask.

@@ -89,8 +89,8 @@ export const bodyTooLarge = (limit: number) =>
   new ApiError(413, 'invalid_request_error', 'body_too_large', `Request body must be at most ${limit} bytes`);
 
 /**
- * A group conversation whose group the token does not list (API.md,
- * "Sharing"): the user may see the thing but not do this to it.
+ * A group conversation whose group the token does not list (docs/api.md,
+ * "Groups"): the user may see the thing but not do this to it.
  */
 export const notAMember = (groupId: string, param?: string) =>
   new ApiError(403, 'permission_error', 'not_a_member', `You are not a member of group ${groupId}`, param);

@@ -5,7 +5,7 @@ import { storedFilesOf, upload, uploadForm } from '../support/attachments.js';
 import { sessionClient } from '../support/upload-sessions.js';
 
 /**
- * Group membership from the token (API.md, "Sharing"): a group's conversation
+ * Group membership from the token (docs/api.md, "Groups"): a group's conversation
  * is created, uploaded into and listed only with the group in the token's
  * groups claim; a refusal is 403 permission_error not_a_member and changes
  * nothing; a conversation already held stays its user's after they leave.

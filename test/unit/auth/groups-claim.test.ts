@@ -5,7 +5,7 @@ import { ApiError } from '../../../shared/http/errors.js';
 import { clientId } from '../../../shared/http/params.js';
 
 /**
- * The rule of API.md ("Sharing"), stated a second way, code point by code
+ * The rule of docs/api.md ("Groups"), stated a second way, code point by code
  * point, so that the property below checks the implementation against the
  * contract rather than against itself.
  */
