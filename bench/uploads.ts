@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { S3FileStore } from '../shared/attachments/s3-file-store.js';
+import { S3FileStore } from '../shared/files/s3-file-store.js';
 import { fileKey } from '../shared/dynamo/keys.js';
 import { newId } from '../shared/ids.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';

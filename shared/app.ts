@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { S3FileLinks } from './attachments/s3-file-links.js';
+import { S3FileLinks } from './files/s3-file-links.js';
 import { AttachmentViews } from './attachments/service.js';
 import { DynamoAttachmentStore } from './attachments/dynamo-store.js';
 import { readConfig, type Config } from './config.js';

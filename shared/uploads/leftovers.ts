@@ -1,6 +1,6 @@
 import type { AppPart } from '../app.js';
 import { DynamoAttachmentStore } from '../attachments/dynamo-store.js';
-import { S3FileStore } from '../attachments/s3-file-store.js';
+import { S3FileStore } from '../files/s3-file-store.js';
 import { fileKey } from '../dynamo/keys.js';
 import { s3Bucket } from '../s3/client.js';
 import type { MultipartFileStore } from './model.js';

@@ -1,7 +1,7 @@
 import type { S3Bucket } from '../s3/bucket.js';
 import type { S3Presigner } from '../s3/presigner.js';
 import type { AssemblyResult, CompletedPart, MultipartFileStore, StoredPart } from '../uploads/model.js';
-import type { FileStore } from './model.js';
+import type { FileStore } from '../attachments/model.js';
 
 const errorName = (error: unknown) => (error instanceof Error ? error.name : '');
 

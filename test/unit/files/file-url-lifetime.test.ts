@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../../shared/config.js';
-import { S3FileLinks } from '../../../shared/attachments/s3-file-links.js';
+import { S3FileLinks } from '../../../shared/files/s3-file-links.js';
 import { S3Presigner } from '../../../shared/s3/presigner.js';
 import { nowSeconds } from '../../../shared/time.js';
 
