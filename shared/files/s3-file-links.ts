@@ -1,6 +1,6 @@
 import type { S3Presigner } from '../s3/presigner.js';
 import { nowSeconds } from '../time.js';
-import { attachmentDisposition } from '../attachments/content-disposition.js';
+import { attachmentDisposition } from './content-disposition.js';
 import type { DownloadLink, FileLinks } from '../attachments/model.js';
 
 /** Presigned S3 GETs of attachment files, signed in the process (no request to S3). */
