@@ -1,4 +1,4 @@
-import { asciiFallback } from '../attachments/filename.js';
+import { asciiFallback } from './filename.js';
 
 /**
  * The Content-Disposition of a download, always in the form API.md gives:
