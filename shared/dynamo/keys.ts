@@ -25,6 +25,10 @@ export interface ItemKey {
   sk: string;
 }
 
+/** Every table's partition key attribute: whether an item exists is whether it has one. */
+export const PARTITION_KEY = 'pk' satisfies keyof ItemKey;
+export const SORT_KEY = 'sk' satisfies keyof ItemKey;
+
 export const conversationKey = (userId: string, conversationId: string): ItemKey => ({
   pk: userId,
   sk: conversationId,
