@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { filesCredentials } from './files/credentials.js';
 import { S3FileLinks } from './files/s3-file-links.js';
 import { AttachmentViews } from './attachments/service.js';
 import { DynamoAttachmentStore } from './attachments/dynamo-store.js';
@@ -83,13 +84,9 @@ export class App {
     });
   }
 
-  /**
-   * What S3 requests and URLs are signed with: the DynamoDB client's
-   * credentials, the same source an S3 client would use (the configured ones,
-   * else the default chain: the function's role), resolved and cached once.
-   */
+  /** What S3 requests and URLs are signed with (shared/files/credentials.ts). */
   get credentials(): Credentials {
-    return this.dynamo.config.credentials;
+    return this.once('filesCredentials', () => filesCredentials(this.config));
   }
 
   get idempotency(): IdempotencyService {

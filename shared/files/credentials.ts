@@ -1,0 +1,14 @@
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import type { Config } from '../config.js';
+import type { Credentials } from '../s3/signer.js';
+
+/**
+ * What S3 requests and presigned URLs are signed with, the files' own: the
+ * configured credentials (the local server, the tests), else the SDK's
+ * default chain, the one the DynamoDB client also falls back to (on Lambda
+ * its first link, the environment: the function's role). The chain caches
+ * what it resolved and resolves again before temporary credentials expire.
+ */
+export function filesCredentials(config: Config): Credentials {
+  return config.credentials ?? defaultProvider();
+}
