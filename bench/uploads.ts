@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { S3FileStore } from '../shared/files/s3-file-store.js';
-import { fileKey } from '../shared/dynamo/keys.js';
+import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes } from '../infra/routes.js';

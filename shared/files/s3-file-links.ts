@@ -1,7 +1,7 @@
 import type { S3Presigner } from '../s3/presigner.js';
 import { nowSeconds } from '../time.js';
 import { attachmentDisposition } from './content-disposition.js';
-import type { DownloadLink, FileLinks } from '../attachments/model.js';
+import type { DownloadLink, FileLinks } from './model.js';
 
 /** Presigned S3 GETs of attachment files, signed in the process (no request to S3). */
 export class S3FileLinks implements FileLinks {
