@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
-import { fileKey } from '../shared/dynamo/keys.js';
+import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
 import type { App } from '../shared/app.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';

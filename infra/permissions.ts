@@ -1,4 +1,4 @@
-import { FILES_PREFIX } from '../shared/dynamo/keys.js';
+import { FILES_PREFIX } from '../shared/files/keys.js';
 import type { TableDefinition } from '../shared/dynamo/tables.js';
 import type { FileAccess, Route } from './routes.js';
 

@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { S3FileLinks } from './attachments/s3-file-links.js';
+import { filesCredentials } from './files/credentials.js';
+import { S3FileLinks } from './files/s3-file-links.js';
 import { AttachmentViews } from './attachments/service.js';
 import { DynamoAttachmentStore } from './attachments/dynamo-store.js';
 import { readConfig, type Config } from './config.js';
@@ -83,14 +84,9 @@ export class App {
     });
   }
 
-  /**
-   * What S3 requests and URLs are signed with: the DynamoDB client's
-   * credentials, the same source an S3 client would use (the configured ones,
-   * else the default chain: the function's role), resolved and cached once;
-   * locally, each function's own (Config.s3Credentials).
-   */
+  /** What S3 requests and URLs are signed with (shared/files/credentials.ts). */
   get credentials(): Credentials {
-    return this.config.s3Credentials ?? this.dynamo.config.credentials;
+    return this.once('filesCredentials', () => filesCredentials(this.config));
   }
 
   get idempotency(): IdempotencyService {

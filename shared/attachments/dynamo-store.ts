@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
+import { and, beginsWith, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
 import { BATCH_WRITE_MAX, batchWriteAll } from '../dynamo/batch-write.js';
-import { ATTACHMENT_SK_PREFIX, attachmentConversationKey, attachmentKey, orphanFileKey } from '../dynamo/keys.js';
+import { ATTACHMENT_SK_PREFIX, attachmentConversationKey, attachmentKey, orphanFileKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
 import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
@@ -38,7 +39,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * the SDK's retry after a lost answer a no-op.
    */
   async add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'existed' | 'conversation-missing'> {
-    const put = { Put: { TableName: this.table, Item: attachmentItem(userId, record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } };
+    const put = { Put: { TableName: this.table, Item: attachmentItem(userId, record), ...expressions({ condition: itemAbsent() }) } };
     const activity = record.conversation_id
       ? new ConversationActivity(this.client, this.conversationsTable, userId, record.conversation_id, at)
       : undefined;
@@ -61,10 +62,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
         new UpdateCommand({
           TableName: this.table,
           Key: attachmentKey(userId, id),
-          UpdateExpression: 'SET #filename = :filename',
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#filename': 'filename', '#pk': 'pk' },
-          ExpressionAttributeValues: { ':filename': filename },
+          ...expressions({ update: { set: { filename } }, condition: itemExists() }),
           ReturnValues: 'ALL_NEW',
         }),
       ),
@@ -81,7 +79,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
   async remove(userId: string, id: string, requestId: string): Promise<boolean> {
     const outcome = await transactWrite(
       this.client,
-      [{ Delete: { TableName: this.table, Key: attachmentKey(userId, id), ConditionExpression: 'attribute_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } }],
+      [{ Delete: { TableName: this.table, Key: attachmentKey(userId, id), ...expressions({ condition: itemExists() }) } }],
       requestToken('delete-attachment', userId, id, requestId),
     );
     if (outcome.committed) return true;
@@ -99,16 +97,12 @@ export class DynamoAttachmentStore implements AttachmentStore {
         ? {
             TableName: this.table,
             IndexName: CONVERSATION_INDEX.name,
-            KeyConditionExpression: '#key = :key',
-            ExpressionAttributeNames: { '#key': CONVERSATION_INDEX.partitionKey },
-            ExpressionAttributeValues: { ':key': byConversation },
+            ...expressions({ keyCondition: equals(CONVERSATION_INDEX.partitionKey, byConversation) }),
           }
         : {
             TableName: this.table,
             ConsistentRead: true,
-            KeyConditionExpression: '#pk = :user AND begins_with(#sk, :records)',
-            ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-            ExpressionAttributeValues: { ':user': userId, ':records': ATTACHMENT_SK_PREFIX },
+            ...expressions({ keyCondition: usersRecords(userId) }),
           },
       page,
       (cursor) => ({ ...attachmentKey(userId, cursor), ...(byConversation ? { [CONVERSATION_INDEX.partitionKey]: byConversation } : {}) }),
@@ -142,11 +136,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
         new QueryCommand({
           TableName: this.table,
           ConsistentRead: true,
-          KeyConditionExpression: '#pk = :user AND begins_with(#sk, :records)',
-          FilterExpression: '#conversation = :conversation',
-          ProjectionExpression: '#pk, #sk',
-          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#conversation': 'conversation_id' },
-          ExpressionAttributeValues: { ':user': userId, ':records': ATTACHMENT_SK_PREFIX, ':conversation': conversationId },
+          ...expressions({ keyCondition: usersRecords(userId), filter: equals('conversation_id', conversationId), projection: [PARTITION_KEY, SORT_KEY] }),
           ...(startKey ? { ExclusiveStartKey: startKey } : {}),
         }),
       );
@@ -161,6 +151,9 @@ export class DynamoAttachmentStore implements AttachmentStore {
     return removed;
   }
 }
+
+/** The user's attachment records in the table (not the orphan-file markers beside them). */
+const usersRecords = (userId: string) => and(equals(PARTITION_KEY, userId), beginsWith(SORT_KEY, ATTACHMENT_SK_PREFIX));
 
 /** The attachment as stored; the upload sessions' completing transaction writes the same item. */
 export function attachmentItem(userId: string, record: AttachmentRecord): Item {

@@ -41,28 +41,6 @@ export interface AttachmentStore {
   handOverOrphanFile(userId: string, attachmentId: string): Promise<void>;
 }
 
-/** Where the bytes live, addressed by the key that fileKey() builds. */
-export interface FileStore {
-  put(key: string, bytes: Buffer, fileType: string): Promise<void>;
-  /** Removing a file that is not there is not an error. */
-  remove(key: string): Promise<void>;
-}
-
-/**
- * Links to the files. Apart from the store: a link is signed locally, so the
- * functions that only show attachments carry no storage client.
- */
-export interface FileLinks {
-  /** A time-limited link that downloads the file under this name and type. */
-  download(key: string, download: { filename: string; fileType: string }): Promise<DownloadLink>;
-}
-
-export interface DownloadLink {
-  url: string;
-  /** Unix seconds after which the link no longer works. */
-  expiresAt: number;
-}
-
 /** A file as it arrived in an upload, its name and type already normalised. */
 export interface IncomingFile {
   filename: string;

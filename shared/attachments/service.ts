@@ -1,13 +1,14 @@
 import type { Groups } from '../auth/groups.js';
 import type { MemberConversations } from '../conversations/membership.js';
 import { inFallback } from '../deadline.js';
-import { fileKey } from '../dynamo/keys.js';
+import { fileKey } from '../files/keys.js';
 import { referenceMissing, resourceMissing } from '../http/errors.js';
 import { seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
 import { systemClock, type Clock } from '../time.js';
-import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, FileLinks, FileStore, Upload } from './model.js';
+import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, Upload } from './model.js';
+import type { FileLinks, FileStore } from '../files/model.js';
 
 /**
  * What the attachment endpoints that never touch the bytes do: records, plus a

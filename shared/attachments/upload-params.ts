@@ -2,7 +2,7 @@ import { parameterInvalid, parameterMissing, referenceMissing } from '../http/er
 import { clientId, readParams, wellFormed, type Reader } from '../http/params.js';
 import { isConversationId } from '../ids.js';
 import { fileTypeOf } from './file-type.js';
-import { normalizeFilename } from './filename.js';
+import { normalizeFilename } from '../files/filename.js';
 import type { Upload } from './model.js';
 import type { MultipartForm, MultipartLimits } from './multipart.js';
 

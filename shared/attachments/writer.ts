@@ -1,7 +1,7 @@
 import type { AppPart } from '../app.js';
 import { s3Bucket } from '../s3/client.js';
 import { DynamoAttachmentStore } from './dynamo-store.js';
-import { S3FileStore } from './s3-file-store.js';
+import { S3FileStore } from '../files/s3-file-store.js';
 import { AttachmentService } from './service.js';
 
 /**

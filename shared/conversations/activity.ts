@@ -1,7 +1,8 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conversationKey } from '../dynamo/keys.js';
 import { ConcurrentWrite, transactWrite, type TransactItem } from '../dynamo/transactions.js';
-import { conversationUpdate } from './dynamo-store.js';
+import { expressions } from '../dynamo/expressions.js';
+import { conversationUpdate, stillThere } from './dynamo-store.js';
 import { Changes, readTimes } from './item-codec.js';
 import { caseHolding, readStateCases, type ReadStateCase } from './read-state.js';
 
@@ -39,9 +40,7 @@ export class ConversationActivity {
       ConditionCheck: {
         TableName: this.table,
         Key: conversationKey(this.userId, this.conversationId),
-        ConditionExpression: `attribute_exists(#pk) AND ${chosen.condition}`,
-        ExpressionAttributeNames: { '#pk': 'pk', ...chosen.names },
-        ...(Object.keys(chosen.values).length > 0 ? { ExpressionAttributeValues: chosen.values } : {}),
+        ...expressions({ condition: stillThere(chosen) }),
       },
     };
   }

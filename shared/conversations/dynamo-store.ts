@@ -3,14 +3,15 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import { seededId } from '../ids.js';
 import { systemClock, type Clock } from '../time.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
+import { and, equals, expressions, itemAbsent, itemExists, type Condition } from '../dynamo/expressions.js';
 import { conversationKey } from '../dynamo/keys.js';
-import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
+import { ConcurrentWrite, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { endedMutes, mergeEndedMutes, writeBackEndedMutes } from './ended-mutes.js';
 import { Changes, counterpartOf, fromItem, readTimes, toItem, type Item } from './item-codec.js';
 import { conjunction, listPlan, listQuery } from './list-plan.js';
-import { caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
+import { caseCondition, caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
 import {
   newConversation,
   type Conversation,
@@ -20,7 +21,7 @@ import {
   type Counterpart,
   type ListCost,
 } from './model.js';
-import { holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js';
+import { HOLDER, holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 
 /**
@@ -35,9 +36,6 @@ const READ_STATE_ATTEMPTS = 8;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A conversation exists (its key is there): the condition of every write to one. */
-const EXISTS = { ConditionExpression: 'attribute_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } };
-const ABSENT = { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } };
 
 /** Conversations under the user's partition, sort key = conversation id (a ULID: creation order). */
 export class DynamoConversationStore implements ConversationStore {
@@ -62,8 +60,8 @@ export class DynamoConversationStore implements ConversationStore {
     for (let attempt = 1; ; attempt += 1) {
       const conversation = newConversation(seededId('conv', seed), counterpart, this.clock());
       const items = [
-        { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...ABSENT } },
-        { Put: { TableName: this.table, Item: toItem(userId, conversation), ...ABSENT } },
+        { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...expressions({ condition: itemAbsent() }) } },
+        { Put: { TableName: this.table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
       ];
       const outcome = await transactWrite(this.client, items, requestToken('create-conversation', randomUUID(), String(attempt)));
       if (outcome.committed) return { conversation, created: true };
@@ -139,22 +137,7 @@ export class DynamoConversationStore implements ConversationStore {
   async remove(userId: string, id: string, requestId: string): Promise<boolean> {
     const conversation = await this.get(userId, id);
     if (!conversation) return false;
-    const outcome = await transactWrite(
-      this.client,
-      [
-        { Delete: { TableName: this.table, Key: conversationKey(userId, id), ...EXISTS } },
-        {
-          Delete: {
-            TableName: this.table,
-            Key: uniquenessKey(userId, counterpartOf(conversation)),
-            ConditionExpression: '#holder = :id',
-            ExpressionAttributeNames: { '#holder': 'conversation_id' },
-            ExpressionAttributeValues: { ':id': id },
-          },
-        },
-      ],
-      requestToken('delete-conversation', userId, id, requestId),
-    );
+    const outcome = await transactWrite(this.client, removalItems(this.table, userId, conversation), requestToken('delete-conversation', userId, id, requestId));
     if (outcome.committed) return true;
     // Another request deleted it first (or is deleting it now): this one deleted nothing.
     if (outcome.conflict) throw new ConcurrentWrite();
@@ -196,11 +179,19 @@ export class DynamoConversationStore implements ConversationStore {
 export function conversationUpdate(table: string, userId: string, id: string, changes: Changes, readState?: ReadStateCase) {
   const update = changes.with(userId, readState);
   if (!update) return undefined;
-  return {
-    TableName: table,
-    Key: conversationKey(userId, id),
-    ...update,
-    ConditionExpression: readState ? `${EXISTS.ConditionExpression} AND ${readState.condition}` : EXISTS.ConditionExpression,
-    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, ...EXISTS.ExpressionAttributeNames },
-  };
+  return { TableName: table, Key: conversationKey(userId, id), ...expressions({ update, condition: stillThere(readState) }) };
 }
+
+/** A conversation's removal: it and its uniqueness record, each as long as it is there. */
+export function removalItems(table: string, userId: string, conversation: Conversation): TransactItem[] {
+  return [
+    { Delete: { TableName: table, Key: conversationKey(userId, conversation.id), ...expressions({ condition: itemExists() }) } },
+    { Delete: { TableName: table, Key: uniquenessKey(userId, counterpartOf(conversation)), ...expressions({ condition: holdsPlaceFor(conversation.id) }) } },
+  ];
+}
+
+/** The condition of every write to a conversation: it exists and, when the read state moves, the case's condition holds. */
+export const stillThere = (readState?: ReadStateCase): Condition => (readState ? and(itemExists(), caseCondition(readState)) : itemExists());
+
+/** A uniqueness record still names this conversation. */
+const holdsPlaceFor = (conversationId: string): Condition => equals(HOLDER, conversationId);

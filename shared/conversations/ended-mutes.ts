@@ -1,5 +1,6 @@
 import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
+import { and, atMost, equals, expressions, rendered } from '../dynamo/expressions.js';
 import { conversationKey, muteEndKey, muteEndSort } from '../dynamo/keys.js';
 import type { QueryCost } from '../dynamo/query-page.js';
 import { conversationIndexes } from '../dynamo/tables.js';
@@ -38,10 +39,10 @@ export async function endedMutes(
       new QueryCommand({
         TableName: table,
         IndexName: muteEnd.name,
-        KeyConditionExpression: '#muteKey = :muteKey AND #muteEnd <= :muteEnd',
-        ...(filter ? { FilterExpression: filter.expression } : {}),
-        ExpressionAttributeNames: { '#muteKey': muteEnd.partitionKey, '#muteEnd': muteEnd.sortKey, ...filter?.names },
-        ExpressionAttributeValues: { ':muteKey': muteEndKey(userId), ':muteEnd': muteEndSort(now), ...filter?.values },
+        ...expressions({
+          keyCondition: and(equals(muteEnd.partitionKey, muteEndKey(userId)), atMost(muteEnd.sortKey, muteEndSort(now))),
+          ...(filter ? { filter: rendered(filter) } : {}),
+        }),
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       }),
     );
@@ -67,10 +68,7 @@ export async function writeBackEndedMutes(client: DynamoDBDocumentClient, table:
           new UpdateCommand({
             TableName: table,
             Key: conversationKey(userId, item.id as string),
-            ...unmute,
-            ConditionExpression: '#seenEnd = :seenEnd',
-            ExpressionAttributeNames: { ...unmute.ExpressionAttributeNames, '#seenEnd': 'muted_until' },
-            ExpressionAttributeValues: { ...unmute.ExpressionAttributeValues, ':seenEnd': item.muted_until },
+            ...expressions({ update: unmute, condition: equals('muted_until', item.muted_until) }),
           }),
         ),
       );

@@ -1,3 +1,4 @@
+import type { Update } from '../dynamo/expressions.js';
 import { conversationKey, contactKey, flagKey, groupKey, muteEndKey, muteEndSort, type Counterpart } from '../dynamo/keys.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import type { Conversation, ConversationChanges, Mute } from './model.js';
@@ -85,17 +86,7 @@ function muteAttributes(userId: string, mute: Mute): Item {
 }
 const TIMED_MUTE_ATTRIBUTES = ['muted_until', conversationIndexes.muteEnd.partitionKey, conversationIndexes.muteEnd.sortKey];
 
-export interface UpdateParts {
-  UpdateExpression: string;
-  ExpressionAttributeNames: Record<string, string>;
-  ExpressionAttributeValues?: Record<string, unknown>;
-}
-
-/**
- * SET and REMOVE clauses of a write, each field keeping its index keys in
- * step. Attribute names always go through ExpressionAttributeNames, so no
- * field can ever collide with a DynamoDB reserved word.
- */
+/** SET and REMOVE actions of a write (shared/dynamo/expressions.ts renders them), each field keeping its index keys in step. */
 export class Changes {
   private readonly set = new Map<string, unknown>();
   private readonly remove = new Set<string>();
@@ -135,11 +126,11 @@ export class Changes {
   }
 
   /**
-   * The update of these changes plus a read-state case: its times, its unread
-   * index key, and the names and values its condition uses. Undefined when
+   * The update of these changes plus a read-state case: its times and its
+   * unread index key (its condition goes with the write's). Undefined when
    * nothing would be written (no fields, and a case that moves nothing).
    */
-  with(userId: string, readState?: ReadStateCase): UpdateParts | undefined {
+  with(userId: string, readState?: ReadStateCase): Update | undefined {
     const set = new Map(this.set);
     const remove = new Set(this.remove);
     if (readState) {
@@ -148,27 +139,6 @@ export class Changes {
       if (readState.unread !== undefined) set.set(conversationIndexes.unread.partitionKey, flagKey(userId, readState.unread));
     }
     if (set.size === 0 && remove.size === 0) return undefined;
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    const name = (attribute: string) => {
-      const placeholder = `#a${Object.keys(names).length}`;
-      names[placeholder] = attribute;
-      return placeholder;
-    };
-    const assignments = [...set].map(([attribute, value], index) => {
-      values[`:v${index}`] = value;
-      return `${name(attribute)} = :v${index}`;
-    });
-    const removals = [...remove].map(name);
-    if (readState) {
-      Object.assign(names, readState.names);
-      Object.assign(values, readState.values);
-    }
-    const clauses = [assignments.length ? `SET ${assignments.join(', ')}` : '', removals.length ? `REMOVE ${removals.join(', ')}` : ''];
-    return {
-      UpdateExpression: clauses.filter(Boolean).join(' '),
-      ExpressionAttributeNames: names,
-      ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-    };
+    return { set, remove };
   }
 }

@@ -1,5 +1,6 @@
-import { conversationIndexes, conversationsTable, type ConversationIndex } from '../dynamo/tables.js';
-import { CONVERSATION_SK_PREFIX, contactKey, conversationKey, flagKey, groupKey } from '../dynamo/keys.js';
+import { conversationIndexes, type ConversationIndex } from '../dynamo/tables.js';
+import { and, atMost, beginsWith, equals, expressions, fragment, greaterThan, notEquals, notExists, or, Placeholders, rendered, type Expression } from '../dynamo/expressions.js';
+import { CONVERSATION_SK_PREFIX, contactKey, conversationKey, flagKey, groupKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
 import type { ListQuery } from '../dynamo/query-page.js';
 import type { ConversationFilter } from './model.js';
 
@@ -27,49 +28,38 @@ export interface ListPlan {
 }
 
 /**
- * A FilterExpression fragment with its names and values (placeholders unique
- * within the plan). Fragments are ANDed as they are: an OR inside one has its
- * own parentheses, and nothing else does (DynamoDB refuses redundant ones).
+ * A FilterExpression fragment with its names and values (placeholders `#r…`,
+ * `:r…`, unique within the plan), ANDed with the others as it is.
  */
-export interface Condition {
-  expression: string;
-  names: Record<string, string>;
-  values: Record<string, unknown>;
-}
+export type Condition = Expression;
 
 type Candidate = { index: ConversationIndex; value: string; own?: Condition; residual: Condition };
 
 export function listPlan(userId: string, filter: ConversationFilter, now: number): ListPlan {
-  let placeholders = 0;
-  const next = () => placeholders++;
-  const equals = (attribute: string, stored: unknown): Condition => {
-    const n = next();
-    return { expression: `#r${n} = :r${n}`, names: { [`#r${n}`]: attribute }, values: { [`:r${n}`]: stored } };
-  };
+  const placeholders = new Placeholders('r');
+  const residual = (attribute: string, stored: unknown): Condition => fragment(equals(attribute, stored), placeholders);
   const mute = (wanted: boolean): Pick<Candidate, 'own' | 'residual'> => {
-    const n = next();
-    const names = { [`#r${n}k`]: conversationIndexes.muted.partitionKey, [`#r${n}u`]: 'muted_until' };
-    const values = { [`:r${n}k`]: flagKey(userId, true), [`:r${n}t`]: now };
+    const mutedKey = conversationIndexes.muted.partitionKey;
     // A mute's end is stored only while it is a timed mute; `muted_until <= now` is one that is over.
-    const notOver = `(attribute_not_exists(#r${n}u) OR #r${n}u > :r${n}t)`;
-    if (!wanted) return { residual: { expression: `(#r${n}k <> :r${n}k OR #r${n}u <= :r${n}t)`, names, values } };
+    const notOver = or(notExists('muted_until'), greaterThan('muted_until', now));
+    if (!wanted) return { residual: fragment(or(notEquals(mutedKey, flagKey(userId, true)), atMost('muted_until', now)), placeholders) };
     return {
-      residual: { expression: `#r${n}k = :r${n}k AND ${notOver}`, names, values },
-      own: { expression: notOver, names: { [`#r${n}u`]: 'muted_until' }, values: { [`:r${n}t`]: now } },
+      residual: fragment(and(equals(mutedKey, flagKey(userId, true)), notOver), placeholders),
+      own: fragment(notOver, placeholders),
     };
   };
   const flag = (index: ConversationIndex, wanted: boolean): Candidate => {
     const key = flagKey(userId, wanted);
     if (index === 'muted') return { index, value: key, ...mute(wanted) };
-    return { index, value: key, residual: equals(conversationIndexes[index].partitionKey, key) };
+    return { index, value: key, residual: residual(conversationIndexes[index].partitionKey, key) };
   };
 
   const candidates: Candidate[] = [];
   if (filter.contact_id !== undefined) {
-    candidates.push({ index: 'contact', value: contactKey(userId, filter.contact_id), residual: equals('contact_id', filter.contact_id) });
+    candidates.push({ index: 'contact', value: contactKey(userId, filter.contact_id), residual: residual('contact_id', filter.contact_id) });
   }
   if (filter.group_id !== undefined) {
-    candidates.push({ index: 'group', value: groupKey(userId, filter.group_id), residual: equals('group_id', filter.group_id) });
+    candidates.push({ index: 'group', value: groupKey(userId, filter.group_id), residual: residual('group_id', filter.group_id) });
   }
   const flags: [ConversationIndex, boolean | undefined][] = [
     ['pinned', filter.pinned],
@@ -94,11 +84,7 @@ export function listPlan(userId: string, filter: ConversationFilter, now: number
 /** Conditions ANDed into one FilterExpression with their names and values; undefined when there are none. */
 export function conjunction(conditions: Condition[]): Condition | undefined {
   if (conditions.length === 0) return undefined;
-  return {
-    expression: conditions.map((condition) => condition.expression).join(' AND '),
-    names: Object.assign({}, ...conditions.map((condition) => condition.names)),
-    values: Object.assign({}, ...conditions.map((condition) => condition.values)),
-  };
+  return fragment(and(...conditions.map(rendered)), new Placeholders('r'));
 }
 
 /**
@@ -108,30 +94,16 @@ export function conjunction(conditions: Condition[]): Condition | undefined {
  * ExclusiveStartKey of that index.
  */
 export function listQuery(table: string, userId: string, plan: ListPlan): { query: ListQuery; startKeyOf: (cursor: string) => Record<string, unknown> } {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  let keyCondition: string;
-  if (plan.index) {
-    names['#key'] = plan.index.partitionKey;
-    values[':key'] = plan.index.value;
-    keyCondition = '#key = :key';
-  } else {
-    names['#pk'] = conversationsTable.partitionKey;
-    names['#sk'] = conversationsTable.sortKey;
-    values[':user'] = userId;
-    values[':prefix'] = CONVERSATION_SK_PREFIX;
-    keyCondition = '#pk = :user AND begins_with(#sk, :prefix)';
-  }
-  const filter = conjunction([...(plan.own ? [plan.own] : []), ...plan.residual]);
   const { index } = plan;
+  const keyCondition = index
+    ? equals(index.partitionKey, index.value)
+    : and(equals(PARTITION_KEY, userId), beginsWith(SORT_KEY, CONVERSATION_SK_PREFIX));
+  const filter = conjunction([...(plan.own ? [plan.own] : []), ...plan.residual]);
   return {
     query: {
       TableName: table,
       ...(index ? { IndexName: index.name } : { ConsistentRead: true }),
-      KeyConditionExpression: keyCondition,
-      ...(filter ? { FilterExpression: filter.expression } : {}),
-      ExpressionAttributeNames: { ...names, ...filter?.names },
-      ExpressionAttributeValues: { ...values, ...filter?.values },
+      ...expressions({ keyCondition, ...(filter ? { filter: rendered(filter) } : {}) }),
     },
     startKeyOf: (cursor) => ({ ...conversationKey(userId, cursor), ...(index ? { [index.partitionKey]: index.value } : {}) }),
   };

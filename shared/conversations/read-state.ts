@@ -1,3 +1,4 @@
+import { and, atLeast, atMost, exists, fragment, greaterThan, hasType, lessThan, not, notExists, or, Placeholders, rendered, type Condition } from '../dynamo/expressions.js';
 import { parameterInvalid } from '../http/errors.js';
 
 /**
@@ -43,25 +44,23 @@ export interface ReadStateCase {
 }
 
 // Absent, or stored as NULL (items written before these fields were kept absent).
-// DynamoDB refuses parentheses that change nothing, so each OR-group carries
-// exactly one pair, and every condition can be ANDed as it is.
-const NAMES: Record<string, string> = { '#opened': 'last_opened_at', '#active': 'last_active_at' };
-const absent = (name: string) => `attribute_not_exists(${name}) OR attribute_type(${name}, :rs_null)`;
-const present = (name: string) => `attribute_exists(${name}) AND NOT attribute_type(${name}, :rs_null)`;
-const OPENED_BEFORE = `(${absent('#opened')} OR #opened < :rs_at)`;
-const ACTIVE_BEFORE = `(${absent('#active')} OR #active < :rs_at)`;
+const OPENED = 'last_opened_at';
+const ACTIVE = 'last_active_at';
+const absent = (attribute: string) => or(notExists(attribute), hasType(attribute, 'NULL'));
+const present = (attribute: string) => and(exists(attribute), not(hasType(attribute, 'NULL')));
+const before = (attribute: string, at: number) => or(absent(attribute), lessThan(attribute, at));
 
-type CaseSpec = Omit<ReadStateCase, 'names' | 'values'>;
+type CaseSpec = Omit<ReadStateCase, 'condition' | 'names' | 'values'> & { when: Condition };
 
-/** A case with exactly the names and values its condition uses. */
-function withPlaceholders(spec: CaseSpec, at: number | undefined): ReadStateCase {
-  const used = (placeholder: string) => new RegExp(`${placeholder}\\b`).test(spec.condition);
-  const names = Object.fromEntries(Object.entries(NAMES).filter(([placeholder]) => used(placeholder)));
-  const values: Record<string, unknown> = {};
-  if (used(':rs_at')) values[':rs_at'] = at;
-  if (used(':rs_null')) values[':rs_null'] = 'NULL';
-  return { ...spec, names, values };
+/** A case with its condition rendered under placeholders of its own (`#rs…`, `:rs…`), so it ANDs with any other. */
+function withPlaceholders({ when, ...spec }: CaseSpec): ReadStateCase {
+  const { expression, names, values } = fragment(when, new Placeholders('rs'));
+  return { ...spec, condition: expression, names, values };
 }
+
+/** A case's condition, to AND with the condition of the write that carries it. */
+export const caseCondition = (chosen: ReadStateCase): Condition =>
+  rendered({ expression: chosen.condition, names: chosen.names, values: chosen.values });
 
 /** The case that holds for the stored times; the cases cover every state (unit-tested), so one always does. */
 export function caseHolding(cases: readonly ReadStateCase[], stored: ReadTimes): ReadStateCase {
@@ -73,35 +72,35 @@ export function caseHolding(cases: readonly ReadStateCase[], stored: ReadTimes):
 
 /** The cases of a write, the likeliest first (the one tried without reading). */
 export function readStateCases(write: ReadStateWrite): ReadStateCase[] {
-  return caseSpecs(write).map((spec) => withPlaceholders(spec, write.kind === 'clear' ? undefined : write.at));
+  return caseSpecs(write).map(withPlaceholders);
 }
 
 function caseSpecs(write: ReadStateWrite): CaseSpec[] {
-  const before = (time: number | null, at: number) => time === null || time < at;
+  const earlier = (time: number | null, at: number) => time === null || time < at;
   switch (write.kind) {
     case 'open': {
       const { at } = write;
       return [
         {
           // Opened after the last activity (or there was none): read.
-          condition: `${OPENED_BEFORE} AND (${absent('#active')} OR #active <= :rs_at)`,
-          holds: (s) => before(s.last_opened_at, at) && (s.last_active_at === null || s.last_active_at <= at),
+          when: and(before(OPENED, at), or(absent(ACTIVE), atMost(ACTIVE, at))),
+          holds: (s) => earlier(s.last_opened_at, at) && (s.last_active_at === null || s.last_active_at <= at),
           set: { last_opened_at: at },
           remove: [],
           unread: false,
         },
         {
           // Opened, but there has been activity since that time: still unread.
-          condition: `${OPENED_BEFORE} AND #active > :rs_at`,
-          holds: (s) => before(s.last_opened_at, at) && s.last_active_at !== null && s.last_active_at > at,
+          when: and(before(OPENED, at), greaterThan(ACTIVE, at)),
+          holds: (s) => earlier(s.last_opened_at, at) && s.last_active_at !== null && s.last_active_at > at,
           set: { last_opened_at: at },
           remove: [],
           unread: true,
         },
         {
           // A stale device: the stored open is as new or newer. Forward only, so nothing moves.
-          condition: '#opened >= :rs_at',
-          holds: (s) => !before(s.last_opened_at, at),
+          when: atLeast(OPENED, at),
+          holds: (s) => !earlier(s.last_opened_at, at),
           set: {},
           remove: [],
         },
@@ -110,14 +109,14 @@ function caseSpecs(write: ReadStateWrite): CaseSpec[] {
     case 'clear':
       return [
         {
-          condition: present('#active'),
+          when: present(ACTIVE),
           holds: (s) => s.last_active_at !== null,
           set: {},
           remove: ['last_opened_at'],
           unread: true,
         },
         {
-          condition: `(${absent('#active')})`,
+          when: absent(ACTIVE),
           holds: (s) => s.last_active_at === null,
           set: {},
           remove: ['last_opened_at'],
@@ -128,24 +127,24 @@ function caseSpecs(write: ReadStateWrite): CaseSpec[] {
       const { at } = write;
       return [
         {
-          condition: `${ACTIVE_BEFORE} AND ${OPENED_BEFORE}`,
-          holds: (s) => before(s.last_active_at, at) && before(s.last_opened_at, at),
+          when: and(before(ACTIVE, at), before(OPENED, at)),
+          holds: (s) => earlier(s.last_active_at, at) && earlier(s.last_opened_at, at),
           set: { last_active_at: at },
           remove: [],
           unread: true,
         },
         {
           // Activity at or before a time the user has already opened it at: read.
-          condition: `${ACTIVE_BEFORE} AND #opened >= :rs_at`,
-          holds: (s) => before(s.last_active_at, at) && !before(s.last_opened_at, at),
+          when: and(before(ACTIVE, at), atLeast(OPENED, at)),
+          holds: (s) => earlier(s.last_active_at, at) && !earlier(s.last_opened_at, at),
           set: { last_active_at: at },
           remove: [],
           unread: false,
         },
         {
           // Activity never moves back (uploads racing on clocks a second apart).
-          condition: '#active >= :rs_at',
-          holds: (s) => !before(s.last_active_at, at),
+          when: atLeast(ACTIVE, at),
+          holds: (s) => !earlier(s.last_active_at, at),
           set: {},
           remove: [],
         },

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Config } from '../config.js';
-import { boundedTransport } from '../deadline.js';
+import { boundedTransport } from '../transport.js';
 
 /**
  * Bounded in time whatever the backend does: a connection that does not open

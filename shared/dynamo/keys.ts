@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 /**
  * The one place that builds DynamoDB keys. Every item of a user lives under
  * the partition key `pk` = user id, so a user's data is one Query away and
@@ -24,6 +22,10 @@ export interface ItemKey {
   pk: string;
   sk: string;
 }
+
+/** Every table's partition key attribute: whether an item exists is whether it has one. */
+export const PARTITION_KEY = 'pk' satisfies keyof ItemKey;
+export const SORT_KEY = 'sk' satisfies keyof ItemKey;
 
 export const conversationKey = (userId: string, conversationId: string): ItemKey => ({
   pk: userId,
@@ -68,18 +70,6 @@ export const orphanFileKey = (userId: string, attachmentId: string): ItemKey => 
 export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
 
 export const uploadSessionKey = (userId: string, sessionId: string): ItemKey => ({ pk: userId, sk: sessionId });
-
-/** Every stored file lives under this prefix; the stack scopes S3 permissions to it. */
-export const FILES_PREFIX = 'files/';
-/**
- * An attachment's S3 key: from the user and the attachment id, never from the
- * filename. The user id enters as its SHA-256 (43 base64url characters), so
- * every key has the same short ASCII shape whatever the user id holds: far
- * under S3's 1,024-byte key limit and any file system's 255-byte name (the
- * local stand-in stores keys as paths), and nothing S3 could refuse.
- */
-export const fileKey = (userId: string, attachmentId: string): string =>
-  `${FILES_PREFIX}${createHash('sha256').update(userId, 'utf8').digest('base64url')}/${attachmentId}`;
 
 /** An Idempotency-Key record: keys are per user, so two users' equal keys never meet. */
 export const idempotencyKey = (userId: string, key: string): ItemKey => ({ pk: userId, sk: key });

@@ -1,5 +1,6 @@
 import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed, unlessConditionFails } from '../dynamo/errors.js';
+import { and, atMost, equals, expressions, ifNotExists, itemAbsent, lessThan, or } from '../dynamo/expressions.js';
 import type { ApiResponse } from '../http/response.js';
 import { idempotencyKey } from '../dynamo/keys.js';
 import { IDEMPOTENCY_TTL_SECONDS, type Claim, type ClaimOutcome, type IdempotencyRecord, type IdempotencyStore } from './model.js';
@@ -7,6 +8,9 @@ import { IDEMPOTENCY_TTL_SECONDS, type Claim, type ClaimOutcome, type Idempotenc
 type Item = Record<string, unknown>;
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/** The key is still this run's: a run whose lease was taken over must leave it alone. */
+const ownedBy = (claim: Claim) => equals('owner', claim.owner);
 
 /**
  * Idempotency records in DynamoDB. DynamoDB's TTL deletes expired records
@@ -36,29 +40,25 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           new UpdateCommand({
             TableName: this.table,
             Key: idempotencyKey(claim.userId, claim.key),
-            UpdateExpression:
-              'SET #state = :in_progress, #fingerprint = :fingerprint, #owner = :owner, #lease = :lease, #expires = if_not_exists(#expires, :expires), #seed = if_not_exists(#seed, :seed)',
-            ConditionExpression:
-              'attribute_not_exists(#pk) OR (#fingerprint = :fingerprint AND (#state = :released OR (#state = :in_progress AND #lease < :now_ms)))',
-            ExpressionAttributeNames: {
-              '#pk': 'pk',
-              '#state': 'state',
-              '#fingerprint': 'fingerprint',
-              '#owner': 'owner',
-              '#lease': 'lease_until_ms',
-              '#expires': 'expires_at',
-              '#seed': 'seed',
-            },
-            ExpressionAttributeValues: {
-              ':in_progress': 'in_progress',
-              ':released': 'released',
-              ':fingerprint': claim.fingerprint,
-              ':owner': claim.owner,
-              ':lease': claim.nowMs + claim.leaseMs,
-              ':now_ms': claim.nowMs,
-              ':expires': seconds(claim.nowMs) + IDEMPOTENCY_TTL_SECONDS,
-              ':seed': claim.seed,
-            },
+            ...expressions({
+              update: {
+                set: {
+                  state: 'in_progress',
+                  fingerprint: claim.fingerprint,
+                  owner: claim.owner,
+                  lease_until_ms: claim.nowMs + claim.leaseMs,
+                  expires_at: ifNotExists(seconds(claim.nowMs) + IDEMPOTENCY_TTL_SECONDS),
+                  seed: ifNotExists(claim.seed),
+                },
+              },
+              condition: or(
+                itemAbsent(),
+                and(
+                  equals('fingerprint', claim.fingerprint),
+                  or(equals('state', 'released'), and(equals('state', 'in_progress'), lessThan('lease_until_ms', claim.nowMs))),
+                ),
+              ),
+            }),
             ReturnValues: 'ALL_NEW',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
@@ -82,9 +82,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
         new DeleteCommand({
           TableName: this.table,
           Key: idempotencyKey(userId, key),
-          ConditionExpression: '#expires <= :now',
-          ExpressionAttributeNames: { '#expires': 'expires_at' },
-          ExpressionAttributeValues: { ':now': seconds(nowMs) },
+          ...expressions({ condition: atMost('expires_at', seconds(nowMs)) }),
         }),
       ),
     );
@@ -105,11 +103,11 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
         new UpdateCommand({
           TableName: this.table,
           Key: idempotencyKey(claim.userId, claim.key),
-          UpdateExpression: 'SET #state = :completed, #response = :response REMOVE #lease',
-          ConditionExpression: '#owner = :owner',
-          ExpressionAttributeNames: { '#state': 'state', '#response': 'response', '#lease': 'lease_until_ms', '#owner': 'owner' },
-          // JSON text: stored exactly as sent, whatever DynamoDB thinks of empty strings or nulls.
-          ExpressionAttributeValues: { ':completed': 'completed', ':response': JSON.stringify(response), ':owner': claim.owner },
+          ...expressions({
+            // JSON text: stored exactly as sent, whatever DynamoDB thinks of empty strings or nulls.
+            update: { set: { state: 'completed', response: JSON.stringify(response) }, remove: ['lease_until_ms'] },
+            condition: ownedBy(claim),
+          }),
         }),
       ),
     );
@@ -122,10 +120,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
         new UpdateCommand({
           TableName: this.table,
           Key: idempotencyKey(claim.userId, claim.key),
-          UpdateExpression: 'SET #state = :released REMOVE #owner, #lease',
-          ConditionExpression: '#owner = :owner',
-          ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner', '#lease': 'lease_until_ms' },
-          ExpressionAttributeValues: { ':released': 'released', ':owner': claim.owner },
+          ...expressions({ update: { set: { state: 'released' }, remove: ['owner', 'lease_until_ms'] }, condition: ownedBy(claim) }),
         }),
       ),
     );

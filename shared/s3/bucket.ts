@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 import type { SignatureV4 } from '@smithy/signature-v4';
-import { bodyBytes } from '../deadline.js';
+import { bodyBytes } from '../transport.js';
 import { BucketLocation, type BucketAddress, type ObjectRequestParts } from './addressing.js';
 import { endsWithError, headerOf, S3Error, s3ErrorOf } from './errors.js';
 import { s3Signer, type Credentials } from './signer.js';

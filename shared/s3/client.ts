@@ -1,5 +1,5 @@
 import type { AppPart } from '../app.js';
-import { boundedTransport } from '../deadline.js';
+import { boundedTransport } from '../transport.js';
 import { S3Bucket } from './bucket.js';
 
 /**

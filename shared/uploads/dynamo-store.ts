@@ -3,11 +3,15 @@ import { attachmentItem } from '../attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../attachments/model.js';
 import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
+import { and, equals, expressions, itemAbsent, itemExists, notEquals } from '../dynamo/expressions.js';
 import { uploadSessionKey } from '../dynamo/keys.js';
 import { requestToken } from '../dynamo/transactions.js';
 import type { CompletionOutcome, SessionFailure, SessionRecord, UploadSessionStore } from './model.js';
 
 type Item = Record<string, unknown>;
+
+/** A session's writes, but its removal, hold only while it is open. */
+const STILL_PENDING = equals('status', 'pending');
 
 export interface SessionTables {
   sessions: string;
@@ -31,7 +35,7 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
       new PutCommand({
         TableName: this.tables.sessions,
         Item: { ...uploadSessionKey(userId, record.id), ...record },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        ...expressions({ condition: itemAbsent() }),
       }),
     );
   }
@@ -57,18 +61,14 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
       Update: {
         TableName: this.tables.sessions,
         Key: uploadSessionKey(userId, sessionId),
-        UpdateExpression: 'SET #status = :completed',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':completed': 'completed', ':pending': 'pending' },
+        ...expressions({ update: { set: { status: 'completed' } }, condition: STILL_PENDING }),
       },
     };
     const put = {
       Put: {
         TableName: this.tables.attachments,
         Item: attachmentItem(userId, attachment),
-        ConditionExpression: 'attribute_not_exists(#pk)',
-        ExpressionAttributeNames: { '#pk': 'pk' },
+        ...expressions({ condition: itemAbsent() }),
       },
     };
     const activity =
@@ -88,10 +88,7 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
         new UpdateCommand({
           TableName: this.tables.sessions,
           Key: uploadSessionKey(userId, sessionId),
-          UpdateExpression: 'SET #status = :failed, failure = :failure',
-          ConditionExpression: '#status = :pending',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending', ':failure': failure },
+          ...expressions({ update: { set: { status: 'failed', failure } }, condition: STILL_PENDING }),
         }),
       ),
     );
@@ -104,9 +101,7 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
         new DeleteCommand({
           TableName: this.tables.sessions,
           Key: uploadSessionKey(userId, sessionId),
-          ConditionExpression: 'attribute_exists(pk) AND #status <> :completed',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':completed': 'completed' },
+          ...expressions({ condition: and(itemExists(), notEquals('status', 'completed')) }),
           ReturnValues: 'ALL_OLD',
         }),
       ),

@@ -1,9 +1,9 @@
 import type { AppPart } from '../app.js';
 import { DynamoAttachmentStore } from '../attachments/dynamo-store.js';
-import { S3FileStore } from '../attachments/s3-file-store.js';
-import { fileKey } from '../dynamo/keys.js';
+import { S3FileStore } from '../files/s3-file-store.js';
+import { fileKey } from '../files/keys.js';
 import { s3Bucket } from '../s3/client.js';
-import type { MultipartFileStore } from './model.js';
+import type { MultipartFileStore } from '../files/model.js';
 
 /** What a removed session record names: enough to find what it may have left in S3. */
 export interface RemovedSession {

@@ -25,23 +25,10 @@ export interface UploadSession {
   created_at: number;
 }
 
-/** A part that S3 holds, as GET /v1/upload_sessions/:id shows it. */
-export interface StoredPart {
-  part_number: number;
-  size: number;
-  etag: string;
-}
-
 export interface PartUrl {
   part_number: number;
   url: string;
   expires_at: number;
-}
-
-/** A part as the client names it when completing. */
-export interface CompletedPart {
-  part_number: number;
-  etag: string;
 }
 
 /** Why a failed session was refused, kept so a repeated complete answers the same. */
@@ -89,23 +76,3 @@ export interface UploadSessionStore {
   removeUnlessCompleted(userId: string, sessionId: string): Promise<SessionRecord | undefined>;
 }
 
-/** The result of asking S3 to assemble the parts. */
-export type AssemblyResult = 'assembled' | 'no_such_upload' | { refused: 'invalid_part' | 'part_too_small' | 'invalid_part_order'; message: string };
-
-/** S3 multipart uploads, addressed by the key that fileKey() builds. */
-export interface MultipartFileStore {
-  /** Starts a multipart upload; its id. */
-  startMultipart(key: string, fileType: string): Promise<string>;
-  /** A presigned PUT of one part, valid for `ttlSeconds` or less (never past the signing credentials): the URL and how long it lives. */
-  presignUploadPart(key: string, uploadId: string, partNumber: number, ttlSeconds: number): Promise<{ url: string; expiresIn: number }>;
-  /** The parts S3 holds, ascending; empty when the upload no longer exists. */
-  listParts(key: string, uploadId: string): Promise<StoredPart[]>;
-  assemble(key: string, uploadId: string, parts: readonly CompletedPart[]): Promise<AssemblyResult>;
-  /** Aborting an upload that is gone is not an error. */
-  abortMultipart(key: string, uploadId: string): Promise<void>;
-  /** The stored object's size, or undefined when there is none. */
-  sizeOf(key: string): Promise<number | undefined>;
-  /** Up to `count` bytes from the start of the object, or undefined when there is none. */
-  firstBytes(key: string, count: number): Promise<Uint8Array | undefined>;
-  remove(key: string): Promise<void>;
-}

@@ -1,6 +1,6 @@
 import { parameterInvalid, parameterMissing } from '../http/errors.js';
 import { integerBetween, text, type Reader } from '../http/params.js';
-import type { CompletedPart } from './model.js';
+import type { CompletedPart } from '../files/model.js';
 import { S3_MAX_PARTS } from './part-plan.js';
 
 /** Part URLs one call presigns at most. */

@@ -1,7 +1,7 @@
 import type { Attachment, AttachmentRecord } from '../attachments/model.js';
 import type { Groups } from '../auth/groups.js';
 import type { MemberConversations } from '../conversations/membership.js';
-import { fileKey } from '../dynamo/keys.js';
+import { fileKey } from '../files/keys.js';
 import { referenceMissing, resourceMissing, serviceUnavailable } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { inFallback } from '../deadline.js';
@@ -16,17 +16,8 @@ import {
   sessionFailed,
   sizeMismatch,
 } from './errors.js';
-import type {
-  CompletedPart,
-  MultipartFileStore,
-  PartUrl,
-  SessionFailure,
-  SessionRecord,
-  SessionRequest,
-  StoredPart,
-  UploadSession,
-  UploadSessionStore,
-} from './model.js';
+import type { CompletedPart, MultipartFileStore, StoredPart } from '../files/model.js';
+import type { PartUrl, SessionFailure, SessionRecord, SessionRequest, UploadSession, UploadSessionStore } from './model.js';
 import { planParts } from './part-plan.js';
 
 /** How long a completion waits for a concurrent one that is assembling the same file, and how often it looks. */

@@ -1,5 +1,5 @@
 import type { AppPart } from '../app.js';
-import { S3FileStore } from '../attachments/s3-file-store.js';
+import { S3FileStore } from '../files/s3-file-store.js';
 import { s3Bucket } from '../s3/client.js';
 import { DynamoUploadSessionStore } from './dynamo-store.js';
 import { UploadSessionService } from './service.js';

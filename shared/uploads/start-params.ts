@@ -1,5 +1,5 @@
 import { fileTypeOf, isMediaType } from '../attachments/file-type.js';
-import { normalizeFilename } from '../attachments/filename.js';
+import { normalizeFilename } from '../files/filename.js';
 import { conversationReference } from '../attachments/upload-params.js';
 import { fileTooLarge, parameterInvalid, parameterMissing } from '../http/errors.js';
 import { clientId, integerBetween, text, type Reader } from '../http/params.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayResponses, type GatewayResponseType } from '../../infra/gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes } from '../../infra/routes.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
-import { FILES_PREFIX } from '../../shared/dynamo/keys.js';
+import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 

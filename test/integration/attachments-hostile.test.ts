@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as uploadHandler } from '../../functions/attachments/upload.js';
-import { fileKey } from '../../shared/dynamo/keys.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { eventually } from '../support/eventually.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileKey } from '../../shared/dynamo/keys.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { eventually } from '../support/eventually.js';
 import { startTestApi, type CallInit, type TestApi } from '../support/api.js';
 import { conversationOf, download, sha256, storedFileKeys, upload } from '../support/attachments.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileKey } from '../../shared/dynamo/keys.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { storedFileKeys, upload } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';

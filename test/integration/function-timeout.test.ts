@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
-import { fileKey } from '../../shared/dynamo/keys.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { ANSWER_SHARE, FALLBACK_SHARE } from '../../shared/deadline.js';
 import { download, upload } from '../support/attachments.js';
 import { settledAudit } from '../support/audit.js';

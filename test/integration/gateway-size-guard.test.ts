@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_MAX_BODY_BYTES } from '../../infra/routes.js';
 import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from '../../infra/size-guard.js';
-import { MAX_FILENAME_BYTES } from '../../shared/attachments/filename.js';
+import { MAX_FILENAME_BYTES } from '../../shared/files/filename.js';
 import { DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import { startTestApi, type TestApi, type TestResponse } from '../support/api.js';
 import { conversationOf, filePart, multipartBody, rawUpload, sha256, download, upload } from '../support/attachments.js';

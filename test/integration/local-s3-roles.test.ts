@@ -4,7 +4,7 @@ import { actingAs, functionCredentials } from '../../infra/local/s3-roles.js';
 import { S3Bucket } from '../../shared/s3/bucket.js';
 import { S3_TIMEOUTS } from '../../shared/s3/client.js';
 import { S3Presigner } from '../../shared/s3/presigner.js';
-import { boundedTransport } from '../../shared/deadline.js';
+import { boundedTransport } from '../../shared/transport.js';
 
 /**
  * The local S3 answers a missing key as S3 answers the calling function's

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fileKey } from '../../shared/dynamo/keys.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { upload } from '../support/attachments.js';
 import { dynamodbCall, s3Call } from '../support/fault-proxy.js';
 import { faultyApiForFile } from '../support/faulty-api.js';

@@ -1,10 +1,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoAttachmentStore } from '../../shared/attachments/dynamo-store.js';
-import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
+import { DynamoConversationStore, removalItems } from '../../shared/conversations/dynamo-store.js';
 import { toItem } from '../../shared/conversations/item-codec.js';
 import { newConversation } from '../../shared/conversations/model.js';
 import { uniquenessItem } from '../../shared/conversations/uniqueness.js';
+import { expressions, itemAbsent } from '../../shared/dynamo/expressions.js';
 import { conversationKey, counterpartKey } from '../../shared/dynamo/keys.js';
 import { requestToken, transactWrite } from '../../shared/dynamo/transactions.js';
 import { newId } from '../../shared/ids.js';
@@ -31,7 +32,7 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const user = 'retry-create';
     const counterpart = { kind: 'contact', id: 'zed' } as const;
     const conversation = newConversation(newId('conv'), counterpart, 1_700_000_000);
-    const absent = { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } };
+    const absent = expressions({ condition: itemAbsent() });
     const items = [
       { Put: { TableName: config().conversationsTable, Item: uniquenessItem(user, counterpart, conversation.id), ...absent } },
       { Put: { TableName: config().conversationsTable, Item: toItem(user, conversation), ...absent } },
@@ -57,18 +58,7 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
       // The store reads the conversation before it deletes; a resent transaction skips that read.
       const outcome = await transactWrite(
         t.api.app.dynamo,
-        [
-          { Delete: { TableName: config().conversationsTable, Key: conversationKey('retry-delete', conversation.id), ConditionExpression: 'attribute_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } } },
-          {
-            Delete: {
-              TableName: config().conversationsTable,
-              Key: counterpartKey('retry-delete', { kind: 'group', id: 'g1' }),
-              ConditionExpression: '#holder = :id',
-              ExpressionAttributeNames: { '#holder': 'conversation_id' },
-              ExpressionAttributeValues: { ':id': conversation.id },
-            },
-          },
-        ],
+        removalItems(config().conversationsTable, 'retry-delete', conversation),
         requestToken('delete-conversation', 'retry-delete', conversation.id, requestId),
       );
       return outcome.committed;

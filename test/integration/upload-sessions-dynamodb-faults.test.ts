@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { fileKey } from '../../shared/dynamo/keys.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256, storedFilesOf } from '../support/attachments.js';
 import { cutEvery, dynamodbCall, startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';

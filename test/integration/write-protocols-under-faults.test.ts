@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fileKey } from '../../shared/dynamo/keys.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { download, upload, uploadForm } from '../support/attachments.js';
 import { listAll, settledAudit, summary, type ListedAttachment } from '../support/audit.js';
 import { anyDynamodbCall, dynamodbCall, s3Call, type Rule } from '../support/fault-proxy.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { fileKey, FILES_PREFIX } from '../../shared/dynamo/keys.js';
+import { fileKey, FILES_PREFIX } from '../../shared/files/keys.js';
 import type { TestApi, TestResponse } from './api.js';
 
 export interface FileSpec {

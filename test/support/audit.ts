@@ -1,4 +1,4 @@
-import { fileKey } from '../../shared/dynamo/keys.js';
+import { fileKey } from '../../shared/files/keys.js';
 import type { TestApi } from './api.js';
 import { download } from './attachments.js';
 import { eventually } from './eventually.js';

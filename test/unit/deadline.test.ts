@@ -4,7 +4,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ANSWER_SHARE,
-  BudgetBoundHandler,
   budgetFor,
   DeadlineExceeded,
   FALLBACK_SHARE,
@@ -13,6 +12,7 @@ import {
   remainingOf,
   withinBudget,
 } from '../../shared/deadline.js';
+import { BudgetBoundHandler } from '../../shared/transport.js';
 import { isBackendUnavailable } from '../../shared/http/unavailable.js';
 
 const timeLeft = (ms: number) => ({ getRemainingTimeInMillis: () => ms });

@@ -4,12 +4,12 @@ import {
   attachmentConversationKey,
   contactKey,
   counterpartKey,
-  fileKey,
   flagKey,
   groupKey,
   MAX_USER_ID_BYTES,
   type Counterpart,
 } from '../../../shared/dynamo/keys.js';
+import { fileKey } from '../../../shared/files/keys.js';
 import { newId } from '../../../shared/ids.js';
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');

@@ -13,7 +13,7 @@ import {
 } from '../../../infra/size-guard.js';
 import { parseMultipart } from '../../../shared/attachments/multipart.js';
 import { uploadLimits } from '../../../shared/attachments/upload-params.js';
-import { MAX_FILENAME_BYTES } from '../../../shared/attachments/filename.js';
+import { MAX_FILENAME_BYTES } from '../../../shared/files/filename.js';
 import { DEFAULT_MAX_FILE_BYTES } from '../../../shared/config.js';
 import { completeParams } from '../../../shared/uploads/params.js';
 import { S3_MAX_PARTS } from '../../../shared/uploads/part-plan.js';

@@ -2,7 +2,7 @@ import { GetObjectCommand, UploadPartCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { attachmentDisposition } from '../../../shared/attachments/content-disposition.js';
+import { attachmentDisposition } from '../../../shared/files/content-disposition.js';
 import { S3Presigner, type PresignerSettings } from '../../../shared/s3/presigner.js';
 import { referenceS3Client } from '../../support/reference-s3-client.js';
 

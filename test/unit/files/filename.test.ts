@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asciiFallback, normalizeFilename } from '../../../shared/attachments/filename.js';
+import { asciiFallback, normalizeFilename } from '../../../shared/files/filename.js';
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 

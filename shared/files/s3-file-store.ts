@@ -1,8 +1,7 @@
 import type { S3Bucket } from '../s3/bucket.js';
 import type { S3Presigner } from '../s3/presigner.js';
 import { nowSeconds } from '../time.js';
-import type { AssemblyResult, CompletedPart, MultipartFileStore, StoredPart } from '../uploads/model.js';
-import type { FileStore } from './model.js';
+import type { AssemblyResult, CompletedPart, FileStore, MultipartFileStore, StoredPart } from './model.js';
 
 const errorName = (error: unknown) => (error instanceof Error ? error.name : '');
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../../shared/config.js';
-import { S3FileLinks } from '../../../shared/attachments/s3-file-links.js';
-import { S3FileStore } from '../../../shared/attachments/s3-file-store.js';
+import { S3FileLinks } from '../../../shared/files/s3-file-links.js';
+import { S3FileStore } from '../../../shared/files/s3-file-store.js';
 import { S3Bucket } from '../../../shared/s3/bucket.js';
 import { RecordingTransport, successOf } from '../../support/recording-s3.js';
 import { S3Presigner } from '../../../shared/s3/presigner.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attachmentDisposition } from '../../../shared/attachments/content-disposition.js';
+import { attachmentDisposition } from '../../../shared/files/content-disposition.js';
 
 describe('attachmentDisposition', () => {
   it('always gives a quoted ASCII filename and the exact name in filename*', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { S3FileStore } from '../../../shared/attachments/s3-file-store.js';
+import { S3FileStore } from '../../../shared/files/s3-file-store.js';
 import { S3Bucket } from '../../../shared/s3/bucket.js';
 import { S3Presigner } from '../../../shared/s3/presigner.js';
 import { RecordingTransport, type ScriptedAnswer } from '../../support/recording-s3.js';

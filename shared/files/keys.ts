@@ -1,0 +1,18 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The one place that builds S3 object keys (an object key is not a DynamoDB
+ * key: those are built in shared/dynamo/keys.ts).
+ */
+
+/** Every stored file lives under this prefix; the stack scopes S3 permissions to it. */
+export const FILES_PREFIX = 'files/';
+/**
+ * An attachment's S3 key: from the user and the attachment id, never from the
+ * filename. The user id enters as its SHA-256 (43 base64url characters), so
+ * every key has the same short ASCII shape whatever the user id holds: far
+ * under S3's 1,024-byte key limit and any file system's 255-byte name (the
+ * local stand-in stores keys as paths), and nothing S3 could refuse.
+ */
+export const fileKey = (userId: string, attachmentId: string): string =>
+  `${FILES_PREFIX}${createHash('sha256').update(userId, 'utf8').digest('base64url')}/${attachmentId}`;
