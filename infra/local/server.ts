@@ -139,7 +139,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
 
     const loaded: LoadedRoute[] = await Promise.all(
-      routes.map(async (route) => ({ route, handler: ((await loadModule(route.entry)).handler as HttpHandler).withApp(app) })),
+      routes.map(async (route) => ({ route, handler: ((await loadModule(route.entry)).handler as HttpHandler<App>).withApp(app) })),
     );
     if (createTables) {
       // Where this server owns the tables, it also runs what the stack's event source mapping runs: the cleanup.
@@ -160,7 +160,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       });
       stoppers.push(poller.stop);
     }
-    const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withEnv(env: Environment): TokenAuthorizer }).withEnv(handlerEnv);
+    const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
     const openApiJson = JSON.stringify(loadOpenApi());
     const server = createServer(
       createGateway({

@@ -12,14 +12,7 @@ export function wholeApiArn(methodArn: string): string {
 }
 
 export function allowPolicy(userId: string, methodArn: string): APIGatewayAuthorizerResult {
-  return {
-    principalId: userId,
-    policyDocument: {
-      Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(methodArn) }],
-    },
-    context: { userId },
-  };
+  return policy(userId, 'Allow', methodArn, { userId });
 }
 
 /**
@@ -27,12 +20,16 @@ export function allowPolicy(userId: string, methodArn: string): APIGatewayAuthor
  * 401 whose code (token_invalid, token_expired) comes from this context.
  */
 export function denyPolicy(methodArn: string, errorCode: string, errorMessage: string): APIGatewayAuthorizerResult {
+  return policy('anonymous', 'Deny', methodArn, { error_code: errorCode, error_message: errorMessage });
+}
+
+function policy(principalId: string, effect: 'Allow' | 'Deny', methodArn: string, context: Record<string, string>): APIGatewayAuthorizerResult {
   return {
-    principalId: 'anonymous',
+    principalId,
     policyDocument: {
       Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: wholeApiArn(methodArn) }],
+      Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: wholeApiArn(methodArn) }],
     },
-    context: { error_code: errorCode, error_message: errorMessage },
+    context,
   };
 }
