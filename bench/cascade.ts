@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { BATCH_WRITE_MAX, batchWriteAll } from '../shared/dynamo/batch-write.js';
 import { startLocalApi } from '../infra/local/server.js';
+import { dynamo } from '../shared/app.js';
 import { signToken } from '../shared/auth/tokens.js';
 import { attachmentConversationKey, attachmentKey } from '../shared/dynamo/keys.js';
 import { attachmentIndexes } from '../shared/dynamo/tables.js';
@@ -36,7 +37,7 @@ try {
   const seedStarted = performance.now();
   for (let start = 0; start < items.length; start += BATCH_WRITE_MAX) {
     const batch = items.slice(start, start + BATCH_WRITE_MAX).map((Item) => ({ PutRequest: { Item } }));
-    await batchWriteAll(api.app.dynamo, api.config.attachmentsTable, batch);
+    await batchWriteAll(api.app.use(dynamo), api.config.attachmentsTable, batch);
   }
   console.error(`seeded ${count} attachment records in ${round((performance.now() - seedStarted) / 1000)} s`);
 

@@ -1,11 +1,9 @@
-import { s3Bucket } from '../shared/s3/client.js';
-import { attachmentWriter } from '../shared/attachments/writer.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { FUNCTION_SETTINGS } from '../infra/routes.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes, type Route } from '../infra/routes.js';
-import type { App } from '../shared/app.js';
+import { attachmentWriter, conversations, dynamo, s3Bucket, type App } from '../shared/app.js';
 import type { HttpHandler, ProxyHandler } from '../shared/http/handler.js';
 import { proxyEvent, type EventRequest } from './events.js';
 import type { Fixture } from './fixture.js';
@@ -74,7 +72,7 @@ let recording: Tally | undefined;
 
 /** Installed once on the App's clients; counts only while `recording` is set. */
 function installMeters(app: App): void {
-  app.dynamo.middlewareStack.add(
+  app.use(dynamo).middlewareStack.add(
     (next, context) => async (args) => {
       const tally = recording;
       if (!tally) return next(args);
@@ -142,7 +140,7 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       endpoint: 'DELETE /v1/conversations/:id (no attachments)',
       route: 'DeleteConversation',
       request: async () => {
-        const { conversation } = await app.conversations.createConversation(fixture.userId, fixture.groups, { kind: 'contact', id: `cost-${randomUUID()}` });
+        const { conversation } = await app.use(conversations).createConversation(fixture.userId, fixture.groups, { kind: 'contact', id: `cost-${randomUUID()}` });
         return { pathParameters: { id: conversation.id } };
       },
     },
@@ -177,7 +175,7 @@ export async function measureCost(app: App, fixture: Fixture, invocations: numbe
   const figures: CostFigure[] = [];
   for (const scenario of scenarios(app, fixture)) {
     const route = routes.find((candidate) => candidate.name === scenario.route)!;
-    const handler = ((await import(join(REPOSITORY_ROOT, route.entry))) as { handler: HttpHandler }).handler.withApp(app);
+    const handler = ((await import(join(REPOSITORY_ROOT, route.entry))) as { handler: HttpHandler<App> }).handler.withApp(app);
     // One uncounted invocation first: module state, connections, JIT.
     await invoke(handler, route, fixture, await scenario.request(-1));
     const tallies: Tally[] = [];

@@ -1,9 +1,7 @@
-import { attachmentWriter } from '../shared/attachments/writer.js';
 import { randomBytes } from 'node:crypto';
 import type { Groups } from '../shared/auth/groups.js';
 import { signToken } from '../shared/auth/tokens.js';
-import { uploadSessions } from '../shared/uploads/sessions.js';
-import type { App } from '../shared/app.js';
+import { attachmentWriter, dynamo, uploadSessions, type App } from '../shared/app.js';
 import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
 import { putConversations } from './seed-conversations.js';
 import { fileOf } from './multipart.js';
@@ -38,11 +36,11 @@ export interface Fixture {
 export async function seedFixture(app: App, conversationCount: number, attachmentCount: number): Promise<Fixture> {
   const userId = 'user_bench';
   const authSecret = randomBytes(32).toString('base64url');
-  const store = new DynamoConversationStore(app.dynamo, app.config.conversationsTable);
+  const store = new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable);
   const contactId = 'contact-known';
   await store.findOrCreate(userId, { kind: 'contact', id: contactId });
   const { conversations } = population(conversationCount, { seed: 7 });
-  await putConversations(app.dynamo, app.config.conversationsTable, userId, conversations);
+  await putConversations(app.use(dynamo), app.config.conversationsTable, userId, conversations);
   const groups: Groups = new Set(conversations.flatMap((conversation) => (conversation.group_id ? [conversation.group_id] : [])));
   const attachmentIds: string[] = [];
   for (let index = 0; index < attachmentCount; index += 1) {

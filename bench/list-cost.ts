@@ -1,4 +1,4 @@
-import type { App } from '../shared/app.js';
+import { dynamo, type App } from '../shared/app.js';
 import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
 import { putConversations } from './seed-conversations.js';
 import type { ConversationFilter } from '../shared/conversations/model.js';
@@ -66,7 +66,7 @@ function cases(knownContact: string, knownGroup: string): Case[] {
 export async function measureListCost(app: App, sizes: number[]): Promise<GrowthFigures> {
   const userId = 'user_growth';
   const table = app.config.conversationsTable;
-  const store = new DynamoConversationStore(app.dynamo, table);
+  const store = new DynamoConversationStore(app.use(dynamo), table);
   const counts: Counts = { muted: 0, endedMutes: 0, archived: 0, pinned: 0, group: 0, unread: 0 };
   const seedSeconds: Record<number, number> = {};
   const pages = new Map<string, ListCostFigure>();
@@ -76,7 +76,7 @@ export async function measureListCost(app: App, sizes: number[]): Promise<Growth
   for (const size of [...sizes].sort((a, b) => a - b)) {
     const started = performance.now();
     const added = population(size - seeded, { seed: size, firstIndex: seeded });
-    await putConversations(app.dynamo, table, userId, added.conversations);
+    await putConversations(app.use(dynamo), table, userId, added.conversations);
     for (const key of Object.keys(counts) as (keyof Counts)[]) counts[key] += added.counts[key];
     seedSeconds[size] = round((performance.now() - started) / 1000);
     seeded = size;

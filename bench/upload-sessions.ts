@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
-import type { App } from '../shared/app.js';
+import { credentials, s3Bucket, type App } from '../shared/app.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes } from '../infra/routes.js';
 import type { BundleFigure } from './bundles.js';
@@ -16,7 +16,6 @@ import { childResult } from './child-result.js';
 import { countingProxy } from './dynamodb-counter.js';
 import { proxyEvent } from './events.js';
 import type { Fixture } from './fixture.js';
-import { s3Bucket } from '../shared/s3/client.js';
 import { LOCAL_ENV, startProcess } from './processes.js';
 import { median, ratio, round } from './stats.js';
 
@@ -163,7 +162,7 @@ function directClient(app: App): S3Client {
   const { region, s3Endpoint } = app.config;
   return new S3Client({
     region,
-    credentials: app.credentials,
+    credentials: app.use(credentials),
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(s3Endpoint ? { endpoint: s3Endpoint, forcePathStyle: true } : {}),

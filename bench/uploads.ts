@@ -1,10 +1,9 @@
-import { s3Bucket } from '../shared/s3/client.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { S3FileStore } from '../shared/files/s3-file-store.js';
+import { fileStore } from '../shared/app.js';
 import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
@@ -63,7 +62,7 @@ export async function measureUploads(
   env: Record<string, string>,
   runs: number,
 ): Promise<UploadFigures> {
-  const files = new S3FileStore(fixture.app.use(s3Bucket), fixture.app.presigner);
+  const files = fixture.app.use(fileStore);
   const bundle = bundles.find((candidate) => candidate.name === 'UploadAttachment');
   if (!bundle) throw new Error('No UploadAttachment bundle: the route table has no upload route');
   const sizes: UploadFigure[] = [];

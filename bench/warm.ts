@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { DynamoAttachmentStore } from '../shared/attachments/dynamo-store.js';
+import { attachmentStore } from '../shared/app.js';
 import type { Fixture } from './fixture.js';
 import { median, percentile, ratio, round } from './stats.js';
 
@@ -43,7 +43,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
   const [getId, updateId] = fixture.conversationIds as [string, string];
   const [attachmentId] = fixture.attachmentIds as [string];
   const { store, userId } = fixture;
-  const attachmentStore = new DynamoAttachmentStore(fixture.app.dynamo, fixture.app.config.attachmentsTable, fixture.app.config.conversationsTable);
+  const attachments = fixture.app.use(attachmentStore);
   return [
     {
       endpoint: 'GET /v1/conversations/:id',
@@ -81,7 +81,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       method: 'GET',
       path: `/v1/attachments/${attachmentId}`,
       backendCall: 'GetItem (file_url signed locally)',
-      backend: () => attachmentStore.get(userId, attachmentId),
+      backend: () => attachments.get(userId, attachmentId),
     },
     {
       // Against GET /v1/conversations above: the same Query, plus ten file_url signed in the function.
@@ -89,7 +89,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       method: 'GET',
       path: '/v1/attachments?limit=10',
       backendCall: 'Query (limit 11, file_url signed locally)',
-      backend: () => attachmentStore.list(userId, {}, { limit: 10 }),
+      backend: () => attachments.list(userId, {}, { limit: 10 }),
     },
   ];
 }

@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import type { Environment } from '../shared/config.js';
+import { lambdaConfig, type Config } from '../shared/config.js';
 import { allowPolicy, denyPolicy } from '../shared/auth/policy.js';
 import { loadVerifierSettings } from '../shared/auth/settings.js';
 import { TokenRejected, tokenVerifier, type TokenVerifier } from '../shared/auth/tokens.js';
@@ -8,14 +8,14 @@ const BEARER = /^Bearer ([^\s]+)$/;
 
 type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
-/** The authorizer on the settings of `env`, read (with the secret behind AUTH_SECRET_ARN) once per cold start. */
-function tokenAuthorizer(env: Environment): TokenAuthorizer {
+/** The authorizer on the `auth` settings of a configuration, read (with the secret behind AUTH_SECRET_ARN) once per cold start. */
+function tokenAuthorizer(config: () => Config): TokenAuthorizer {
   let verifier: Promise<TokenVerifier> | undefined;
   return async (event) => {
     const token = BEARER.exec(event.authorizationToken ?? '')?.[1];
     // API Gateway answers this itself (identity validation expression); the throw covers direct calls.
     if (!token) throw new Error('Unauthorized');
-    verifier ??= loadVerifierSettings(env).then(tokenVerifier);
+    verifier ??= loadVerifierSettings(config().auth).then(tokenVerifier);
     const tokens = await verifier.catch((error: unknown) => {
       verifier = undefined; // a failed secret read is retried on the next call, not cached
       throw error;
@@ -29,5 +29,5 @@ function tokenAuthorizer(env: Environment): TokenAuthorizer {
   };
 }
 
-/** On Lambda: the function's environment. The local server runs it on the environment it composed (withEnv). */
-export const handler = Object.assign(tokenAuthorizer(process.env), { withEnv: tokenAuthorizer });
+/** On Lambda: the process's configuration. The local server runs it on the configuration of its App (withConfig). */
+export const handler = Object.assign(tokenAuthorizer(lambdaConfig), { withConfig: (config: Config) => tokenAuthorizer(() => config) });

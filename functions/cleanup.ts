@@ -1,11 +1,9 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { lambdaApp, type App } from '../shared/app.js';
+import { attachmentWriter, lambdaApp, sessionLeftovers, type App } from '../shared/app.js';
 import { withinBudget, type InvocationTime } from '../shared/deadline.js';
-import { attachmentWriter } from '../shared/attachments/writer.js';
 import { isRemoval, removedKey, removedString, tableOf } from '../shared/cleanup/stream-events.js';
 import { CONVERSATION_SK_PREFIX, ORPHAN_FILE_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
-import { sessionLeftovers } from '../shared/uploads/leftovers.js';
 
 /**
  * Removes what hangs off a removed item, from the tables' streams: a removed

@@ -1,7 +1,8 @@
 /**
  * The route table: every endpoint of the API, once. The local server
- * dispatches by it and the CDK stack makes one function and one method per
- * row, so a route is added here and nowhere else.
+ * dispatches by it, the CDK stack makes one function and one method per
+ * row, and each handler names its row, so a route is added here and nowhere
+ * else.
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -15,7 +16,12 @@ export interface Route {
   entry: string;
   /** Endpoints that take `multipart/form-data` (API Gateway passes the body base64-encoded). */
   binaryBody?: boolean;
-  /** Endpoints that store things and so honour Idempotency-Key (read and write its table). */
+  /**
+   * Endpoints that store things and so honour Idempotency-Key: the one
+   * declaration of it. The stack grants the idempotency table from it
+   * (infra/permissions.ts), and the handler, which imports its row, must then
+   * be an IdempotentEndpoint (shared/http/handler.ts) or it does not compile.
+   */
   idempotent?: boolean;
   /** What the handler may touch: the stack grants exactly this (least privilege). */
   access: Access;
@@ -37,78 +43,108 @@ export interface Access {
    * file 404 rather than 403, for a function that must tell a vanished file
    * from a refusal.
    */
-  files?: FileAccess[];
+  files?: readonly FileAccess[];
 }
 
 export type FileAccess = 'get' | 'put' | 'delete' | 'list-parts' | 'abort' | 'list';
 
+/*
+ * One row per route, each its own export: the handler module imports its row
+ * (httpHandler(CreateConversation, ...)), so a function bundles its own row and
+ * no other. Rows are `as const`, so `idempotent: true` is a type the handler's
+ * shape must match. This module imports nothing, and must not: every function
+ * bundles it.
+ */
+export const ListConversations = { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'update' } } as const satisfies Route;
+export const CreateConversation = {
+  name: 'CreateConversation',
+  method: 'POST',
+  path: '/v1/conversations',
+  entry: 'functions/conversations/create.ts',
+  idempotent: true,
+  access: { conversations: 'write' },
+} as const satisfies Route;
+export const GetConversation = { name: 'GetConversation', method: 'GET', path: '/v1/conversations/{id}', entry: 'functions/conversations/get.ts', access: { conversations: 'read' } } as const satisfies Route;
+export const UpdateConversation = { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts', access: { conversations: 'write' } } as const satisfies Route;
+export const DeleteConversation = {
+  name: 'DeleteConversation',
+  method: 'DELETE',
+  path: '/v1/conversations/{id}',
+  entry: 'functions/conversations/delete.ts',
+  // The conversation and its uniqueness record; its attachments go from the stream (CLEANUP_ENTRY).
+  access: { conversations: 'write' },
+} as const satisfies Route;
+// Every answer that shows an attachment presigns its file_url, hence files: ['get']; conversations read: a
+// conversation_id filter reads the conversation (a group's needs the group in the token).
+export const ListAttachments = {
+  name: 'ListAttachments',
+  method: 'GET',
+  path: '/v1/attachments',
+  entry: 'functions/attachments/list.ts',
+  access: { attachments: 'read', conversations: 'read', files: ['get'] },
+} as const satisfies Route;
+export const UploadAttachment = {
+  name: 'UploadAttachment',
+  method: 'POST',
+  path: '/v1/attachments',
+  entry: 'functions/attachments/upload.ts',
+  binaryBody: true,
+  idempotent: true,
+  // conversations: its transaction checks the conversation and moves its activity; files delete: it removes
+  // the file when the record was certainly not written.
+  access: { attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'] },
+} as const satisfies Route;
+export const GetAttachment = { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', files: ['get'] } } as const satisfies Route;
+export const UpdateAttachment = { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } } as const satisfies Route;
+// The record; its file goes from the stream (CLEANUP_ENTRY).
+export const DeleteAttachment = { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write' } } as const satisfies Route;
+export const StartUploadSession = {
+  name: 'StartUploadSession',
+  method: 'POST',
+  path: '/v1/upload_sessions',
+  entry: 'functions/upload-sessions/start.ts',
+  idempotent: true,
+  // conversations read: the conversation_id check; files abort: a session that could not be recorded is aborted at once.
+  access: { uploadSessions: 'write', conversations: 'read', files: ['put', 'abort'] },
+} as const satisfies Route;
+export const GetUploadSession = { name: 'GetUploadSession', method: 'GET', path: '/v1/upload_sessions/{id}', entry: 'functions/upload-sessions/get.ts', access: { uploadSessions: 'read', files: ['list-parts'] } } as const satisfies Route;
+// Presigning a part's PUT needs the signer to hold s3:PutObject.
+export const SignUploadParts = { name: 'SignUploadParts', method: 'POST', path: '/v1/upload_sessions/{id}/parts', entry: 'functions/upload-sessions/sign-parts.ts', access: { uploadSessions: 'read', files: ['put'] } } as const satisfies Route;
+export const CompleteUploadSession = {
+  name: 'CompleteUploadSession',
+  method: 'POST',
+  path: '/v1/upload_sessions/{id}/complete',
+  entry: 'functions/upload-sessions/complete.ts',
+  idempotent: true,
+  // One transaction closes the session, writes the attachment and marks its conversation active;
+  // get: the size, the first bytes and file_url; delete: a refused file is removed; list: a file an abort or the
+  // cleanup took away meanwhile is a 404 to HEAD and GET, told apart from a refusal (UploadSessionService.complete).
+  access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete', 'list'] },
+} as const satisfies Route;
+export const AbortUploadSession = {
+  name: 'AbortUploadSession',
+  method: 'DELETE',
+  path: '/v1/upload_sessions/{id}',
+  entry: 'functions/upload-sessions/abort.ts',
+  access: { uploadSessions: 'write', files: ['abort', 'delete'] },
+} as const satisfies Route;
+
 export const routes: readonly Route[] = [
-  { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'update' } },
-  { name: 'CreateConversation', method: 'POST', path: '/v1/conversations', entry: 'functions/conversations/create.ts', idempotent: true, access: { conversations: 'write' } },
-  { name: 'GetConversation', method: 'GET', path: '/v1/conversations/{id}', entry: 'functions/conversations/get.ts', access: { conversations: 'read' } },
-  { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts', access: { conversations: 'write' } },
-  {
-    name: 'DeleteConversation',
-    method: 'DELETE',
-    path: '/v1/conversations/{id}',
-    entry: 'functions/conversations/delete.ts',
-    // The conversation and its uniqueness record; its attachments go from the stream (CLEANUP_ENTRY).
-    access: { conversations: 'write' },
-  },
-  // Every answer that shows an attachment presigns its file_url, hence files: ['get']; conversations read: a
-  // conversation_id filter reads the conversation (a group's needs the group in the token).
-  {
-    name: 'ListAttachments',
-    method: 'GET',
-    path: '/v1/attachments',
-    entry: 'functions/attachments/list.ts',
-    access: { attachments: 'read', conversations: 'read', files: ['get'] },
-  },
-  {
-    name: 'UploadAttachment',
-    method: 'POST',
-    path: '/v1/attachments',
-    entry: 'functions/attachments/upload.ts',
-    binaryBody: true,
-    idempotent: true,
-    // conversations: its transaction checks the conversation and moves its activity; files delete: it removes
-    // the file when the record was certainly not written.
-    access: { attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'] },
-  },
-  { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', files: ['get'] } },
-  { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } },
-  // The record; its file goes from the stream (CLEANUP_ENTRY).
-  { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write' } },
-  {
-    name: 'StartUploadSession',
-    method: 'POST',
-    path: '/v1/upload_sessions',
-    entry: 'functions/upload-sessions/start.ts',
-    idempotent: true,
-    // conversations read: the conversation_id check; files abort: a session that could not be recorded is aborted at once.
-    access: { uploadSessions: 'write', conversations: 'read', files: ['put', 'abort'] },
-  },
-  { name: 'GetUploadSession', method: 'GET', path: '/v1/upload_sessions/{id}', entry: 'functions/upload-sessions/get.ts', access: { uploadSessions: 'read', files: ['list-parts'] } },
-  // Presigning a part's PUT needs the signer to hold s3:PutObject.
-  { name: 'SignUploadParts', method: 'POST', path: '/v1/upload_sessions/{id}/parts', entry: 'functions/upload-sessions/sign-parts.ts', access: { uploadSessions: 'read', files: ['put'] } },
-  {
-    name: 'CompleteUploadSession',
-    method: 'POST',
-    path: '/v1/upload_sessions/{id}/complete',
-    entry: 'functions/upload-sessions/complete.ts',
-    idempotent: true,
-    // One transaction closes the session, writes the attachment and marks its conversation active;
-    // get: the size, the first bytes and file_url; delete: a refused file is removed; list: a file an abort or the
-    // cleanup took away meanwhile is a 404 to HEAD and GET, told apart from a refusal (UploadSessionService.complete).
-    access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete', 'list'] },
-  },
-  {
-    name: 'AbortUploadSession',
-    method: 'DELETE',
-    path: '/v1/upload_sessions/{id}',
-    entry: 'functions/upload-sessions/abort.ts',
-    access: { uploadSessions: 'write', files: ['abort', 'delete'] },
-  },
+  ListConversations,
+  CreateConversation,
+  GetConversation,
+  UpdateConversation,
+  DeleteConversation,
+  ListAttachments,
+  UploadAttachment,
+  GetAttachment,
+  UpdateAttachment,
+  DeleteAttachment,
+  StartUploadSession,
+  GetUploadSession,
+  SignUploadParts,
+  CompleteUploadSession,
+  AbortUploadSession,
 ];
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';

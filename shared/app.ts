@@ -1,123 +1,144 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { filesCredentials } from './files/credentials.js';
-import { S3FileLinks } from './files/s3-file-links.js';
-import { AttachmentViews } from './attachments/service.js';
 import { DynamoAttachmentStore } from './attachments/dynamo-store.js';
-import { readConfig, type Config } from './config.js';
+import { S3FileLinks } from './files/s3-file-links.js';
+import { S3FileStore } from './files/s3-file-store.js';
+import { AttachmentService, AttachmentViews } from './attachments/service.js';
+import { lambdaConfig, type Config } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { ConversationService } from './conversations/service.js';
 import { createDynamoClient } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
+import type { S3Bucket } from './s3/bucket.js';
+import { createFilesBucket } from './s3/client.js';
 import { S3Presigner } from './s3/presigner.js';
 import type { Credentials } from './s3/signer.js';
 import { systemClock, type Clock } from './time.js';
+import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
+import { SessionLeftovers } from './uploads/leftovers.js';
+import { UploadSessionService } from './uploads/service.js';
 
 /**
- * A part of the App that only some functions need, kept out of the App class
- * itself: esbuild drops unused functions but never unused class members, so
- * whatever a getter here references is in every function's bundle. A part
- * lives in its own module (the S3 client: shared/s3/client.ts; the attachment
- * writer: shared/attachments/writer.ts), and only the functions that import it
- * bundle it.
- */
-export interface AppPart<T> {
-  readonly name: string;
-  build(app: App): T;
-  destroy?(value: T): void;
-}
-
-/**
- * The composition root: from one configuration, the clients and the services
- * the handlers call. Each part is built on first use (a GET of a conversation
- * never builds the S3 client, nor bundles it) and kept for the life of the App.
+ * A part of the App: how it is built from the App's configuration, clock and
+ * other parts. Each is built on first use (`app.use(part)`) and kept for the
+ * life of the App, so every adapter exists once per App.
  *
- * On Lambda there is one App per process (processApp(), from the function's
+ * Parts are functions, not members of the App class: esbuild drops unused
+ * functions but never unused class members, so a function bundles only the
+ * parts it uses and what they build (a GET of a conversation neither builds
+ * nor bundles the S3 calls).
+ */
+export type Part<T> = (app: App) => T;
+
+/**
+ * The composition root: from one configuration, every client, store and
+ * service the handlers call, each built once, in this module only.
+ *
+ * On Lambda there is one App per process (lambdaApp(), from the function's
  * environment, kept across warm invocations); the local server builds one per
- * server from the settings it was given.
+ * server from the settings it was given, and destroys it when it stops.
  */
 export class App {
-  private built = new Map<string, unknown>();
-  private destroyers = new Map<string, () => void>();
+  private readonly built = new Map<Part<unknown>, unknown>();
+  private readonly closers: (() => void)[] = [];
 
   /**
    * `clock`: "now" for every rule that depends on it (creation and upload
    * times, how far ahead an open may be, whether a mute has ended, whether an
-   * upload session has expired). Lambda
-   * uses the system clock; the local server takes one so tests move time.
+   * upload session has expired). Lambda uses the system clock; the local
+   * server takes one so tests move time.
    */
   constructor(
     readonly config: Config,
     readonly clock: Clock = systemClock,
   ) {}
 
-  get dynamo(): DynamoDBDocumentClient {
-    return this.once('dynamo', () => createDynamoClient(this.config));
+  use<T>(part: Part<T>): T {
+    if (!this.built.has(part)) this.built.set(part, part(this));
+    return this.built.get(part) as T;
   }
 
-  get conversations(): ConversationService {
-    return this.once(
-      'conversations',
-      () => new ConversationService(new DynamoConversationStore(this.dynamo, this.config.conversationsTable, this.clock), this.clock),
-    );
-  }
-
-  /** For the attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 client. */
-  get attachmentViews(): AttachmentViews {
-    return this.once('attachmentViews', () => new AttachmentViews(new DynamoAttachmentStore(this.dynamo, this.config.attachmentsTable, this.config.conversationsTable), this.fileLinks, this.conversations));
-  }
-
-  /** Links to attachment files (file_url), signed by the presigner. */
-  get fileLinks(): S3FileLinks {
-    return this.once('fileLinks', () => new S3FileLinks(this.presigner, this.config.fileUrlTtlSeconds));
-  }
-
-  /**
-   * Presigned S3 URLs of the files bucket (downloads, and the part uploads of
-   * upload sessions), signed in the process without the S3 client
-   * (shared/s3/presigner.ts).
-   */
-  get presigner(): S3Presigner {
-    return this.once('presigner', () => {
-      const { region, filesBucket, s3Endpoint } = this.config;
-      return new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: this.credentials });
-    });
-  }
-
-  /** What S3 requests and URLs are signed with (shared/files/credentials.ts). */
-  get credentials(): Credentials {
-    return this.once('filesCredentials', () => filesCredentials(this.config));
-  }
-
-  get idempotency(): IdempotencyService {
-    return this.once('idempotency', () => new IdempotencyService(new DynamoIdempotencyStore(this.dynamo, this.config.idempotencyTable)));
-  }
-
-  /** A part from its own module (see AppPart), built on first use and kept like the others. */
-  use<T>(part: AppPart<T>): T {
-    const value = this.once(part.name, () => part.build(this));
-    if (part.destroy) this.destroyers.set(part.name, () => part.destroy!(value));
+  /** For a part that holds connections: `close` runs when the App is destroyed. */
+  closing<T>(value: T, close: (value: T) => void): T {
+    this.closers.push(() => close(value));
     return value;
   }
 
   /** Closes the clients' connections (the local server, when it stops). */
   destroy(): void {
-    (this.built.get('dynamo') as DynamoDBDocumentClient | undefined)?.destroy();
-    for (const destroy of this.destroyers.values()) destroy();
-    this.destroyers.clear();
+    for (const close of this.closers.splice(0)) close();
     this.built.clear();
-  }
-
-  private once<T>(name: string, build: () => T): T {
-    if (!this.built.has(name)) this.built.set(name, build());
-    return this.built.get(name) as T;
   }
 }
 
 let processApp: App | undefined;
 
-/** The App of a Lambda process: its environment, read once. */
+/** The App of a Lambda process: its configuration, read once. */
 export function lambdaApp(): App {
-  processApp ??= new App(readConfig(process.env));
+  processApp ??= new App(lambdaConfig());
   return processApp;
 }
+
+export const dynamo: Part<DynamoDBDocumentClient> = (app) => app.closing(createDynamoClient(app.config), (client) => client.destroy());
+
+/** What S3 requests and URLs are signed with (shared/files/credentials.ts), resolved and cached once per App. */
+export const credentials: Part<Credentials> = (app) => filesCredentials(app.config);
+
+/**
+ * Presigned S3 URLs of the files bucket (downloads, and the part uploads of
+ * upload sessions), signed in the process without the S3 client
+ * (shared/s3/presigner.ts).
+ */
+export const presigner: Part<S3Presigner> = (app) => {
+  const { region, filesBucket, s3Endpoint } = app.config;
+  return new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: app.use(credentials) });
+};
+
+/** Links to attachment files (file_url), signed by the presigner. */
+export const fileLinks: Part<S3FileLinks> = (app) => new S3FileLinks(app.use(presigner), app.config.fileUrlTtlSeconds);
+
+/** The S3 calls of the files bucket: only the functions that write, read or remove files use it. */
+export const s3Bucket: Part<S3Bucket> = (app) =>
+  app.closing(createFilesBucket(app.config, app.use(credentials)), (bucket) => bucket.destroy());
+
+/** The files of attachments and upload sessions. */
+export const fileStore: Part<S3FileStore> = (app) => new S3FileStore(app.use(s3Bucket), app.use(presigner));
+
+export const conversationStore: Part<DynamoConversationStore> = (app) =>
+  new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable, app.clock);
+
+export const attachmentStore: Part<DynamoAttachmentStore> = (app) =>
+  new DynamoAttachmentStore(app.use(dynamo), app.config.attachmentsTable, app.config.conversationsTable);
+
+export const conversations: Part<ConversationService> = (app) => new ConversationService(app.use(conversationStore), app.clock);
+
+/** For the attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 calls. */
+export const attachmentViews: Part<AttachmentViews> = (app) => new AttachmentViews(app.use(attachmentStore), app.use(fileLinks), app.use(conversations));
+
+/** The attachment service with its files, for the functions that write or remove them (the upload, the stream cleanup). */
+export const attachmentWriter: Part<AttachmentService> = (app) =>
+  new AttachmentService(app.use(attachmentStore), app.use(fileLinks), app.use(conversations), app.use(fileStore), app.clock);
+
+/** The upload session service, for the upload-session functions. */
+export const uploadSessions: Part<UploadSessionService> = (app) => {
+  const { uploadSessionsTable, attachmentsTable, conversationsTable, fileUrlTtlSeconds, uploadSessionTtlSeconds } = app.config;
+  return new UploadSessionService(
+    new DynamoUploadSessionStore(app.use(dynamo), { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable }),
+    app.use(fileStore),
+    {
+      memberConversation: (userId, groups, id, param) => app.use(conversations).memberConversation(userId, groups, id, param),
+      getAttachment: (userId, id) => app.use(attachmentViews).getAttachment(userId, id),
+      relink: (userId, record) => app.use(attachmentViews).relink(userId, record),
+    },
+    // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
+    { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
+    app.clock,
+  );
+};
+
+/** For the cleanup function: the attachment records, consistently read, and the files bucket. */
+export const sessionLeftovers: Part<SessionLeftovers> = (app) => new SessionLeftovers(app.use(attachmentStore), app.use(fileStore));
+
+export const idempotency: Part<IdempotencyService> = (app) =>
+  new IdempotencyService(new DynamoIdempotencyStore(app.use(dynamo), app.config.idempotencyTable));

@@ -5,7 +5,7 @@ import type { Credentials } from './s3/signer.js';
 
 /**
  * Runtime configuration, read once per process from an environment: on Lambda
- * the one the CDK stack sets (shared/app.ts), on the local server the one it
+ * the one the CDK stack sets (lambdaConfig), on the local server the one it
  * composes for its handlers (never by writing process.env).
  */
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -38,7 +38,30 @@ export interface Config {
    * (infra/local/s3-roles.ts), as each Lambda function signs with its role.
    */
   s3Credentials?: Credentials;
+  /** Which tokens the authorizer accepts; checked when it first verifies one (shared/auth/settings.ts). */
+  auth: AuthConfig;
 }
+
+/**
+ * The authorizer's settings: a JWKS URL (AUTH_JWKS_URL), or an HS256 secret
+ * given inline (AUTH_SECRET, local) or by reference (AUTH_SECRET_ARN, the
+ * deployed stack, read through the Parameters and Secrets Lambda Extension).
+ * Empty values are unset.
+ */
+export interface AuthConfig {
+  jwksUrl?: string;
+  secret?: string;
+  secretArn?: string;
+  issuer?: string;
+  audience?: string;
+  /** GROUPS_CLAIM: the claim that holds the user's groups, as given (checked by shared/auth/groups.ts). */
+  groupsClaim?: string;
+  /** The Parameters and Secrets Lambda Extension's port (PARAMETERS_SECRETS_EXTENSION_HTTP_PORT). */
+  secretsExtensionPort: string;
+}
+
+/** The Parameters and Secrets Lambda Extension's default port. */
+export const DEFAULT_SECRETS_EXTENSION_PORT = '2773';
 
 /** 4 MiB: base64 makes it ~5.6 MB, under Lambda's 6 MB synchronous payload. */
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
@@ -59,7 +82,7 @@ export const MAX_FILE_URL_TTL_SECONDS = 3600;
 
 function positiveInteger(env: Environment, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (!raw) return fallback; // unset or empty
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
     throw new Error(`${name} must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}`);
@@ -67,9 +90,9 @@ function positiveInteger(env: Environment, name: string, fallback: number, max =
   return value;
 }
 
+/** Unset or empty: undefined. */
 function optional(env: Environment, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw === '' ? undefined : raw;
+  return env[name] || undefined;
 }
 
 /** A comma-separated list, blanks ignored (CORS_ORIGINS). */
@@ -96,6 +119,15 @@ export function readConfig(env: Environment): Config {
     maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', DEFAULT_MAX_UPLOAD_BYTES, S3_MAX_OBJECT_BYTES),
     uploadSessionTtlSeconds: positiveInteger(env, 'UPLOAD_SESSION_TTL_SECONDS', DEFAULT_UPLOAD_SESSION_TTL_SECONDS),
     corsOrigins: commaSeparated(env.CORS_ORIGINS),
+    auth: {
+      jwksUrl: optional(env, 'AUTH_JWKS_URL'),
+      secret: optional(env, 'AUTH_SECRET'),
+      secretArn: optional(env, 'AUTH_SECRET_ARN'),
+      issuer: optional(env, 'AUTH_ISSUER'),
+      audience: optional(env, 'AUTH_AUDIENCE'),
+      groupsClaim: optional(env, 'GROUPS_CLAIM'),
+      secretsExtensionPort: optional(env, 'PARAMETERS_SECRETS_EXTENSION_HTTP_PORT') ?? DEFAULT_SECRETS_EXTENSION_PORT,
+    },
   };
 }
 
@@ -182,4 +214,12 @@ function iniSections(text: string): Map<string, Record<string, string>> {
     }
   }
   return sections;
+}
+
+let processConfig: Config | undefined;
+
+/** The configuration of a Lambda process: its environment, read once (by its App, or by the authorizer). */
+export function lambdaConfig(): Config {
+  processConfig ??= readConfig(process.env);
+  return processConfig;
 }

@@ -1,17 +1,19 @@
-import { httpHandler } from '../../shared/http/handler.js';
+import { CreateConversation } from '../../infra/routes.js';
+import { conversations } from '../../shared/app.js';
 import { parameterInvalid, parameterMissing } from '../../shared/http/errors.js';
+import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, groupsOf } from '../../shared/http/request.js';
 import { created, ok } from '../../shared/http/response.js';
 import { createParams } from '../../shared/conversations/params.js';
 import type { Counterpart } from '../../shared/conversations/model.js';
 
-export const handler = httpHandler(async (request, app) => {
-  const counterpart = counterpartOf(readParams(formOrJsonBody(request), createParams));
-  return app.idempotency.run(request, counterpart, async (seed) => {
-    const { conversation, created: isNew } = await app.conversations.createConversation(request.userId, groupsOf(request), counterpart, seed);
+export const handler = httpHandler(CreateConversation, {
+  input: (request) => counterpartOf(readParams(formOrJsonBody(request), createParams)),
+  run: async (counterpart, request, app) => {
+    const { conversation, created: isNew } = await app.use(conversations).createConversation(request.userId, groupsOf(request), counterpart, request.seed);
     return isNew ? created(conversation) : ok(conversation);
-  });
+  },
 });
 
 function counterpartOf({ contact_id, group_id }: { contact_id?: string; group_id?: string }): Counterpart {

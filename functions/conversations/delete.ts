@@ -1,11 +1,13 @@
-import { httpHandler } from '../../shared/http/handler.js';
+import { DeleteConversation } from '../../infra/routes.js';
+import { conversations } from '../../shared/app.js';
+import { httpHandler } from '../../shared/http/lambda.js';
 import { pathId } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
 import { isConversationId } from '../../shared/ids.js';
 
-export const handler = httpHandler(async (request, app) => {
+export const handler = httpHandler(DeleteConversation, async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
   // Its attachments (records and files) follow from the table's stream (functions/cleanup.ts).
-  await app.conversations.deleteConversation(request.userId, id, request.requestId);
+  await app.use(conversations).deleteConversation(request.userId, id, request.requestId);
   return deleted(id);
 });

@@ -1,9 +1,11 @@
-import { httpHandler } from '../../shared/http/handler.js';
+import { GetConversation } from '../../infra/routes.js';
+import { conversations } from '../../shared/app.js';
+import { httpHandler } from '../../shared/http/lambda.js';
 import { pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isConversationId } from '../../shared/ids.js';
 
-export const handler = httpHandler(async (request, app) => {
+export const handler = httpHandler(GetConversation, async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
-  return ok(await app.conversations.getConversation(request.userId, id));
+  return ok(await app.use(conversations).getConversation(request.userId, id));
 });

@@ -1,10 +1,11 @@
-import { uploadSessions } from '../../shared/uploads/sessions.js';
-import { httpHandler } from '../../shared/http/handler.js';
+import { AbortUploadSession } from '../../infra/routes.js';
+import { uploadSessions } from '../../shared/app.js';
+import { httpHandler } from '../../shared/http/lambda.js';
 import { pathId } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
 import { isUploadSessionId } from '../../shared/ids.js';
 
-export const handler = httpHandler(async (request, app) => {
+export const handler = httpHandler(AbortUploadSession, async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
   await app.use(uploadSessions).abort(request.userId, id);
   return deleted(id);

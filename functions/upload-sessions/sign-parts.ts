@@ -1,12 +1,13 @@
-import { uploadSessions } from '../../shared/uploads/sessions.js';
-import { httpHandler } from '../../shared/http/handler.js';
+import { SignUploadParts } from '../../infra/routes.js';
+import { uploadSessions } from '../../shared/app.js';
+import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isUploadSessionId } from '../../shared/ids.js';
 import { partNumbersOf, signPartsParams } from '../../shared/uploads/params.js';
 
-export const handler = httpHandler(async (request, app) => {
+export const handler = httpHandler(SignUploadParts, async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
   const partNumbers = partNumbersOf(readParams(formOrJsonBody(request), signPartsParams));
   return ok({ data: await app.use(uploadSessions).signParts(request.userId, id, partNumbers) });

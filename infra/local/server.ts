@@ -163,7 +163,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
 
     const loaded: LoadedRoute[] = await Promise.all(
-      routes.map(async (route) => ({ route, handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler).withApp(app)) })),
+      routes.map(async (route) => ({ route, handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<App>).withApp(app)) })),
     );
     if (streamConsumers) {
       // What the stack's event source mappings run (the cleanup), on whatever DynamoDB the handlers use: tables
@@ -183,7 +183,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       });
       stoppers.push(poller.stop);
     }
-    const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withEnv(env: Environment): TokenAuthorizer }).withEnv(handlerEnv);
+    const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
     const openApiJson = JSON.stringify(loadOpenApi());
     const server = createServer(
       createGateway({

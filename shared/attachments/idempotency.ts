@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import { attachmentViews, type App } from '../app.js';
+import type { ReplayOptions } from '../http/idempotency.js';
+import type { ApiRequest } from '../http/request.js';
 import type { ApiResponse } from '../http/response.js';
-import type { ReplayOptions } from '../idempotency/service.js';
-import type { AttachmentViews } from './service.js';
 import type { Attachment, Upload } from './model.js';
 
 /**
@@ -19,8 +20,12 @@ export function uploadMeaning(upload: Upload) {
   };
 }
 
-/** file_url (and its expiry) is never stored, in the idempotency record neither: a replay mints it anew. */
-export function uploadReplay(attachments: AttachmentViews, userId: string): ReplayOptions {
+/**
+ * For the routes that answer an attachment (upload, complete): file_url (and
+ * its expiry) is never stored, in the idempotency record neither: a replay
+ * mints it anew.
+ */
+export function attachmentReplay({ userId }: ApiRequest, app: App): ReplayOptions {
   const created = (response: ApiResponse) => response.status === 201;
   return {
     keep: (response) => {
@@ -28,6 +33,6 @@ export function uploadReplay(attachments: AttachmentViews, userId: string): Repl
       const { file_url: _link, file_url_expires_at: _expiry, ...record } = response.body as Attachment;
       return { ...response, body: record };
     },
-    refresh: async (stored) => (created(stored) ? { ...stored, body: await attachments.relink(userId, stored.body as Attachment) } : stored),
+    refresh: async (stored) => (created(stored) ? { ...stored, body: await app.use(attachmentViews).relink(userId, stored.body as Attachment) } : stored),
   };
 }

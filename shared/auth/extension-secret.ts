@@ -4,7 +4,6 @@
  * calls GetSecretValue with the function's role. No AWS SDK in the bundle: the
  * Secrets Manager client alone made the authorizer ten times bigger (issue 5).
  */
-const DEFAULT_PORT = '2773';
 /** Per attempt: a hung extension fails the cold start's read, which the next request retries. */
 const ATTEMPT_TIMEOUT_MS = 3_000;
 // Lambda finishes extension init before the first invocation, so "not ready" is not expected when
@@ -12,11 +11,12 @@ const ATTEMPT_TIMEOUT_MS = 3_000;
 const NOT_READY_ATTEMPTS = 3;
 const NOT_READY_PAUSE_MS = 100;
 
-export async function extensionSecret(secretId: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const port = env.PARAMETERS_SECRETS_EXTENSION_HTTP_PORT || DEFAULT_PORT;
+export async function extensionSecret(secretId: string, port: string): Promise<string> {
   const url = `http://localhost:${port}/secretsmanager/get?secretId=${encodeURIComponent(secretId)}`;
-  // The extension only answers callers that present the function's own session token.
-  const headers: Record<string, string> = env.AWS_SESSION_TOKEN ? { 'X-Aws-Parameters-Secrets-Token': env.AWS_SESSION_TOKEN } : {};
+  // The extension only answers callers that present the function's own session token: a credential the
+  // runtime sets, read when used (as the SDK reads its credentials), not a setting of ours.
+  const sessionToken = process.env.AWS_SESSION_TOKEN;
+  const headers: Record<string, string> = sessionToken ? { 'X-Aws-Parameters-Secrets-Token': sessionToken } : {};
   for (let attempt = 1; ; attempt++) {
     const response = await fetch(url, { headers, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
     const body = await response.text();

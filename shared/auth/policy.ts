@@ -15,14 +15,7 @@ export function wholeApiArn(methodArn: string): string {
 
 /** The functions read the user and the groups from the context (shared/http/request.ts), always both. */
 export function allowPolicy({ userId, groups }: TokenIdentity, methodArn: string): APIGatewayAuthorizerResult {
-  return {
-    principalId: userId,
-    policyDocument: {
-      Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(methodArn) }],
-    },
-    context: { userId, [GROUPS_CONTEXT_KEY]: encodeGroups(groups) },
-  };
+  return policy(userId, 'Allow', methodArn, { userId, [GROUPS_CONTEXT_KEY]: encodeGroups(groups) });
 }
 
 /**
@@ -30,12 +23,16 @@ export function allowPolicy({ userId, groups }: TokenIdentity, methodArn: string
  * 401 whose code (token_invalid, token_expired) comes from this context.
  */
 export function denyPolicy(methodArn: string, errorCode: string, errorMessage: string): APIGatewayAuthorizerResult {
+  return policy('anonymous', 'Deny', methodArn, { error_code: errorCode, error_message: errorMessage });
+}
+
+function policy(principalId: string, effect: 'Allow' | 'Deny', methodArn: string, context: Record<string, string>): APIGatewayAuthorizerResult {
   return {
-    principalId: 'anonymous',
+    principalId,
     policyDocument: {
       Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: wholeApiArn(methodArn) }],
+      Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: wholeApiArn(methodArn) }],
     },
-    context: { error_code: errorCode, error_message: errorMessage },
+    context,
   };
 }

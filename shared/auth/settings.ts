@@ -1,30 +1,25 @@
+import type { AuthConfig } from '../config.js';
 import { extensionSecret } from './extension-secret.js';
 import { groupsClaimName } from './groups.js';
 import type { VerifierSettings } from './tokens.js';
 
 /**
- * Which tokens the authorizer accepts, from the environment the stack (or the
- * local server) sets: a JWKS URL, or an HS256 secret given inline
- * (AUTH_SECRET, local) or by reference (AUTH_SECRET_ARN, the deployed stack,
- * so the secret never appears in the function's configuration; read through
- * the Parameters and Secrets Lambda Extension). GROUPS_CLAIM names the claim
- * that holds the user's groups (default `groups`; `cognito:groups` for Cognito).
+ * Which tokens the authorizer accepts, from its configuration (`auth` of
+ * shared/config.ts): a JWKS URL, or an HS256 secret given inline (local) or by
+ * reference (the deployed stack, so the secret never appears in the
+ * function's configuration; read through the Parameters and Secrets Lambda
+ * Extension). The claim named by GROUPS_CLAIM (default `groups`;
+ * `cognito:groups` for Cognito) holds the user's groups.
  */
 export async function loadVerifierSettings(
-  env: NodeJS.ProcessEnv = process.env,
-  readSecret: (arn: string) => Promise<string> = (arn) => extensionSecret(arn, env),
+  auth: AuthConfig,
+  readSecret: (arn: string) => Promise<string> = (arn) => extensionSecret(arn, auth.secretsExtensionPort),
 ): Promise<VerifierSettings> {
-  if (env.AUTH_SECRET_ARN && !env.AUTH_JWKS_URL && !env.AUTH_SECRET) {
-    return verifierSettingsFromEnv({ ...env, AUTH_SECRET: await readSecret(env.AUTH_SECRET_ARN) });
-  }
-  return verifierSettingsFromEnv(env);
-}
-
-export function verifierSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): VerifierSettings {
-  const issuer = env.AUTH_ISSUER || undefined;
-  const audience = env.AUTH_AUDIENCE || undefined;
-  const groupsClaim = groupsClaimName(env.GROUPS_CLAIM);
-  if (env.AUTH_JWKS_URL) return { mode: 'jwks', jwksUrl: env.AUTH_JWKS_URL, issuer, audience, groupsClaim };
-  if (env.AUTH_SECRET) return { mode: 'secret', secret: env.AUTH_SECRET, issuer, audience, groupsClaim };
+  const { jwksUrl, secretArn, issuer, audience } = auth;
+  const groupsClaim = groupsClaimName(auth.groupsClaim);
+  if (jwksUrl) return { mode: 'jwks', jwksUrl, issuer, audience, groupsClaim };
+  // An inline secret wins over the reference (sam local sets both), so the extension is only asked when needed.
+  const secret = auth.secret ?? (secretArn && (await readSecret(secretArn)));
+  if (secret) return { mode: 'secret', secret, issuer, audience, groupsClaim };
   throw new Error('Set AUTH_JWKS_URL, AUTH_SECRET or AUTH_SECRET_ARN for the authorizer');
 }

@@ -51,8 +51,7 @@ export function tokenVerifier(settings: VerifierSettings): TokenVerifier {
   return {
     async verify(token) {
       try {
-        const { payload } =
-          key instanceof Uint8Array ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+        const { payload } = await jwtVerify(token, key, options);
         if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenRejected('token_invalid', 'Token has no subject');
         if (!isWellFormed(payload.sub) || utf8Bytes(payload.sub) > MAX_USER_ID_BYTES) {
           // The subject becomes the user's partition key and part of index keys: it must fit them (keys.ts).

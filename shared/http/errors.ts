@@ -1,3 +1,6 @@
+import type { ApiResponse } from './response.js';
+import { isBackendUnavailable } from './unavailable.js';
+
 /**
  * The one place that knows the error shape (docs/api.md, "Errors"). Handlers and services
  * throw ApiError; the handler wrapper, the local gateway and the CDK gateway
@@ -122,3 +125,15 @@ export const serviceUnavailable = () =>
 
 export const internalError = () =>
   new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred');
+
+/** What a thrown error answers: an ApiError itself, an unreachable or throttled backend 503, anything else 500 without internals. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (isBackendUnavailable(error)) return serviceUnavailable();
+  return internalError();
+}
+
+/** An error as the response that carries it. */
+export function errorResponse(error: ApiError, requestId: string): ApiResponse {
+  return { status: error.status, body: errorBody(error, requestId), headers: error.headers };
+}

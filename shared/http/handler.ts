@@ -1,22 +1,59 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { lambdaApp, type App } from '../app.js';
 import { withinBudget, type InvocationTime } from '../deadline.js';
+import type { IdempotencyService } from '../idempotency/service.js';
 import { recordFailure, recordRequest } from '../observability.js';
 import { corsHeaders } from './cors.js';
-import { ApiError, authenticationFailed, errorBody, internalError, serviceUnavailable } from './errors.js';
+import { authenticationFailed, errorResponse, toApiError } from './errors.js';
+import { underIdempotencyKey, type ReplayOptions } from './idempotency.js';
 import { readParams, type Parsed, type ParamSpec } from './params.js';
 import { lowerCaseHeaders, queryOf, requestIdOf, userIdOf, type ApiRequest } from './request.js';
 import { toProxyResult, type ApiResponse } from './response.js';
-import { isBackendUnavailable } from './unavailable.js';
+
+/**
+ * What the pipeline reads of a handler's route row (infra/routes.ts), the one
+ * declaration of whether the route honours Idempotency-Key: the stack grants
+ * the idempotency table from it, and the handler's type follows it.
+ */
+export interface RouteRow {
+  readonly name: string;
+  readonly idempotent?: boolean;
+}
+
+/** What the pipeline needs of the App it runs on (shared/app.ts; this module does not import it). */
+export interface PipelineApp {
+  readonly config: { readonly corsOrigins: readonly string[] };
+}
 
 /** What an endpoint does: the request (its query already read) and the App (configuration, services) it runs in. */
-export type Endpoint<Q = Record<string, never>> = (request: ApiRequest & { query: Q }, app: App) => Promise<ApiResponse>;
+export type Endpoint<Q, A> = (request: ApiRequest & { query: Q }, app: A) => Promise<ApiResponse>;
+
+/** A request of an idempotent route; `seed` is its Idempotency-Key's (undefined without one). */
+export type SeededRequest = ApiRequest & { seed: string | undefined };
+
+/**
+ * What an idempotent route does, in the order it happens: read its input
+ * (parse and validate: a refusal here is answered before any key is claimed,
+ * and never kept), then run under the request's Idempotency-Key. The ids the
+ * run creates come from the seed, so a run after one whose outcome was unknown
+ * finds what that one created.
+ */
+export interface IdempotentEndpoint<I, A> {
+  input(request: ApiRequest, app: A): I | Promise<I>;
+  /** What the request means, as the key compares requests; the input itself when omitted. */
+  meaning?(input: I): unknown;
+  /** How a response is stored and replayed, when not as it is (e.g. a presigned link minted anew). */
+  replay?(request: ApiRequest, app: A): ReplayOptions;
+  run(input: I, request: SeededRequest, app: A): Promise<ApiResponse>;
+}
+
 /** `time`: Lambda's context (the emulator gives the same), from which the invocation's budget is drawn. */
 export type ProxyHandler = (event: APIGatewayProxyEvent, time?: InvocationTime) => Promise<APIGatewayProxyResult>;
 
 /** A Lambda handler (on the process's App) that the local server can also run on an App of its own. */
-export interface HttpHandler extends ProxyHandler {
-  withApp(app: App): ProxyHandler;
+export interface HttpHandler<A> extends ProxyHandler {
+  /** The route row it was made for (test/infra/routes.test.ts holds every route to its own). */
+  readonly route: RouteRow;
+  withApp(app: A): ProxyHandler;
 }
 
 export interface Accepts<S extends ParamSpec> {
@@ -24,25 +61,67 @@ export interface Accepts<S extends ParamSpec> {
   query?: S;
 }
 
+/** What the pipeline runs on: given by the composition root, which this module does not import. */
+export interface Runtime<A> {
+  /** The App of the Lambda process, built on its first request. */
+  app: () => A;
+  /** The App's Idempotency-Key records, for the routes whose row says `idempotent`. */
+  idempotency: (app: A) => IdempotencyService;
+}
+
 /**
- * Turns an endpoint into a Lambda proxy handler: the one place where typed
+ * An endpoint of its route: a function for a plain route, an
+ * IdempotentEndpoint for a route whose row says `idempotent: true` (any
+ * other pairing does not compile).
+ */
+export interface HttpHandlerFactory<A> {
+  <S extends ParamSpec = Record<string, never>>(
+    route: RouteRow & { readonly idempotent?: false },
+    endpoint: Endpoint<Parsed<S>, A>,
+    accepts?: Accepts<S>,
+  ): HttpHandler<A>;
+  <I>(route: RouteRow & { readonly idempotent: true }, endpoint: IdempotentEndpoint<I, A>): HttpHandler<A>;
+}
+
+type RawEndpoint<A> = (request: ApiRequest, app: A) => Promise<ApiResponse>;
+
+/**
+ * Turns endpoints into Lambda proxy handlers: the one place where typed
  * errors become responses, where nothing internal leaks into a body, and
  * where every response gets its CORS headers and its log line. It also
  * reads the query string against what the route accepts, so that every
- * route, lists and the rest alike, refuses a parameter it does not know
- * (400 parameter_unknown) before the endpoint runs.
+ * route refuses a parameter it does not know (400 parameter_unknown) before
+ * the endpoint runs, and runs an idempotent route's work under its
+ * Idempotency-Key (shared/http/idempotency.ts).
  */
-export function httpHandler<S extends ParamSpec = Record<string, never>>(
-  endpoint: Endpoint<Parsed<S>>,
-  accepts: Accepts<S> = {},
-): HttpHandler {
-  const querySpec = accepts.query ?? ({} as S);
-  const withQuery = (request: ApiRequest, app: App) => endpoint({ ...request, query: readParams(queryOf(request.event), querySpec) }, app);
-  const onApp = (app: () => App): ProxyHandler => (event, time) => handle(withQuery, event, app(), time);
-  return Object.assign(onApp(lambdaApp), { withApp: (app: App) => onApp(() => app) });
+export function httpPipeline<A extends PipelineApp>(runtime: Runtime<A>): HttpHandlerFactory<A> {
+  function httpHandler(route: RouteRow, endpoint: Endpoint<never, A> | IdempotentEndpoint<unknown, A>, accepts: Accepts<ParamSpec> = {}): HttpHandler<A> {
+    if ((route.idempotent === true) !== (typeof endpoint !== 'function')) {
+      throw new Error(`${route.name}: an idempotent route takes an IdempotentEndpoint, any other a function`);
+    }
+    const querySpec = accepts.query ?? {};
+    const run: RawEndpoint<A> = typeof endpoint === 'function' ? (endpoint as RawEndpoint<A>) : idempotently(endpoint, runtime.idempotency);
+    const withQuery: RawEndpoint<A> = (request, app) => run({ ...request, query: readParams(queryOf(request.event), querySpec) } as ApiRequest, app);
+    const onApp = (app: () => A): ProxyHandler => (event, time) => handle(withQuery, event, app(), time);
+    return Object.assign(onApp(runtime.app), { route, withApp: (app: A) => onApp(() => app) });
+  }
+  return httpHandler as HttpHandlerFactory<A>;
 }
 
-async function handle(endpoint: RawEndpoint, event: APIGatewayProxyEvent, app: App, time: InvocationTime | undefined): Promise<APIGatewayProxyResult> {
+function idempotently<I, A>(endpoint: IdempotentEndpoint<I, A>, idempotency: (app: A) => IdempotencyService): RawEndpoint<A> {
+  return async (request, app) => {
+    const input = await endpoint.input(request, app);
+    return underIdempotencyKey(
+      idempotency(app),
+      request,
+      endpoint.meaning ? endpoint.meaning(input) : input,
+      (seed) => endpoint.run(input, { ...request, seed }, app),
+      endpoint.replay?.(request, app),
+    );
+  };
+}
+
+async function handle<A extends PipelineApp>(endpoint: RawEndpoint<A>, event: APIGatewayProxyEvent, app: A, time: InvocationTime | undefined): Promise<APIGatewayProxyResult> {
   const startedAt = performance.now();
   const requestId = requestIdOf(event);
   const headers = lowerCaseHeaders(event);
@@ -61,12 +140,10 @@ async function handle(endpoint: RawEndpoint, event: APIGatewayProxyEvent, app: A
   return result;
 }
 
-type RawEndpoint = (request: ApiRequest, app: App) => Promise<ApiResponse>;
-
-async function respond(
-  endpoint: RawEndpoint,
+async function respond<A>(
+  endpoint: RawEndpoint<A>,
   event: APIGatewayProxyEvent,
-  app: App,
+  app: A,
   requestId: string,
   headers: Record<string, string>,
   userId: string | undefined,
@@ -83,14 +160,5 @@ async function respond(
 export function errorResult(error: unknown, requestId: string): APIGatewayProxyResult {
   const apiError = toApiError(error);
   if (apiError.status >= 500) recordFailure(requestId, error);
-  return toProxyResult(
-    { status: apiError.status, body: errorBody(apiError, requestId), headers: apiError.headers },
-    requestId,
-  );
-}
-
-export function toApiError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  if (isBackendUnavailable(error)) return serviceUnavailable();
-  return internalError();
+  return toProxyResult(errorResponse(apiError, requestId), requestId);
 }

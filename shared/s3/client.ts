@@ -1,6 +1,7 @@
-import type { AppPart } from '../app.js';
+import type { Config } from '../config.js';
 import { boundedTransport } from '../transport.js';
 import { S3Bucket } from './bucket.js';
+import type { Credentials } from './signer.js';
 
 /**
  * Bounded in time as for DynamoDB (shared/dynamo/client.ts): 1 s to connect,
@@ -10,21 +11,16 @@ import { S3Bucket } from './bucket.js';
 export const S3_TIMEOUTS = { maxAttempts: 3, connectionTimeout: 1_000, requestTimeout: 10_000 } as const;
 
 /**
- * The App's files bucket, for the functions that write, read or delete files
- * (see AppPart): the calls of shared/s3/bucket.ts over the SDK's
- * NodeHttpHandler, signed with the credentials the presigner signs with (the
- * configured ones, else the default chain: the function's role). No S3
- * client: file_url and part URLs are presigned without one too
- * (shared/s3/presigner.ts).
+ * The files bucket, for the functions that write, read or delete files: the
+ * calls of shared/s3/bucket.ts over the SDK's NodeHttpHandler, signed with
+ * the credentials the presigner signs with (the configured ones, else the
+ * default chain: the function's role). No S3 client: file_url and part URLs
+ * are presigned without one too (shared/s3/presigner.ts).
  */
-export const s3Bucket: AppPart<S3Bucket> = {
-  name: 's3',
-  build: (app) => {
-    const { region, filesBucket, s3Endpoint } = app.config;
-    return new S3Bucket(
-      { region, bucket: filesBucket, endpoint: s3Endpoint, credentials: app.credentials, maxAttempts: S3_TIMEOUTS.maxAttempts },
-      boundedTransport(S3_TIMEOUTS),
-    );
-  },
-  destroy: (bucket) => bucket.destroy(),
-};
+export function createFilesBucket(config: Config, credentials: Credentials): S3Bucket {
+  const { region, filesBucket, s3Endpoint } = config;
+  return new S3Bucket(
+    { region, bucket: filesBucket, endpoint: s3Endpoint, credentials, maxAttempts: S3_TIMEOUTS.maxAttempts },
+    boundedTransport(S3_TIMEOUTS),
+  );
+}

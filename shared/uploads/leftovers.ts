@@ -1,8 +1,4 @@
-import type { AppPart } from '../app.js';
-import { DynamoAttachmentStore } from '../attachments/dynamo-store.js';
-import { S3FileStore } from '../files/s3-file-store.js';
 import { fileKey } from '../files/keys.js';
-import { s3Bucket } from '../s3/client.js';
 import type { MultipartFileStore } from '../files/model.js';
 
 /** What a removed session record names: enough to find what it may have left in S3. */
@@ -43,13 +39,3 @@ export class SessionLeftovers {
     return 'removed';
   }
 }
-
-/** For the cleanup function only (see AppPart): the attachment records, consistently read, and the files bucket. */
-export const sessionLeftovers: AppPart<SessionLeftovers> = {
-  name: 'sessionLeftovers',
-  build: (app) =>
-    new SessionLeftovers(
-      new DynamoAttachmentStore(app.dynamo, app.config.attachmentsTable, app.config.conversationsTable),
-      new S3FileStore(app.use(s3Bucket), app.presigner),
-    ),
-};

@@ -1,16 +1,14 @@
-import { join } from 'node:path';
-import { build, type ImportKind } from 'esbuild';
-import { describe, expect, it } from 'vitest';
+import { join, relative } from 'node:path';
+import { build, type ImportKind, type Metafile } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleSettings, esbuildOptions } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../../infra/routes.js';
 
 const ENTRIES = [...routes.map((route) => route.entry), AUTHORIZER_ENTRY, CLEANUP_ENTRY];
 
-/** How each module the bundles leave out is imported, over every function the stack deploys. */
-async function importsOfExternals(): Promise<Map<string, Set<ImportKind>>> {
-  const kinds = new Map<string, Set<ImportKind>>(bundleSettings.external.map((name) => [name, new Set()]));
-  // One build of every entry: its metafile's inputs are the union of what each function bundles.
+/** One build of every entry: its metafile's inputs are the union of what each function bundles, its outputs each function's own. */
+async function buildAll(): Promise<Metafile> {
   const { metafile } = await build({
     ...esbuildOptions(),
     entryPoints: ENTRIES.map((entry) => join(REPOSITORY_ROOT, entry)),
@@ -21,6 +19,12 @@ async function importsOfExternals(): Promise<Map<string, Set<ImportKind>>> {
     outdir: join(REPOSITORY_ROOT, 'cdk.out', 'bundling-test'),
     logLevel: 'silent',
   });
+  return metafile;
+}
+
+/** How each module the bundles leave out is imported, over every function the stack deploys. */
+function importsOfExternals(metafile: Metafile): Map<string, Set<ImportKind>> {
+  const kinds = new Map<string, Set<ImportKind>>(bundleSettings.external.map((name) => [name, new Set()]));
   for (const input of Object.values(metafile.inputs)) {
     for (const record of input.imports) {
       const name = record.original ?? record.path;
@@ -30,12 +34,40 @@ async function importsOfExternals(): Promise<Map<string, Set<ImportKind>>> {
   return kinds;
 }
 
+/** The repository's own modules that end up in a function's bundle (bytes in the output, not merely imported). */
+function ownModulesOf(metafile: Metafile, entry: string): string[] {
+  const output = Object.values(metafile.outputs).find((candidate) => candidate.entryPoint && relative(REPOSITORY_ROOT, join(REPOSITORY_ROOT, candidate.entryPoint)) === entry);
+  if (!output) throw new Error(`no bundle for ${entry}`);
+  return Object.entries(output.inputs)
+    .filter(([path, { bytesInOutput }]) => bytesInOutput > 0 && !path.includes('node_modules'))
+    .map(([path]) => relative(REPOSITORY_ROOT, join(REPOSITORY_ROOT, path)));
+}
+
 describe('function bundles', () => {
-  it('leave out only modules the SDK loads with import(), on paths the functions never take', async () => {
-    const kinds = await importsOfExternals();
-    for (const [name, seen] of kinds) {
+  let metafile: Metafile;
+  beforeAll(async () => {
+    metafile = await buildAll();
+  }, 120_000);
+
+  it('leave out only modules the SDK loads with import(), on paths the functions never take', () => {
+    for (const [name, seen] of importsOfExternals(metafile)) {
       // Each is imported somewhere (else the entry is dead) and only dynamically (a static import would fail at load).
       expect([...seen], name).toEqual(['dynamic-import']);
     }
-  }, 120_000);
+  });
+
+  // The composition root (shared/app.ts) builds every part, and every function imports it: each part is a
+  // function, so what a function does not use stays out of its bundle (class members would not).
+  it('carry only the parts their function uses: no S3 calls where no file is written, read or removed', () => {
+    const getConversation = ownModulesOf(metafile, 'functions/conversations/get.ts');
+    expect(getConversation).toContain('shared/conversations/service.ts');
+    for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/attachments/service.ts', 'shared/uploads/service.ts', 'shared/attachments/s3-file-store.ts']) {
+      expect(getConversation, absent).not.toContain(absent);
+    }
+    const getAttachment = ownModulesOf(metafile, 'functions/attachments/get.ts');
+    expect(getAttachment).toContain('shared/s3/presigner.ts');
+    expect(getAttachment).not.toContain('shared/s3/bucket.ts');
+    expect(ownModulesOf(metafile, 'functions/attachments/upload.ts')).toContain('shared/s3/bucket.ts');
+    expect(ownModulesOf(metafile, 'functions/authorizer.ts')).not.toContain('shared/app.ts');
+  });
 });

@@ -4,6 +4,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables } from '../../infra/local/dynamodb.js';
 import { idempotencyTable } from '../../shared/dynamo/tables.js';
+import { underIdempotencyKey } from '../../shared/http/idempotency.js';
 import type { ApiRequest } from '../../shared/http/request.js';
 import { DynamoIdempotencyStore } from '../../shared/idempotency/dynamo-store.js';
 import { IDEMPOTENCY_TTL_SECONDS, type Claim } from '../../shared/idempotency/model.js';
@@ -100,9 +101,9 @@ describe('a request whose key is held by a running request', () => {
   it('waits for it and replays its response', async () => {
     const service = new IdempotencyService(store, { ...timing, waitMs: 10_000 });
     let finish!: () => void;
-    const first = service.run(request('wait'), { contact_id: 'a' }, () => new Promise((resolve) => (finish = () => resolve(created))));
+    const first = underIdempotencyKey(service, request('wait'), { contact_id: 'a' }, () => new Promise((resolve) => (finish = () => resolve(created))));
     await claimed('wait');
-    const second = service.run(request('wait'), { contact_id: 'a' }, async () => ({ status: 201, body: { id: 'a second one' } }));
+    const second = underIdempotencyKey(service, request('wait'), { contact_id: 'a' }, async () => ({ status: 201, body: { id: 'a second one' } }));
     setTimeout(() => finish(), 100);
     expect(await first).toEqual(created);
     expect(await second).toEqual({ ...created, headers: { 'idempotent-replayed': 'true' } });
@@ -112,15 +113,15 @@ describe('a request whose key is held by a running request', () => {
     const service = new IdempotencyService(store, timing);
     const operation = async () => ({ status: 201, body: { link: 'first' } });
     const refresh = async (stored: { status: number; body: unknown }) => ({ ...stored, body: { link: 'renewed' } });
-    expect(await service.run(request('refresh'), { contact_id: 'a' }, operation, { refresh })).toEqual({ status: 201, body: { link: 'first' } });
-    expect((await service.run(request('refresh'), { contact_id: 'a' }, operation, { refresh })).body).toEqual({ link: 'renewed' });
+    expect(await underIdempotencyKey(service, request('refresh'), { contact_id: 'a' }, operation, { refresh })).toEqual({ status: 201, body: { link: 'first' } });
+    expect((await underIdempotencyKey(service, request('refresh'), { contact_id: 'a' }, operation, { refresh })).body).toEqual({ link: 'renewed' });
   });
 
   it('answers 409 idempotency_key_in_use when it is still running after the wait', async () => {
     const service = new IdempotencyService(store, timing);
-    void service.run(request('stuck'), { contact_id: 'a' }, () => new Promise(() => {}));
+    void underIdempotencyKey(service, request('stuck'), { contact_id: 'a' }, () => new Promise(() => {}));
     await claimed('stuck');
-    await expect(service.run(request('stuck'), { contact_id: 'a' }, async () => created)).rejects.toMatchObject({
+    await expect(underIdempotencyKey(service, request('stuck'), { contact_id: 'a' }, async () => created)).rejects.toMatchObject({
       status: 409,
       code: 'idempotency_key_in_use',
     });
@@ -137,8 +138,8 @@ describe('a request whose key is held by a running request', () => {
       seeds.push(seed);
       return created;
     };
-    expect((await service.run(request('unknown-outcome'), { contact_id: 'a' }, failing)).status).toBe(503);
-    expect(await service.run(request('unknown-outcome'), { contact_id: 'a' }, succeeding)).toEqual(created);
+    expect((await underIdempotencyKey(service, request('unknown-outcome'), { contact_id: 'a' }, failing)).status).toBe(503);
+    expect(await underIdempotencyKey(service, request('unknown-outcome'), { contact_id: 'a' }, succeeding)).toEqual(created);
     expect(seeds).toHaveLength(2);
     expect(seeds[0]).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(seeds[1]).toBe(seeds[0]);
@@ -146,9 +147,9 @@ describe('a request whose key is held by a running request', () => {
 
   it('answers 409 idempotency_key_reused at once when the running request is a different one', async () => {
     const service = new IdempotencyService(store, { ...timing, waitMs: 60_000 });
-    void service.run(request('different'), { contact_id: 'a' }, () => new Promise(() => {}));
+    void underIdempotencyKey(service, request('different'), { contact_id: 'a' }, () => new Promise(() => {}));
     await claimed('different');
-    await expect(service.run(request('different'), { contact_id: 'b' }, async () => created)).rejects.toMatchObject({
+    await expect(underIdempotencyKey(service, request('different'), { contact_id: 'b' }, async () => created)).rejects.toMatchObject({
       code: 'idempotency_key_reused',
     });
   });

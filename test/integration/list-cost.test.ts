@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { population } from '../../bench/population.js';
-import { App } from '../../shared/app.js';
+import { App, dynamo } from '../../shared/app.js';
 import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
 import { putConversations } from '../../bench/seed-conversations.js';
 import type { Conversation, ConversationFilter } from '../../shared/conversations/model.js';
@@ -35,7 +35,7 @@ const seeded: Conversation[] = [];
 
 async function seed(count: number, seed: number) {
   const added = population(count, { seed, firstIndex: seeded.length });
-  await putConversations(app.dynamo, app.config.conversationsTable, USER, added.conversations);
+  await putConversations(app.use(dynamo), app.config.conversationsTable, USER, added.conversations);
   seeded.push(...added.conversations);
   return added.counts;
 }
@@ -52,7 +52,7 @@ const expectedPage = (matches: (c: Conversation) => boolean) =>
 beforeAll(async () => {
   api = await startTestApi();
   app = new App(api.api.config);
-  store = new DynamoConversationStore(app.dynamo, app.config.conversationsTable);
+  store = new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable);
 });
 afterAll(async () => {
   app?.destroy();

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamo as dynamoClient } from '../../shared/app.js';
 import { readStateCases, type ReadStateWrite } from '../../shared/conversations/read-state.js';
 import { isConditionFailed } from '../../shared/dynamo/errors.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -30,7 +31,8 @@ describe('read-state case conditions', () => {
         const item: Record<string, unknown> = { ...key };
         if (active.kind !== 'absent') item.last_active_at = value(active);
         if (opened.kind !== 'absent') item.last_opened_at = value(opened);
-        const { dynamo, config } = api.api.app;
+        const { config } = api.api.app;
+        const dynamo = api.api.app.use(dynamoClient);
         await dynamo.send(new PutCommand({ TableName: config.conversationsTable, Item: item }));
         const times = { last_active_at: value(active) ?? null, last_opened_at: value(opened) ?? null };
         for (const candidate of readStateCases(change)) {

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callerIdentity } from '../../infra/local/gateway.js';
+import type { App } from '../../shared/app.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { routes } from '../../infra/routes.js';
@@ -88,7 +89,7 @@ describe('uploads under sam local, with the -c samLocal=true template', () => {
     t = await startTestApi(); // the stand-ins the functions talk to, as npm start serves them to sam local
     // The real handler module, run on the local server's App as SAM runs it on the function's environment.
     const entry = routes.find((route) => route.name === 'UploadAttachment')!.entry;
-    uploadHandler = ((await import(pathToFileURL(join(REPOSITORY_ROOT, entry)).href)).handler as HttpHandler).withApp(t.api.app);
+    uploadHandler = ((await import(pathToFileURL(join(REPOSITORY_ROOT, entry)).href)).handler as HttpHandler<App>).withApp(t.api.app);
   });
   afterAll(() => t?.close());
 

@@ -7,6 +7,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamo } from '../../shared/app.js';
 import { startS3 } from '../../infra/local/s3.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { checks } from '../../infra/smoke/checks/index.js';
@@ -98,7 +99,7 @@ const rowOf = (stdout: string, name: string) => stdout.split('\n').find((line) =
  */
 async function expectNothingLeft(t: TestApi, storedKeys: () => Promise<string[]>, userIds: string[]): Promise<void> {
   expect(await storedKeys()).toEqual([]);
-  const scan = async (table: string) => (await t.api.app.dynamo.send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
+  const scan = async (table: string) => (await t.api.app.use(dynamo).send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
   const { config } = t.api;
   expect(await scan(config.conversationsTable)).toEqual([]);
   expect(await scan(config.attachmentsTable)).toEqual([]);

@@ -1,5 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamo } from '../../shared/app.js';
 import { DynamoAttachmentStore } from '../../shared/attachments/dynamo-store.js';
 import { DynamoConversationStore, removalItems } from '../../shared/conversations/dynamo-store.js';
 import { toItem } from '../../shared/conversations/item-codec.js';
@@ -38,26 +39,26 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
       { Put: { TableName: config().conversationsTable, Item: toItem(user, conversation), ...absent } },
     ];
     const token = requestToken('create-conversation', user, conversation.id);
-    expect(await transactWrite(t.api.app.dynamo, items, token)).toEqual({ committed: true });
-    expect(await transactWrite(t.api.app.dynamo, items, token)).toEqual({ committed: true });
-    expect(await transactWrite(t.api.app.dynamo, items, requestToken('another request'))).toEqual({
+    expect(await transactWrite(t.api.app.use(dynamo), items, token)).toEqual({ committed: true });
+    expect(await transactWrite(t.api.app.use(dynamo), items, token)).toEqual({ committed: true });
+    expect(await transactWrite(t.api.app.use(dynamo), items, requestToken('another request'))).toEqual({
       committed: false,
       conditionFailed: [true, true],
       conflict: false,
     });
-    const { Item } = await t.api.app.dynamo.send(
+    const { Item } = await t.api.app.use(dynamo).send(
       new GetCommand({ TableName: config().conversationsTable, Key: counterpartKey(user, counterpart), ConsistentRead: true }),
     );
     expect(Item?.conversation_id).toBe(conversation.id);
   });
 
   it('lets the request that deleted a conversation answer 200 when its delete is sent again, and another request 404', async () => {
-    const store = new DynamoConversationStore(t.api.app.dynamo, config().conversationsTable);
+    const store = new DynamoConversationStore(t.api.app.use(dynamo), config().conversationsTable);
     const { conversation } = await store.findOrCreate('retry-delete', { kind: 'group', id: 'g1' });
     const removeAgain = async (requestId: string) => {
       // The store reads the conversation before it deletes; a resent transaction skips that read.
       const outcome = await transactWrite(
-        t.api.app.dynamo,
+        t.api.app.use(dynamo),
         removalItems(config().conversationsTable, 'retry-delete', conversation),
         requestToken('delete-conversation', 'retry-delete', conversation.id, requestId),
       );
@@ -70,7 +71,7 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
   });
 
   it('finds an upload written again as existing, and lets an attachment delete sent again by the same request answer true, and another request false', async () => {
-    const store = new DynamoAttachmentStore(t.api.app.dynamo, config().attachmentsTable, config().conversationsTable);
+    const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable);
     const id = newId('att');
     const record = { id, message_id: null, conversation_id: null, filename: 'a.txt', file_type: 'text/plain', file_size: 1, created_at: 1 };
     expect(await store.add('retry-attachment', record, 1)).toBe('added');
@@ -82,7 +83,7 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
   });
 
   it('refuses an upload into a conversation that is gone, writing nothing', async () => {
-    const store = new DynamoAttachmentStore(t.api.app.dynamo, config().attachmentsTable, config().conversationsTable);
+    const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable);
     const id = newId('att');
     const record = { id, message_id: null, conversation_id: newId('conv'), filename: 'a.txt', file_type: 'text/plain', file_size: 1, created_at: 1 };
     expect(await store.add('retry-attachment', record, 1)).toBe('conversation-missing');
@@ -92,14 +93,14 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
   it('lets an upload session completion sent again by the same request answer completed, and another request find it closed', async () => {
     const user = 'retry-session';
     const store = sessionStore();
-    const { conversation } = await new DynamoConversationStore(t.api.app.dynamo, config().conversationsTable).findOrCreate(user, { kind: 'contact', id: 'yan' });
+    const { conversation } = await new DynamoConversationStore(t.api.app.use(dynamo), config().conversationsTable).findOrCreate(user, { kind: 'contact', id: 'yan' });
     const session = pendingSession(conversation.id);
     await store.add(user, session);
     const attachment = { id: session.attachment_id, message_id: null, conversation_id: conversation.id, filename: 'a.bin', file_type: 'application/octet-stream', file_size: 1, created_at: 1_700_000_100 };
     expect(await store.complete(user, session.id, attachment, 1_700_000_100, 'request-1')).toBe('completed');
     expect(await store.complete(user, session.id, attachment, 1_700_000_100, 'request-1')).toBe('completed');
     expect(await store.complete(user, session.id, attachment, 1_700_000_100, 'request-2')).toBe('session_not_pending');
-    const { Item } = await t.api.app.dynamo.send(
+    const { Item } = await t.api.app.use(dynamo).send(
       new GetCommand({ TableName: config().conversationsTable, Key: conversationKey(user, conversation.id), ConsistentRead: true }),
     );
     expect(Item?.last_active_at).toBe(1_700_000_100);
@@ -114,12 +115,12 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const attachment = { id: session.attachment_id, message_id: null, conversation_id: conversationId, filename: 'a.bin', file_type: 'application/octet-stream', file_size: 1, created_at: 1 };
     expect(await store.complete(user, session.id, attachment, 1, 'request-1')).toBe('conversation_missing');
     expect((await store.get(user, session.id))?.status).toBe('pending');
-    expect(await new DynamoAttachmentStore(t.api.app.dynamo, config().attachmentsTable, config().conversationsTable).get(user, session.attachment_id)).toBeUndefined();
+    expect(await new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable).get(user, session.attachment_id)).toBeUndefined();
   });
 });
 
 const sessionStore = () =>
-  new DynamoUploadSessionStore(t.api.app.dynamo, {
+  new DynamoUploadSessionStore(t.api.app.use(dynamo), {
     sessions: config().uploadSessionsTable,
     attachments: config().attachmentsTable,
     conversations: config().conversationsTable,

@@ -2,12 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readConfig } from '../../../shared/config.js';
 import { handler } from '../../../functions/authorizer.js';
 import { decodeGroups, MAX_GROUPS } from '../../../shared/auth/groups.js';
 
 const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/POST/v1/conversations';
 const authorize = (env: Record<string, string>, token: string) =>
-  handler.withEnv(env)({ type: 'TOKEN', authorizationToken: `Bearer ${token}`, methodArn: METHOD_ARN });
+  handler.withConfig(readConfig(env))({ type: 'TOKEN', authorizationToken: `Bearer ${token}`, methodArn: METHOD_ARN });
 
 const effectOf = (result: APIGatewayAuthorizerResult) => (result.policyDocument.Statement[0] as { Effect: string }).Effect;
 

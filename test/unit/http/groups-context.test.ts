@@ -95,7 +95,7 @@ describe('the size of the groups in the context', () => {
     for (const id of ['"', '\\', '"\\', 'g', '\u{1F600}', 'é']) {
       const groups = Array.from({ length: MAX_GROUPS }, (_, i) => `${id.repeat(Math.min(24, 128 - String(i).length))}${i}`.slice(0, 128));
       const token = await signToken(secret, 'member', { groups });
-      const result = await authorizer.withEnv(env)({ type: 'TOKEN', authorizationToken: `Bearer ${token}`, methodArn: METHOD_ARN });
+      const result = await authorizer.withConfig(readConfig(env))({ type: 'TOKEN', authorizationToken: `Bearer ${token}`, methodArn: METHOD_ARN });
       const context = passedContext(result)!;
       const inEvent = Buffer.byteLength(JSON.stringify(context.groups));
       expect(inEvent, id).toBeLessThanOrEqual(1.5 * token.length + 2);

@@ -1,0 +1,109 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { REPOSITORY_ROOT } from '../../infra/repository.js';
+
+/**
+ * The imports between the repository's own modules, from every file under
+ * shared/ and functions/ and whatever they reach (the route table), read with
+ * TypeScript's parser: `import type` and `export ... from` count too, so a
+ * cycle through types alone is caught as well.
+ */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const pending = ['shared', 'functions'].flatMap((directory) => sourcesUnder(join(REPOSITORY_ROOT, directory)));
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (graph.has(file)) continue;
+    const targets = importsOf(file);
+    graph.set(file, targets);
+    pending.push(...targets);
+  }
+  return graph;
+}
+
+function sourcesUnder(directory: string): string[] {
+  return readdirSync(directory, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts'))
+    .map((name) => relative(REPOSITORY_ROOT, join(directory, name)));
+}
+
+function importsOf(file: string): string[] {
+  const path = join(REPOSITORY_ROOT, file);
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest);
+  const targets: string[] = [];
+  const visit = (node: ts.Node) => {
+    const specifier =
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier
+        ? node.moduleSpecifier
+        : ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword
+          ? node.arguments[0]
+          : undefined;
+    if (specifier && ts.isStringLiteral(specifier) && specifier.text.startsWith('.')) {
+      const target = resolve(dirname(path), specifier.text.replace(/\.js$/, '.ts'));
+      if (!existsSync(target)) throw new Error(`${file} imports ${specifier.text}, which is not a TypeScript module of the repository`);
+      targets.push(relative(REPOSITORY_ROOT, target));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return targets;
+}
+
+/** Every cycle's path, as found by a depth-first walk (one per back edge). */
+function cyclesOf(graph: Map<string, string[]>): string[][] {
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const walk = (module: string) => {
+    path.push(module);
+    for (const target of graph.get(module) ?? []) {
+      const start = path.indexOf(target);
+      if (start >= 0) cycles.push([...path.slice(start), target]);
+      else if (!done.has(target)) walk(target);
+    }
+    path.pop();
+    done.add(module);
+  };
+  for (const module of graph.keys()) if (!done.has(module)) walk(module);
+  return cycles;
+}
+
+function reaches(graph: Map<string, string[]>, from: string, to: string): boolean {
+  const seen = new Set<string>();
+  const pending = [from];
+  while (pending.length > 0) {
+    const module = pending.pop()!;
+    if (module === to) return true;
+    if (seen.has(module)) continue;
+    seen.add(module);
+    pending.push(...(graph.get(module) ?? []));
+  }
+  return false;
+}
+
+describe('the import graph of shared/ and functions/', () => {
+  const graph = importGraph();
+
+  it('is read: the walk sees the handlers, the composition root and the route table', () => {
+    expect(graph.get('functions/conversations/create.ts')).toEqual(expect.arrayContaining(['shared/app.ts', 'infra/routes.ts', 'shared/http/lambda.ts']));
+    expect(graph.get('shared/app.ts')).toContain('shared/idempotency/service.ts');
+    expect(cyclesOf(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]]))).toEqual([['a', 'b', 'c', 'a']]);
+  });
+
+  it('has no cycle', () => {
+    expect(cyclesOf(graph).map((cycle) => cycle.join(' → '))).toEqual([]);
+  });
+
+  it('keeps the HTTP pipeline and the idempotency service apart from the composition root, and the service apart from HTTP requests', () => {
+    expect(reaches(graph, 'shared/http/handler.ts', 'shared/app.ts')).toBe(false);
+    for (const http of ['shared/http/handler.ts', 'shared/http/request.ts', 'shared/http/idempotency.ts', 'shared/app.ts']) {
+      expect(reaches(graph, 'shared/idempotency/service.ts', http), http).toBe(false);
+    }
+  });
+
+  it('keeps the route table, which every function bundles, free of imports', () => {
+    expect(graph.get('infra/routes.ts')).toEqual([]);
+  });
+});
