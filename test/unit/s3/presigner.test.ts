@@ -19,9 +19,12 @@ const regions = fc.constantFrom(
 );
 
 /** Valid names (virtual-hostable), and the ones S3 addresses by path: dots, capitals, too short, IP-like. */
+// S3 refuses names beginning `xn--` (its bucket naming rules), and a host label so begun is punycode that the
+// WHATWG URL parser the SDK's endpoint resolver uses may refuse (`xn--0`): no such bucket exists to sign for.
+const notPunycode = (name: string) => !name.startsWith('xn--');
 const buckets = fc.oneof(
-  fc.stringMatching(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/),
-  fc.stringMatching(/^[a-z0-9][a-z0-9.-]{1,20}[a-z0-9]$/),
+  fc.stringMatching(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/).filter(notPunycode),
+  fc.stringMatching(/^[a-z0-9][a-z0-9.-]{1,20}[a-z0-9]$/).filter(notPunycode),
   fc.constantFrom('attachments', 'my.bucket', 'My_Bucket', 'ab', '192.168.1.1', '10-0-0-1', '-abc', 'abc-', 'a-b', 'x'.repeat(63), 'y'.repeat(64)),
 );
 
