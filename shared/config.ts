@@ -33,9 +33,10 @@ export interface Config {
    */
   credentials?: { accessKeyId: string; secretAccessKey: string };
   /**
-   * What S3 calls and URLs are signed with, when not `credentials` or the
-   * default chain: the local server's, each function with a key of its own
-   * (infra/local/s3-roles.ts), as each Lambda function signs with its role.
+   * What S3 calls and URLs are signed with, ahead of `credentials` and the
+   * default chain (shared/files/credentials.ts): the local server's, each
+   * function with a key of its own (infra/local/s3-roles.ts), as each Lambda
+   * function signs with its role.
    */
   s3Credentials?: Credentials;
   /** Which tokens the authorizer accepts; checked when it first verifies one (shared/auth/settings.ts). */
