@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fileKey } from '../../shared/files/keys.js';
+import { userFilesPrefix } from '../../shared/files/keys.js';
 import { download, upload, uploadForm } from '../support/attachments.js';
 import { listAll, settledAudit, summary, type ListedAttachment } from '../support/audit.js';
 import { anyDynamodbCall, dynamodbCall, s3Call, type Rule } from '../support/fault-proxy.js';
@@ -49,7 +49,7 @@ describe('row 1: an attachment in a conversation that no longer exists', () => {
   it('an upload whose file write is still running when its conversation is deleted answers 400 resource_missing and leaves nothing', async () => {
     const userId = 'row1-upload-race';
     const conversationId = await conversationWith(userId, 'alice');
-    const fileWrite = f.s3.inject({ match: s3Call('PUT', `/${fileKey(userId, '')}`), fault: { kind: 'hold' } });
+    const fileWrite = f.s3.inject({ match: s3Call('PUT', `/${userFilesPrefix(userId)}`), fault: { kind: 'hold' } });
     const uploading = upload(f.t, userId, { bytes: 'racing bytes', filename: 'racing.txt' }, { conversation_id: conversationId });
     await reached(fileWrite, uploading);
 
@@ -83,7 +83,7 @@ describe('row 2: a conversation DELETE answered 200 with attachments left', () =
 
     const { violations } = await settledAudit(f, [userId]);
     expect(await listAll(f.t, userId, `/v1/attachments?conversation_id=${conversationId}`), 'attachments left after the DELETE answered 200').toEqual([]);
-    expect(await f.storedKeys(fileKey(userId, '')), 'files left after the DELETE answered 200').toEqual([]);
+    expect(await f.storedKeys(userFilesPrefix(userId)), 'files left after the DELETE answered 200').toEqual([]);
     expect(summary(violations)).toEqual([]);
   });
 });
@@ -95,7 +95,7 @@ describe('row 3: an orphan S3 file when S3 is down during a cascade', () => {
     for (const name of ['one.txt', 'two.txt', 'three.txt']) {
       expect((await upload(f.t, userId, { bytes: `bytes of ${name}`, filename: name }, { conversation_id: conversationId })).status).toBe(201);
     }
-    expect(await f.storedKeys(fileKey(userId, ''))).toHaveLength(3);
+    expect(await f.storedKeys(userFilesPrefix(userId))).toHaveLength(3);
 
     f.s3.down();
     const outageOver = sleep(2_000).then(() => f.s3.up());
@@ -112,7 +112,7 @@ describe('row 3: an orphan S3 file when S3 is down during a cascade', () => {
     await outageOver;
 
     await expectSettled([userId]);
-    expect(await f.storedKeys(fileKey(userId, ''))).toEqual([]);
+    expect(await f.storedKeys(userFilesPrefix(userId))).toEqual([]);
   });
 });
 
@@ -180,7 +180,7 @@ describe('row 6: a DELETE answered 404 by the request that deleted', () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ id: uploaded.body.id, deleted: true });
     await expectSettled([userId]);
-    expect(await f.storedKeys(fileKey(userId, ''))).toEqual([]);
+    expect(await f.storedKeys(userFilesPrefix(userId))).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
-import { fileKey } from '../../shared/files/keys.js';
+import { fileKeyOf } from './attachments.js';
+import { userFilesPrefix } from '../../shared/files/keys.js';
 import type { TestApi } from './api.js';
 import { download } from './attachments.js';
 import { eventually } from './eventually.js';
@@ -89,7 +90,7 @@ export async function auditUsers(
       if (ids.length > 1) violations.push({ kind: 'one upload stored twice', detail: `${userId}/${origin}: ${ids.join(', ')}` });
     }
     for (const attachment of view.attachments) {
-      expectedKeys.add(fileKey(userId, attachment.id));
+      expectedKeys.add(fileKeyOf(attachment));
       const file = await download(attachment.file_url).catch((error: unknown) => ({ status: `failed (${String(error)})`, bytes: Buffer.alloc(0) }));
       const expected = options.expectedBytes?.(userId, attachment);
       if (file.status !== 200) {
@@ -117,7 +118,7 @@ export async function auditUsers(
   }
   const stored = options.wholeBucket
     ? await f.storedKeys()
-    : await Promise.all(userIds.map((userId) => f.storedKeys(fileKey(userId, '')))).then((lists) => lists.flat());
+    : await Promise.all(userIds.map((userId) => f.storedKeys(userFilesPrefix(userId)))).then((lists) => lists.flat());
   for (const key of stored) {
     if (!expectedKeys.has(key)) violations.push({ kind: 'orphan S3 file (no record)', detail: key });
   }

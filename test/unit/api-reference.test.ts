@@ -275,10 +275,10 @@ describe('docs/api.md', () => {
     it('a parameter or field the OpenAPI document gains', () => {
       const gained = structuredClone(document);
       gained.components.schemas.AttachmentUpdate.properties.description = { type: 'string' };
-      gained.components.schemas.Attachment.properties.uploaded_by = { type: 'string' };
+      gained.components.schemas.Attachment.properties.thumbnail_url = { type: 'string' };
       const found = differences(reference, gained).join('\n');
       expect(found).toMatch(/PUT \/v1\/attachments\/\{id\}: parameters missing from docs\/api.md: body description/);
-      expect(found).toMatch(/The attachment object: fields missing from docs\/api.md: uploaded_by/);
+      expect(found).toMatch(/The attachment object: fields missing from docs\/api.md: thumbnail_url/);
     });
 
     it('an error code the OpenAPI document gains', () => {

@@ -33,7 +33,7 @@ describe('permissions from a route access declaration', () => {
   it('lets a writer also put, update and delete, and nothing the code never calls (scan, batches, condition checks)', () => {
     const [grant] = permissionsFor({ access: { attachments: 'write' } }, arns);
     expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
-    expect(grant!.resources).toEqual(['arn:attachments', 'arn:attachments/index/by_conversation']);
+    expect(grant!.resources).toEqual(['arn:attachments', 'arn:attachments/index/by_uploader', 'arn:attachments/index/by_thread', 'arn:attachments/index/by_conversation']);
   });
 
   it('gives idempotent routes their key records and others none', () => {
