@@ -311,7 +311,7 @@ class RecordingSigner extends SignatureV4 {
 
 /** Query pairs as the signer takes them: a name sent more than once has its values in a list. */
 function grouped(pairs: [string, string][]): Record<string, string | string[]> {
-  const query: Record<string, string | string[]> = {};
+  const query: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of pairs) {
     const held = query[name];
     query[name] = held === undefined ? value : [held, value].flat();
