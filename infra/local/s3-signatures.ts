@@ -1,5 +1,6 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import S3Error from '@20minutes/s3rver/lib/models/error.js';
 import { Sha256 } from '@smithy/core/checksum';
 import { HttpRequest } from '@smithy/core/protocols';
@@ -36,15 +37,19 @@ type HeaderBag = Record<string, string>;
  * dated more than 15 minutes away is 403 RequestTimeTooSkewed; a presigned
  * URL past X-Amz-Date + X-Amz-Expires is 403 AccessDenied "Request has
  * expired"; an x-amz-* header that is not signed is 403 AccessDenied (S3's
- * HeadersNotSigned); a signature that differs is 403 SignatureDoesNotMatch, with the
- * canonical request and string to sign S3 computed, as S3 gives them.
+ * HeadersNotSigned); a signature that differs is 403 SignatureDoesNotMatch,
+ * with the canonical request and string to sign S3 computed, as S3 gives
+ * them.
  *
- * Not checked (docs/architecture.md, Local S3): that the body hashes to
- * x-amz-content-sha256 (S3's XAmzContentSHA256Mismatch; s3rver streams bodies
- * to disk), the chunk signatures of an aws-chunked body (none of the
- * project's clients sends one), the region in the credential scope (the
- * local S3 has none), a request dated by `Date` without `x-amz-date` (no
- * AWS SDK sends one; it is refused as SignatureDoesNotMatch).
+ * A body signed with its SHA-256 (x-amz-content-sha256, the layer's and the
+ * client's calls) must hash to it: else 400 XAmzContentSHA256Mismatch, and
+ * nothing stored.
+ *
+ * Not checked (docs/architecture.md, Local S3): the chunk signatures of an
+ * aws-chunked body (none of the project's clients sends one), the region in
+ * the credential scope (the local S3 has none), a request dated by `Date`
+ * without `x-amz-date` (no AWS SDK sends one; it is refused as
+ * SignatureDoesNotMatch).
  */
 export function signatureCheck(secretOf: (accessKeyId: string) => string | undefined) {
   return async function signatures(ctx: { method: string; req: IncomingMessage }, next: () => Promise<unknown>): Promise<unknown> {
@@ -71,8 +76,35 @@ export function signatureCheck(secretOf: (accessKeyId: string) => string | undef
         CanonicalRequestBytes: bytesOf(computed.canonicalRequest),
       });
     }
+    if (claim.payloadHash !== undefined && SHA256_HEX.test(claim.payloadHash)) ctx.req = await bodyHashing(ctx.req, claim.payloadHash);
     return next();
   };
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/i;
+
+/**
+ * The body, read whole and hashed before anything is stored: S3 stores
+ * nothing of a body that does not hash to the x-amz-content-sha256 signed
+ * (400 XAmzContentSHA256Mismatch), and s3rver writes in place. Held in
+ * memory: the bodies signed with their hash are the layer's PutObject (the
+ * size guard's few MiB) and XML; parts, presigned, sign UNSIGNED-PAYLOAD.
+ */
+async function bodyHashing(req: IncomingMessage, declared: string): Promise<IncomingMessage> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  const computed = createHash('sha256').update(body).digest('hex');
+  if (computed !== declared.toLowerCase()) {
+    const mismatch = new S3Error('XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.", {
+      ClientComputedContentSHA256: declared,
+      S3ComputedContentSHA256: computed,
+    });
+    // s3rver knows no status for this code; S3's is 400.
+    throw Object.assign(mismatch, { status: 400, expose: true });
+  }
+  // What s3rver reads the body from (it pipes ctx.req); the request itself is spent.
+  return Readable.from([body]) as unknown as IncomingMessage;
 }
 
 /** A request as it reached the local S3. */

@@ -17,9 +17,9 @@ import { boundedTransport } from '../../shared/transport.js';
  * layer's calls and URLs, signed with each function's own key, and the
  * official client's pass, over keys with the characters encoding treats
  * specially, whatever unsigned headers a browser or a proxy adds; a request
- * changed after signing, signed with a key S3 does not know or with the
- * wrong secret, dated too far away, or a URL past its expiry, gets S3's 403
- * and its XML error, and stores nothing.
+ * changed after signing (its body included), signed with a key S3 does not
+ * know or with the wrong secret, dated too far away, or a URL past its
+ * expiry, gets S3's 4xx and its XML error, and stores nothing.
  */
 const BUCKET = 'signatures-bucket';
 const BASE = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -115,6 +115,17 @@ describe('the local S3 takes, as signed', () => {
     }
   });
 
+  it('a 3 MiB PutObject of the layer, sent after 100 Continue, its body hashed whole', async () => {
+    const bucket = bucketSigningWith();
+    const body = Buffer.alloc(3 * 1024 * 1024, 7);
+    try {
+      await actingAs('UploadAttachment', () => bucket.putObject('files/u/large', body, 'application/octet-stream'))();
+      expect(await bucket.headObject('files/u/large')).toEqual({ contentLength: body.length });
+    } finally {
+      bucket.destroy();
+    }
+  });
+
   it("a browser's CORS preflight of a presigned PUT, which is never signed", async () => {
     const uploadId = await bucketSigningWith(BASE).createMultipartUpload('files/u/preflight', 'text/plain');
     const partUrl = await presigner().presignUploadPart('files/u/preflight', { uploadId, partNumber: 1 }, { expiresIn: 60 });
@@ -144,6 +155,22 @@ describe('the local S3 refuses, as S3 does', () => {
     } finally {
       bucket.destroy();
       reader.destroy();
+    }
+  });
+
+  it('a body changed after signing, its hash left as signed: 400 XAmzContentSHA256Mismatch, the stored object kept', async () => {
+    const honest = bucketSigningWith(BASE);
+    const tampered = bucketSigningWith(BASE, (request) => void (request.body = Buffer.from('HELLO')));
+    try {
+      await honest.putObject('files/u/kept', Buffer.from('hello'), 'text/plain');
+      expect(await failureOf(() => tampered.putObject('files/u/kept', Buffer.from('hello'), 'text/plain'))).toMatchObject({
+        name: 'XAmzContentSHA256Mismatch',
+        $metadata: { httpStatusCode: 400 },
+      });
+      expect(Buffer.from(await honest.getObject('files/u/kept', 'bytes=0-4')).toString()).toBe('hello');
+    } finally {
+      honest.destroy();
+      tampered.destroy();
     }
   });
 
