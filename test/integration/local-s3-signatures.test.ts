@@ -11,6 +11,8 @@ import { S3_TIMEOUTS } from '../../shared/s3/client.js';
 import { S3Presigner } from '../../shared/s3/presigner.js';
 import { s3Signer, type Credentials } from '../../shared/s3/signer.js';
 import { boundedTransport } from '../../shared/transport.js';
+import { startTestApi } from '../support/api.js';
+import { upload } from '../support/attachments.js';
 
 /**
  * The local S3 checks SigV4 as S3 does (infra/local/s3-signatures.ts): the
@@ -275,5 +277,28 @@ describe('the local S3 refuses, as S3 does', () => {
     expect((await fetch(url, { method: 'POST', body: 'x' })).status).toBe(403);
     expect((await bucket.listParts('files/u/parts', uploadId)).parts).toEqual([]);
     expect((await bucket.listParts('files/u/parts', other)).parts).toEqual([]);
+  });
+});
+
+describe('the local server (npm start)', () => {
+  it("signs a file_url with the uploading function's own key, which its S3 checks: changed or moved to another key, it is 403", async () => {
+    const t = await startTestApi();
+    try {
+      const uploaded = await upload(t, 'signer', { bytes: 'signed bytes', filename: 'a.txt', type: 'text/plain' });
+      expect(uploaded.status).toBe(201);
+      const url = new URL(uploaded.body.file_url);
+      const [keyId, ...scope] = url.searchParams.get('X-Amz-Credential')!.split('/');
+      expect(keyId).toBe(functionKeyId({ accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local' }, 'UploadAttachment'));
+      expect(await (await fetch(url)).text()).toBe('signed bytes');
+
+      const inline = new URL(url);
+      inline.searchParams.set('response-content-disposition', 'inline');
+      expect(await s3ErrorOf(await fetch(inline))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
+      const asAnother = new URL(url);
+      asAnother.searchParams.set('X-Amz-Credential', [functionKeyId({ accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local' }, 'GetAttachment'), ...scope].join('/'));
+      expect(await s3ErrorOf(await fetch(asAnother))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
+    } finally {
+      await t.close();
+    }
   });
 });
