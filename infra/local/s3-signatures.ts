@@ -26,11 +26,12 @@ type HeaderBag = Record<string, string>;
  * its date, and its key's secret. What a client signs from its own copy of
  * the request is thus compared with what reached S3.
  *
- * S3's answers, in S3's order: a CORS preflight (OPTIONS) is never signed and
- * passes whatever its query carries, a presigned URL's included; an unsigned
- * request is 403 AccessDenied, as S3 answers anyone for a bucket that blocks
- * public access (the stack's, infra/constructs/data.ts); two ways of signing at once is 400 InvalidArgument;
- * SigV2 is 400 InvalidRequest (S3 refuses it on buckets made since 2020); a
+ * S3's answers, checked in this order: a CORS preflight (OPTIONS) is never
+ * signed and passes whatever its query carries, a presigned URL's included;
+ * an unsigned request is 403 AccessDenied, as S3 answers anyone for a bucket
+ * that blocks public access (the stack's, infra/constructs/data.ts); two ways
+ * of signing at once is 400 InvalidArgument; SigV2 is 400 InvalidRequest (S3
+ * refuses it on buckets made since mid-2020); a
  * malformed Authorization header or presigned query is 400
  * AuthorizationHeaderMalformed / AuthorizationQueryParametersError; a key the
  * local S3 does not know is 403 InvalidAccessKeyId; a header-signed request
@@ -216,8 +217,8 @@ function queryClaim(parameter: (name: string) => string | undefined): Claim {
     );
   if (parameter('X-Amz-Algorithm') !== SIGV4) throw new S3Error('AuthorizationQueryParametersError', `X-Amz-Algorithm only supports "${SIGV4}"`);
   if (PRESIGNED_PARAMETERS.some((name) => parameter(name) === undefined)) throw missing();
-  const expiresIn = Number(parameter('X-Amz-Expires'));
   if (!/^\d+$/.test(parameter('X-Amz-Expires')!)) throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Expires should be a number');
+  const expiresIn = Number(parameter('X-Amz-Expires'));
   if (expiresIn > MAX_EXPIRES_SECONDS) {
     throw new S3Error(
       'AuthorizationQueryParametersError',
@@ -308,12 +309,8 @@ async function recompute(request: Arrived, claim: Claim, secretAccessKey: string
   const copy = (query: [string, string][], extraHeaders: HeaderBag = {}) =>
     new HttpRequest({ method: request.method, path: request.path, query: grouped(query), headers: { ...headers, ...extraHeaders } });
   if (claim.expiresIn === undefined) {
-    // The declared payload hash is what the client signed; it is a canonical header only if named.
-    const result = await signer.sign(copy(request.query, { 'x-amz-content-sha256': claim.payloadHash! }), {
-      signingDate,
-      signableHeaders: signed,
-      unsignableHeaders: signed.has('x-amz-content-sha256') ? undefined : new Set(['x-amz-content-sha256']),
-    });
+    // x-amz-content-sha256 is among the signed headers (assertAmzHeadersSigned): the signer takes the payload hash from it.
+    const result = await signer.sign(copy(request.query), { signingDate, signableHeaders: signed });
     const signature = /Signature=([0-9a-f]*)$/.exec(String(result.headers.authorization))?.[1] ?? '';
     return { signature, ...signer.recorded };
   }

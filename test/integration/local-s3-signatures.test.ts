@@ -128,6 +128,18 @@ describe('the local S3 takes, as signed', () => {
     }
   });
 
+  it('a header-signed PUT that declares UNSIGNED-PAYLOAD: signed, its body not hashed', async () => {
+    const body = Buffer.from('not hashed');
+    const put = await sendSigned('files/u/unsigned-payload', {
+      method: 'PUT',
+      query: { 'x-id': 'PutObject' },
+      headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'content-length': String(body.length) },
+      body,
+    });
+    expect(put.status).toBe(200);
+    expect(await (await sendSigned('files/u/unsigned-payload', { method: 'GET', query: { 'x-id': 'GetObject' } })).text()).toBe('not hashed');
+  });
+
   it("a browser's CORS preflight of a presigned PUT, which is never signed", async () => {
     const uploadId = await bucketSigningWith(BASE).createMultipartUpload('files/u/preflight', 'text/plain');
     const partUrl = await presigner().presignUploadPart('files/u/preflight', { uploadId, partNumber: 1 }, { expiresIn: 60 });
