@@ -251,10 +251,11 @@ describe('thread lists', () => {
 describe('deleting a side of a direct thread', () => {
   it('keeps the contact’s side and the contact’s uploads; the deleter’s uploads are gone for the contact within seconds', async () => {
     const { a, b } = users();
-    const sideA = (await s.openSide(a, withContact(b))).body;
     const sideB = (await s.openSide(b, withContact(a))).body;
-    const fromA = await s.upload(a, sideA.id);
     const fromB = await s.upload(b, sideB.id, { bytes: 'kept bytes', filename: 'kept.txt' });
+    // A's side is the one B's upload made: no fan-out towards A is left to come after A deletes it.
+    const sideA = await s.sideActiveAt(a, withContact(b), fromB.created_at);
+    const fromA = await s.upload(a, sideA.id);
     const fromAAgain = await s.upload(a, sideA.id);
     const sideBBefore = await s.sideActiveAt(b, withContact(a), fromAAgain.created_at);
 
