@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { download, sha256, uploadForm } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 import {
@@ -11,7 +10,7 @@ import {
   expectNotOwner,
   freshId,
   idsOf,
-  sharingCalls,
+  sharingApi,
   type Attachment,
   type Member,
   type Thread,
@@ -25,13 +24,7 @@ import {
  * it; the fan-out gives the contact a side, unread, within seconds; a third
  * user sees nothing of it. Each test has users of its own.
  */
-let t: TestApi;
-beforeAll(async () => {
-  t = await startTestApi();
-});
-afterAll(() => t?.close());
-
-const s = sharingCalls(() => t);
+const s = sharingApi();
 const withContact = (who: Member): Thread => ({ contact_id: who.id });
 const users = () => ({ a: { id: freshId('a') }, b: { id: freshId('b') }, c: { id: freshId('c') } });
 

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { describe, expect, it } from 'vitest';
 import { download, sha256 } from '../support/attachments.js';
 import { MIB, sessionClient } from '../support/upload-sessions.js';
 import {
@@ -9,7 +8,7 @@ import {
   expectNotOwner,
   freshId,
   idsOf,
-  sharingCalls,
+  sharingApi,
   type Attachment,
   type Conversation,
   type Member,
@@ -22,13 +21,7 @@ import {
  * (no side); E held a side and left (their token no longer lists G); C never
  * was a member. Each test has a group and users of its own.
  */
-let t: TestApi;
-beforeAll(async () => {
-  t = await startTestApi();
-});
-afterAll(() => t?.close());
-
-const s = sharingCalls(() => t);
+const s = sharingApi();
 
 interface Group {
   g: string;
@@ -176,7 +169,7 @@ describe('a former member', () => {
 });
 
 describe('an upload session into a group side', () => {
-  const sessions = () => sessionClient(t);
+  const sessions = () => sessionClient(s.t());
   const start = (who: Member, conversationId: string, fileSize: number) =>
     s.call(who, 'POST', '/v1/upload_sessions', { json: { filename: 'clip.bin', file_size: fileSize, conversation_id: conversationId } });
   const complete = (who: Member, sessionId: string, parts: unknown) => s.call(who, 'POST', `/v1/upload_sessions/${sessionId}/complete`, { json: { parts } });

@@ -1,13 +1,12 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { describe, expect, it } from 'vitest';
 import {
   expectNotAMember,
   expectNotFound,
   expectNotOwner,
   freshId,
   idsOf,
-  sharingCalls,
+  sharingApi,
   type Attachment,
   type Member,
   type Thread,
@@ -35,13 +34,7 @@ import {
 const RUNS = { seed: 1919, numRuns: 20, interruptAfterTimeLimit: 40_000 } as const;
 const TEST_TIMEOUT_MS = 60_000;
 
-let t: TestApi;
-beforeAll(async () => {
-  t = await startTestApi();
-});
-afterAll(() => t?.close());
-
-const s = sharingCalls(() => t);
+const s = sharingApi();
 
 type ThreadSpec = { kind: 'direct'; users: [number, number] } | { kind: 'group'; group: number };
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { expect } from 'vitest';
-import type { CallInit, TestApi, TestResponse } from './api.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startTestApi, type CallInit, type TestApi, type TestResponse } from './api.js';
 import { uploadForm, type FileSpec } from './attachments.js';
 import { eventually } from './eventually.js';
 
@@ -130,4 +130,15 @@ export function sharingCalls(api: () => TestApi) {
     },
   };
   return calls;
+}
+
+/** A local API started before the file's tests and closed after them, with the sharing calls on it. */
+export function sharingApi() {
+  let api: TestApi | undefined;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api?.close());
+  const t = () => api!;
+  return { t, ...sharingCalls(t) };
 }
