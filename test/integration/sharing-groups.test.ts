@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { download, sha256 } from '../support/attachments.js';
+import { download, sha256, uploadForm } from '../support/attachments.js';
+import { eventually } from '../support/eventually.js';
 import { MIB, sessionClient } from '../support/upload-sessions.js';
 import {
+  expectError,
   expectNotAMember,
   expectNotFound,
   expectNotOwner,
@@ -140,6 +142,34 @@ describe('a member without a side', () => {
     expect(idsOf(page.data)).toEqual([uploaded.id, fromE.id]);
     expect(page.data.map((item) => item.conversation_id)).toEqual([opened.body.id, opened.body.id]);
   });
+
+  it('cannot use another member’s side: upload 400 resource_missing, thread list empty', async () => {
+    const { d, sideA, fromE } = await group();
+    const refused = await s.call(d, 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'x' }, { conversation_id: sideA.id }) });
+    expectError(refused, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'conversation_id' });
+    expect(await s.list(d, `conversation_id=${sideA.id}`)).toEqual({ has_more: false, data: [] });
+    expect(await s.list(d)).toEqual({ has_more: false, data: [] });
+    expect((await s.attachment(d, fromE.id)).status).toBe(200);
+  });
+});
+
+describe('deleting a side of a group thread', () => {
+  it('removes the deleter’s uploads for every member within seconds, and keeps the other sides and their uploads', async () => {
+    const { g, a, b, d, sideA, sideB, fromE } = await group();
+    const fromA = await s.upload(a, sideA.id);
+    const fromB = await s.upload(b, sideB.id);
+    expect((await s.call(a, 'DELETE', `/v1/conversations/${sideA.id}`)).status).toBe(200);
+
+    const listed = await eventually(
+      () => s.list(b, `conversation_id=${sideB.id}`),
+      (page) => page.data.length === 2,
+    );
+    expect(idsOf(listed.data)).toEqual([fromB.id, fromE.id]);
+    for (const reader of [a, b, d]) expectNotFound(await s.attachment(reader, fromA.id));
+    expect((await s.attachment(a, fromB.id)).body).toMatchObject({ uploaded_by: b.id, conversation_id: null });
+    expect(await s.sides(a, { group_id: g })).toEqual([]);
+    expect((await s.conversation(b, sideB.id)).id).toBe(sideB.id);
+  });
 });
 
 describe('a former member', () => {
@@ -148,6 +178,8 @@ describe('a former member', () => {
     const fromA = await s.upload(a, sideA.id);
 
     expectNotAMember(await s.call(e, 'GET', `/v1/attachments?conversation_id=${sideE.id}`), 'conversation_id');
+    // Only for a side they hold: another member's side reveals nothing.
+    expect(await s.list(e, `conversation_id=${sideA.id}`)).toEqual({ has_more: false, data: [] });
     expectNotFound(await s.attachment(e, fromA.id));
     expect((await s.attachment(e, fromE.id)).body).toMatchObject({ uploaded_by: e.id, conversation_id: sideE.id, filename: 'e.txt' });
     expect(idsOf((await s.list(e)).data)).toEqual([fromE.id]);
