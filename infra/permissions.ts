@@ -79,6 +79,26 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
   ];
 }
 
+/** The conversations index the fan-out queries for a group thread's sides (shared/dynamo/tables.ts). */
+const THREAD_SIDES_INDEX = 'by_thread';
+
+/**
+ * The fan-out function (functions/fan-out.ts): an upload reaching the other
+ * sides of its thread. It reads a contact's uniqueness record and a side
+ * (GetItem), finds a group thread's sides on the conversations table's
+ * by_thread index (Query there and on no other index), moves a side's
+ * activity forward (a conditional UpdateItem), and creates a contact's side
+ * with its uniqueness record (a TransactWriteItems of two Puts, authorised
+ * as PutItem). No S3, no other table. The attachments stream's reads come
+ * with the event source mapping (granted by CDK).
+ */
+export function fanOutPermissions(arns: DataArns): Permission[] {
+  return [
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: [arns.conversations.arn] },
+    { actions: ['dynamodb:Query'], resources: [`${arns.conversations.arn}/index/${THREAD_SIDES_INDEX}`] },
+  ];
+}
+
 export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns: DataArns): Permission[] {
   const { access } = route;
   const permissions: Permission[] = [];

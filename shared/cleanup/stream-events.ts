@@ -9,6 +9,13 @@ export const REMOVALS_FILTER_PATTERN = { eventName: ['REMOVE'] } as const;
 
 export const isRemoval = (record: DynamoDBRecord): boolean => record.eventName === 'REMOVE';
 
+/**
+ * What the fan-out reacts to: items added to the attachments table (new
+ * records; an update of one, a rename, is not news to the thread). The
+ * stack's mapping filters on this pattern, the local poller applies it too.
+ */
+export const INSERTS_FILTER_PATTERN = { eventName: ['INSERT'] } as const;
+
 /** The table a stream record comes from: `arn:…:table/<name>/stream/<label>`. */
 export function tableOf(record: DynamoDBRecord): string | undefined {
   return /:table\/([^/]+)\/stream\//.exec(record.eventSourceARN ?? '')?.[1];

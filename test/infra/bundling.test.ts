@@ -3,9 +3,9 @@ import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleSettings, esbuildOptions } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../../infra/routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, routes } from '../../infra/routes.js';
 
-const ENTRIES = [...routes.map((route) => route.entry), AUTHORIZER_ENTRY, CLEANUP_ENTRY];
+const ENTRIES = [...routes.map((route) => route.entry), AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY];
 
 /** One build of every entry: its metafile's inputs are the union of what each function bundles, its outputs each function's own. */
 async function buildAll(): Promise<Metafile> {
