@@ -153,7 +153,7 @@ export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
 /** The function that removes what hangs off removed items, fed by the tables' streams (tables.ts `stream`). */
 export const CLEANUP_ENTRY = 'functions/cleanup.ts';
 
-/** The function that moves an upload to its thread's other sides, fed by the attachments table's stream. */
+/** The function that moves an upload to the other sides of its thread, fed by the attachments table's stream (new records). */
 export const FAN_OUT_ENTRY = 'functions/fan-out.ts';
 
 /** Media types API Gateway must pass through as binary (base64), else uploads arrive corrupted. */
