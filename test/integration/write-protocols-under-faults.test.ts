@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { userFilesPrefix } from '../../shared/files/keys.js';
 import { download, upload, uploadForm } from '../support/attachments.js';
 import { listAll, settledAudit, summary, type ListedAttachment } from '../support/audit.js';
-import { anyDynamodbCall, dynamodbCall, s3Call, type Rule } from '../support/fault-proxy.js';
+import { anyDynamodbCall, cutEvery, dynamodbCall, isS3ObjectDelete, s3Call, type Rule } from '../support/fault-proxy.js';
+import { eventually } from '../support/eventually.js';
 import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
 
 /**
@@ -197,6 +198,37 @@ describe('row 7: a record whose file is gone', () => {
     const listed = await listAll<ListedAttachment>(f.t, userId, '/v1/attachments');
     expect(listed.map((attachment) => attachment.id)).toEqual([uploaded.body.id]);
     expect((await download(uploaded.body.file_url)).bytes.equals(bytes)).toBe(true);
+  });
+
+  it('two runs of one Idempotency-Key: the cleanup of the run whose outcome was unknown never removes the file of the run whose record holds it (issue 18, seed 4242)', async () => {
+    const userId = 'row7-two-runs';
+    const key = 'row7-two-runs-key';
+    const bytes = Buffer.from('the second run holds this file');
+    const send = () => f.t.call(userId, 'POST', '/v1/attachments', { body: uploadForm({ bytes, filename: 'two-runs.txt' }), headers: { 'idempotency-key': key } });
+    // Run 1 stores its file, then every try of its record write is cut before DynamoDB sees it: its outcome is
+    // unknown to it, so it hands its file to the cleanup and answers 503, which frees the key.
+    const recordWrites = cutEvery(f.dynamodb, dynamodbCall('TransactWriteItems', ['two-runs.txt']));
+    // The cleanup found no record for that file; its removal is held until run 2 has stored and committed.
+    const cleanupRemoval = f.s3.inject({ match: (request) => isS3ObjectDelete(request) && request.path.includes(fileKey(userId, '')), fault: { kind: 'hold' } });
+    const first = await send();
+    expect(first.status).toBe(503);
+    expect(recordWrites.fired).toBeGreaterThan(0);
+    await cleanupRemoval.hit;
+
+    recordWrites.release();
+    const second = await send();
+    expect(second.status).toBe(201);
+    const filesBefore = await f.storedKeys(fileKey(userId, ''));
+    cleanupRemoval.release();
+    // The held removal lands now: whatever it removes, it must not be the file the record holds.
+    await eventually(() => f.storedKeys(fileKey(userId, '')), (keys) => keys.length < filesBefore.length);
+
+    const shown = await f.t.call(userId, 'GET', `/v1/attachments/${second.body.id}`);
+    expect(shown.status).toBe(200);
+    const file = await download(shown.body.file_url);
+    expect(file.status).toBe(200);
+    expect(file.bytes.equals(bytes)).toBe(true);
+    await expectSettled([userId], () => bytes);
   });
 });
 

@@ -10,6 +10,8 @@ export interface ListedConversation {
   contact_id: string | null;
   group_id: string | null;
   pinned_message_id: string | null;
+  created_at: number;
+  last_active_at: number | null;
 }
 
 export interface ListedAttachment {
@@ -31,13 +33,13 @@ export interface Violation {
   detail: string;
 }
 
-/** Every object of a list, page after page (starting_after). */
-export async function listAll<T extends { id: string }>(t: TestApi, userId: string, path: string): Promise<T[]> {
+/** Every object of a list, page after page (starting_after); `groups`: those the reader's token lists. */
+export async function listAll<T extends { id: string }>(t: TestApi, userId: string, path: string, groups?: readonly string[]): Promise<T[]> {
   const all: T[] = [];
   let cursor: string | undefined;
   for (;;) {
     const separator = path.includes('?') ? '&' : '?';
-    const response = await t.call(userId, 'GET', `${path}${separator}limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    const response = await t.call(userId, 'GET', `${path}${separator}limit=100${cursor ? `&starting_after=${cursor}` : ''}`, groups ? { groups } : {});
     if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${response.text}`);
     const page = response.body as { has_more: boolean; data: T[] };
     all.push(...page.data);
