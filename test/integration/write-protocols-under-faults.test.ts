@@ -209,7 +209,7 @@ describe('row 7: a record whose file is gone', () => {
     // unknown to it, so it hands its file to the cleanup and answers 503, which frees the key.
     const recordWrites = cutEvery(f.dynamodb, dynamodbCall('TransactWriteItems', ['two-runs.txt']));
     // The cleanup found no record for that file; its removal is held until run 2 has stored and committed.
-    const cleanupRemoval = f.s3.inject({ match: (request) => isS3ObjectDelete(request) && request.path.includes(fileKey(userId, '')), fault: { kind: 'hold' } });
+    const cleanupRemoval = f.s3.inject({ match: (request) => isS3ObjectDelete(request) && request.path.includes(userFilesPrefix(userId)), fault: { kind: 'hold' } });
     const first = await send();
     expect(first.status).toBe(503);
     expect(recordWrites.fired).toBeGreaterThan(0);
@@ -218,10 +218,10 @@ describe('row 7: a record whose file is gone', () => {
     recordWrites.release();
     const second = await send();
     expect(second.status).toBe(201);
-    const filesBefore = await f.storedKeys(fileKey(userId, ''));
+    const filesBefore = await f.storedKeys(userFilesPrefix(userId));
     cleanupRemoval.release();
     // The held removal lands now: whatever it removes, it must not be the file the record holds.
-    await eventually(() => f.storedKeys(fileKey(userId, '')), (keys) => keys.length < filesBefore.length);
+    await eventually(() => f.storedKeys(userFilesPrefix(userId)), (keys) => keys.length < filesBefore.length);
 
     const shown = await f.t.call(userId, 'GET', `/v1/attachments/${second.body.id}`);
     expect(shown.status).toBe(200);
