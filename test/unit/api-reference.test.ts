@@ -283,9 +283,9 @@ describe('docs/api.md', () => {
 
     it('an error code the OpenAPI document gains', () => {
       const gained = structuredClone(document);
-      gained.components.schemas.Error.properties.error.properties.code.enum.push('not_owner');
-      gained.components.responses.NotFound.description += ' (`not_owner`)';
-      expect(differences(reference, gained).join('\n')).toMatch(/missing from the errors table of docs\/api.md: 404 not_owner/);
+      gained.components.schemas.Error.properties.error.properties.code.enum.push('quota_exceeded');
+      gained.components.responses.NotFound.description += ' (`quota_exceeded`)';
+      expect(differences(reference, gained).join('\n')).toMatch(/missing from the errors table of docs\/api.md: 404 quota_exceeded/);
     });
   });
 });
