@@ -140,7 +140,7 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       endpoint: 'DELETE /v1/conversations/:id (no attachments)',
       route: 'DeleteConversation',
       request: async () => {
-        const { conversation } = await app.use(conversations).createConversation(fixture.userId, fixture.groups, { kind: 'contact', id: `cost-${randomUUID()}` });
+        const { conversation } = await app.use(conversations).createConversation(fixture.userId, fixture.groups, { kind: 'contact', id: `cost-${randomUUID()}` }, undefined, 'bench');
         return { pathParameters: { id: conversation.id } };
       },
     },
@@ -163,7 +163,7 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       route: 'DeleteAttachment',
       request: async () => {
         const file = fileOf(4096);
-        const attachment = await app.use(attachmentWriter).upload(fixture.userId, fixture.groups, { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } });
+        const attachment = await app.use(attachmentWriter).upload(fixture.userId, fixture.groups, { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } }, undefined, 'bench');
         return { pathParameters: { id: attachment.id } };
       },
     },

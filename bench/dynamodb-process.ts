@@ -1,6 +1,6 @@
 import { ensureTables, startDynamoDbLocal } from '../infra/local/dynamodb.js';
 import { readConfig } from '../shared/config.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../shared/dynamo/tables.js';
 import { LOCAL_CREDENTIALS, announceReady } from './processes.js';
 
 // DynamoDB for the bench: DynamoDB Local in memory (its own JVM), with the tables the code defines.
@@ -11,5 +11,6 @@ await ensureTables(dynamodb.endpoint, names.region, LOCAL_CREDENTIALS, {
   [names.attachmentsTable]: attachmentsTable,
   [names.idempotencyTable]: idempotencyTable,
   [names.uploadSessionsTable]: uploadSessionsTable,
+  [names.eventsTable]: eventsTable,
 });
 announceReady({ endpoint: dynamodb.endpoint }, dynamodb.close);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Groups } from '../shared/auth/groups.js';
 import { signToken } from '../shared/auth/tokens.js';
-import { attachmentWriter, dynamo, uploadSessions, type App } from '../shared/app.js';
+import { attachmentWriter, conversationStore, dynamo, uploadSessions, type App } from '../shared/app.js';
 import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
 import { putConversations } from './seed-conversations.js';
 import { fileOf } from './multipart.js';
@@ -36,9 +36,9 @@ export interface Fixture {
 export async function seedFixture(app: App, conversationCount: number, attachmentCount: number): Promise<Fixture> {
   const userId = 'user_bench';
   const authSecret = randomBytes(32).toString('base64url');
-  const store = new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable);
+  const store = app.use(conversationStore);
   const contactId = 'contact-known';
-  await store.findOrCreate(userId, { kind: 'contact', id: contactId });
+  await store.findOrCreate(userId, { kind: 'contact', id: contactId }, undefined, 'bench');
   const { conversations } = population(conversationCount, { seed: 7 });
   await putConversations(app.use(dynamo), app.config.conversationsTable, userId, conversations);
   const groups: Groups = new Set(conversations.flatMap((conversation) => (conversation.group_id ? [conversation.group_id] : [])));
@@ -48,7 +48,7 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
     const attachment = await app.use(attachmentWriter).upload(userId, groups, {
       file: { filename: `photo-${index}.jpg`, fileType: file.type, bytes: file.bytes },
       conversation_id: conversations[0]!.id,
-    });
+    }, undefined, 'bench');
     attachmentIds.push(attachment.id);
   }
   const sessionIds: string[] = [];

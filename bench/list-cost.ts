@@ -1,4 +1,4 @@
-import { dynamo, type App } from '../shared/app.js';
+import { dynamo, outbox, type App } from '../shared/app.js';
 import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
 import { putConversations } from './seed-conversations.js';
 import type { ConversationFilter } from '../shared/conversations/model.js';
@@ -66,7 +66,7 @@ function cases(knownContact: string, knownGroup: string): Case[] {
 export async function measureListCost(app: App, sizes: number[]): Promise<GrowthFigures> {
   const userId = 'user_growth';
   const table = app.config.conversationsTable;
-  const store = new DynamoConversationStore(app.use(dynamo), table);
+  const store = new DynamoConversationStore(app.use(dynamo), table, app.use(outbox));
   const counts: Counts = { muted: 0, endedMutes: 0, archived: 0, pinned: 0, group: 0, unread: 0 };
   const seedSeconds: Record<number, number> = {};
   const pages = new Map<string, ListCostFigure>();

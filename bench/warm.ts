@@ -65,7 +65,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       path: '/v1/conversations',
       form: { contact_id: fixture.contactId },
       backendCall: '2 × GetItem (record, conversation)',
-      backend: () => store.findOrCreate(userId, { kind: 'contact', id: fixture.contactId }),
+      backend: () => store.findOrCreate(userId, { kind: 'contact', id: fixture.contactId }, undefined, 'bench'),
     },
     {
       endpoint: 'PUT /v1/conversations/:id',
@@ -73,7 +73,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       path: `/v1/conversations/${updateId}`,
       form: { is_muted: 'true' },
       backendCall: 'UpdateItem',
-      backend: () => store.update(userId, updateId, { mute: { kind: 'forever' } }),
+      backend: () => store.update(userId, updateId, { mute: { kind: 'forever' } }, 'bench'),
     },
     {
       // The record is the only backend call: file_url is presigned in the function, no S3 request.

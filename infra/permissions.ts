@@ -19,6 +19,7 @@ export interface DataArns {
   attachments: TableArn;
   idempotency: TableArn;
   uploadSessions: TableArn;
+  events: TableArn;
   /** The files bucket's ARN (`arn:aws:s3:::name`). */
   filesBucket: string;
 }
@@ -48,6 +49,12 @@ const TABLE_UPDATE = [...TABLE_READ, 'dynamodb:UpdateItem'];
  */
 const TABLE_ACTIVITY = [...TABLE_UPDATE, 'dynamodb:ConditionCheckItem'];
 const TABLE_ACCESS = { read: TABLE_READ, update: TABLE_UPDATE, activity: TABLE_ACTIVITY, write: TABLE_WRITE } as const;
+/**
+ * Users' feeds (shared/events/): a change reads the feed's head and, in its own transaction, moves the
+ * head (UpdateItem) and puts its events (PutItem); never deletes (DynamoDB's TTL does) or queries. The
+ * feed's endpoints read.
+ */
+const EVENTS_ACCESS = { read: TABLE_READ, append: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'] } as const;
 
 // s3:PutObject also covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload.
 const FILE_ACTIONS: Record<Exclude<FileAccess, 'list'>, string> = {
@@ -105,6 +112,7 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
   table(access.conversations, arns.conversations);
   table(access.attachments, arns.attachments);
   table(access.uploadSessions, arns.uploadSessions);
+  if (access.events) permissions.push({ actions: [...EVENTS_ACCESS[access.events]], resources: tableResources(arns.events) });
   if (route.idempotent) permissions.push({ actions: IDEMPOTENCY_ACTIONS, resources: tableResources(arns.idempotency) });
   const objectActions = [...new Set(access.files)].filter((action) => action !== 'list');
   if (objectActions.length) {

@@ -35,6 +35,8 @@ export interface Access {
   conversations?: 'read' | 'update' | 'activity' | 'write';
   attachments?: 'read' | 'write';
   uploadSessions?: 'read' | 'write';
+  /** 'append': the change's events go into its transaction (shared/events/outbox.ts); 'read': the feed's endpoints. */
+  events?: 'read' | 'append';
   /**
    * S3 object actions under the files prefix; 'get' is also what presigning
    * file_url needs, 'put' what starting, presigning parts of and completing a
@@ -62,17 +64,17 @@ export const CreateConversation = {
   path: '/v1/conversations',
   entry: 'functions/conversations/create.ts',
   idempotent: true,
-  access: { conversations: 'write' },
+  access: { conversations: 'write', events: 'append' },
 } as const satisfies Route;
 export const GetConversation = { name: 'GetConversation', method: 'GET', path: '/v1/conversations/{id}', entry: 'functions/conversations/get.ts', access: { conversations: 'read' } } as const satisfies Route;
-export const UpdateConversation = { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts', access: { conversations: 'write' } } as const satisfies Route;
+export const UpdateConversation = { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts', access: { conversations: 'write', events: 'append' } } as const satisfies Route;
 export const DeleteConversation = {
   name: 'DeleteConversation',
   method: 'DELETE',
   path: '/v1/conversations/{id}',
   entry: 'functions/conversations/delete.ts',
   // The conversation and its uniqueness record; its attachments go from the stream (CLEANUP_ENTRY).
-  access: { conversations: 'write' },
+  access: { conversations: 'write', events: 'append' },
 } as const satisfies Route;
 // Every answer that shows an attachment presigns its file_url, hence files: ['get']; conversations read: a
 // conversation_id filter reads the conversation (a group's needs the group in the token).
@@ -92,13 +94,13 @@ export const UploadAttachment = {
   idempotent: true,
   // conversations: its transaction checks the conversation and moves its activity; files delete: it removes
   // the file when the record was certainly not written.
-  access: { attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'] },
+  access: { attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'], events: 'append' },
 } as const satisfies Route;
 // conversations: a thread member's own side (their uniqueness record), for conversation_id.
 export const GetAttachment = { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', conversations: 'read', files: ['get'] } } as const satisfies Route;
-export const UpdateAttachment = { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } } as const satisfies Route;
+export const UpdateAttachment = { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'], events: 'append' } } as const satisfies Route;
 // The record; its file goes from the stream (CLEANUP_ENTRY).
-export const DeleteAttachment = { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write' } } as const satisfies Route;
+export const DeleteAttachment = { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write', events: 'append' } } as const satisfies Route;
 export const StartUploadSession = {
   name: 'StartUploadSession',
   method: 'POST',
@@ -120,7 +122,7 @@ export const CompleteUploadSession = {
   // One transaction closes the session, writes the attachment and marks its conversation active;
   // get: the size, the first bytes and file_url; delete: a refused file is removed; list: a file an abort or the
   // cleanup took away meanwhile is a 404 to HEAD and GET, told apart from a refusal (UploadSessionService.complete).
-  access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete', 'list'] },
+  access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete', 'list'], events: 'append' },
 } as const satisfies Route;
 export const AbortUploadSession = {
   name: 'AbortUploadSession',
@@ -129,6 +131,8 @@ export const AbortUploadSession = {
   entry: 'functions/upload-sessions/abort.ts',
   access: { uploadSessions: 'write', files: ['abort', 'delete'] },
 } as const satisfies Route;
+export const ListEvents = { name: 'ListEvents', method: 'GET', path: '/v1/events', entry: 'functions/events/list.ts', access: { events: 'read' } } as const satisfies Route;
+export const GetEvent = { name: 'GetEvent', method: 'GET', path: '/v1/events/{id}', entry: 'functions/events/get.ts', access: { events: 'read' } } as const satisfies Route;
 
 export const routes: readonly Route[] = [
   ListConversations,
@@ -146,6 +150,8 @@ export const routes: readonly Route[] = [
   SignUploadParts,
   CompleteUploadSession,
   AbortUploadSession,
+  ListEvents,
+  GetEvent,
 ];
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';

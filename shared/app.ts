@@ -11,6 +11,9 @@ import { ConversationService } from './conversations/service.js';
 import { createDynamoClient } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
+import { Outbox } from './events/outbox.js';
+import { EventService } from './events/service.js';
+import { EventStore } from './events/store.js';
 import type { S3Bucket } from './s3/bucket.js';
 import { createFilesBucket } from './s3/client.js';
 import { S3Presigner } from './s3/presigner.js';
@@ -106,11 +109,17 @@ export const s3Bucket: Part<S3Bucket> = (app) =>
 /** The files of attachments and upload sessions. */
 export const fileStore: Part<S3FileStore> = (app) => new S3FileStore(app.use(s3Bucket), app.use(presigner));
 
+/** Users' feeds of events, appended to in the transactions of the changes they record. */
+export const outbox: Part<Outbox> = (app) => new Outbox(app.use(dynamo), app.config.eventsTable, app.clock);
+
+/** The event endpoints: a user's feed, read. */
+export const events: Part<EventService> = (app) => new EventService(new EventStore(app.use(dynamo), app.config.eventsTable, app.clock));
+
 export const conversationStore: Part<DynamoConversationStore> = (app) =>
-  new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable, app.clock);
+  new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable, app.use(outbox), app.clock);
 
 export const attachmentStore: Part<DynamoAttachmentStore> = (app) =>
-  new DynamoAttachmentStore(app.use(dynamo), app.config.attachmentsTable, app.config.conversationsTable);
+  new DynamoAttachmentStore(app.use(dynamo), app.config.attachmentsTable, app.config.conversationsTable, app.use(outbox));
 
 export const conversations: Part<ConversationService> = (app) => new ConversationService(app.use(conversationStore), app.clock);
 
@@ -125,7 +134,7 @@ export const attachmentWriter: Part<AttachmentService> = (app) =>
 export const uploadSessions: Part<UploadSessionService> = (app) => {
   const { uploadSessionsTable, attachmentsTable, conversationsTable, fileUrlTtlSeconds, uploadSessionTtlSeconds } = app.config;
   return new UploadSessionService(
-    new DynamoUploadSessionStore(app.use(dynamo), { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable }),
+    new DynamoUploadSessionStore(app.use(dynamo), { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable }, app.use(outbox)),
     app.use(fileStore),
     {
       memberConversation: (userId, groups, id, param) => app.use(conversations).memberConversation(userId, groups, id, param),

@@ -10,5 +10,5 @@ import { isAttachmentId } from '../../shared/ids.js';
 export const handler = httpHandler(UpdateAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
   const filename = renameOf(readParams(formOrJsonBody(request), renameParams));
-  return ok(await app.use(attachmentViews).renameAttachment(readerOf(request), id, filename));
+  return ok(await app.use(attachmentViews).renameAttachment(readerOf(request), id, filename, request.requestId));
 });

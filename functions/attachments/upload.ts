@@ -11,5 +11,5 @@ export const handler = httpHandler(UploadAttachment, {
   input: async (request, app) => uploadOf(await readMultipart(request, uploadLimits(app.config.maxFileBytes))),
   meaning: uploadMeaning,
   replay: attachmentReplay,
-  run: async (upload, request, app) => created(await app.use(attachmentWriter).upload(request.userId, groupsOf(request), upload, request.seed)),
+  run: async (upload, request, app) => created(await app.use(attachmentWriter).upload(request.userId, groupsOf(request), upload, request.seed, request.requestId)),
 });

@@ -11,7 +11,7 @@ import type { Counterpart } from '../../shared/conversations/model.js';
 export const handler = httpHandler(CreateConversation, {
   input: (request) => counterpartOf(readParams(formOrJsonBody(request), createParams)),
   run: async (counterpart, request, app) => {
-    const { conversation, created: isNew } = await app.use(conversations).createConversation(request.userId, groupsOf(request), counterpart, request.seed);
+    const { conversation, created: isNew } = await app.use(conversations).createConversation(request.userId, groupsOf(request), counterpart, request.seed, request.requestId);
     return isNew ? created(conversation) : ok(conversation);
   },
 });

@@ -10,5 +10,5 @@ import { isConversationId } from '../../shared/ids.js';
 export const handler = httpHandler(UpdateConversation, async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
   const changes = readParams(formOrJsonBody(request), updateParams);
-  return ok(await app.use(conversations).updateConversation(request.userId, id, changes));
+  return ok(await app.use(conversations).updateConversation(request.userId, id, changes, request.requestId));
 });

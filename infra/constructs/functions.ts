@@ -19,7 +19,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
@@ -68,6 +68,7 @@ export class Functions extends Construct {
       ATTACHMENTS_TABLE: data.attachments.tableName,
       IDEMPOTENCY_TABLE: data.idempotency.tableName,
       UPLOAD_SESSIONS_TABLE: data.uploadSessions.tableName,
+      EVENTS_TABLE: data.events.tableName,
       FILES_BUCKET: data.files.bucketName,
       MAX_FILE_BYTES: String(settings.maxFileBytes),
       FILE_URL_TTL_SECONDS: String(settings.fileUrlTtlSeconds),
@@ -84,6 +85,7 @@ export class Functions extends Construct {
       attachments: { arn: data.attachments.tableArn, definition: attachmentsTable },
       idempotency: { arn: data.idempotency.tableArn, definition: idempotencyTable },
       uploadSessions: { arn: data.uploadSessions.tableArn, definition: uploadSessionsTable },
+      events: { arn: data.events.tableArn, definition: eventsTable },
       filesBucket: data.files.bucketArn,
     };
 

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import S3Error from '@20minutes/s3rver/lib/models/error.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import type { Credentials } from '../../shared/s3/signer.js';
 import { cleanupPermissions, permissionsFor, type DataArns, type Permission } from '../permissions.js';
 import { routes } from '../routes.js';
@@ -48,6 +48,7 @@ export function functionRoles(base: { accessKeyId: string }, bucket: string): Ma
     attachments: { arn: 'arn:aws:dynamodb:::table/attachments', definition: attachmentsTable },
     idempotency: { arn: 'arn:aws:dynamodb:::table/idempotency', definition: idempotencyTable },
     uploadSessions: { arn: 'arn:aws:dynamodb:::table/upload_sessions', definition: uploadSessionsTable },
+    events: { arn: 'arn:aws:dynamodb:::table/events', definition: eventsTable },
     filesBucket: bucketArn(bucket),
   };
   return new Map([

@@ -11,7 +11,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { isInsert, isRemoval } from '../../shared/cleanup/stream-events.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes } from '../routes.js';
 import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
@@ -103,6 +103,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       attachments: names.attachmentsTable,
       idempotency: names.idempotencyTable,
       uploadSessions: names.uploadSessionsTable,
+      events: names.eventsTable,
     };
     // Tables are created where this server owns the data (its own DynamoDB Local, or its prefix of a shared one);
     // another endpoint is someone else's to set up.
@@ -116,6 +117,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         attachments: tablePrefix + tables.attachments,
         idempotency: tablePrefix + tables.idempotency,
         uploadSessions: tablePrefix + tables.uploadSessions,
+        events: tablePrefix + tables.events,
       };
       createTables = true;
     } else if (!dynamodbEndpoint) {
@@ -130,6 +132,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         [tables.attachments]: attachmentsTable,
         [tables.idempotency]: idempotencyTable,
         [tables.uploadSessions]: uploadSessionsTable,
+        [tables.events]: eventsTable,
       });
     }
     let s3Endpoint = env.S3_ENDPOINT;
@@ -151,6 +154,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       ATTACHMENTS_TABLE: tables.attachments,
       IDEMPOTENCY_TABLE: tables.idempotency,
       UPLOAD_SESSIONS_TABLE: tables.uploadSessions,
+      EVENTS_TABLE: tables.events,
       // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
       ...options.env,
     };

@@ -1,5 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { unlessConditionFails } from '../dynamo/errors.js';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
 import { BATCH_WRITE_MAX, batchWriteAll } from '../dynamo/batch-write.js';
 import { attachmentConversationKey, attachmentKey, orphanFileKey, PARTITION_KEY, SORT_KEY, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
@@ -8,7 +7,9 @@ import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transact
 import { queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
-import type { AttachmentRecord, AttachmentStore, NotOwner } from './model.js';
+import { uploadersObject, type AttachmentRecord, type AttachmentStore, type NotOwner } from './model.js';
+import { headTaken, withFeed, type Outbox } from '../events/outbox.js';
+import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 
 type Item = Record<string, unknown>;
 
@@ -27,6 +28,8 @@ export class DynamoAttachmentStore implements AttachmentStore {
     private readonly table: string,
     /** The conversations' table: an upload into a conversation checks it and marks it active in the same transaction. */
     private readonly conversationsTable: string,
+    /** The uploader's feed: an upload, a rename that changes the name and a removal write their event with them. */
+    private readonly outbox: Outbox,
   ) {}
 
   /**
@@ -37,13 +40,16 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * it (and the cleanup of that conversation removes it) or finds the
    * conversation gone, never in between. The token (this run's file key is
    * unique to the run) makes the SDK's retry after a lost answer a no-op.
+   * The uploader's attachment.created event is in the same transaction: a
+   * run that finds its record written by an earlier run writes none.
    */
-  async add(record: AttachmentRecord): Promise<'added' | 'existed' | 'conversation-missing'> {
+  async add(record: AttachmentRecord, requestId: string): Promise<'added' | 'existed' | 'conversation-missing'> {
     const put = { Put: { TableName: this.table, Item: attachmentItem(record), ...expressions({ condition: itemAbsent() }) } };
     const activity = record.placement
       ? new ConversationActivity(this.client, this.conversationsTable, record.uploaded_by, record.placement.conversation_id, { kind: 'own-upload', at: record.created_at })
       : undefined;
-    const outcome = await transactWithActivity(this.client, [put], activity, (attempt) => requestToken('upload', record.file_key, attempt));
+    const feed = { outbox: this.outbox, userId: record.uploaded_by, events: [createdEvent('attachment', uploadersObject(record), requestId)] };
+    const outcome = await transactWithActivity(this.client, [put], activity, (attempt) => requestToken('upload', record.file_key, attempt), feed);
     if (outcome === 'conversation-missing') return outcome;
     // The record exists: its id is this upload's own (new, or its Idempotency-Key's seed), so an earlier run of it wrote it.
     return outcome.committed ? 'added' : 'existed';
@@ -54,18 +60,30 @@ export class DynamoAttachmentStore implements AttachmentStore {
     return Item ? fromItem(Item) : undefined;
   }
 
-  async rename(uploaderId: string, id: string, filename: string): Promise<AttachmentRecord | NotOwner | undefined> {
-    const renamed = await unlessConditionFails(
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: attachmentKey(id),
-          ...expressions({ update: { set: { filename } }, condition: uploadedBy(uploaderId) }),
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    return renamed?.Attributes ? fromItem(renamed.Attributes) : this.notOwned(id);
+  /**
+   * The record is read, and a new name written in one transaction with its
+   * attachment.updated event, on the condition that the uploader's record
+   * still has the name read (so previous_attributes holds the true old name);
+   * a rename or removal that came between is read again. The same name is no
+   * change: nothing is written.
+   */
+  async rename(uploaderId: string, id: string, filename: string, requestId: string): Promise<AttachmentRecord | NotOwner | undefined> {
+    return withFeed(async (attempt, retry) => {
+      const record = await this.get(id);
+      if (!record) return undefined;
+      if (record.uploaded_by !== uploaderId) return { refused: 'not-owner', record };
+      const renamed = { ...record, filename };
+      const events = updatedEvents('attachment', uploadersObject(record), uploadersObject(renamed), requestId);
+      if (events.length === 0) return record;
+      const change = {
+        Update: { TableName: this.table, Key: attachmentKey(id), ...expressions({ update: { set: { filename } }, condition: and(uploadedBy(uploaderId), equals('filename', record.filename)) }) },
+      };
+      const feed = await this.outbox.append(uploaderId, events);
+      const outcome = await transactWrite(this.client, [change, ...feed.items], requestToken('rename-attachment', uploaderId, id, requestId, attempt));
+      if (outcome.committed) return renamed;
+      if (outcome.conflict) throw new ConcurrentWrite();
+      return retry;
+    });
   }
 
   /**
@@ -73,16 +91,18 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * (functions/cleanup.ts). A transaction for its token (from the API
    * request): the SDK's retry of a delete whose answer was lost is a no-op
    * that answers success, not a failed condition read as "there was none".
+   * The uploader's attachment.deleted event is in the same transaction.
    */
   async remove(uploaderId: string, id: string, requestId: string): Promise<boolean | NotOwner> {
-    const outcome = await transactWrite(
-      this.client,
-      [{ Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } }],
-      requestToken('delete-attachment', uploaderId, id, requestId),
-    );
-    if (outcome.committed) return true;
-    if (outcome.conflict) throw new ConcurrentWrite();
-    return (await this.notOwned(id)) ?? false;
+    return withFeed(async (attempt, retry) => {
+      const removal = [{ Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } }];
+      const feed = await this.outbox.append(uploaderId, [deletedEvent('attachment', id, requestId)]);
+      const outcome = await transactWrite(this.client, [...removal, ...feed.items], requestToken('delete-attachment', uploaderId, id, requestId, attempt));
+      if (outcome.committed) return true;
+      if (outcome.conflict) throw new ConcurrentWrite();
+      if (headTaken(outcome, removal.length)) return retry;
+      return (await this.notOwned(id)) ?? false;
+    });
   }
 
   /** After a write refused on the uploader's condition: someone else's record, or none. */

@@ -18,6 +18,18 @@ export interface Attachment {
   created_at: number;
 }
 
+/** An attachment as one reader sees it, without its link: what events show (shared/events/). */
+export type AttachmentObject = Omit<Attachment, 'file_url' | 'file_url_expires_at'>;
+
+/** The record as the reader whose side of its thread is `conversationId` sees it. */
+export function attachmentObject(record: AttachmentRecord, conversationId: string | null): AttachmentObject {
+  const { id, message_id, filename, file_type, file_size, uploaded_by, created_at } = record;
+  return { id, message_id, conversation_id: conversationId, filename, file_type, file_size, uploaded_by, created_at };
+}
+
+/** The uploader's own view: their side is where they placed it. */
+export const uploadersObject = (record: AttachmentRecord): AttachmentObject => attachmentObject(record, record.placement?.conversation_id ?? null);
+
 /**
  * Where an attachment was uploaded: the uploader's side (conversation) and
  * whom that side is with, which names the thread every member reads it in.
@@ -52,10 +64,10 @@ export interface AttachmentStore {
    * the side exists; all or nothing. 'existed': a record of this id is there
    * (an earlier run of the same Idempotency-Key).
    */
-  add(record: AttachmentRecord): Promise<'added' | 'existed' | 'conversation-missing'>;
+  add(record: AttachmentRecord, requestId: string): Promise<'added' | 'existed' | 'conversation-missing'>;
   get(id: string): Promise<AttachmentRecord | undefined>;
   /** Only the uploader's: undefined when there is no such attachment, NotOwner when it is someone else's. */
-  rename(uploaderId: string, id: string, filename: string): Promise<AttachmentRecord | NotOwner | undefined>;
+  rename(uploaderId: string, id: string, filename: string, requestId: string): Promise<AttachmentRecord | NotOwner | undefined>;
   /** Removes the record (its file goes from the table's stream): false when there was none, NotOwner when it is someone else's. */
   remove(uploaderId: string, id: string, requestId: string): Promise<boolean | NotOwner>;
   /** The user's own uploads, newest first. */

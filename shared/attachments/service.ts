@@ -9,7 +9,7 @@ import { newSeed, seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
 import { systemClock, type Clock } from '../time.js';
-import type { Attachment, AttachmentRecord, AttachmentStore, NotOwner, Upload } from './model.js';
+import { attachmentObject, type Attachment, type AttachmentRecord, type AttachmentStore, type NotOwner, type Upload } from './model.js';
 import type { FileLinks, FileStore } from '../files/model.js';
 
 /** What the attachments ask of the conversations: membership of the user's own, and the reader's side of a thread. */
@@ -40,8 +40,8 @@ export class AttachmentViews {
   }
 
   /** Metadata only, by the uploader: the file and its key stay; every member's next link carries the new name. */
-  async renameAttachment(reader: Reader, id: string, filename: string): Promise<Attachment> {
-    const renamed = this.owned(reader, id, await this.store.rename(reader.userId, id, filename));
+  async renameAttachment(reader: Reader, id: string, filename: string, requestId: string): Promise<Attachment> {
+    const renamed = this.owned(reader, id, await this.store.rename(reader.userId, id, filename, requestId));
     return this.view(renamed, renamed.placement?.conversation_id ?? null);
   }
 
@@ -103,19 +103,9 @@ export class AttachmentViews {
 
   protected async view(record: AttachmentRecord, conversationId: string | null): Promise<Attachment> {
     const link = await this.links.download(record.file_key, { filename: record.filename, fileType: record.file_type });
-    const { id, message_id, filename, file_type, file_size, uploaded_by, created_at } = record;
-    return {
-      id,
-      message_id,
-      conversation_id: conversationId,
-      filename,
-      file_url: link.url,
-      file_url_expires_at: link.expiresAt,
-      file_type,
-      file_size,
-      uploaded_by,
-      created_at,
-    };
+    const { id, message_id, conversation_id, filename, ...rest } = attachmentObject(record, conversationId);
+    // The link after the name, in the order of the documented object.
+    return { id, message_id, conversation_id, filename, file_url: link.url, file_url_expires_at: link.expiresAt, ...rest };
   }
 }
 
@@ -145,7 +135,7 @@ export class AttachmentService extends AttachmentViews {
    * conversation that is gone, or being deleted, stores nothing and answers
    * 400 resource_missing.
    */
-  async upload(userId: string, groups: Groups, upload: Upload, seed?: string): Promise<Attachment> {
+  async upload(userId: string, groups: Groups, upload: Upload, seed: string | undefined, requestId: string): Promise<Attachment> {
     // Before the file is written: a refusal (403 not_a_member, or a conversation that is not there) leaves nothing behind.
     // A conversation's counterpart never changes, so the transaction below needs only to check that it still exists.
     const side = upload.conversation_id === undefined ? undefined : await this.conversations.memberConversation(userId, groups, upload.conversation_id, 'conversation_id');
@@ -173,7 +163,7 @@ export class AttachmentService extends AttachmentViews {
     }
     let outcome: 'added' | 'existed' | 'conversation-missing';
     try {
-      outcome = await this.store.add(record);
+      outcome = await this.store.add(record, requestId);
     } catch (error) {
       // The record may or may not have been written (every retry's answer was lost): ask.
       const stored = await inFallback(() => this.storedAfterFailure(record, run));

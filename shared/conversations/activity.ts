@@ -5,6 +5,8 @@ import { expressions } from '../dynamo/expressions.js';
 import { conversationUpdate, stillThere } from './dynamo-store.js';
 import { Changes, readTimes } from './item-codec.js';
 import { caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
+import { headTaken, type Outbox } from '../events/outbox.js';
+import type { EventDraft } from '../events/model.js';
 
 /**
  * Activity in a conversation (a file its user added to it, or another
@@ -54,33 +56,45 @@ export class ConversationActivity {
   }
 }
 
-/** Conditional writes of a file added to a conversation whose read times keep moving under it, before 503. */
-const ACTIVITY_ATTEMPTS = 8;
+/** Conditional writes of a file added to a conversation whose read times keep moving under it (or whose writer's feed is busy), before 503. */
+const ACTIVITY_ATTEMPTS = 12;
+
+/** The events a write appends to a user's feed in its own transaction (shared/events/outbox.ts). */
+export interface FeedWrite {
+  outbox: Outbox;
+  userId: string;
+  events: readonly EventDraft[];
+}
 
 /** What a transaction with a conversation's activity found: which of the writer's own items failed their condition, if any. */
 export type ActivityOutcome = { committed: true } | { committed: false; conditionFailed: boolean[] } | 'conversation-missing';
 
 /**
- * `items` and, when `activity` is given, the conversation's activity as the
- * last item, in one TransactWriteItems under the token `tokenOf(attempt)`
- * (the SDK's retry after a lost answer is a no-op). When only the
- * conversation's condition fails, the case that holds now is read and the
- * transaction tried again with it; a conversation that is gone is the answer
- * 'conversation-missing'. A failed condition of the writer's own items is
- * returned for the writer to read.
+ * `items`, when `activity` is given the conversation's activity, and the
+ * `feed`'s events, in one TransactWriteItems under the token
+ * `tokenOf(attempt)` (the SDK's retry after a lost answer is a no-op). When
+ * only the conversation's condition fails, the case that holds now is read
+ * and the transaction tried again with it; a conversation that is gone is
+ * the answer 'conversation-missing'. When only the feed's head fails,
+ * another writer took its sequence: appended again and tried again. A
+ * failed condition of the writer's own items is returned for the writer to read.
  */
 export async function transactWithActivity(
   client: DynamoDBDocumentClient,
   items: TransactItem[],
   activity: ConversationActivity | undefined,
   tokenOf: (attempt: string) => string,
+  feed?: FeedWrite,
 ): Promise<ActivityOutcome> {
   let chosen = activity?.first;
   for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
-    const outcome = await transactWrite(client, activity && chosen ? [...items, activity.item(chosen)] : items, tokenOf(String(attempt)));
+    const changed = activity && chosen ? [...items, activity.item(chosen)] : items;
+    const appended = feed ? await feed.outbox.append(feed.userId, feed.events) : undefined;
+    const outcome = await transactWrite(client, [...changed, ...(appended?.items ?? [])], tokenOf(String(attempt)));
     if (outcome.committed) return outcome;
     const own = outcome.conditionFailed.slice(0, items.length);
     if (own.includes(true)) return { committed: false, conditionFailed: own };
+    if (headTaken(outcome, changed.length)) continue;
     if (!outcome.conditionFailed[items.length] || !activity) throw new ConcurrentWrite();
     // The conversation is gone, or its read times moved under us: the case that holds now.
     chosen = await activity.caseNow();

@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } 
 import { seededId } from '../ids.js';
 import { systemClock, type Clock } from '../time.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
-import { and, equals, expressions, itemAbsent, itemExists, type Condition } from '../dynamo/expressions.js';
+import { and, equals, expressions, itemAbsent, itemExists, or, hasType, notExists, type Condition, type Update } from '../dynamo/expressions.js';
 import { conversationKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
 import { ConcurrentWrite, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
@@ -23,6 +23,8 @@ import {
 } from './model.js';
 import { HOLDER, holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js';
 import { conversationIndexes } from '../dynamo/tables.js';
+import { headTaken, withFeed, type Outbox } from '../events/outbox.js';
+import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 
 /**
  * Creates that met another create's transaction on the same uniqueness record
@@ -42,6 +44,8 @@ export class DynamoConversationStore implements ConversationStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly table: string,
+    /** The user's feed: creates, visible updates and removals write their event in their own transaction. */
+    private readonly outbox: Outbox,
     private readonly clock: Clock = systemClock,
   ) {}
 
@@ -54,17 +58,22 @@ export class DynamoConversationStore implements ConversationStore {
    * a no-op that answers success, never a second conversation (it is this
    * call's own: two runs of one Idempotency-Key may be in flight at once).
    * A seeded create (Idempotency-Key) mints the same id on every run, and so
-   * knows the conversation it finds as its own: 201.
+   * knows the conversation it finds as its own: 201. Its conversation.created
+   * event is in the same transaction, so only the create that commits has one.
    */
-  async findOrCreate(userId: string, counterpart: Counterpart, seed?: string): Promise<{ conversation: Conversation; created: boolean }> {
+  async findOrCreate(userId: string, counterpart: Counterpart, seed: string | undefined, requestId: string): Promise<{ conversation: Conversation; created: boolean }> {
+    const call = randomUUID();
     for (let attempt = 1; ; attempt += 1) {
       const conversation = newConversation(seededId('conv', seed), counterpart, this.clock());
       const items = [
         { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...expressions({ condition: itemAbsent() }) } },
         { Put: { TableName: this.table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
       ];
-      const outcome = await transactWrite(this.client, items, requestToken('create-conversation', randomUUID(), String(attempt)));
+      const feed = await this.outbox.append(userId, [createdEvent('conversation', conversation, requestId)]);
+      const outcome = await transactWrite(this.client, [...items, ...feed.items], requestToken('create-conversation', call, String(attempt)));
       if (outcome.committed) return { conversation, created: true };
+      // Another writer of the user's feed took the sequence: nothing was written, the place is as it was.
+      if (headTaken(outcome, items.length) && attempt < CONFLICT_ATTEMPTS) continue;
       const existing = await this.holderOf(userId, counterpart);
       if (existing) return { conversation: existing, created: existing.id === conversation.id };
       // Nothing holds the place: the other create failed, or its conversation was deleted since. Try again.
@@ -152,12 +161,46 @@ export class DynamoConversationStore implements ConversationStore {
     return item ? fromItem(item, this.clock()) : undefined;
   }
 
-  async update(userId: string, id: string, changes: ConversationChanges): Promise<Conversation | undefined> {
+  /**
+   * A PUT. What it changes is decided before it writes: the stored
+   * conversation is read, the read-state case that holds chosen, and the
+   * conversation as it would be after computed. A change the user can see is
+   * one transaction of the conditional update, on the condition that every
+   * shown field still holds the value read (so the event's
+   * previous_attributes are the true old values), and its
+   * conversation.updated event; a condition that fails means another write
+   * came between: read again. A change nobody can see (nothing, or a stored
+   * mute that has already ended) is written as before, without an event.
+   */
+  async update(userId: string, id: string, changes: ConversationChanges, requestId: string): Promise<Conversation | undefined> {
     const { last_opened_at, ...fields } = changes;
     const readState: ReadStateWrite | undefined =
       last_opened_at === undefined ? undefined : last_opened_at === null ? { kind: 'clear' } : { kind: 'open', at: last_opened_at };
-    const updated = await this.write(userId, id, Changes.of(userId, fields), readState);
-    return updated ? fromItem(updated, this.clock()) : undefined;
+    const planned = Changes.of(userId, fields);
+    const cases = readState ? readStateCases(readState) : [];
+    return withFeed(async (attempt, retry) => {
+      const item = await this.getItem(userId, id);
+      if (!item) return undefined;
+      const now = this.clock();
+      const chosen = readState ? caseHolding(cases, readTimes(item)) : undefined;
+      const update = planned.with(userId, chosen);
+      const before = fromItem(item, now);
+      const after = update ? fromItem(applied(item, update), now) : before;
+      const events = updatedEvents('conversation', before, after, requestId);
+      if (events.length === 0) {
+        const written = await this.write(userId, id, planned, readState);
+        return written ? fromItem(written, now) : undefined;
+      }
+      const change = {
+        Update: { TableName: this.table, Key: conversationKey(userId, id), ...expressions({ update: update!, condition: and(stillThere(chosen), shownAsRead(item)) }) },
+      };
+      const feed = await this.outbox.append(userId, events);
+      const outcome = await transactWrite(this.client, [change, ...feed.items], requestToken('update-conversation', userId, id, requestId, attempt));
+      if (outcome.committed) return after;
+      if (outcome.conflict) throw new ConcurrentWrite();
+      // The head taken by another writer, or the conversation changed or went since it was read: read again.
+      return retry;
+    });
   }
 
   /**
@@ -201,13 +244,18 @@ export class DynamoConversationStore implements ConversationStore {
    * and finds nothing (404).
    */
   async remove(userId: string, id: string, requestId: string): Promise<boolean> {
-    const conversation = await this.get(userId, id);
-    if (!conversation) return false;
-    const outcome = await transactWrite(this.client, removalItems(this.table, userId, conversation), requestToken('delete-conversation', userId, id, requestId));
-    if (outcome.committed) return true;
-    // Another request deleted it first (or is deleting it now): this one deleted nothing.
-    if (outcome.conflict) throw new ConcurrentWrite();
-    return false;
+    return withFeed(async (attempt, retry) => {
+      const conversation = await this.get(userId, id);
+      if (!conversation) return false;
+      const items = removalItems(this.table, userId, conversation);
+      const feed = await this.outbox.append(userId, [deletedEvent('conversation', id, requestId)]);
+      const outcome = await transactWrite(this.client, [...items, ...feed.items], requestToken('delete-conversation', userId, id, requestId, attempt));
+      if (outcome.committed) return true;
+      if (outcome.conflict) throw new ConcurrentWrite();
+      if (headTaken(outcome, items.length)) return retry;
+      // Another request deleted it first (or is deleting it now): this one deleted nothing.
+      return false;
+    });
   }
 
   /**
@@ -261,3 +309,24 @@ export const stillThere = (readState?: ReadStateCase): Condition => (readState ?
 
 /** A uniqueness record still names this conversation. */
 const holdsPlaceFor = (conversationId: string): Condition => equals(HOLDER, conversationId);
+
+/** The attributes a conversation's shown fields come from (fromItem): an update that records an event is conditioned on them. */
+const SHOWN_ATTRIBUTES = ['is_pinned', 'is_muted', 'muted_until', 'pinned_message_id', 'archived_at', 'last_active_at', 'last_opened_at'];
+
+/** Every shown attribute still as read: the same value, or still absent (or NULL, as older items stored it). */
+function shownAsRead(item: Item): Condition {
+  return and(
+    ...SHOWN_ATTRIBUTES.map((attribute) =>
+      item[attribute] === undefined || item[attribute] === null ? or(notExists(attribute), hasType(attribute, 'NULL')) : equals(attribute, item[attribute]),
+    ),
+  );
+}
+
+/** The item as an UpdateItem of `update` leaves it. */
+function applied(item: Item, update: Update): Item {
+  const after: Item = { ...item };
+  const set = update.set === undefined ? [] : Symbol.iterator in update.set ? [...(update.set as Iterable<readonly [string, unknown]>)] : Object.entries(update.set);
+  for (const [attribute, value] of set) after[attribute] = value;
+  for (const attribute of update.remove ?? []) delete after[attribute];
+  return after;
+}

@@ -26,9 +26,9 @@ export class ConversationService {
    * `seed`: an idempotent request's (see IdempotencyService.run); its retries create the same conversation, and answer 201 with it.
    * A group's conversation needs the group in the token (403 not_a_member, nothing written), even when the user already holds it.
    */
-  async createConversation(userId: string, groups: Groups, counterpart: Counterpart, seed?: string) {
+  async createConversation(userId: string, groups: Groups, counterpart: Counterpart, seed: string | undefined, requestId: string) {
     if (counterpart.kind === 'group') requireMember(groups, counterpart.id, 'group_id');
-    return this.store.findOrCreate(userId, counterpart, seed);
+    return this.store.findOrCreate(userId, counterpart, seed, requestId);
   }
 
   async getConversation(userId: string, id: string): Promise<Conversation> {
@@ -51,8 +51,8 @@ export class ConversationService {
     return this.store.sideOf(userId, counterpart);
   }
 
-  async updateConversation(userId: string, id: string, update: ConversationUpdate): Promise<Conversation> {
-    return (await this.store.update(userId, id, changesAt(update, this.clock()))) ?? notFound(id);
+  async updateConversation(userId: string, id: string, update: ConversationUpdate, requestId: string): Promise<Conversation> {
+    return (await this.store.update(userId, id, changesAt(update, this.clock()), requestId)) ?? notFound(id);
   }
 
   /**

@@ -99,3 +99,18 @@ export const uploadSessionKey = (userId: string, sessionId: string): ItemKey => 
 
 /** An Idempotency-Key record: keys are per user, so two users' equal keys never meet. */
 export const idempotencyKey = (userId: string, key: string): ItemKey => ({ pk: userId, sk: key });
+
+/**
+ * A user's feed of events (shared/events/): under the user's partition, each
+ * event at its sequence number, zero-padded so that string order is sequence
+ * order, and the feed's head: the last sequence number taken.
+ */
+export const EVENT_SK_PREFIX = 'e#';
+/** 12 digits: a trillion events per user. */
+export const EVENT_SEQUENCE_DIGITS = 12;
+export const MAX_EVENT_SEQUENCE = 10 ** EVENT_SEQUENCE_DIGITS - 1;
+export const eventKey = (userId: string, sequence: number): ItemKey => ({
+  pk: userId,
+  sk: `${EVENT_SK_PREFIX}${String(sequence).padStart(EVENT_SEQUENCE_DIGITS, '0')}`,
+});
+export const feedHeadKey = (userId: string): ItemKey => ({ pk: userId, sk: 'head' });

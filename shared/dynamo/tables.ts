@@ -17,9 +17,10 @@ export interface TableDefinition {
   /**
    * A DynamoDB stream of the table's changes, for the cleanup that removes
    * what hangs off a deleted item (functions/cleanup.ts): the keys, or the
-   * removed item itself where the key alone does not name what it left.
+   * removed item itself where the key alone does not name what it left; or
+   * the new items only, for the events' EventBridge Pipe.
    */
-  stream?: 'KEYS_ONLY' | 'OLD_IMAGE' | 'NEW_AND_OLD_IMAGES';
+  stream?: 'KEYS_ONLY' | 'OLD_IMAGE' | 'NEW_IMAGE' | 'NEW_AND_OLD_IMAGES';
 }
 
 export const conversationIndexes = {
@@ -85,3 +86,12 @@ export const uploadSessionsTable: TableDefinition = {
   // them: the upload id and the attachment id are in the item, not in its key.
   stream: 'OLD_IMAGE',
 };
+
+/**
+ * Each user's feed of events (shared/events/): under the user's partition, the
+ * events by sequence number and the counter of the last one taken
+ * (shared/dynamo/keys.ts). DynamoDB's TTL removes an event some time after its
+ * 30 days; until then the reads leave it out themselves. The stream's new
+ * items feed the EventBridge Pipe.
+ */
+export const eventsTable: TableDefinition = { partitionKey: 'pk', sortKey: 'sk', indexes: [], timeToLiveAttribute: 'expires_at', stream: 'NEW_IMAGE' };

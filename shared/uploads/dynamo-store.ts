@@ -1,6 +1,8 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { attachmentItem } from '../attachments/dynamo-store.js';
-import type { AttachmentRecord } from '../attachments/model.js';
+import { uploadersObject, type AttachmentRecord } from '../attachments/model.js';
+import { createdEvent } from '../events/model.js';
+import type { Outbox } from '../events/outbox.js';
 import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { and, equals, expressions, itemAbsent, itemExists, notEquals } from '../dynamo/expressions.js';
@@ -22,12 +24,15 @@ export interface SessionTables {
 /**
  * Upload sessions under the user's partition (sort key = session id). The
  * completion writes across three tables in one TransactWriteItems, so an
- * attachment exists exactly when its session is completed.
+ * attachment (and its attachment.created event) exists exactly when its
+ * session is completed.
  */
 export class DynamoUploadSessionStore implements UploadSessionStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tables: SessionTables,
+    /** The uploader's feed: a completion writes its attachment.created event with it. */
+    private readonly outbox: Outbox,
   ) {}
 
   async add(userId: string, record: SessionRecord): Promise<void> {
@@ -74,8 +79,13 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
     const activity = attachment.placement
       ? new ConversationActivity(this.client, this.tables.conversations, userId, attachment.placement.conversation_id, { kind: 'own-upload', at: attachment.created_at })
       : undefined;
-    const outcome = await transactWithActivity(this.client, [close, put], activity, (attempt) =>
-      requestToken('complete-upload-session', userId, sessionId, requestId, attempt),
+    const feed = { outbox: this.outbox, userId, events: [createdEvent('attachment', uploadersObject(attachment), requestId)] };
+    const outcome = await transactWithActivity(
+      this.client,
+      [close, put],
+      activity,
+      (attempt) => requestToken('complete-upload-session', userId, sessionId, requestId, attempt),
+      feed,
     );
     if (outcome === 'conversation-missing') return 'conversation_missing';
     return outcome.committed ? 'completed' : 'session_not_pending';

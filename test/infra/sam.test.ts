@@ -70,6 +70,7 @@ describe('infra/sam-env.json', () => {
       ATTACHMENTS_TABLE: local.attachmentsTable,
       IDEMPOTENCY_TABLE: local.idempotencyTable,
       UPLOAD_SESSIONS_TABLE: local.uploadSessionsTable,
+      EVENTS_TABLE: local.eventsTable,
       FILES_BUCKET: local.filesBucket,
     });
     expect(samEnv.Parameters.DYNAMODB_ENDPOINT).toMatch(/^http:\/\/host\.docker\.internal:\d+$/);

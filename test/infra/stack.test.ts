@@ -4,7 +4,7 @@ import { gatewayResponses, type GatewayResponseType } from '../../infra/gateway-
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes } from '../../infra/routes.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 
 let synthesized: Synthesized;
@@ -121,6 +121,7 @@ describe('least privilege', () => {
       [route.access.attachments, 'DataAttachments', attachmentsTable],
       [route.idempotent ? 'write' : undefined, 'DataIdempotency', idempotencyTable],
       [route.access.uploadSessions, 'DataUploadSessions', uploadSessionsTable],
+      [route.access.events, 'DataEvents', eventsTable],
     ] as const;
     for (const [level, logicalPrefix, definition] of tables) {
       const grant = dynamodb.find((s) => ref(s.Resource).includes(logicalPrefix));
@@ -131,6 +132,8 @@ describe('least privilege', () => {
       expect(grant).toBeDefined();
       const writes = grant.Action.filter((a: string) => /Put|Update|Delete|BatchWrite/.test(a));
       if (level === 'update' || level === 'activity') expect(writes).toEqual(['dynamodb:UpdateItem']);
+      // A feed is appended to (the head moved, events put), never deleted from nor queried by a writer.
+      else if (level === 'append') expect([...grant.Action].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
       else expect(writes.length > 0).toBe(level === 'write');
       expect(grant.Action.includes('dynamodb:ConditionCheckItem')).toBe(level === 'activity');
       expect(grant.Action).not.toContain('dynamodb:Scan');
@@ -170,6 +173,7 @@ describe('data', () => {
     ['attachments', attachmentsTable],
     ['idempotency', idempotencyTable],
     ['upload sessions', uploadSessionsTable],
+    ['events', eventsTable],
   ] as const)('declares the %s table as the code queries it, on demand, recoverable, encrypted and retained', (_, definition) => {
     const table = tableWith(definition);
     expect(table).toBeDefined();

@@ -2,6 +2,7 @@ import { fileKey } from '../../shared/files/keys.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Outbox } from '../../shared/events/outbox.js';
 import { DynamoAttachmentStore } from '../../shared/attachments/dynamo-store.js';
 import { newId } from '../../shared/ids.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -49,7 +50,7 @@ describe('when S3 is unreachable', () => {
       new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
     );
     const id = newId('att');
-    await new DynamoAttachmentStore(client, t.api.config.attachmentsTable, t.api.config.conversationsTable).add({
+    await new DynamoAttachmentStore(client, t.api.config.attachmentsTable, t.api.config.conversationsTable, new Outbox(client, t.api.config.eventsTable)).add({
       id,
       message_id: null,
       filename: 'earlier.txt',
@@ -59,7 +60,7 @@ describe('when S3 is unreachable', () => {
       uploaded_by: 'unlucky',
       placement: null,
       file_key: fileKey('unlucky', id, 'earlier-run'),
-    });
+    }, 'earlier-request');
     client.destroy();
     expect((await t.call('unlucky', 'GET', `/v1/attachments/${id}`)).status).toBe(200);
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { population } from '../../bench/population.js';
-import { App, dynamo } from '../../shared/app.js';
+import { App, dynamo, outbox } from '../../shared/app.js';
 import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
 import { putConversations } from '../../bench/seed-conversations.js';
 import type { Conversation, ConversationFilter } from '../../shared/conversations/model.js';
@@ -52,7 +52,7 @@ const expectedPage = (matches: (c: Conversation) => boolean) =>
 beforeAll(async () => {
   api = await startTestApi();
   app = new App(api.api.config);
-  store = new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable);
+  store = new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable, app.use(outbox));
 });
 afterAll(async () => {
   app?.destroy();

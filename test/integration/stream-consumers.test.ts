@@ -1,7 +1,7 @@
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables, startDynamoDbLocal, type DynamoDbLocal } from '../../infra/local/dynamodb.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { storedFilesOf, upload, fileKeyOf } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
@@ -25,12 +25,14 @@ async function externalTables(prefix: string): Promise<Record<string, string>> {
     ATTACHMENTS_TABLE: `${prefix}attachments`,
     IDEMPOTENCY_TABLE: `${prefix}idempotency`,
     UPLOAD_SESSIONS_TABLE: `${prefix}upload_sessions`,
+    EVENTS_TABLE: `${prefix}events`,
   };
   await ensureTables(dynamodb.endpoint, 'us-east-1', credentials, {
     [names.CONVERSATIONS_TABLE]: conversationsTable,
     [names.ATTACHMENTS_TABLE]: attachmentsTable,
     [names.IDEMPOTENCY_TABLE]: idempotencyTable,
     [names.UPLOAD_SESSIONS_TABLE]: uploadSessionsTable,
+    [names.EVENTS_TABLE]: eventsTable,
   });
   return names;
 }

@@ -1,10 +1,11 @@
 import type { AttachmentRecord } from '../../shared/attachments/model.js';
 import { fileKey } from '../../shared/files/keys.js';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { EventStore } from '../../shared/events/store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamo } from '../../shared/app.js';
+import { dynamo, outbox } from '../../shared/app.js';
 import { DynamoAttachmentStore } from '../../shared/attachments/dynamo-store.js';
-import { DynamoConversationStore, removalItems } from '../../shared/conversations/dynamo-store.js';
+import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
 import { toItem } from '../../shared/conversations/item-codec.js';
 import { newConversation } from '../../shared/conversations/model.js';
 import { uniquenessItem } from '../../shared/conversations/uniqueness.js';
@@ -23,12 +24,37 @@ import { startTestApi, type TestApi } from '../support/api.js';
  * send is answered as the first was, never as a failed condition.
  */
 let t: TestApi;
+/** Every TransactWriteItems the stores sent, as sent: what the SDK would send again. */
+const sent: TransactWriteCommandInput[] = [];
 beforeAll(async () => {
   t = await startTestApi();
+  t.api.app.use(dynamo).middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') sent.push(structuredClone(args.input as TransactWriteCommandInput));
+      return next(args);
+    },
+    { step: 'initialize', name: 'recordTransactions' },
+  );
 });
 afterAll(() => t?.close());
 
 const config = () => t.api.config;
+
+/**
+ * The store's last transaction sent again exactly (its items, with the feed's
+ * head and events as that attempt read them, and its token), or under another
+ * token: what the SDK's retry sends, and what another request's would.
+ */
+async function sendLastAgain(token?: string) {
+  const last = sent.at(-1)!;
+  return transactWrite(t.api.app.use(dynamo), last.TransactItems!, token ?? last.ClientRequestToken!);
+}
+
+/** The types of the user's events, oldest first. */
+async function eventTypes(userId: string): Promise<string[]> {
+  const { page } = await new EventStore(t.api.app.use(dynamo), config().eventsTable).list(userId, undefined, { limit: 100 });
+  return page.data.map((event) => event.type).reverse();
+}
 
 describe('a transaction sent again with its token (the SDK retry after a lost answer)', () => {
   it('answers committed again and writes nothing twice, while the same write under another token fails its condition', async () => {
@@ -55,53 +81,49 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
   });
 
   it('lets the request that deleted a conversation answer 200 when its delete is sent again, and another request 404', async () => {
-    const store = new DynamoConversationStore(t.api.app.use(dynamo), config().conversationsTable);
-    const { conversation } = await store.findOrCreate('retry-delete', { kind: 'group', id: 'g1' });
-    const removeAgain = async (requestId: string) => {
-      // The store reads the conversation before it deletes; a resent transaction skips that read.
-      const outcome = await transactWrite(
-        t.api.app.use(dynamo),
-        removalItems(config().conversationsTable, 'retry-delete', conversation),
-        requestToken('delete-conversation', 'retry-delete', conversation.id, requestId),
-      );
-      return outcome.committed;
-    };
+    const store = new DynamoConversationStore(t.api.app.use(dynamo), config().conversationsTable, t.api.app.use(outbox));
+    const { conversation } = await store.findOrCreate('retry-delete', { kind: 'group', id: 'g1' }, undefined, 'request-0');
     expect(await store.remove('retry-delete', conversation.id, 'request-1')).toBe(true);
-    expect(await removeAgain('request-1')).toBe(true);
-    expect(await removeAgain('request-2')).toBe(false);
+    // The store reads the conversation and the feed's head before it deletes; a resent transaction skips those reads.
+    expect((await sendLastAgain()).committed).toBe(true);
+    expect((await sendLastAgain(requestToken('delete-conversation', 'retry-delete', conversation.id, 'request-2', '1'))).committed).toBe(false);
     expect(await store.remove('retry-delete', conversation.id, 'request-3')).toBe(false);
+    // One removal, one event.
+    expect(await eventTypes('retry-delete')).toEqual(['conversation.created', 'conversation.deleted']);
   });
 
   it('finds an upload written again as existing, and lets an attachment delete sent again by the same request answer true, and another request false', async () => {
-    const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable);
+    const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable, t.api.app.use(outbox));
     const id = newId('att');
     const record = attachmentRecord('retry-attachment', id, null);
-    expect(await store.add(record)).toBe('added');
+    expect(await store.add(record, 'request-1')).toBe('added');
     // The same upload written again (a run of the same Idempotency-Key): its record is there, the caller answers with it.
-    expect(await store.add({ ...record, file_key: `${record.file_key}-2` })).toBe('existed');
+    expect(await store.add({ ...record, file_key: `${record.file_key}-2` }, 'request-2')).toBe('existed');
     expect(await store.remove('retry-attachment', id, 'request-1')).toBe(true);
-    expect(await store.remove('retry-attachment', id, 'request-1')).toBe(true);
+    expect((await sendLastAgain()).committed).toBe(true);
     expect(await store.remove('retry-attachment', id, 'request-2')).toBe(false);
+    expect(await eventTypes('retry-attachment')).toEqual(['attachment.created', 'attachment.deleted']);
   });
 
   it('refuses an upload into a conversation that is gone, writing nothing', async () => {
-    const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable);
+    const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable, t.api.app.use(outbox));
     const id = newId('att');
     const record = attachmentRecord('retry-attachment', id, newId('conv'));
-    expect(await store.add(record)).toBe('conversation-missing');
+    expect(await store.add(record, 'request-1')).toBe('conversation-missing');
     expect(await store.get(id)).toBeUndefined();
   });
 
   it('lets an upload session completion sent again by the same request answer completed, and another request find it closed', async () => {
     const user = 'retry-session';
     const store = sessionStore();
-    const { conversation } = await new DynamoConversationStore(t.api.app.use(dynamo), config().conversationsTable).findOrCreate(user, { kind: 'contact', id: 'yan' });
+    const { conversation } = await new DynamoConversationStore(t.api.app.use(dynamo), config().conversationsTable, t.api.app.use(outbox)).findOrCreate(user, { kind: 'contact', id: 'yan' }, undefined, 'request-0');
     const session = pendingSession(conversation.id);
     await store.add(user, session);
     const attachment = { ...attachmentRecord(user, session.attachment_id, conversation.id), created_at: 1_700_000_100 };
     expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('completed');
-    expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('completed');
+    expect((await sendLastAgain()).committed).toBe(true);
     expect(await store.complete(user, session.id, attachment, 'request-2')).toBe('session_not_pending');
+    expect(await eventTypes(user)).toEqual(['conversation.created', 'attachment.created']);
     const { Item } = await t.api.app.use(dynamo).send(
       new GetCommand({ TableName: config().conversationsTable, Key: conversationKey(user, conversation.id), ConsistentRead: true }),
     );
@@ -117,7 +139,7 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const attachment = attachmentRecord(user, session.attachment_id, conversationId);
     expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('conversation_missing');
     expect((await store.get(user, session.id))?.status).toBe('pending');
-    expect(await new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable).get(session.attachment_id)).toBeUndefined();
+    expect(await new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable, t.api.app.use(outbox)).get(session.attachment_id)).toBeUndefined();
   });
 });
 
@@ -139,7 +161,7 @@ const sessionStore = () =>
     sessions: config().uploadSessionsTable,
     attachments: config().attachmentsTable,
     conversations: config().conversationsTable,
-  });
+  }, t.api.app.use(outbox));
 
 /** A pending one-part session into the conversation, as start records it. */
 const pendingSession = (conversationId: string): SessionRecord => ({

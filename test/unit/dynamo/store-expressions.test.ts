@@ -7,6 +7,8 @@ import type { AttachmentRecord } from '../../../shared/attachments/model.js';
 import { DynamoConversationStore } from '../../../shared/conversations/dynamo-store.js';
 import type { ConversationFilter } from '../../../shared/conversations/model.js';
 import { readStateCases } from '../../../shared/conversations/read-state.js';
+import { Outbox } from '../../../shared/events/outbox.js';
+import { EventStore } from '../../../shared/events/store.js';
 import { DynamoIdempotencyStore } from '../../../shared/idempotency/dynamo-store.js';
 import type { Claim } from '../../../shared/idempotency/model.js';
 import { DynamoUploadSessionStore } from '../../../shared/uploads/dynamo-store.js';
@@ -121,11 +123,13 @@ function dynamo(options: { failFirstTransaction?: boolean; claimFailsOnce?: bool
         if (input.TableName === 'idempotency') return { Item: { ...input.Key as object, state: 'in_progress', expires_at: 0 } };
         return { Item: (input.Key as { sk: string }).sk.startsWith('contact#') ? { conversation_id: 'conv_1' } : conversationItem };
       case 'Query':
+        if (input.TableName === 'events') return { Items: [{ pk: USER, sk: 'e#000000000001', type: 'conversation.created', expires_at: 100, event: '{}' }], Count: 1, ScannedCount: 1 };
         return { Items: input.IndexName === 'by_mute_end' ? [conversationItem] : [{ pk: USER, sk: 'att_1' }], ScannedCount: 1 };
       case 'TransactWrite':
         transactions += 1;
         if (options.failFirstTransaction && transactions === 1) {
-          throw cancelled((input.TransactItems as unknown[]).map((_, index, all) => (index === all.length - 1 ? 'ConditionalCheckFailed' : 'None')));
+          // The conversation's activity (its only item on the conversations table) fails its condition.
+          throw cancelled((input.TransactItems as Record<string, Input>[]).map((item) => (Object.values(item)[0]!.TableName === 'conversations' ? 'ConditionalCheckFailed' : 'None')));
         }
         return {};
       case 'Update':
@@ -140,6 +144,7 @@ function dynamo(options: { failFirstTransaction?: boolean; claimFailsOnce?: bool
 }
 
 const page = { limit: 2 };
+const outboxOf = (client: RecordingClient) => new Outbox(client.asClient(), 'events', () => 10);
 const FILTERS: ConversationFilter[] = [
   {},
   { muted: true },
@@ -152,10 +157,10 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
   [
     'conversations',
     async (client) => {
-      const store = new DynamoConversationStore(client.asClient(), 'conversations', () => 10);
-      await store.findOrCreate(USER, { kind: 'contact', id: 'c1' });
-      await store.update(USER, 'conv_1', { is_pinned: true, mute: { kind: 'until', until: 20 }, pinned_message_id: 'm', archived_at: 3, last_opened_at: 4 });
-      await store.update(USER, 'conv_1', { mute: { kind: 'off' }, pinned_message_id: null, archived_at: null, last_opened_at: null });
+      const store = new DynamoConversationStore(client.asClient(), 'conversations', outboxOf(client), () => 10);
+      await store.findOrCreate(USER, { kind: 'contact', id: 'c1' }, undefined, 'request-1');
+      await store.update(USER, 'conv_1', { is_pinned: true, mute: { kind: 'until', until: 20 }, pinned_message_id: 'm', archived_at: 3, last_opened_at: 4 }, 'request-1');
+      await store.update(USER, 'conv_1', { mute: { kind: 'off' }, pinned_message_id: null, archived_at: null, last_opened_at: null }, 'request-1');
       await store.get(USER, 'conv_1');
       for (const filter of FILTERS) await store.list(USER, filter, page);
       await store.remove(USER, 'conv_1', 'request-1');
@@ -168,11 +173,11 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
   [
     'attachments',
     async (client) => {
-      const store = new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations');
-      await store.add(attachment(null));
-      await store.add(attachment('conv_1'));
+      const store = new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations', outboxOf(client));
+      await store.add(attachment(null), 'request-1');
+      await store.add(attachment('conv_1'), 'request-1');
       await store.get('att_1');
-      await store.rename(USER, 'att_1', 'b.txt');
+      await store.rename(USER, 'att_1', 'b.txt', 'request-1');
       await store.remove(USER, 'att_1', 'request-1');
       await store.listUploads(USER, page);
       await store.listThread('g#g1', page);
@@ -182,18 +187,27 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
   ],
   [
     'conversation activity, re-read after its condition failed (a check only: the stored activity is newer)',
-    async (client) => new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations').add(attachment('conv_1')),
+    async (client) => new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations', outboxOf(client)).add(attachment('conv_1'), 'request-1'),
   ],
   [
     'upload sessions',
     async (client) => {
-      const store = new DynamoUploadSessionStore(client.asClient(), { sessions: 'sessions', attachments: 'attachments', conversations: 'conversations' });
+      const store = new DynamoUploadSessionStore(client.asClient(), { sessions: 'sessions', attachments: 'attachments', conversations: 'conversations' }, outboxOf(client));
       await store.add(USER, session);
       await store.get(USER, 'upl_1');
       await store.complete(USER, 'upl_1', attachment('conv_1'), 'request-1');
       await store.complete(USER, 'upl_1', attachment(null), 'request-2');
       await store.fail(USER, 'upl_1', { code: 'file_size_mismatch', message: 'no' });
       await store.removeUnlessCompleted(USER, 'upl_1');
+    },
+  ],
+  [
+    'events',
+    async (client) => {
+      const store = new EventStore(client.asClient(), 'events', () => 10);
+      await store.get(USER, 'evt_0000000100000000000000AB');
+      await store.list(USER, undefined, page);
+      await store.list(USER, { kind: 'resource', resource: 'attachment' }, { limit: 2, endingBefore: 'evt_0000000100000000000000AB' });
     },
   ],
   [

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { fanOutPermissions, permissionsFor, type DataArns } from '../../../infra/permissions.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../../shared/dynamo/tables.js';
 
 const arns: DataArns = {
   conversations: { arn: 'arn:conversations', definition: conversationsTable },
   attachments: { arn: 'arn:attachments', definition: attachmentsTable },
   idempotency: { arn: 'arn:idempotency', definition: idempotencyTable },
   uploadSessions: { arn: 'arn:upload-sessions', definition: uploadSessionsTable },
+  events: { arn: 'arn:events', definition: eventsTable },
   filesBucket: 'arn:aws:s3:::files-bucket',
 };
 

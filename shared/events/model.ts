@@ -1,0 +1,76 @@
+/** The types of event, as the API names them (docs/api.md, "Events"). */
+export const EVENT_TYPES = [
+  'conversation.created',
+  'conversation.updated',
+  'conversation.deleted',
+  'attachment.created',
+  'attachment.updated',
+  'attachment.deleted',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What an event is about: the resource's name before the dot of its types. */
+export type EventResource = EventType extends `${infer Resource}.${string}` ? Resource : never;
+
+/** What `data.object` of a `*.deleted` event is. */
+export interface DeletedObject {
+  id: string;
+  deleted: true;
+}
+
+/**
+ * `object`: the resource as the feed's user saw it right after the change
+ * (without links); `previous_attributes` on `*.updated` only: the old values
+ * of the fields that changed.
+ */
+export interface EventData {
+  object: object;
+  previous_attributes?: Record<string, unknown>;
+}
+
+/** An event exactly as the API shows it. */
+export interface ApiEvent {
+  id: string;
+  type: EventType;
+  created_at: number;
+  data: EventData;
+  /** The API request that caused it; null for a change that reached the user from another member or from the cleanup. */
+  request_id: string | null;
+}
+
+/** An event as a change describes it, before the feed gives it its id and time. */
+export type EventDraft = Omit<ApiEvent, 'id' | 'created_at'>;
+
+/** The `type` filter of the list: one type, or every type of a resource (`attachment.*`). */
+export type TypeFilter = { kind: 'exact'; type: EventType } | { kind: 'resource'; resource: EventResource };
+
+export const matchesType = (filter: TypeFilter | undefined, type: string): boolean =>
+  filter === undefined || (filter.kind === 'exact' ? type === filter.type : type.startsWith(`${filter.resource}.`));
+
+/** Events stay in the feed this long (and GET of one answers 404 after). */
+export const EVENT_RETENTION_SECONDS = 30 * 24 * 3600;
+
+/** A resource's creation, as the user saw it right after. */
+export const createdEvent = (resource: EventResource, object: object, requestId: string | null): EventDraft => ({
+  type: `${resource}.created`,
+  data: { object },
+  request_id: requestId,
+});
+
+/**
+ * A resource's change from `before` to `after` (the user's view of it each
+ * time): no event when no field shows a change; else the new view and the
+ * old values of the changed fields only.
+ */
+export function updatedEvents<T extends object>(resource: EventResource, before: T, after: T, requestId: string | null): EventDraft[] {
+  const changed = Object.entries(before).filter(([field, value]) => !Object.is(value, (after as Record<string, unknown>)[field]));
+  if (changed.length === 0) return [];
+  return [{ type: `${resource}.updated`, data: { object: after, previous_attributes: Object.fromEntries(changed) }, request_id: requestId }];
+}
+
+export const deletedEvent = (resource: EventResource, id: string, requestId: string | null): EventDraft => ({
+  type: `${resource}.deleted`,
+  data: { object: { id, deleted: true } satisfies DeletedObject },
+  request_id: requestId,
+});

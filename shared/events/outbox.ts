@@ -1,0 +1,123 @@
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { equals, expressions, itemAbsent } from '../dynamo/expressions.js';
+import { eventKey, feedHeadKey } from '../dynamo/keys.js';
+import { ConcurrentWrite, type Outcome, type TransactItem } from '../dynamo/transactions.js';
+import { systemClock, type Clock } from '../time.js';
+import { eventId } from './ids.js';
+import { EVENT_RETENTION_SECONDS, type ApiEvent, type EventDraft } from './model.js';
+
+/** The head's attributes: the last sequence number taken, and the created_at of that event. */
+const SEQUENCE = 'seq';
+const LAST_AT = 'at';
+/** The table's TTL attribute: when the event leaves the feed. */
+export const EXPIRES_AT = 'expires_at';
+
+/**
+ * A user's events as items of the transaction of the change they record (a
+ * transactional outbox): they exist if and only if the change committed.
+ * `items` are the head's conditional update first, then one Put per event.
+ */
+export interface FeedAppend {
+  userId: string;
+  items: TransactItem[];
+  events: ApiEvent[];
+}
+
+/**
+ * Appends events to users' feeds inside the transactions of their changes.
+ * Each event takes the user's next sequence number, and the head that
+ * counts them moves on the condition that it still holds the number read:
+ * so the sequence is taken at commit, and a feed read in sequence order
+ * only ever grows at its head (docs/decisions.md, "Events").
+ */
+export class Outbox {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly table: string,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  /**
+   * The items that append `drafts` to the user's feed, for one attempt of a
+   * transaction: one consistent read of the head. None for no drafts. When
+   * the transaction is cancelled on the head alone (`headTaken`), another
+   * writer took the sequence first: append again and retry.
+   */
+  async append(userId: string, drafts: readonly EventDraft[]): Promise<FeedAppend> {
+    if (drafts.length === 0) return { userId, items: [], events: [] };
+    const { Item: head } = await this.client.send(new GetCommand({ TableName: this.table, Key: feedHeadKey(userId), ConsistentRead: true }));
+    const last = typeof head?.[SEQUENCE] === 'number' ? head[SEQUENCE] : 0;
+    // Never before the event behind it: a feed's times go forward with its sequence, so the retention's edge is one place in it.
+    const createdAt = Math.max(this.clock(), typeof head?.[LAST_AT] === 'number' ? head[LAST_AT] : 0);
+    const events = drafts.map((draft, index): ApiEvent => ({
+      id: eventId(last + 1 + index),
+      type: draft.type,
+      created_at: createdAt,
+      data: draft.data,
+      request_id: draft.request_id,
+    }));
+    const moveHead: TransactItem = {
+      Update: {
+        TableName: this.table,
+        Key: feedHeadKey(userId),
+        ...expressions({
+          update: { set: { [SEQUENCE]: last + drafts.length, [LAST_AT]: createdAt } },
+          condition: head ? equals(SEQUENCE, last) : itemAbsent(),
+        }),
+      },
+    };
+    const puts = events.map(
+      (event, index): TransactItem => ({
+        Put: { TableName: this.table, Item: eventItem(userId, last + 1 + index, event), ...expressions({ condition: itemAbsent() }) },
+      }),
+    );
+    return { userId, items: [moveHead, ...puts], events };
+  }
+}
+
+/** The stored event: its key, what the reads and the stream need, and the event as the API shows it. */
+function eventItem(userId: string, sequence: number, event: ApiEvent): Record<string, unknown> {
+  return {
+    ...eventKey(userId, sequence),
+    user_id: userId,
+    id: event.id,
+    type: event.type,
+    created_at: event.created_at,
+    [EXPIRES_AT]: event.created_at + EVENT_RETENTION_SECONDS,
+    event: JSON.stringify(event),
+  };
+}
+
+/** The items of several appends, in order, to follow a change's own items. */
+export const feedItems = (appends: readonly FeedAppend[]): TransactItem[] => appends.flatMap((append) => append.items);
+
+/**
+ * Whether a cancelled transaction whose feed items start at `offset` failed
+ * on a feed's head while the change's own items (before `offset`) held:
+ * another writer took a sequence number first, and the change is tried again.
+ */
+export function headTaken(outcome: Outcome, offset: number): boolean {
+  if (outcome.committed || outcome.conflict) return false;
+  const own = outcome.conditionFailed.slice(0, offset);
+  return !own.includes(true) && outcome.conditionFailed.slice(offset).includes(true);
+}
+
+/** Writers of one user's feed that keep meeting each other: tries before 503. */
+const FEED_ATTEMPTS = 12;
+
+const TAKEN = Symbol('head taken');
+
+/**
+ * A change written with its events: `attempt(n)` appends, sends its
+ * transaction (its token made from `n`) and answers, or answers `retry`
+ * when another writer took the sequence (headTaken). Tried again with a
+ * short random pause; ConcurrentWrite (503) when the head never frees.
+ */
+export async function withFeed<T>(attempt: (n: string, retry: typeof TAKEN) => Promise<T | typeof TAKEN>): Promise<T> {
+  for (let n = 1; n <= FEED_ATTEMPTS; n += 1) {
+    const answer = await attempt(String(n), TAKEN);
+    if (answer !== TAKEN) return answer;
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** n)));
+  }
+  throw new ConcurrentWrite();
+}

@@ -1,0 +1,25 @@
+import { parameterInvalid } from '../http/errors.js';
+import type { Reader } from '../http/params.js';
+import { cursor, limit } from '../pagination.js';
+import { isEventId } from './ids.js';
+import { EVENT_TYPES, type EventResource, type EventType, type TypeFilter } from './model.js';
+
+const RESOURCES = [...new Set(EVENT_TYPES.map((type) => type.split('.')[0]))] as EventResource[];
+
+/** `type`: one of the types, or `<resource>.*` for every type of a resource. */
+const type: Reader<TypeFilter> = (value, name) => {
+  if (typeof value === 'string') {
+    if ((EVENT_TYPES as readonly string[]).includes(value)) return { kind: 'exact', type: value as EventType };
+    const resource = RESOURCES.find((candidate) => value === `${candidate}.*`);
+    if (resource) return { kind: 'resource', resource };
+  }
+  throw parameterInvalid(name, `${name} must be one of ${[...EVENT_TYPES, ...RESOURCES.map((resource) => `${resource}.*`)].join(', ')}`);
+};
+
+/** The parameters of the events list, and how each is read. */
+export const listParams = {
+  limit,
+  starting_after: cursor(isEventId),
+  ending_before: cursor(isEventId),
+  type,
+};
