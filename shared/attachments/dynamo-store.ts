@@ -48,7 +48,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
     const activity = record.placement
       ? new ConversationActivity(this.client, this.conversationsTable, record.uploaded_by, record.placement.conversation_id, { kind: 'own-upload', at: record.created_at })
       : undefined;
-    const feed = { outbox: this.outbox, userId: record.uploaded_by, events: [createdEvent('attachment', uploadersObject(record), requestId)] };
+    const feed = { outbox: this.outbox, userId: record.uploaded_by, events: [createdEvent('attachment', uploadersObject(record), requestId)], requestId, at: record.created_at };
     const outcome = await transactWithActivity(this.client, [put], activity, (attempt) => requestToken('upload', record.file_key, attempt), feed);
     if (outcome === 'conversation-missing') return outcome;
     // The record exists: its id is this upload's own (new, or its Idempotency-Key's seed), so an earlier run of it wrote it.

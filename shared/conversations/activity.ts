@@ -1,12 +1,12 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conversationKey } from '../dynamo/keys.js';
 import { ConcurrentWrite, transactWrite, type TransactItem } from '../dynamo/transactions.js';
-import { expressions } from '../dynamo/expressions.js';
+import { and, expressions } from '../dynamo/expressions.js';
 import { conversationUpdate, stillThere } from './dynamo-store.js';
-import { Changes, readTimes } from './item-codec.js';
+import { applied, Changes, fromItem, readTimes, shownAsRead, type Item } from './item-codec.js';
 import { caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
 import { headTaken, type Outbox } from '../events/outbox.js';
-import type { EventDraft } from '../events/model.js';
+import { updatedEvents, type EventDraft } from '../events/model.js';
 
 /**
  * Activity in a conversation (a file its user added to it, or another
@@ -48,22 +48,54 @@ export class ConversationActivity {
   }
 
   async caseNow(): Promise<ReadStateCase | undefined> {
+    const stored = await this.read();
+    return stored ? caseHolding(this.cases, readTimes(stored)) : undefined;
+  }
+
+  /** The conversation as stored now (consistent), or undefined when it is gone. */
+  async read(): Promise<Item | undefined> {
     const { Item } = await this.client.send(
       new GetCommand({ TableName: this.table, Key: conversationKey(this.userId, this.conversationId), ConsistentRead: true }),
     );
-    if (!Item) return undefined;
-    return caseHolding(this.cases, readTimes(Item));
+    return Item;
+  }
+
+  /**
+   * The activity on the conversation as `stored`, for a writer that records
+   * it in the user's feed: the case that holds for the stored times, on the
+   * condition that everything the conversation shows is still as read (so
+   * the event's previous_attributes are true), and its conversation.updated
+   * event when the conversation shows a change (none for an older activity).
+   */
+  recorded(stored: Item, at: number, requestId: string | null): { item: TransactItem; events: EventDraft[] } {
+    const chosen = caseHolding(this.cases, readTimes(stored));
+    const update = new Changes().with(this.userId, chosen);
+    const Key = conversationKey(this.userId, this.conversationId);
+    const condition = and(stillThere(chosen), shownAsRead(stored));
+    const item: TransactItem = update
+      ? { Update: { TableName: this.table, Key, ...expressions({ update, condition }) } }
+      : { ConditionCheck: { TableName: this.table, Key, ...expressions({ condition }) } };
+    const after = update ? applied(stored, update) : stored;
+    return { item, events: updatedEvents('conversation', fromItem(stored, at), fromItem(after, at), requestId) };
   }
 }
 
 /** Conditional writes of a file added to a conversation whose read times keep moving under it (or whose writer's feed is busy), before 503. */
 const ACTIVITY_ATTEMPTS = 12;
 
-/** The events a write appends to a user's feed in its own transaction (shared/events/outbox.ts). */
+/**
+ * The events a write appends to its user's feed in its own transaction
+ * (shared/events/outbox.ts). A conversation's activity written with it is
+ * that user's own side: its change is an event of the same feed.
+ */
 export interface FeedWrite {
   outbox: Outbox;
   userId: string;
   events: readonly EventDraft[];
+  /** The API request of the write; its events and the activity's carry it. */
+  requestId: string;
+  /** When the activity happened: the time its conversation is shown at. */
+  at: number;
 }
 
 /** What a transaction with a conversation's activity found: which of the writer's own items failed their condition, if any. */
@@ -88,13 +120,24 @@ export async function transactWithActivity(
 ): Promise<ActivityOutcome> {
   let chosen = activity?.first;
   for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
-    const changed = activity && chosen ? [...items, activity.item(chosen)] : items;
-    const appended = feed ? await feed.outbox.append(feed.userId, feed.events) : undefined;
+    let changed = activity && chosen ? [...items, activity.item(chosen)] : items;
+    let events = feed?.events ?? [];
+    if (feed && activity) {
+      // Recorded in the feed: the conversation is read first, to know what the activity changes.
+      const stored = await activity.read();
+      if (!stored) return 'conversation-missing';
+      const recorded = activity.recorded(stored, feed.at, feed.requestId);
+      changed = [...items, recorded.item];
+      events = [...events, ...recorded.events];
+    }
+    const appended = feed ? await feed.outbox.append(feed.userId, events) : undefined;
     const outcome = await transactWrite(client, [...changed, ...(appended?.items ?? [])], tokenOf(String(attempt)));
     if (outcome.committed) return outcome;
     const own = outcome.conditionFailed.slice(0, items.length);
     if (own.includes(true)) return { committed: false, conditionFailed: own };
-    if (headTaken(outcome, changed.length)) continue;
+    if (outcome.conflict) throw new ConcurrentWrite();
+    // Another writer took the feed's sequence, or (read first) the conversation changed since it was read: again.
+    if (headTaken(outcome, changed.length) || (feed && activity)) continue;
     if (!outcome.conditionFailed[items.length] || !activity) throw new ConcurrentWrite();
     // The conversation is gone, or its read times moved under us: the case that holds now.
     chosen = await activity.caseNow();

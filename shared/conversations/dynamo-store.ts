@@ -3,13 +3,13 @@ import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } 
 import { seededId } from '../ids.js';
 import { systemClock, type Clock } from '../time.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
-import { and, equals, expressions, itemAbsent, itemExists, or, hasType, notExists, type Condition, type Update } from '../dynamo/expressions.js';
+import { and, equals, expressions, itemAbsent, itemExists, type Condition } from '../dynamo/expressions.js';
 import { conversationKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
 import { ConcurrentWrite, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { endedMutes, mergeEndedMutes, writeBackEndedMutes } from './ended-mutes.js';
-import { Changes, counterpartOf, fromItem, readTimes, toItem, type Item } from './item-codec.js';
+import { applied, Changes, counterpartOf, fromItem, readTimes, shownAsRead, toItem, type Item } from './item-codec.js';
 import { conjunction, listPlan, listQuery } from './list-plan.js';
 import { caseCondition, caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
 import {
@@ -72,10 +72,11 @@ export class DynamoConversationStore implements ConversationStore {
       const feed = await this.outbox.append(userId, [createdEvent('conversation', conversation, requestId)]);
       const outcome = await transactWrite(this.client, [...items, ...feed.items], requestToken('create-conversation', call, String(attempt)));
       if (outcome.committed) return { conversation, created: true };
-      // Another writer of the user's feed took the sequence: nothing was written, the place is as it was.
-      if (headTaken(outcome, items.length) && attempt < CONFLICT_ATTEMPTS) continue;
-      const existing = await this.holderOf(userId, counterpart);
-      if (existing) return { conversation: existing, created: existing.id === conversation.id };
+      // Another writer of the user's feed took the sequence and nothing was written: the place is as it was.
+      if (!headTaken(outcome, items.length)) {
+        const existing = await this.holderOf(userId, counterpart);
+        if (existing) return { conversation: existing, created: existing.id === conversation.id };
+      }
       // Nothing holds the place: the other create failed, or its conversation was deleted since. Try again.
       if (attempt >= CONFLICT_ATTEMPTS) throw new ConcurrentWrite();
       await sleep(Math.random() * Math.min(1_000, 20 * 2 ** attempt));
@@ -310,23 +311,3 @@ export const stillThere = (readState?: ReadStateCase): Condition => (readState ?
 /** A uniqueness record still names this conversation. */
 const holdsPlaceFor = (conversationId: string): Condition => equals(HOLDER, conversationId);
 
-/** The attributes a conversation's shown fields come from (fromItem): an update that records an event is conditioned on them. */
-const SHOWN_ATTRIBUTES = ['is_pinned', 'is_muted', 'muted_until', 'pinned_message_id', 'archived_at', 'last_active_at', 'last_opened_at'];
-
-/** Every shown attribute still as read: the same value, or still absent (or NULL, as older items stored it). */
-function shownAsRead(item: Item): Condition {
-  return and(
-    ...SHOWN_ATTRIBUTES.map((attribute) =>
-      item[attribute] === undefined || item[attribute] === null ? or(notExists(attribute), hasType(attribute, 'NULL')) : equals(attribute, item[attribute]),
-    ),
-  );
-}
-
-/** The item as an UpdateItem of `update` leaves it. */
-function applied(item: Item, update: Update): Item {
-  const after: Item = { ...item };
-  const set = update.set === undefined ? [] : Symbol.iterator in update.set ? [...(update.set as Iterable<readonly [string, unknown]>)] : Object.entries(update.set);
-  for (const [attribute, value] of set) after[attribute] = value;
-  for (const attribute of update.remove ?? []) delete after[attribute];
-  return after;
-}

@@ -1,4 +1,4 @@
-import type { Update } from '../dynamo/expressions.js';
+import { and, equals, hasType, notExists, or, type Condition, type Update } from '../dynamo/expressions.js';
 import { conversationKey, contactKey, flagKey, groupKey, muteEndKey, muteEndSort, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import type { Conversation, ConversationChanges, Mute } from './model.js';
@@ -143,4 +143,25 @@ export class Changes {
     if (set.size === 0 && remove.size === 0) return undefined;
     return { set, remove };
   }
+}
+
+/** The attributes a conversation's shown fields come from (fromItem): an update that records an event is conditioned on them. */
+const SHOWN_ATTRIBUTES = ['is_pinned', 'is_muted', 'muted_until', 'pinned_message_id', 'archived_at', 'last_active_at', 'last_opened_at'];
+
+/** Every shown attribute still as read: the same value, or still absent (or NULL, as older items stored it). */
+export function shownAsRead(item: Item): Condition {
+  return and(
+    ...SHOWN_ATTRIBUTES.map((attribute) =>
+      item[attribute] === undefined || item[attribute] === null ? or(notExists(attribute), hasType(attribute, 'NULL')) : equals(attribute, item[attribute]),
+    ),
+  );
+}
+
+/** The item as an UpdateItem of `update` leaves it. */
+export function applied(item: Item, update: Update): Item {
+  const after: Item = { ...item };
+  const set = update.set === undefined ? [] : Symbol.iterator in update.set ? [...(update.set as Iterable<readonly [string, unknown]>)] : Object.entries(update.set);
+  for (const [attribute, value] of set) after[attribute] = value;
+  for (const attribute of update.remove ?? []) delete after[attribute];
+  return after;
 }

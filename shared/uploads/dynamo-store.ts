@@ -79,7 +79,7 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
     const activity = attachment.placement
       ? new ConversationActivity(this.client, this.tables.conversations, userId, attachment.placement.conversation_id, { kind: 'own-upload', at: attachment.created_at })
       : undefined;
-    const feed = { outbox: this.outbox, userId, events: [createdEvent('attachment', uploadersObject(attachment), requestId)] };
+    const feed = { outbox: this.outbox, userId, events: [createdEvent('attachment', uploadersObject(attachment), requestId)], requestId, at: attachment.created_at };
     const outcome = await transactWithActivity(
       this.client,
       [close, put],

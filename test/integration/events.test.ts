@@ -142,6 +142,28 @@ describe('attachment events, for the uploader', () => {
     ]);
   });
 
+  it('an upload into a conversation is also the conversation.updated of the uploader’s side: active and read at the upload', async () => {
+    const user = newUser();
+    const { body: conversation } = await created(user, { contact_id: 'ivan' });
+    clock.now = START + 60;
+    const uploaded = await upload(t(), user, { bytes: 'hi', filename: 'c.txt' }, { conversation_id: conversation.id });
+    clock.now = START;
+    expect(uploaded.status).toBe(201);
+    const shown = await t().call(user, 'GET', `/v1/conversations/${conversation.id}`);
+    expect(shown.body).toMatchObject({ last_active_at: START + 60, last_opened_at: START + 60 });
+    const [update, attachment] = await feedOf(user);
+    expect(attachment).toMatchObject({ type: 'attachment.created', request_id: requestIdOf(uploaded) });
+    expect(update).toMatchObject({
+      type: 'conversation.updated',
+      data: { object: shown.body, previous_attributes: { last_active_at: null, last_opened_at: null } },
+      request_id: requestIdOf(uploaded),
+    });
+    // An older upload moves nothing that the conversation shows: no conversation.updated.
+    const older = await upload(t(), user, { bytes: 'ho', filename: 'd.txt' }, { conversation_id: conversation.id });
+    expect(older.status).toBe(201);
+    expect((await feedOf(user)).map((event) => event.type).slice(0, 2)).toEqual(['attachment.created', 'conversation.updated']);
+  });
+
   it('a refused upload, rename or delete writes no event; a replayed upload writes none', async () => {
     const uploader = newUser();
     const stranger = newUser();

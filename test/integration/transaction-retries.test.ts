@@ -123,7 +123,7 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('completed');
     expect((await sendLastAgain()).committed).toBe(true);
     expect(await store.complete(user, session.id, attachment, 'request-2')).toBe('session_not_pending');
-    expect(await eventTypes(user)).toEqual(['conversation.created', 'attachment.created']);
+    expect(await eventTypes(user)).toEqual(['conversation.created', 'attachment.created', 'conversation.updated']);
     const { Item } = await t.api.app.use(dynamo).send(
       new GetCommand({ TableName: config().conversationsTable, Key: conversationKey(user, conversation.id), ConsistentRead: true }),
     );
