@@ -310,4 +310,3 @@ export const stillThere = (readState?: ReadStateCase): Condition => (readState ?
 
 /** A uniqueness record still names this conversation. */
 const holdsPlaceFor = (conversationId: string): Condition => equals(HOLDER, conversationId);
-
