@@ -16,6 +16,7 @@ export interface Config {
   attachmentsTable: string;
   idempotencyTable: string;
   uploadSessionsTable: string;
+  eventsTable: string;
   filesBucket: string;
   dynamodbEndpoint?: string;
   s3Endpoint?: string;
@@ -112,6 +113,7 @@ export function readConfig(env: Environment): Config {
     attachmentsTable: env.ATTACHMENTS_TABLE ?? 'attachments',
     idempotencyTable: env.IDEMPOTENCY_TABLE ?? 'idempotency',
     uploadSessionsTable: env.UPLOAD_SESSIONS_TABLE ?? 'upload_sessions',
+    eventsTable: env.EVENTS_TABLE ?? 'events',
     filesBucket: env.FILES_BUCKET ?? 'attachments',
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
     s3Endpoint: optional(env, 'S3_ENDPOINT'),

@@ -3,7 +3,7 @@ import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } fr
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { filesBucketCors } from '../../shared/http/cors.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 
 export interface DataProps {
   ephemeral: boolean;
@@ -22,6 +22,7 @@ export class Data extends Construct {
   readonly attachments: Table;
   readonly idempotency: Table;
   readonly uploadSessions: Table;
+  readonly events: Table;
   readonly files: Bucket;
 
   constructor(scope: Construct, id: string, props: DataProps) {
@@ -32,6 +33,7 @@ export class Data extends Construct {
     this.attachments = table(this, 'Attachments', attachmentsTable, props.ephemeral);
     this.idempotency = table(this, 'Idempotency', idempotencyTable, props.ephemeral);
     this.uploadSessions = table(this, 'UploadSessions', uploadSessionsTable, props.ephemeral);
+    this.events = table(this, 'Events', eventsTable, props.ephemeral);
 
     const accessLogs = new Bucket(this, 'AccessLogs', {
       ...privateBucket,

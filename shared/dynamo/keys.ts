@@ -99,3 +99,6 @@ export const uploadSessionKey = (userId: string, sessionId: string): ItemKey => 
 
 /** An Idempotency-Key record: keys are per user, so two users' equal keys never meet. */
 export const idempotencyKey = (userId: string, key: string): ItemKey => ({ pk: userId, sk: key });
+
+/** Event items of a user's feed (issue 20) all have a sort key starting so; the user's counter item does not. */
+export const EVENT_SK_PREFIX = 'e#';

@@ -19,7 +19,7 @@ export interface TableDefinition {
    * what hangs off a deleted item (functions/cleanup.ts): the keys, or the
    * removed item itself where the key alone does not name what it left.
    */
-  stream?: 'KEYS_ONLY' | 'OLD_IMAGE' | 'NEW_AND_OLD_IMAGES';
+  stream?: 'KEYS_ONLY' | 'NEW_IMAGE' | 'OLD_IMAGE' | 'NEW_AND_OLD_IMAGES';
 }
 
 export const conversationIndexes = {
@@ -85,3 +85,9 @@ export const uploadSessionsTable: TableDefinition = {
   // them: the upload id and the attachment id are in the item, not in its key.
   stream: 'OLD_IMAGE',
 };
+
+/**
+ * Every user's feed of events (issue 20): the events and each user's sequence counter under the user's pk.
+ * DynamoDB's TTL removes an event after its 30 days; the stream's new items go to the event bus.
+ */
+export const eventsTable: TableDefinition = { partitionKey: 'pk', sortKey: 'sk', indexes: [], timeToLiveAttribute: 'expires_at', stream: 'NEW_IMAGE' };

@@ -17,9 +17,9 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it('has one function per route plus the authorizer, the cleanup and the fan-out, all Node.js 24 on arm64 with tracing and their own log group', () => {
+  it('has one function per route plus the authorizer, the cleanup, the fan-out and the events pipe\'s enrichment, all Node.js 24 on arm64 with tracing and their own log group', () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 3);
+    expect(functions).toHaveLength(routes.length + 4);
     for (const { Properties } of functions) {
       expect(Properties).toMatchObject({
         Runtime: 'nodejs24.x',
