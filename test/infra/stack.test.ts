@@ -5,6 +5,7 @@ import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes } from '../../infra/r
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { operatorEventsTests } from './operator-events.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 
 let synthesized: Synthesized;
@@ -441,6 +442,8 @@ describe('fan-out from the attachments stream', () => {
     }
   });
 });
+
+operatorEventsTests(template);
 
 describe('cdk-nag', () => {
   it('finds nothing unacknowledged in the AwsSolutions pack (the synth above would have failed on an error)', () => {
