@@ -11,6 +11,9 @@ import { Construct } from 'constructs';
 import { BUS_FILTER_PATTERN, BUS_SOURCE, DETAIL_TYPE_PATH } from '../../shared/events/bus.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 
+/** How old a stream record may get before the pipe gives up on it: well inside the stream's 24 hours. */
+export const MAX_RECORD_AGE_SECONDS = 6 * 3600;
+
 export interface OperatorEventsProps {
   /** The events table; its stream (NEW_IMAGE) feeds the pipe. */
   events: Table;
@@ -79,6 +82,9 @@ export class OperatorEvents extends Construct {
           // An event bus target takes at most 10 entries per call (PutEvents).
           batchSize: 10,
           maximumRetryAttempts: STREAM_RETRY_ATTEMPTS,
+          // However the retries go (Pipes backs off on enrichment failures), a record is dead-lettered by 6 hours old,
+          // with 18 hours left in the stream to read it again for a redrive (AWS's Pipes troubleshooting page advises this).
+          maximumRecordAgeInSeconds: MAX_RECORD_AGE_SECONDS,
           onPartialBatchItemFailure: 'AUTOMATIC_BISECT',
           deadLetterConfig: { arn: this.deadLetters.queueArn },
         },

@@ -84,6 +84,8 @@ export function operatorEventsTests(template: () => Template): void {
         BatchSize: 10,
         MaximumRetryAttempts: 10,
         OnPartialBatchItemFailure: 'AUTOMATIC_BISECT',
+        // Dead-lettered with 18 of the stream's 24 hours left to redrive it.
+        MaximumRecordAgeInSeconds: 6 * 3600,
         DeadLetterConfig: { Arn: getAtt(queueId()) },
       });
     });
