@@ -162,6 +162,9 @@ export const CLEANUP_ENTRY = 'functions/cleanup.ts';
 /** The function that moves an upload to the other sides of its thread, fed by the attachments table's stream (new records). */
 export const FAN_OUT_ENTRY = 'functions/fan-out.ts';
 
+/** The events pipe's enrichment: a new event item's record as the bus entry's detail (shared/events/bus.ts). */
+export const EVENT_DETAIL_ENTRY = 'functions/event-detail.ts';
+
 /** Media types API Gateway must pass through as binary (base64), else uploads arrive corrupted. */
 export const BINARY_MEDIA_TYPES = ['multipart/form-data'];
 

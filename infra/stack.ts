@@ -4,6 +4,7 @@ import type { Construct } from 'constructs';
 import { Api } from './constructs/api.js';
 import { Data } from './constructs/data.js';
 import { Functions } from './constructs/functions.js';
+import { OperatorEvents } from './constructs/operator-events.js';
 import type { StackSettings } from './settings.js';
 
 export interface MessagingStackProps extends StackProps {
@@ -19,6 +20,7 @@ export class MessagingStack extends Stack {
   readonly data: Data;
   readonly functions: Functions;
   readonly api: Api;
+  readonly operatorEvents: OperatorEvents;
 
   constructor(scope: Construct, id: string, props: MessagingStackProps) {
     super(scope, id, props);
@@ -48,6 +50,11 @@ export class MessagingStack extends Stack {
 
     this.functions = new Functions(this, 'Functions', { data: this.data, settings, ...(authSecret ? { authSecret } : {}) });
     this.api = new Api(this, 'Api', { settings, handlers: this.functions.byRoute, authorizer: this.functions.authorizer });
+    this.operatorEvents = new OperatorEvents(this, 'OperatorEvents', {
+      events: this.data.events,
+      detail: this.functions.eventDetail,
+      removalPolicy: settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    });
 
     const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });
     output('ApiUrl', `${this.api.restApi.url}v1`, 'Base URL of the API (append /conversations, /attachments)');
@@ -55,6 +62,7 @@ export class MessagingStack extends Stack {
     output('AttachmentsTableName', this.data.attachments.tableName, 'DynamoDB table of attachment records');
     output('IdempotencyTableName', this.data.idempotency.tableName, 'DynamoDB table of Idempotency-Key records');
     output('FilesBucketName', this.data.files.bucketName, 'S3 bucket of attachment files');
+    output('EventBusName', this.operatorEvents.bus.eventBusName, "EventBridge bus of every user's events (source messaging-api)");
     if (authSecret) output('AuthSecretArn', authSecret.secretArn, 'Secrets Manager secret holding the HS256 token key');
   }
 }

@@ -8,12 +8,12 @@ import {
   type FunctionOptions,
 } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -24,10 +24,11 @@ import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, FUNCTION_SETTINGS, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, EVENT_DETAIL_ENTRY, FAN_OUT_ENTRY, FUNCTION_SETTINGS, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
 import { INSERTS_FILTER_PATTERN, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
+import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 
 /** Node.js 24 on Graviton; infra/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
@@ -55,6 +56,8 @@ export class Functions extends Construct {
   /** Stream batches the fan-out could not finish after its retries; the alarm fires on the first. */
   readonly fanOutDeadLetters: Queue;
   readonly fanOutAlarm: Alarm;
+  /** The events pipe's enrichment (operator-events.ts): reads nothing, writes nothing, only its logs. */
+  readonly eventDetail: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -134,6 +137,8 @@ export class Functions extends Construct {
     this.fanOutDeadLetters = fanOutFeed.deadLetters;
     this.fanOutAlarm = fanOutFeed.alarm;
 
+    this.eventDetail = this.lambda('EventDetail', EVENT_DETAIL_ENTRY, {}, removalPolicy);
+
     this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
       // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
       paramsAndSecrets: secretsExtension,
@@ -158,16 +163,7 @@ export class Functions extends Construct {
     consumer: NodejsFunction,
     feed: { tables: ITable[]; filter: { eventName: readonly string[] }; removalPolicy: RemovalPolicy; alarmDescription: string },
   ): { deadLetters: Queue; alarm: Alarm } {
-    const deadLetters = new Queue(this, `${name}DeadLetters`, {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-      removalPolicy: feed.removalPolicy,
-    });
-    Validations.of(deadLetters).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: 'This queue is the dead-letter destination of a stream consumer; it has no dead-letter queue of its own.',
-    });
+    const { deadLetters, alarm } = deadLettersWithAlarm(this, name, feed);
     for (const table of feed.tables) {
       consumer.addEventSource(
         new DynamoEventSource(table, {
@@ -176,20 +172,12 @@ export class Functions extends Construct {
           batchSize: 100,
           // A failing batch is split until the record that fails is alone; the others go through.
           bisectBatchOnError: true,
-          retryAttempts: 10,
+          retryAttempts: STREAM_RETRY_ATTEMPTS,
           onFailure: new SqsDlq(deadLetters),
           filters: [FilterCriteria.filter(feed.filter as unknown as Record<string, unknown>)],
         }),
       );
     }
-    const alarm = new Alarm(this, `${name}Failures`, {
-      alarmDescription: feed.alarmDescription,
-      metric: deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
     return { deadLetters, alarm };
   }
 

@@ -54,7 +54,8 @@ export interface GatewayOptions {
 }
 
 const API_ID = 'localapi';
-const ACCOUNT = '000000000000';
+/** The account of everything the local server makes up an ARN or an envelope for. */
+export const LOCAL_ACCOUNT = '000000000000';
 
 export function createGateway(options: GatewayOptions) {
   const region = options.region ?? 'us-east-1';
@@ -123,7 +124,7 @@ export function createGateway(options: GatewayOptions) {
 
       const authorization = headerValue(request, 'authorization');
       if (!authorization || !bearer.test(authorization)) return answer('UNAUTHORIZED');
-      const methodArn = `arn:aws:execute-api:${region}:${ACCOUNT}:${API_ID}/${stage}/${method}${url.pathname}`;
+      const methodArn = `arn:aws:execute-api:${region}:${LOCAL_ACCOUNT}:${API_ID}/${stage}/${method}${url.pathname}`;
       const decision = await authorize(authorization, methodArn);
       if (decision === 'unauthorized') return answer('UNAUTHORIZED');
       if (decision === 'failed') return answer('DEFAULT_5XX');
@@ -284,7 +285,7 @@ function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
     body: hasBody ? body.toString(binary ? 'base64' : 'utf8') : null,
     isBase64Encoded: hasBody && binary,
     requestContext: {
-      accountId: ACCOUNT,
+      accountId: LOCAL_ACCOUNT,
       apiId: API_ID,
       authorizer: parts.authorizer,
       httpMethod: method,

@@ -2,7 +2,7 @@ import { signToken } from '../../shared/auth/tokens.js';
 import { DataDirectoryInUse } from './data-lock.js';
 import { JavaMissing } from './dynamodb.js';
 import { startLocalApi } from './server.js';
-import { readLocalSettings } from './settings.js';
+import { readLocalSettings, type LocalSettings } from './settings.js';
 
 // `npm start`: the API on http://127.0.0.1:3000 with its data under .data/.
 const settings = readLocalSettings(process.env);
@@ -35,6 +35,7 @@ const token = await signToken(api.authSecret, 'user_local', { ttlSeconds: 24 * 3
 console.log(`Messaging API listening on ${api.url}/v1
 DynamoDB at ${api.dynamodbEndpoint}, S3 at ${api.s3Endpoint}, data under ${settings.dataDirectory}
 Stream consumers (the cleanup of deleted conversations' attachments and of files): ${settings.streamConsumers ? 'on' : 'off (LOCAL_STREAM_CONSUMERS=off)'}
+Events for operators: ${eventsForwarding(settings)}
 OpenAPI document (no token needed): ${api.url}/openapi.json
 
 A token for user "user_local", valid 24 hours (npm run -s token -- <user-id> mints others):
@@ -45,3 +46,9 @@ Try:
   curl -s -X POST ${api.url}/v1/conversations -H "Authorization: Bearer $TOKEN" -d contact_id=alice
 `);
 
+/** Where the operators' events go locally, in one line of the banner. */
+function eventsForwarding({ eventsForwardUrl, streamConsumers }: LocalSettings): string {
+  if (!eventsForwardUrl) return 'not forwarded (EVENTS_FORWARD_URL sends them to a receiver of yours, docs/events-for-operators.md)';
+  if (!streamConsumers) return `not forwarded to ${eventsForwardUrl.href}: LOCAL_STREAM_CONSUMERS=off reads no stream`;
+  return `POSTed to ${eventsForwardUrl.href} in EventBridge's envelope, retried until a 2xx`;
+}

@@ -12,6 +12,7 @@ import { isInsert, isRemoval } from '../../shared/cleanup/stream-events.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { isBusRecord } from '../../shared/events/bus.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes } from '../routes.js';
 import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
@@ -23,7 +24,8 @@ import { startS3 } from './s3.js';
 import { readLocalSettings } from './settings.js';
 import { actingAs, CLEANUP_FUNCTION, functionCredentials } from './s3-roles.js';
 import { startStreamPoller } from './stream-poller.js';
-import { answerClientError, createGateway, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
+import { eventsForwarder } from './events-forwarder.js';
+import { answerClientError, createGateway, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 
 export { REPOSITORY_ROOT };
 
@@ -83,7 +85,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   const host = options.host ?? '127.0.0.1';
   const functionTimeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000;
   const env: Environment = { ...process.env, ...options.env };
-  const { streamConsumers } = readLocalSettings(env);
+  const { streamConsumers, eventsForwardUrl } = readLocalSettings(env);
   const region = env.AWS_REGION ?? 'us-east-1';
   const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' };
   const stoppers: (() => Promise<void>)[] = [];
@@ -192,6 +194,21 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       // No S3 calls, so no key of its own to act as.
       const fanOut = poller({ [tables.attachments]: attachmentsTable }, isInsert, await consumer(FAN_OUT_ENTRY));
       stoppers.push(cleanup.stop, fanOut.stop);
+      if (eventsForwardUrl) {
+        // What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL.
+        const forwarding = new AbortController();
+        const forwarder = poller(
+          { [tables.events]: eventsTable },
+          isBusRecord,
+          eventsForwarder({ url: eventsForwardUrl, region, account: LOCAL_ACCOUNT, signal: forwarding.signal }),
+        );
+        stoppers.push(async () => {
+          // Stopping first, so that the delivery the abort ends is not reported as a failure to retry.
+          const stopped = forwarder.stop();
+          forwarding.abort();
+          await stopped;
+        });
+      }
     }
     const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
     const openApiJson = JSON.stringify(loadOpenApi());

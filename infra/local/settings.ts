@@ -21,6 +21,12 @@ export interface LocalSettings {
    * DynamoDB it talks to.
    */
   streamConsumers: boolean;
+  /**
+   * EVENTS_FORWARD_URL: where the server POSTs each new event as the
+   * operators' event bus would deliver it (EventBridge's envelope), from the
+   * events table's stream, retrying until a 2xx; unset: no forwarding.
+   */
+  eventsForwardUrl?: URL;
 }
 
 export function readLocalSettings(env: Environment): LocalSettings {
@@ -31,6 +37,7 @@ export function readLocalSettings(env: Environment): LocalSettings {
     dynamodbPort: port(env, 'DYNAMODB_PORT', 0),
     s3Port: port(env, 'S3_PORT', 0),
     streamConsumers: onOrOff(env, 'LOCAL_STREAM_CONSUMERS', true),
+    ...(env.EVENTS_FORWARD_URL ? { eventsForwardUrl: httpUrl(env, 'EVENTS_FORWARD_URL') } : {}),
   };
 }
 
@@ -47,4 +54,11 @@ function onOrOff(env: Environment, name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback;
   if (raw === 'on' || raw === 'off') return raw === 'on';
   throw new Error(`${name} must be on or off, got ${JSON.stringify(raw)}`);
+}
+
+function httpUrl(env: Environment, name: string): URL {
+  const raw = env[name] ?? '';
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new Error(`${name} must be an http:// or https:// URL, got ${JSON.stringify(raw)}`);
+  return url;
 }

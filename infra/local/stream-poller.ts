@@ -182,12 +182,15 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
 /**
  * Why a table's stream cannot feed a handler written for `wanted`, or
  * undefined when it can. Every view type carries the keys; only OLD_IMAGE and
- * NEW_AND_OLD_IMAGES carry a removed item, only NEW_AND_OLD_IMAGES both a removed and an added one.
+ * NEW_AND_OLD_IMAGES carry a removed item, NEW_IMAGE and NEW_AND_OLD_IMAGES an added one.
  */
 export function unusableStream(wanted: NonNullable<TableDefinition['stream']>, actual: StreamSpecification | undefined): string | undefined {
   if (!actual?.StreamEnabled) return `it has no stream (its definition asks for ${wanted}); what is removed there is not cleaned up`;
   if (wanted === 'OLD_IMAGE' && actual.StreamViewType !== 'OLD_IMAGE' && actual.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
     return `its stream is ${actual.StreamViewType}, without the removed item the cleanup reads (${wanted}); what is removed there is not cleaned up`;
+  }
+  if (wanted === 'NEW_IMAGE' && actual.StreamViewType !== 'NEW_IMAGE' && actual.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
+    return `its stream is ${actual.StreamViewType}, without the added item the events forwarder reads (${wanted}); new events are not forwarded`;
   }
   if (wanted === 'NEW_AND_OLD_IMAGES' && actual.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
     return `its stream is ${actual.StreamViewType}, without the items the consumers read (${wanted}); what is added or removed there is not followed up`;

@@ -5,6 +5,7 @@ import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes } from '../../infra/r
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { operatorEventsTests } from './operator-events.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 
 let synthesized: Synthesized;
@@ -17,9 +18,9 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it('has one function per route plus the authorizer, the cleanup and the fan-out, all Node.js 24 on arm64 with tracing and their own log group', () => {
+  it('has one function per route plus the authorizer, the cleanup, the fan-out and the events pipe\'s enrichment, all Node.js 24 on arm64 with tracing and their own log group', () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 3);
+    expect(functions).toHaveLength(routes.length + 4);
     for (const { Properties } of functions) {
       expect(Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -445,6 +446,8 @@ describe('fan-out from the attachments stream', () => {
     }
   });
 });
+
+operatorEventsTests(template);
 
 describe('cdk-nag', () => {
   it('finds nothing unacknowledged in the AwsSolutions pack (the synth above would have failed on an error)', () => {

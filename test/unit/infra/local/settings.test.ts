@@ -21,12 +21,16 @@ describe('readLocalSettings', () => {
       readLocalSettings({ HOST: '0.0.0.0', PORT: '3101', DATA_DIRECTORY: 'elsewhere', DYNAMODB_PORT: '8000', S3_PORT: '4568', LOCAL_STREAM_CONSUMERS: 'off' }),
     ).toEqual({ host: '0.0.0.0', port: 3101, dataDirectory: resolve('elsewhere'), dynamodbPort: 8000, s3Port: 4568, streamConsumers: false });
     expect(readLocalSettings({ LOCAL_STREAM_CONSUMERS: 'on' }).streamConsumers).toBe(true);
+    expect(readLocalSettings({ EVENTS_FORWARD_URL: 'http://127.0.0.1:4000/events' }).eventsForwardUrl).toEqual(new URL('http://127.0.0.1:4000/events'));
+    expect(readLocalSettings({ EVENTS_FORWARD_URL: '' })).not.toHaveProperty('eventsForwardUrl');
   });
 
   it('refuses what it cannot read, naming the setting', () => {
     expect(() => readLocalSettings({ LOCAL_STREAM_CONSUMERS: 'no' })).toThrow('LOCAL_STREAM_CONSUMERS must be on or off, got "no"');
     expect(() => readLocalSettings({ PORT: 'http' })).toThrow('PORT must be a port from 0 to 65535, got "http"');
     expect(() => readLocalSettings({ S3_PORT: '70000' })).toThrow('S3_PORT must be a port');
+    expect(() => readLocalSettings({ EVENTS_FORWARD_URL: '127.0.0.1:4000' })).toThrow('EVENTS_FORWARD_URL must be an http:// or https:// URL, got "127.0.0.1:4000"');
+    expect(() => readLocalSettings({ EVENTS_FORWARD_URL: 'ftp://receiver/events' })).toThrow('EVENTS_FORWARD_URL must be an http:// or https:// URL');
   });
 });
 
@@ -42,6 +46,13 @@ describe('a stream someone else turned on', () => {
     expect(unusableStream('OLD_IMAGE', { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' })).toBeUndefined();
     for (const view of ['KEYS_ONLY', 'NEW_IMAGE'] as const) {
       expect(unusableStream('OLD_IMAGE', { StreamEnabled: true, StreamViewType: view })).toContain(`its stream is ${view}, without the removed item`);
+    }
+  });
+
+  it('feeds the events forwarder only when it carries the added item', () => {
+    for (const view of ['NEW_IMAGE', 'NEW_AND_OLD_IMAGES'] as const) expect(unusableStream('NEW_IMAGE', { StreamEnabled: true, StreamViewType: view })).toBeUndefined();
+    for (const view of ['KEYS_ONLY', 'OLD_IMAGE'] as const) {
+      expect(unusableStream('NEW_IMAGE', { StreamEnabled: true, StreamViewType: view })).toContain(`its stream is ${view}, without the added item`);
     }
   });
 

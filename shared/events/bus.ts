@@ -1,0 +1,115 @@
+import type { DynamoDBRecord } from 'aws-lambda';
+import { EVENT_SK_PREFIX } from '../dynamo/keys.js';
+
+/**
+ * What operators receive on the event bus (docs/events-for-operators.md): one
+ * entry per event item added to the events table, defined once here for the
+ * stack's pipe (infra/constructs/operator-events.ts) and the local server's
+ * forwarder (infra/local/events-forwarder.ts), so both deliver the same entry.
+ */
+
+/** `source` of every entry. */
+export const BUS_SOURCE = 'messaging-api';
+
+/**
+ * The stream records that become entries: new event items. A user's counter
+ * item (sk `head`) is written with every event and never reaches the bus. The
+ * pipe's filter; the local forwarder applies `isBusRecord`, its equivalent.
+ */
+export const BUS_FILTER_PATTERN = {
+  eventName: ['INSERT'],
+  dynamodb: { Keys: { sk: { S: [{ prefix: EVENT_SK_PREFIX }] } } },
+} as const;
+
+export const isBusRecord = (record: DynamoDBRecord): boolean =>
+  record.eventName === 'INSERT' && record.dynamodb?.Keys?.sk?.S?.startsWith(EVENT_SK_PREFIX) === true;
+
+/** The event item's attributes the detail is made of: the event as the API shows it (JSON text), and whose feed holds it. */
+export const EVENT_ATTRIBUTE = 'event';
+export const USER_ATTRIBUTE = 'user_id';
+
+/** An entry's detail: the event object as `GET /v1/events/:id` shows it, plus `user_id`. */
+export interface BusDetail {
+  id: string;
+  type: string;
+  user_id: string;
+  [field: string]: unknown;
+}
+
+/**
+ * `detail-type`, as a JSON path into the detail: the pipe's dynamic
+ * DetailType parameter, and what the local forwarder reads (`detailTypeOf`).
+ */
+export const DETAIL_TYPE_PATH = '$.type';
+
+export class MalformedEventItem extends Error {
+  override readonly name = 'MalformedEventItem';
+}
+
+/**
+ * The detail of a new event item's stream record. The event is stored as
+ * JSON text, which a pipe's input template can only pass on as a string
+ * (docs/decisions.md, "Events on the bus"), so the pipe's enrichment
+ * (functions/event-detail.ts) and the local forwarder both parse it here.
+ */
+export function busDetail(record: DynamoDBRecord): BusDetail {
+  const image = record.dynamodb?.NewImage;
+  const stored = image?.[EVENT_ATTRIBUTE]?.S;
+  const userId = image?.[USER_ATTRIBUTE]?.S;
+  const item = JSON.stringify(record.dynamodb?.Keys ?? {});
+  if (stored === undefined || userId === undefined) throw new MalformedEventItem(`event item ${item} has no ${EVENT_ATTRIBUTE} or ${USER_ATTRIBUTE} string`);
+  let event: unknown;
+  try {
+    event = JSON.parse(stored);
+  } catch {
+    throw new MalformedEventItem(`event item ${item}: ${EVENT_ATTRIBUTE} is not JSON`);
+  }
+  if (!isObject(event) || typeof event.id !== 'string' || typeof event.type !== 'string') {
+    throw new MalformedEventItem(`event item ${item}: ${EVENT_ATTRIBUTE} is not an event object with an id and a type`);
+  }
+  return { ...event, id: event.id, type: event.type, user_id: userId };
+}
+
+/** The value at a `$.a.b` path of the detail: what the pipe puts in DetailType. */
+export function detailTypeOf(detail: BusDetail): string {
+  const value = DETAIL_TYPE_PATH.slice(2)
+    .split('.')
+    .reduce<unknown>((at, name) => (isObject(at) ? at[name] : undefined), detail);
+  if (typeof value !== 'string') throw new MalformedEventItem(`detail ${detail.id} has no string at ${DETAIL_TYPE_PATH}`);
+  return value;
+}
+
+/** An entry as EventBridge delivers it to a rule's target. */
+export interface BusEnvelope {
+  version: '0';
+  id: string;
+  'detail-type': string;
+  source: string;
+  account: string;
+  time: string;
+  region: string;
+  resources: string[];
+  detail: BusDetail;
+}
+
+/**
+ * EventBridge's envelope of the entry a new event item's record becomes;
+ * `id`, `account`, `region` and `time` are the bus's (EventBridge dates an
+ * entry to the second, when it is put).
+ */
+export function busEnvelope(record: DynamoDBRecord, put: { id: string; account: string; region: string; at: Date }): BusEnvelope {
+  const detail = busDetail(record);
+  return {
+    version: '0',
+    id: put.id,
+    'detail-type': detailTypeOf(detail),
+    source: BUS_SOURCE,
+    account: put.account,
+    time: put.at.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region: put.region,
+    resources: [],
+    detail,
+  };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

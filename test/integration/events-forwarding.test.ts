@@ -1,0 +1,202 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_SK_PREFIX } from '../../shared/dynamo/keys.js';
+import type { BusEnvelope } from '../../shared/events/bus.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { eventually } from '../support/eventually.js';
+
+/**
+ * `npm start` with EVENTS_FORWARD_URL: each event item added to the events
+ * table reaches a receiver as the operators' event bus delivers it, in
+ * EventBridge's envelope, in order, retried until the receiver answers 2xx.
+ * The items are written straight into the table, as the API's writes store
+ * them (pk the user, sk `e#` + sequence, the event as JSON text), so this
+ * proves the forwarding alone.
+ */
+
+/** What a receiver on loopback was sent: every attempt, with what it answered (0: the connection was cut). */
+interface Attempt {
+  envelope: BusEnvelope;
+  status: number;
+}
+
+/** A receiver on loopback whose answers the test decides, one port for its whole life (it may go down and come back). */
+class Receiver {
+  attempts: Attempt[] = [];
+  /** What the next requests are answered: a status, or `cut` (the connection reset with no answer); then 200. */
+  script: (number | 'cut')[] = [];
+  private server?: Server;
+  port = 0;
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => void this.answer(request, response));
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.server!.address() as AddressInfo).port;
+  }
+
+  /** Down: the port refuses connections until start() again. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/operator-events`;
+  }
+
+  /** The envelopes of a user, in the order they were acknowledged with a 2xx. */
+  deliveredTo(userId: string): BusEnvelope[] {
+    return this.attempts.filter((a) => a.status >= 200 && a.status < 300 && a.envelope.detail.user_id === userId).map((a) => a.envelope);
+  }
+
+  attemptsFor(userId: string): Attempt[] {
+    return this.attempts.filter((a) => a.envelope.detail.user_id === userId);
+  }
+
+  private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    expect(request.method).toBe('POST');
+    expect(request.headers['content-type']).toBe('application/json');
+    const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BusEnvelope;
+    const next = this.script.shift() ?? 200;
+    this.attempts.push({ envelope, status: next === 'cut' ? 0 : next });
+    if (next === 'cut') request.socket.destroy();
+    else response.writeHead(next, { 'content-type': 'text/plain' }).end(next < 300 ? 'ok' : 'failing');
+  }
+}
+
+let receiver: Receiver;
+let t: TestApi;
+let dynamodb: DynamoDBClient;
+const run = randomBytes(4).toString('hex');
+
+beforeAll(async () => {
+  receiver = new Receiver();
+  await receiver.start();
+  t = await startTestApi({ env: { EVENTS_FORWARD_URL: receiver.url } });
+  dynamodb = new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: t.api.config.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+});
+afterAll(async () => {
+  dynamodb?.destroy();
+  await t?.close();
+  await receiver?.stop();
+});
+
+/** The user's next event item and its counter, as the outbox writes them: the event as the API shows it, stored as JSON text. */
+async function appendEvent(userId: string, sequence: number, type: string, object: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const createdAt = Math.floor(Date.now() / 1000);
+  const digits = String(sequence).padStart(12, '0');
+  const event = { id: `evt_${digits}${run.toUpperCase()}`, type, created_at: createdAt, data: { object }, request_id: `req_${run}_${sequence}` };
+  const table = t.api.config.eventsTable;
+  await dynamodb.send(
+    new PutItemCommand({
+      TableName: table,
+      Item: {
+        pk: { S: userId },
+        sk: { S: `${EVENT_SK_PREFIX}${digits}` },
+        user_id: { S: userId },
+        id: { S: event.id },
+        type: { S: type },
+        created_at: { N: String(createdAt) },
+        expires_at: { N: String(createdAt + 30 * 86_400) },
+        event: { S: JSON.stringify(event) },
+      },
+    }),
+  );
+  // The counter item (an INSERT for the first event, a MODIFY after): never an entry on the bus.
+  await dynamodb.send(
+    new UpdateItemCommand({ TableName: table, Key: { pk: { S: userId }, sk: { S: 'head' } }, UpdateExpression: 'SET seq = :n', ExpressionAttributeValues: { ':n': { N: String(sequence) } } }),
+  );
+  return event;
+}
+
+const user = (name: string) => `${name}_${run}`;
+const ids = (envelopes: BusEnvelope[]) => envelopes.map((e) => e.detail.id);
+
+describe('EVENTS_FORWARD_URL', () => {
+  it("POSTs a new event item in EventBridge's envelope: detail-type the event type, source messaging-api, detail the event plus user_id", async () => {
+    const userId = user('forwarded');
+    const object = { id: 'att_1', object: 'attachment', filename: 'Été "report".txt', size: 12, conversation_id: null, uploaded_by: userId };
+    const event = await appendEvent(userId, 1, 'attachment.created', object);
+
+    const [envelope, ...more] = await eventually(async () => receiver.deliveredTo(userId), (delivered) => delivered.length >= 1);
+    expect(more).toEqual([]);
+    expect(envelope).toEqual({
+      version: '0',
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+      'detail-type': 'attachment.created',
+      source: 'messaging-api',
+      account: '000000000000',
+      time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/),
+      region: t.api.config.region,
+      resources: [],
+      detail: { ...event, user_id: userId },
+    });
+    expect(Math.abs(Date.parse(envelope!.time) / 1000 - (event.created_at as number))).toBeLessThan(3600);
+  });
+
+  it('retries an entry the receiver answers 500 until it answers 2xx, the same envelope each time, then the next ones in order', async () => {
+    const userId = user('failing_receiver');
+    receiver.script = [500, 503, 'cut', 500];
+    for (const sequence of [1, 2, 3]) await appendEvent(userId, sequence, 'conversation.updated', { id: `conv_${sequence}`, object: 'conversation' });
+
+    const delivered = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length >= 3);
+    expect(ids(delivered)).toEqual([1, 2, 3].map((n) => `evt_${String(n).padStart(12, '0')}${run.toUpperCase()}`));
+    const attempts = receiver.attemptsFor(userId);
+    // The first entry was tried five times (four failures, then 200), with one envelope id; each later one once.
+    expect(attempts.map((a) => a.status)).toEqual([500, 503, 0, 500, 200, 200, 200]);
+    expect(new Set(attempts.slice(0, 5).map((a) => a.envelope.id)).size).toBe(1);
+    expect(new Set(attempts.map((a) => a.envelope.id)).size).toBe(3);
+  });
+
+  it('holds the feed while the receiver is down, then delivers every entry once, in order, when it is back', async () => {
+    const userId = user('down_receiver');
+    // Reachable but failing first, so that the test knows the forwarder is retrying the first entry...
+    receiver.script = ['cut', 'cut'];
+    await appendEvent(userId, 1, 'conversation.created', { id: 'conv_a', object: 'conversation' });
+    await eventually(async () => receiver.attemptsFor(userId), (attempts) => attempts.length >= 2);
+    // ...then down (connections refused) while more events are written...
+    await receiver.stop();
+    for (const sequence of [2, 3, 4]) await appendEvent(userId, sequence, 'attachment.deleted', { id: `att_${sequence}`, deleted: true });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // ...and back on the same URL.
+    await receiver.start();
+
+    const delivered = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length >= 4);
+    expect(delivered.map((e) => e.detail.id)).toEqual([1, 2, 3, 4].map((n) => `evt_${String(n).padStart(12, '0')}${run.toUpperCase()}`));
+    expect(delivered.map((e) => e['detail-type'])).toEqual(['conversation.created', 'attachment.deleted', 'attachment.deleted', 'attachment.deleted']);
+    // Nothing twice: each entry was acknowledged once.
+    expect(new Set(delivered.map((e) => e.id)).size).toBe(4);
+  });
+});
+
+describe('a server whose receiver never answers', () => {
+  it('stops without waiting for it', async () => {
+    const dead = createServer();
+    await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
+    const { port } = dead.address() as AddressInfo;
+    await new Promise<void>((resolve) => dead.close(() => resolve()));
+
+    const stalled = await startTestApi({ env: { EVENTS_FORWARD_URL: `http://127.0.0.1:${port}/nobody` } });
+    const client = new DynamoDBClient({ endpoint: stalled.api.dynamodbEndpoint, region: stalled.api.config.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    try {
+      await client.send(
+        new PutItemCommand({
+          TableName: stalled.api.config.eventsTable,
+          Item: { pk: { S: 'nobody' }, sk: { S: `${EVENT_SK_PREFIX}000000000001` }, user_id: { S: 'nobody' }, event: { S: JSON.stringify({ id: 'evt_1', type: 'conversation.created' }) } },
+        }),
+      );
+      // Long enough for the stream poller to have the record and the forwarder to be retrying it.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    } finally {
+      client.destroy();
+      await stalled.close();
+    }
+  });
+});
