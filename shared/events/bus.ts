@@ -1,5 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { EVENT_SK_PREFIX } from '../dynamo/keys.js';
+import { EVENT_ATTRIBUTE, USER_ATTRIBUTE } from './item.js';
 
 /**
  * What operators receive on the event bus (docs/events-for-operators.md): one
@@ -23,10 +24,6 @@ export const BUS_FILTER_PATTERN = {
 
 export const isBusRecord = (record: DynamoDBRecord): boolean =>
   record.eventName === 'INSERT' && record.dynamodb?.Keys?.sk?.S?.startsWith(EVENT_SK_PREFIX) === true;
-
-/** The event item's attributes the detail is made of: the event as the API shows it (JSON text), and whose feed holds it. */
-export const EVENT_ATTRIBUTE = 'event';
-export const USER_ATTRIBUTE = 'user_id';
 
 /** An entry's detail: the event object as `GET /v1/events/:id` shows it, plus `user_id`. */
 export interface BusDetail {

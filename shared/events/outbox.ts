@@ -1,16 +1,15 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { equals, expressions, itemAbsent } from '../dynamo/expressions.js';
-import { eventKey, feedHeadKey } from '../dynamo/keys.js';
+import { feedHeadKey } from '../dynamo/keys.js';
 import { ConcurrentWrite, type Outcome, type TransactItem } from '../dynamo/transactions.js';
 import { systemClock, type Clock } from '../time.js';
 import { eventId } from './ids.js';
-import { EVENT_RETENTION_SECONDS, type ApiEvent, type EventDraft } from './model.js';
+import { eventItem } from './item.js';
+import type { ApiEvent, EventDraft } from './model.js';
 
 /** The head's attributes: the last sequence number taken, and the created_at of that event. */
 const SEQUENCE = 'seq';
 const LAST_AT = 'at';
-/** The table's TTL attribute: when the event leaves the feed. */
-export const EXPIRES_AT = 'expires_at';
 
 /**
  * A user's events as items of the transaction of the change they record (a
@@ -73,19 +72,6 @@ export class Outbox {
     );
     return { userId, items: [moveHead, ...puts], events };
   }
-}
-
-/** The stored event: its key, what the reads and the stream need, and the event as the API shows it. */
-function eventItem(userId: string, sequence: number, event: ApiEvent): Record<string, unknown> {
-  return {
-    ...eventKey(userId, sequence),
-    user_id: userId,
-    id: event.id,
-    type: event.type,
-    created_at: event.created_at,
-    [EXPIRES_AT]: event.created_at + EVENT_RETENTION_SECONDS,
-    event: JSON.stringify(event),
-  };
 }
 
 /** The items of several appends, in order, to follow a change's own items. */

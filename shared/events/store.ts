@@ -5,7 +5,7 @@ import type { QueryCost } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { systemClock, type Clock } from '../time.js';
 import { sequenceOf } from './ids.js';
-import { EXPIRES_AT } from './outbox.js';
+import { eventOf, EXPIRES_AT } from './item.js';
 import { matchesType, type ApiEvent, type TypeFilter } from './model.js';
 
 type Item = Record<string, unknown>;
@@ -84,5 +84,3 @@ export class EventStore {
 }
 
 const live = (item: Item, now: number): boolean => typeof item[EXPIRES_AT] === 'number' && item[EXPIRES_AT] > now;
-
-const eventOf = (item: Item): ApiEvent => JSON.parse(item.event as string) as ApiEvent;

@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { handler as enrich } from '../../functions/event-detail.js';
 import { eventsTable } from '../../shared/dynamo/tables.js';
 import { busEnvelope, isBusRecord } from '../../shared/events/bus.js';
+import { eventId } from '../../shared/events/ids.js';
+import { eventItem } from '../../shared/events/item.js';
+import type { ApiEvent } from '../../shared/events/model.js';
 import { resourcesOf } from './synth.js';
 
 /**
@@ -37,21 +40,18 @@ export function operatorEventsTests(template: () => Template): void {
     };
   }
 
-  const storedEvent = {
-    id: 'evt_000000000042ABCDEFGHJKMNPQ',
+  const storedEvent: ApiEvent = {
+    id: eventId(42),
     type: 'attachment.created',
     created_at: 1_764_000_000,
     data: { object: { id: 'att_1', object: 'attachment', filename: 'quarterly "figures".txt', conversation_id: null, size: 12 } },
     request_id: null,
   };
-  const eventItem = record('INSERT', 'e#000000000042', {
-    user_id: { S: 'user_1' },
-    id: { S: storedEvent.id },
-    type: { S: storedEvent.type },
-    created_at: { N: String(storedEvent.created_at) },
-    expires_at: { N: String(storedEvent.created_at + 30 * 86_400) },
-    event: { S: JSON.stringify(storedEvent) },
-  });
+  /** The item the outbox writes (shared/events/item.ts), as its stream record's image types it. */
+  const image = Object.fromEntries(
+    Object.entries(eventItem('user_1', 42, storedEvent)).map(([name, value]) => [name, typeof value === 'number' ? { N: String(value) } : { S: String(value) }]),
+  );
+  const eventRecord = record('INSERT', image.sk!.S!, image);
 
   /** An EventBridge pattern of the pipe's shape (exact values, `prefix`) applied to a record, as Pipes filters. */
   function matches(pattern: unknown, value: unknown): boolean {
@@ -96,11 +96,11 @@ export function operatorEventsTests(template: () => Template): void {
       const pattern = JSON.parse(Filters[0].Pattern);
       expect(pattern).toEqual({ eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'e#' }] } } } });
       const cases = [
-        eventItem,
+        eventRecord,
         record('INSERT', 'head'), // a user's first event creates the counter
         record('MODIFY', 'head'), // every later one moves it
-        record('MODIFY', 'e#000000000042'),
-        record('REMOVE', 'e#000000000042'), // TTL, 30 days on
+        record('MODIFY', image.sk!.S!),
+        record('REMOVE', image.sk!.S!), // TTL, 30 days on
       ];
       expect(cases.map((each) => matches(pattern, each))).toEqual([true, false, false, false, false]);
       expect(cases.map(isBusRecord)).toEqual(cases.map((each) => matches(pattern, each)));
@@ -116,10 +116,10 @@ export function operatorEventsTests(template: () => Template): void {
     });
 
     it('delivers what the local forwarder POSTs: the same detail, detail-type and source for the same record', async () => {
-      const [detail, ...rest] = await enrich([eventItem]);
+      const [detail, ...rest] = await enrich([eventRecord]);
       expect(rest).toEqual([]);
       const { EventBridgeEventBusParameters: target } = pipe().Properties.TargetParameters;
-      const local = busEnvelope(eventItem, { id: 'local', account: '000000000000', region: 'eu-west-1', at: new Date() });
+      const local = busEnvelope(eventRecord, { id: 'local', account: '000000000000', region: 'eu-west-1', at: new Date() });
       expect(detail).toEqual({ ...storedEvent, user_id: 'user_1' });
       expect(local.detail).toEqual(detail);
       expect(local['detail-type']).toBe(atPath(detail, target.DetailType));
@@ -128,8 +128,8 @@ export function operatorEventsTests(template: () => Template): void {
 
     it('enriches a batch in order, one detail per record, and fails the batch on an item it cannot read', async () => {
       const second = record('INSERT', 'e#000000000043', { user_id: { S: 'user_1' }, event: { S: JSON.stringify({ ...storedEvent, id: 'evt_2', type: 'attachment.deleted' }) } });
-      expect((await enrich([eventItem, second])).map((detail) => detail.id)).toEqual([storedEvent.id, 'evt_2']);
-      await expect(enrich([eventItem, record('INSERT', 'e#000000000044', { user_id: { S: 'user_1' }, event: { S: '{not json' } })])).rejects.toThrow(/not JSON/);
+      expect((await enrich([eventRecord, second])).map((detail) => detail.id)).toEqual([storedEvent.id, 'evt_2']);
+      await expect(enrich([eventRecord, record('INSERT', 'e#000000000044', { user_id: { S: 'user_1' }, event: { S: '{not json' } })])).rejects.toThrow(/not JSON/);
       await expect(enrich([record('INSERT', 'e#000000000045', { event: { S: JSON.stringify(storedEvent) } })])).rejects.toThrow(/user_id/);
     });
 

@@ -1,11 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_SK_PREFIX } from '../../shared/dynamo/keys.js';
+import { dynamo } from '../../shared/app.js';
+import { feedHeadKey } from '../../shared/dynamo/keys.js';
 import type { BusEnvelope } from '../../shared/events/bus.js';
+import { eventId } from '../../shared/events/ids.js';
+import { eventItem } from '../../shared/events/item.js';
+import type { ApiEvent, EventType } from '../../shared/events/model.js';
 import { startTestApi, type TestApi } from '../support/api.js';
+import { upload } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -73,51 +78,32 @@ class Receiver {
 
 let receiver: Receiver;
 let t: TestApi;
-let dynamodb: DynamoDBClient;
+let documents: DynamoDBDocumentClient;
 const run = randomBytes(4).toString('hex');
 
 beforeAll(async () => {
   receiver = new Receiver();
   await receiver.start();
   t = await startTestApi({ env: { EVENTS_FORWARD_URL: receiver.url } });
-  dynamodb = new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: t.api.config.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  documents = t.api.app.use(dynamo);
 });
 afterAll(async () => {
-  dynamodb?.destroy();
   await t?.close();
   await receiver?.stop();
 });
 
-/** The user's next event item and its counter, as the outbox writes them: the event as the API shows it, stored as JSON text. */
-async function appendEvent(userId: string, sequence: number, type: string, object: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const createdAt = Math.floor(Date.now() / 1000);
-  const digits = String(sequence).padStart(12, '0');
-  const event = { id: `evt_${digits}${run.toUpperCase()}`, type, created_at: createdAt, data: { object }, request_id: `req_${run}_${sequence}` };
+/** The user's next event item and its counter, as the outbox writes them (shared/events/item.ts): the event as the API shows it, stored as JSON text. */
+async function appendEvent(userId: string, sequence: number, type: EventType, object: Record<string, unknown>): Promise<ApiEvent> {
+  const event: ApiEvent = { id: eventId(sequence), type, created_at: Math.floor(Date.now() / 1000), data: { object }, request_id: `req_${run}_${sequence}` };
   const table = t.api.config.eventsTable;
-  await dynamodb.send(
-    new PutItemCommand({
-      TableName: table,
-      Item: {
-        pk: { S: userId },
-        sk: { S: `${EVENT_SK_PREFIX}${digits}` },
-        user_id: { S: userId },
-        id: { S: event.id },
-        type: { S: type },
-        created_at: { N: String(createdAt) },
-        expires_at: { N: String(createdAt + 30 * 86_400) },
-        event: { S: JSON.stringify(event) },
-      },
-    }),
-  );
+  await documents.send(new PutCommand({ TableName: table, Item: eventItem(userId, sequence, event) }));
   // The counter item (an INSERT for the first event, a MODIFY after): never an entry on the bus.
-  await dynamodb.send(
-    new UpdateItemCommand({ TableName: table, Key: { pk: { S: userId }, sk: { S: 'head' } }, UpdateExpression: 'SET seq = :n', ExpressionAttributeValues: { ':n': { N: String(sequence) } } }),
-  );
+  await documents.send(new UpdateCommand({ TableName: table, Key: feedHeadKey(userId), UpdateExpression: 'SET seq = :n', ExpressionAttributeValues: { ':n': sequence } }));
   return event;
 }
 
 const user = (name: string) => `${name}_${run}`;
-const ids = (envelopes: BusEnvelope[]) => envelopes.map((e) => e.detail.id);
+const ids = (envelopes: BusEnvelope[] | ApiEvent[]) => envelopes.map((e) => ('detail' in e ? e.detail.id : e.id));
 
 describe('EVENTS_FORWARD_URL', () => {
   it("POSTs a new event item in EventBridge's envelope: detail-type the event type, source messaging-api, detail the event plus user_id", async () => {
@@ -138,16 +124,17 @@ describe('EVENTS_FORWARD_URL', () => {
       resources: [],
       detail: { ...event, user_id: userId },
     });
-    expect(Math.abs(Date.parse(envelope!.time) / 1000 - (event.created_at as number))).toBeLessThan(3600);
+    expect(Math.abs(Date.parse(envelope!.time) / 1000 - event.created_at)).toBeLessThan(3600);
   });
 
   it('retries an entry the receiver answers 500 until it answers 2xx, the same envelope each time, then the next ones in order', async () => {
     const userId = user('failing_receiver');
     receiver.script = [500, 503, 'cut', 500];
-    for (const sequence of [1, 2, 3]) await appendEvent(userId, sequence, 'conversation.updated', { id: `conv_${sequence}`, object: 'conversation' });
+    const events: ApiEvent[] = [];
+    for (const sequence of [1, 2, 3]) events.push(await appendEvent(userId, sequence, 'conversation.updated', { id: `conv_${sequence}`, object: 'conversation' }));
 
     const delivered = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length >= 3);
-    expect(ids(delivered)).toEqual([1, 2, 3].map((n) => `evt_${String(n).padStart(12, '0')}${run.toUpperCase()}`));
+    expect(ids(delivered)).toEqual(ids(events));
     const attempts = receiver.attemptsFor(userId);
     // The first entry was tried five times (four failures, then 200), with one envelope id; each later one once.
     expect(attempts.map((a) => a.status)).toEqual([500, 503, 0, 500, 200, 200, 200]);
@@ -159,20 +146,53 @@ describe('EVENTS_FORWARD_URL', () => {
     const userId = user('down_receiver');
     // Reachable but failing first, so that the test knows the forwarder is retrying the first entry...
     receiver.script = ['cut', 'cut'];
-    await appendEvent(userId, 1, 'conversation.created', { id: 'conv_a', object: 'conversation' });
+    const events = [await appendEvent(userId, 1, 'conversation.created', { id: 'conv_a', object: 'conversation' })];
     await eventually(async () => receiver.attemptsFor(userId), (attempts) => attempts.length >= 2);
     // ...then down (connections refused) while more events are written...
     await receiver.stop();
-    for (const sequence of [2, 3, 4]) await appendEvent(userId, sequence, 'attachment.deleted', { id: `att_${sequence}`, deleted: true });
+    for (const sequence of [2, 3, 4]) events.push(await appendEvent(userId, sequence, 'attachment.deleted', { id: `att_${sequence}`, deleted: true }));
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     // ...and back on the same URL.
     await receiver.start();
 
     const delivered = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length >= 4);
-    expect(delivered.map((e) => e.detail.id)).toEqual([1, 2, 3, 4].map((n) => `evt_${String(n).padStart(12, '0')}${run.toUpperCase()}`));
+    expect(ids(delivered)).toEqual(ids(events));
     expect(delivered.map((e) => e['detail-type'])).toEqual(['conversation.created', 'attachment.deleted', 'attachment.deleted', 'attachment.deleted']);
     // Nothing twice: each entry was acknowledged once.
     expect(new Set(delivered.map((e) => e.id)).size).toBe(4);
+  });
+});
+
+describe('a change made through the API', () => {
+  it("reaches the receiver as the bus's entry of each event the feed shows: detail the event as GET /v1/events/:id shows it, plus user_id", async () => {
+    const userId = user('api_change');
+    const conversation = await t.call(userId, 'POST', '/v1/conversations', { form: { contact_id: `contact_${run}` } });
+    expect(conversation.status).toBe(201);
+    expect((await t.call(userId, 'PUT', `/v1/conversations/${conversation.body.id}`, { json: { is_pinned: true } })).status).toBe(200);
+    // Two events in one transaction: attachment.created and the uploader's side's conversation.updated.
+    const uploaded = await upload(t, userId, { bytes: 'forwarded', filename: 'bus.txt', type: 'text/plain' }, { conversation_id: conversation.body.id });
+    expect(uploaded.status).toBe(201);
+
+    const listed = await t.call(userId, 'GET', '/v1/events?limit=100');
+    expect(listed.status).toBe(200);
+    const feed = listed.body.data as ApiEvent[];
+    expect(feed.map((event) => event.type).sort()).toEqual(['attachment.created', 'conversation.created', 'conversation.updated', 'conversation.updated']);
+
+    const delivered = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length >= feed.length);
+    expect(ids(delivered).sort()).toEqual(ids(feed).sort());
+    for (const envelope of delivered) {
+      const shown = await t.call(userId, 'GET', `/v1/events/${envelope.detail.id}`);
+      expect(shown.status).toBe(200);
+      expect(envelope).toMatchObject({ version: '0', source: 'messaging-api', 'detail-type': shown.body.type, resources: [] });
+      expect(envelope.detail).toEqual({ ...shown.body, user_id: userId });
+    }
+
+    // Nothing else of the user's was put, the counter item included: a later change is the next and only entry.
+    const deleted = await t.call(userId, 'DELETE', `/v1/attachments/${uploaded.body.id}`);
+    expect(deleted.status).toBe(200);
+    const after = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length > feed.length);
+    expect(after.map((envelope) => envelope['detail-type'])).toEqual([...delivered.map((envelope) => envelope['detail-type']), 'attachment.deleted']);
+    expect(after.at(-1)!.detail).toEqual({ ...(await t.call(userId, 'GET', '/v1/events?limit=1')).body.data[0], user_id: userId });
   });
 });
 
@@ -184,18 +204,12 @@ describe('a server whose receiver never answers', () => {
     await new Promise<void>((resolve) => dead.close(() => resolve()));
 
     const stalled = await startTestApi({ env: { EVENTS_FORWARD_URL: `http://127.0.0.1:${port}/nobody` } });
-    const client = new DynamoDBClient({ endpoint: stalled.api.dynamodbEndpoint, region: stalled.api.config.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     try {
-      await client.send(
-        new PutItemCommand({
-          TableName: stalled.api.config.eventsTable,
-          Item: { pk: { S: 'nobody' }, sk: { S: `${EVENT_SK_PREFIX}000000000001` }, user_id: { S: 'nobody' }, event: { S: JSON.stringify({ id: 'evt_1', type: 'conversation.created' }) } },
-        }),
-      );
+      // A real change: its event item is what the forwarder keeps trying to deliver.
+      expect((await stalled.call('nobody', 'POST', '/v1/conversations', { form: { contact_id: 'someone' } })).status).toBe(201);
       // Long enough for the stream poller to have the record and the forwarder to be retrying it.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
     } finally {
-      client.destroy();
       await stalled.close();
     }
   });

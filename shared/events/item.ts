@@ -1,0 +1,32 @@
+import { eventKey } from '../dynamo/keys.js';
+import { EVENT_RETENTION_SECONDS, type ApiEvent } from './model.js';
+
+/**
+ * The stored event item, in one place: the outbox writes it
+ * (shared/events/outbox.ts), the feed reads it (store.ts), and the events
+ * table's stream carries it to the operators' bus (bus.ts: the pipe's
+ * enrichment and the local forwarder read the same attributes).
+ */
+
+/** The table's TTL attribute: when the event leaves the feed. */
+export const EXPIRES_AT = 'expires_at';
+/** Whose feed holds the event: the bus's detail carries it next to the event. */
+export const USER_ATTRIBUTE = 'user_id';
+/** The event exactly as the API shows it, as JSON text: served as it is, never rebuilt. */
+export const EVENT_ATTRIBUTE = 'event';
+
+/** The item of the user's event at `sequence`: its key, what the reads filter on, and the event itself. */
+export function eventItem(userId: string, sequence: number, event: ApiEvent): Record<string, unknown> {
+  return {
+    ...eventKey(userId, sequence),
+    [USER_ATTRIBUTE]: userId,
+    id: event.id,
+    type: event.type,
+    created_at: event.created_at,
+    [EXPIRES_AT]: event.created_at + EVENT_RETENTION_SECONDS,
+    [EVENT_ATTRIBUTE]: JSON.stringify(event),
+  };
+}
+
+/** The event a stored item holds, as the API shows it. */
+export const eventOf = (item: Record<string, unknown>): ApiEvent => JSON.parse(item[EVENT_ATTRIBUTE] as string) as ApiEvent;
