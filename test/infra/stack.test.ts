@@ -166,7 +166,9 @@ describe('data', () => {
     Object.values(resourcesOf(template(), 'AWS::DynamoDB::Table')).find(
       ({ Properties }) =>
         ref(Properties.GlobalSecondaryIndexes?.map((i: any) => i.IndexName) ?? []) === ref(definition.indexes.map((i) => i.name)) &&
-        Boolean(Properties.TimeToLiveSpecification) === Boolean(definition.timeToLiveAttribute),
+        Boolean(Properties.TimeToLiveSpecification) === Boolean(definition.timeToLiveAttribute) &&
+        // Without it the idempotency, upload sessions and events tables (no index, a TTL) would all match the first.
+        Properties.StreamSpecification?.StreamViewType === definition.stream,
     );
 
   it.each([
