@@ -3,8 +3,8 @@ import { BATCH_WRITE_MAX, batchWriteAll } from '../shared/dynamo/batch-write.js'
 import { startLocalApi } from '../infra/local/server.js';
 import { dynamo } from '../shared/app.js';
 import { signToken } from '../shared/auth/tokens.js';
-import { attachmentConversationKey, attachmentKey } from '../shared/dynamo/keys.js';
-import { attachmentIndexes } from '../shared/dynamo/tables.js';
+import { attachmentItem } from '../shared/attachments/dynamo-store.js';
+import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
 import { round } from './stats.js';
 
@@ -22,17 +22,17 @@ try {
   // Records as uploads leave them (files are not needed to measure the cascade: removing a missing file is a no-op).
   const items = Array.from({ length: count }, () => {
     const id = newId('att');
-    return {
-      ...attachmentKey(user, id),
+    return attachmentItem({
       id,
       message_id: null,
-      conversation_id: conversation.id,
       filename: 'f.txt',
       file_type: 'text/plain',
       file_size: 1,
       created_at: 1_700_000_000,
-      [attachmentIndexes.conversation.partitionKey]: attachmentConversationKey(user, conversation.id),
-    };
+      uploaded_by: user,
+      placement: { conversation_id: conversation.id, counterpart: { kind: 'contact', id: 'many' } },
+      file_key: fileKey(user, id, 'seeded'),
+    });
   });
   const seedStarted = performance.now();
   for (let start = 0; start < items.length; start += BATCH_WRITE_MAX) {

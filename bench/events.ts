@@ -88,7 +88,8 @@ export function authorizerEvent(token: string, route: Route): APIGatewayTokenAut
  * What the cleanup receives from a table's stream (KEYS_ONLY, filtered to
  * removals): one record of an item removed from `table`.
  */
-export function streamRemovalEvent(table: string, key: { pk: string; sk: string }): DynamoDBStreamEvent {
+/** A removal as the stream delivers it; `old`: the removed item's string attributes (a stream with images). */
+export function streamRemovalEvent(table: string, key: { pk: string; sk: string }, old?: Record<string, string>): DynamoDBStreamEvent {
   return {
     Records: [
       {
@@ -101,9 +102,10 @@ export function streamRemovalEvent(table: string, key: { pk: string; sk: string 
         dynamodb: {
           ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
           Keys: { pk: { S: key.pk }, sk: { S: key.sk } },
+          ...(old ? { OldImage: Object.fromEntries(Object.entries({ ...key, ...old }).map(([name, S]) => [name, { S }])) } : {}),
           SequenceNumber: '100000000000000000001',
           SizeBytes: 64,
-          StreamViewType: 'KEYS_ONLY',
+          StreamViewType: old ? 'NEW_AND_OLD_IMAGES' : 'KEYS_ONLY',
         },
       },
     ],

@@ -88,7 +88,7 @@ export async function measureUploadSessions(
         await timed(async () => {
           const { session, attachmentId } = await sessionFlow(api, mebibytes * MiB, base);
           plan = session;
-          await removeFile(fixture.app, fileKey(fixture.userId, attachmentId));
+          await removeFile(fixture.app, fileKey(fixture.userId, attachmentId, session.id));
         }),
       );
       requests = api.counts();
@@ -172,7 +172,7 @@ function directClient(app: App): S3Client {
 /** Create, UploadPart at the same concurrency and part size, Complete: S3's own multipart upload from this process. */
 async function direct(s3: S3Client, app: App, userId: string, fileSize: number, base: Buffer): Promise<void> {
   const Bucket = app.config.filesBucket;
-  const Key = fileKey(userId, newId('att'));
+  const Key = fileKey(userId, newId('att'), newId('upl'));
   const partSize = 8 * MiB;
   const count = Math.ceil(fileSize / partSize);
   const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key }));

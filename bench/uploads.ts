@@ -88,7 +88,7 @@ export async function measureUploads(
         if (status !== 201) throw new Error(`Upload of ${mebibytes} MiB answered ${status}`);
       });
       const transferMs = await timed(() => post('/v1/no-route'));
-      const putMs = await timed(() => files.put(fileKey(fixture.userId, newId('att')), file.bytes, file.type));
+      const putMs = await timed(() => files.put(fileKey(fixture.userId, newId('att'), 'bench'), file.bytes, file.type));
       if (round > 0) {
         apiTimes.push(apiMs);
         putTimes.push(putMs);

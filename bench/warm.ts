@@ -81,7 +81,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       method: 'GET',
       path: `/v1/attachments/${attachmentId}`,
       backendCall: 'GetItem (file_url signed locally)',
-      backend: () => attachments.get(userId, attachmentId),
+      backend: () => attachments.get(attachmentId),
     },
     {
       // Against GET /v1/conversations above: the same Query, plus ten file_url signed in the function.
@@ -89,7 +89,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       method: 'GET',
       path: '/v1/attachments?limit=10',
       backendCall: 'Query (limit 11, file_url signed locally)',
-      backend: () => attachments.list(userId, {}, { limit: 10 }),
+      backend: () => attachments.listUploads(userId, { limit: 10 }),
     },
   ];
 }

@@ -1,16 +1,17 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { attachmentWriter, lambdaApp, sessionLeftovers, type App } from '../shared/app.js';
-import { withinBudget, type InvocationTime } from '../shared/deadline.js';
+import { attachmentWriter, sessionLeftovers, type App } from '../shared/app.js';
+import { streamConsumer } from '../shared/stream-consumer.js';
 import { isRemoval, removedKey, removedString, tableOf } from '../shared/cleanup/stream-events.js';
-import { CONVERSATION_SK_PREFIX, ORPHAN_FILE_SK_PREFIX } from '../shared/dynamo/keys.js';
+import { ATTACHMENT_SK, CONVERSATION_SK_PREFIX, ORPHAN_FILE_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
 
 /**
  * Removes what hangs off a removed item, from the tables' streams: a removed
- * conversation's attachment records, a removed attachment record's file, and
- * the file of a failed upload (an orphan-file marker, see AttachmentService),
- * and what a removed upload session left in S3 unless an attachment holds it
- * (SessionLeftovers). Every step is idempotent (records are delivered at least once). A failure
+ * conversation's attachment records (its user's own uploads into it), a
+ * removed attachment record's file, and the file of a failed upload run (an
+ * orphan-file marker, see AttachmentService), and what a removed upload
+ * session left in S3 unless an attachment holds it (SessionLeftovers). Every
+ * step is idempotent (records are delivered at least once). A failure
  * throws: the event source mapping retries the batch (bisecting it to find
  * the record that fails), then hands it to the dead-letter queue and its alarm;
  * the local stream poller retries until it succeeds.
@@ -25,10 +26,16 @@ async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
     if (table === conversationsTable && key.sk.startsWith(CONVERSATION_SK_PREFIX)) {
       const removed = await attachments.removeAllOf(key.pk, key.sk);
       logger.info('conversation cleaned up', { conversation_id: key.sk, attachments_removed: removed });
-    } else if (table === attachmentsTable && key.sk.startsWith(ORPHAN_FILE_SK_PREFIX)) {
-      await attachments.removeOrphanFile(key.pk, key.sk.slice(ORPHAN_FILE_SK_PREFIX.length));
-    } else if (table === attachmentsTable) {
-      await attachments.removeFile(key.pk, key.sk);
+    } else if (table === attachmentsTable && (key.sk === ATTACHMENT_SK || key.sk.startsWith(ORPHAN_FILE_SK_PREFIX))) {
+      const fileKey = removedString(record, 'file_key');
+      if (!fileKey) {
+        // Only a record from a stream without the item's image (not this stack's view type): nothing names the file.
+        logger.error('attachment removed without its image; its file is not cleaned up', { attachment_id: key.pk });
+      } else if (key.sk === ATTACHMENT_SK) {
+        await attachments.removeFile(fileKey);
+      } else {
+        await attachments.removeOrphanFile(key.pk, fileKey);
+      }
     } else if (table === uploadSessionsTable) {
       await cleanUpSession(record, key, app);
     }
@@ -48,15 +55,4 @@ async function cleanUpSession(record: DynamoDBRecord, key: { pk: string; sk: str
   logger.info('upload session cleaned up', { upload_session_id: key.sk, attachment_id: attachmentId, outcome });
 }
 
-/**
- * `time`: Lambda's context. Within its budget a stalled backend fails the
- * batch with an error before the function's timeout, so the batch is retried
- * (and bisected) as any failure, with a log line that says which call failed.
- */
-type StreamHandler = (event: DynamoDBStreamEvent, time?: InvocationTime) => Promise<void>;
-
-/** On Lambda: the process's App. The local stream poller runs it on the server's App (withApp). */
-export const handler: StreamHandler & { withApp(app: App): StreamHandler } = Object.assign(
-  (event: DynamoDBStreamEvent, time?: InvocationTime) => withinBudget(time, () => cleanUp(event, lambdaApp())),
-  { withApp: (app: App) => (event: DynamoDBStreamEvent, time?: InvocationTime) => withinBudget(time, () => cleanUp(event, app)) },
-);
+export const handler = streamConsumer(cleanUp);

@@ -1,5 +1,5 @@
 import { FILES_PREFIX } from '../shared/files/keys.js';
-import type { TableDefinition } from '../shared/dynamo/tables.js';
+import { conversationIndexes, type TableDefinition } from '../shared/dynamo/tables.js';
 import type { FileAccess, Route } from './routes.js';
 
 /**
@@ -76,6 +76,23 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
   return [
     { actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem'], resources: [arns.attachments.arn] },
     { actions: [FILE_ACTIONS.delete, FILE_ACTIONS.abort], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
+  ];
+}
+
+/**
+ * The fan-out function (functions/fan-out.ts): an upload reaching the other
+ * sides of its thread. It reads a contact's uniqueness record and a side
+ * (GetItem), finds a group thread's sides on the conversations table's
+ * by_thread index (Query there and on no other index), moves a side's
+ * activity forward (a conditional UpdateItem), and creates a contact's side
+ * with its uniqueness record (a TransactWriteItems of two Puts, authorised
+ * as PutItem). No S3, no other table. The attachments stream's reads come
+ * with the event source mapping (granted by CDK).
+ */
+export function fanOutPermissions(arns: DataArns): Permission[] {
+  return [
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: [arns.conversations.arn] },
+    { actions: ['dynamodb:Query'], resources: [`${arns.conversations.arn}/index/${conversationIndexes.thread.name}`] },
   ];
 }
 

@@ -94,7 +94,8 @@ export const UploadAttachment = {
   // the file when the record was certainly not written.
   access: { attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'] },
 } as const satisfies Route;
-export const GetAttachment = { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', files: ['get'] } } as const satisfies Route;
+// conversations: a thread member's own side (their uniqueness record), for conversation_id.
+export const GetAttachment = { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', conversations: 'read', files: ['get'] } } as const satisfies Route;
 export const UpdateAttachment = { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'] } } as const satisfies Route;
 // The record; its file goes from the stream (CLEANUP_ENTRY).
 export const DeleteAttachment = { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write' } } as const satisfies Route;
@@ -151,6 +152,9 @@ export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
 
 /** The function that removes what hangs off removed items, fed by the tables' streams (tables.ts `stream`). */
 export const CLEANUP_ENTRY = 'functions/cleanup.ts';
+
+/** The function that moves an upload to the other sides of its thread, fed by the attachments table's stream (new records). */
+export const FAN_OUT_ENTRY = 'functions/fan-out.ts';
 
 /** Media types API Gateway must pass through as binary (base64), else uploads arrive corrupted. */
 export const BINARY_MEDIA_TYPES = ['multipart/form-data'];

@@ -6,6 +6,7 @@ import { S3FileStore } from './files/s3-file-store.js';
 import { AttachmentService, AttachmentViews } from './attachments/service.js';
 import { lambdaConfig, type Config } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
+import { FanOut } from './conversations/fan-out.js';
 import { ConversationService } from './conversations/service.js';
 import { createDynamoClient } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
@@ -128,8 +129,8 @@ export const uploadSessions: Part<UploadSessionService> = (app) => {
     app.use(fileStore),
     {
       memberConversation: (userId, groups, id, param) => app.use(conversations).memberConversation(userId, groups, id, param),
-      getAttachment: (userId, id) => app.use(attachmentViews).getAttachment(userId, id),
-      relink: (userId, record) => app.use(attachmentViews).relink(userId, record),
+      getAttachment: (reader, id) => app.use(attachmentViews).getAttachment(reader, id),
+      relink: (record) => app.use(attachmentViews).relink(record),
     },
     // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
     { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
@@ -139,6 +140,9 @@ export const uploadSessions: Part<UploadSessionService> = (app) => {
 
 /** For the cleanup function: the attachment records, consistently read, and the files bucket. */
 export const sessionLeftovers: Part<SessionLeftovers> = (app) => new SessionLeftovers(app.use(attachmentStore), app.use(fileStore));
+
+/** For the fan-out function: the conversations of a thread's other sides. */
+export const fanOut: Part<FanOut> = (app) => new FanOut(app.use(conversationStore));
 
 export const idempotency: Part<IdempotencyService> = (app) =>
   new IdempotencyService(new DynamoIdempotencyStore(app.use(dynamo), app.config.idempotencyTable));

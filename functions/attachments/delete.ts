@@ -1,12 +1,12 @@
 import { DeleteAttachment } from '../../infra/routes.js';
 import { attachmentViews } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
-import { pathId } from '../../shared/http/request.js';
+import { pathId, readerOf } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
 
 export const handler = httpHandler(DeleteAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  await app.use(attachmentViews).deleteAttachment(request.userId, id, request.requestId);
+  await app.use(attachmentViews).deleteAttachment(readerOf(request), id, request.requestId);
   return deleted(id);
 });

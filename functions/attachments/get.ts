@@ -1,11 +1,11 @@
 import { GetAttachment } from '../../infra/routes.js';
 import { attachmentViews } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
-import { pathId } from '../../shared/http/request.js';
+import { pathId, readerOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
 
 export const handler = httpHandler(GetAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  return ok(await app.use(attachmentViews).getAttachment(request.userId, id));
+  return ok(await app.use(attachmentViews).getAttachment(readerOf(request), id));
 });

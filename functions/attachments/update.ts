@@ -2,7 +2,7 @@ import { UpdateAttachment } from '../../infra/routes.js';
 import { attachmentViews } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
-import { formOrJsonBody, pathId } from '../../shared/http/request.js';
+import { formOrJsonBody, pathId, readerOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { renameOf, renameParams } from '../../shared/attachments/params.js';
 import { isAttachmentId } from '../../shared/ids.js';
@@ -10,5 +10,5 @@ import { isAttachmentId } from '../../shared/ids.js';
 export const handler = httpHandler(UpdateAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
   const filename = renameOf(readParams(formOrJsonBody(request), renameParams));
-  return ok(await app.use(attachmentViews).renameAttachment(request.userId, id, filename));
+  return ok(await app.use(attachmentViews).renameAttachment(readerOf(request), id, filename));
 });

@@ -9,6 +9,7 @@ import {
 } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -20,11 +21,11 @@ import { join } from 'node:path';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
-import { cleanupPermissions, permissionsFor, type DataArns } from '../permissions.js';
+import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FUNCTION_SETTINGS, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
-import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, FUNCTION_SETTINGS, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
+import { INSERTS_FILTER_PATTERN, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
 
@@ -50,6 +51,10 @@ export class Functions extends Construct {
   /** Stream batches the cleanup could not finish after its retries; the alarm fires on the first. */
   readonly cleanupDeadLetters: Queue;
   readonly cleanupAlarm: Alarm;
+  readonly fanOut: NodejsFunction;
+  /** Stream batches the fan-out could not finish after its retries; the alarm fires on the first. */
+  readonly fanOutDeadLetters: Queue;
+  readonly fanOutAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -102,39 +107,30 @@ export class Functions extends Construct {
       id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
       reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
     });
-    this.cleanupDeadLetters = new Queue(this, 'CleanupDeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
+    const cleanupFeed = this.streamFeed('Cleanup', this.cleanup, {
+      tables: [data.conversations, data.attachments, data.uploadSessions],
+      // Only removals: the same filter the local stream poller applies.
+      filter: REMOVALS_FILTER_PATTERN,
       removalPolicy,
+      alarmDescription:
+        'A stream batch of the cleanup failed every retry: attachments or files of deleted items are left. Redrive the dead-letter queue after fixing the cause.',
     });
-    Validations.of(this.cleanupDeadLetters).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: 'This queue is the dead-letter destination of the cleanup stream; it has no dead-letter queue of its own.',
+    this.cleanupDeadLetters = cleanupFeed.deadLetters;
+    this.cleanupAlarm = cleanupFeed.alarm;
+
+    // An upload reaching the other sides of its thread (their activity, a contact's new side), from the attachments stream.
+    this.fanOut = this.lambda('FanOut', FAN_OUT_ENTRY, environment, removalPolicy);
+    for (const permission of fanOutPermissions(arns)) this.fanOut.addToRolePolicy(new PolicyStatement(permission));
+    const fanOutFeed = this.streamFeed('FanOut', this.fanOut, {
+      tables: [data.attachments],
+      // Only new records: a rename or a removal is not activity on the thread. The local stream poller applies the same filter.
+      filter: INSERTS_FILTER_PATTERN,
+      removalPolicy,
+      alarmDescription:
+        "A stream batch of the fan-out failed every retry: uploads did not reach their threads' other sides (no unread activity, no side made for the contact). Redrive the dead-letter queue after fixing the cause.",
     });
-    for (const table of [data.conversations, data.attachments, data.uploadSessions]) {
-      this.cleanup.addEventSource(
-        new DynamoEventSource(table, {
-          // From the oldest record kept (24 h): a cleanup never skips what happened while it was down.
-          startingPosition: StartingPosition.TRIM_HORIZON,
-          batchSize: 100,
-          // A failing batch is split until the record that fails is alone; the others go through.
-          bisectBatchOnError: true,
-          retryAttempts: 10,
-          onFailure: new SqsDlq(this.cleanupDeadLetters),
-          // Only removals: the same filter the local stream poller applies.
-          filters: [FilterCriteria.filter(REMOVALS_FILTER_PATTERN as unknown as Record<string, unknown>)],
-        }),
-      );
-    }
-    this.cleanupAlarm = new Alarm(this, 'CleanupFailures', {
-      alarmDescription: 'A stream batch of the cleanup failed every retry: attachments or files of deleted items are left. Redrive the dead-letter queue after fixing the cause.',
-      metric: this.cleanupDeadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    this.fanOutDeadLetters = fanOutFeed.deadLetters;
+    this.fanOutAlarm = fanOutFeed.alarm;
 
     this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
       // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
@@ -147,6 +143,52 @@ export class Functions extends Construct {
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions.',
     });
+  }
+
+  /**
+   * A stream consumer's event source mappings, all with the same settings,
+   * the dead-letter queue of the batches that failed every retry and the
+   * alarm on its first message. `${name}DeadLetters` and `${name}Failures`
+   * name them in the console and in docs/deploying.md.
+   */
+  private streamFeed(
+    name: string,
+    consumer: NodejsFunction,
+    feed: { tables: ITable[]; filter: { eventName: readonly string[] }; removalPolicy: RemovalPolicy; alarmDescription: string },
+  ): { deadLetters: Queue; alarm: Alarm } {
+    const deadLetters = new Queue(this, `${name}DeadLetters`, {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: feed.removalPolicy,
+    });
+    Validations.of(deadLetters).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is the dead-letter destination of a stream consumer; it has no dead-letter queue of its own.',
+    });
+    for (const table of feed.tables) {
+      consumer.addEventSource(
+        new DynamoEventSource(table, {
+          // From the oldest record kept (24 h): a consumer never skips what happened while it was down.
+          startingPosition: StartingPosition.TRIM_HORIZON,
+          batchSize: 100,
+          // A failing batch is split until the record that fails is alone; the others go through.
+          bisectBatchOnError: true,
+          retryAttempts: 10,
+          onFailure: new SqsDlq(deadLetters),
+          filters: [FilterCriteria.filter(feed.filter as unknown as Record<string, unknown>)],
+        }),
+      );
+    }
+    const alarm = new Alarm(this, `${name}Failures`, {
+      alarmDescription: feed.alarmDescription,
+      metric: deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    return { deadLetters, alarm };
   }
 
   private lambda(

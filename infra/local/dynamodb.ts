@@ -198,7 +198,23 @@ async function streamAsDefined(client: DynamoDBClient, name: string, table: Tabl
 
 async function addMissingIndexes(client: DynamoDBClient, name: string, table: TableDefinition): Promise<void> {
   const describe = async () => (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
-  const existing = new Set((await describe())?.GlobalSecondaryIndexes?.map((index) => index.IndexName));
+  const kept = await describe();
+  const keyOf = (keys: { AttributeName?: string }[] | undefined) => (keys ?? []).map((key) => key.AttributeName).join(', ');
+  const changed = [
+    ...(keyOf(kept?.KeySchema) === `${table.partitionKey}, ${table.sortKey}` ? [] : ['its key']),
+    ...table.indexes.flatMap((index) => {
+      const found = kept?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === index.name);
+      return found && keyOf(found.KeySchema) !== `${index.partitionKey}, ${index.sortKey}` ? [`index ${index.name}`] : [];
+    }),
+  ];
+  if (changed.length > 0) {
+    // A kept table from a version that keyed it otherwise: its items cannot be read as this version stores them.
+    throw new Error(
+      `Table ${name} was kept from an older version whose ${changed.join(' and ')} differ from this one's. ` +
+        'Remove the local data folder (DATA_DIRECTORY, .data/ by default) or point DATA_DIRECTORY at a new one, and start again.',
+    );
+  }
+  const existing = new Set(kept?.GlobalSecondaryIndexes?.map((index) => index.IndexName));
   for (const index of table.indexes.filter((candidate) => !existing.has(candidate.name))) {
     await client.send(
       new UpdateTableCommand({

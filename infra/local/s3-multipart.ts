@@ -7,8 +7,8 @@ import { S3_MAX_PART_BYTES, S3_MAX_PARTS, S3_MIN_PART_BYTES } from '../../shared
 
 /**
  * What s3rver lacks of S3's multipart uploads, as one Koa middleware in front
- * of its router (it keeps CreateMultipartUpload, UploadPart with its
- * signature, expiry and CORS handling, and the object storage):
+ * of its router (it keeps CreateMultipartUpload, UploadPart with its CORS
+ * handling, and the object storage):
  *
  * - UploadPart to an upload that does not exist: NoSuchUpload (s3rver
  *   silently creates a directory for any uploadId); part numbers 1..10,000,
@@ -21,10 +21,9 @@ import { S3_MAX_PART_BYTES, S3_MAX_PARTS, S3_MIN_PART_BYTES } from '../../shared
  *   EntityTooSmall (a part but the last under 5 MiB).
  *
  * Differences from S3 that remain (docs/decisions.md): the object's ETag is
- * the MD5 of the whole object, not S3's `md5-of-part-md5s-N`; ListParts,
- * Abort and Complete are not signature-checked (s3rver's check is loose
- * anyway, allowMismatchedSignatures); a repeated Complete after success is
- * NoSuchUpload (S3 may answer 200 again for a while).
+ * the MD5 of the whole object, not S3's `md5-of-part-md5s-N`; a repeated
+ * Complete after success is NoSuchUpload (S3 may answer 200 again for a
+ * while). Signatures are checked before this runs (s3-signatures.ts).
  */
 export interface MultipartStore {
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;

@@ -6,6 +6,7 @@ import { DUMMY_ACCOUNT } from '@20minutes/s3rver/lib/models/account.js';
 import { filesBucketCors } from '../../shared/http/cors.js';
 import { multipartFidelity } from './s3-multipart.js';
 import { functionRoles, missingKeyAsS3Answers } from './s3-roles.js';
+import { signatureCheck } from './s3-signatures.js';
 
 export interface S3Credentials {
   accessKeyId: string;
@@ -36,12 +37,15 @@ export async function startS3(
     port,
     silent: true,
     directory: root,
-    // Signatures are checked loosely: a stand-in guards nothing, and a proxy may have rewritten a header.
+    // s3rver's own check approximates SigV4 and never sees the multipart calls; s3-signatures.ts checks them all, as S3 does.
     allowMismatchedSignatures: true,
     configureBuckets: [{ name: bucket, configs: corsOrigins.length > 0 ? [corsXml(corsOrigins)] : [] }],
   });
-  // Just before s3rver's router: what it lacks of S3's multipart uploads (s3-multipart.ts), and of IAM (s3-roles.ts).
-  server.middleware.splice(server.middleware.length - 1, 0, multipartFidelity(server.store), missingKeyAsS3Answers(roles));
+  // Just before s3rver's router: SigV4 as S3 checks it (s3-signatures.ts), what s3rver lacks of S3's multipart
+  // uploads (s3-multipart.ts), and of IAM (s3-roles.ts). Every key it knows has the base secret.
+  const secretOf = (accessKeyId: string) =>
+    accessKeyId === credentials.accessKeyId || roles.has(accessKeyId) ? credentials.secretAccessKey : undefined;
+  server.middleware.splice(server.middleware.length - 1, 0, signatureCheck(secretOf), multipartFidelity(server.store), missingKeyAsS3Answers(roles));
   const address = await server.run();
   return {
     endpoint: `http://${host}:${address.port}`,

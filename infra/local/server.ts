@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,10 +7,12 @@ import { pathToFileURL } from 'node:url';
 import { App } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
 import { readConfig, type Config, type Environment } from '../../shared/config.js';
-import type { InvocationTime } from '../../shared/deadline.js';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { isInsert, isRemoval } from '../../shared/cleanup/stream-events.js';
+import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
-import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes } from '../routes.js';
+import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes } from '../routes.js';
 import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { logger } from '../../shared/observability.js';
@@ -166,22 +167,27 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       routes.map(async (route) => ({ route, handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<App>).withApp(app)) })),
     );
     if (streamConsumers) {
-      // What the stack's event source mappings run (the cleanup), on whatever DynamoDB the handlers use: tables
-      // someone else made may lack the stream, which the poller says once per table.
-      const cleanup = (await loadModule(CLEANUP_ENTRY)).handler as { withApp(app: App): (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<void> };
-      const poller = startStreamPoller({
-        endpoint: dynamodbEndpoint,
-        region,
-        credentials,
-        tables: Object.entries({
-          [tables.conversations]: conversationsTable,
-          [tables.attachments]: attachmentsTable,
-          [tables.uploadSessions]: uploadSessionsTable,
-        }).flatMap(([name, { stream }]) => (stream ? [{ name, stream }] : [])),
-        handler: actingAs(CLEANUP_FUNCTION, cleanup.withApp(app)),
-        functionTimeoutMs,
-      });
-      stoppers.push(poller.stop);
+      // What the stack's event source mappings run (the cleanup, the fan-out), on whatever DynamoDB the handlers
+      // use: tables someone else made may lack the stream, which each poller says once per table.
+      const consumer = async (entry: string) => ((await loadModule(entry)).handler as { withApp(app: App): StreamHandler }).withApp(app);
+      const poller = (streamTables: Record<string, TableDefinition>, accepts: (record: DynamoDBRecord) => boolean, handler: StreamHandler) =>
+        startStreamPoller({
+          endpoint: dynamodbEndpoint,
+          region,
+          credentials,
+          tables: Object.entries(streamTables).flatMap(([name, { stream }]) => (stream ? [{ name, stream }] : [])),
+          accepts,
+          handler,
+          functionTimeoutMs,
+        });
+      const cleanup = poller(
+        { [tables.conversations]: conversationsTable, [tables.attachments]: attachmentsTable, [tables.uploadSessions]: uploadSessionsTable },
+        isRemoval,
+        actingAs(CLEANUP_FUNCTION, await consumer(CLEANUP_ENTRY)),
+      );
+      // No S3 calls, so no key of its own to act as.
+      const fanOut = poller({ [tables.attachments]: attachmentsTable }, isInsert, await consumer(FAN_OUT_ENTRY));
+      stoppers.push(cleanup.stop, fanOut.stop);
     }
     const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
     const openApiJson = JSON.stringify(loadOpenApi());

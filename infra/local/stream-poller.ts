@@ -7,7 +7,6 @@ import {
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { isRemoval } from '../../shared/cleanup/stream-events.js';
 import { invocationTime, type InvocationTime } from '../../shared/deadline.js';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
@@ -18,7 +17,9 @@ export interface StreamPollerOptions {
   credentials: { accessKeyId: string; secretAccessKey: string };
   /** Tables whose streams feed the handler, each with the stream its definition asks for. */
   tables: { name: string; stream: NonNullable<TableDefinition['stream']> }[];
-  /** The cleanup function's handler, as Lambda would invoke it. */
+  /** The records the stack's event source mapping keeps (its filter): only these reach the handler. */
+  accepts: (record: DynamoDBRecord) => boolean;
+  /** The consuming function's handler, as Lambda would invoke it. */
   handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<void>;
   /** The function's timeout: the handler's time budget is drawn from it (not enforced: a late batch is not cut). */
   functionTimeoutMs: number;
@@ -43,12 +44,13 @@ interface ShardState {
 
 /**
  * What Lambda's event source mapping does for the stack, on the local
- * server: reads the tables' streams (DescribeStream, GetShardIterator,
+ * server, one poller per consuming function: reads the tables' streams (DescribeStream, GetShardIterator,
  * GetRecords against DynamoDB Local or any other DynamoDB), keeps the records the mapping's filter
- * keeps (removals), and invokes the same handler module with the same
+ * keeps, and invokes the same handler module with the same
  * DynamoDBStreamEvent shape, one shard's batch at a time, in order. A batch
  * whose handler fails is retried (from the same place) until it succeeds, so
- * cleanup always finishes once the backend is back.
+ * the cleanup and the fan-out always finish once the backend is back. Each
+ * poller keeps its own place in each shard, as each mapping does.
  *
  * A table it cannot use (missing, without a stream, or with a stream that
  * lacks what the handler reads: tables someone else made) is named in one
@@ -104,7 +106,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     }
   }
 
-  /** Reads one batch of a shard and hands its removals to the handler; whether it found records. */
+  /** Reads one batch of a shard and hands the records it accepts to the handler; whether it found records. */
   async function pollShard(shard: ShardState): Promise<boolean> {
     shard.iterator ??= (
       await streams.send(
@@ -131,8 +133,8 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       return true;
     }
     const { Records = [], NextShardIterator } = batch;
-    const removals = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(isRemoval);
-    if (removals.length > 0) await options.handler({ Records: removals }, invocationTime(options.functionTimeoutMs));
+    const accepted = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(options.accepts);
+    if (accepted.length > 0) await options.handler({ Records: accepted }, invocationTime(options.functionTimeoutMs));
     const last = Records.at(-1)?.dynamodb?.SequenceNumber;
     if (last) shard.after = last;
     shard.iterator = NextShardIterator;
@@ -154,7 +156,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
           if (!shard.closed && running) busy = (await pollShard(shard)) || busy;
         }
       } catch (error) {
-        // The batch is read again from the last record handled: a failed cleanup is retried, never skipped.
+        // The batch is read again from the last record handled: a failed batch is retried, never skipped.
         for (const shard of shards.values()) shard.iterator = undefined;
         failures += 1;
         if (running && failures === 1) logger.warn('stream batch failed; retrying until it succeeds', { error: String(error) });
@@ -180,12 +182,15 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
 /**
  * Why a table's stream cannot feed a handler written for `wanted`, or
  * undefined when it can. Every view type carries the keys; only OLD_IMAGE and
- * NEW_AND_OLD_IMAGES carry a removed item.
+ * NEW_AND_OLD_IMAGES carry a removed item, only NEW_AND_OLD_IMAGES both a removed and an added one.
  */
 export function unusableStream(wanted: NonNullable<TableDefinition['stream']>, actual: StreamSpecification | undefined): string | undefined {
   if (!actual?.StreamEnabled) return `it has no stream (its definition asks for ${wanted}); what is removed there is not cleaned up`;
   if (wanted === 'OLD_IMAGE' && actual.StreamViewType !== 'OLD_IMAGE' && actual.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
     return `its stream is ${actual.StreamViewType}, without the removed item the cleanup reads (${wanted}); what is removed there is not cleaned up`;
+  }
+  if (wanted === 'NEW_AND_OLD_IMAGES' && actual.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
+    return `its stream is ${actual.StreamViewType}, without the items the consumers read (${wanted}); what is added or removed there is not followed up`;
   }
   return undefined;
 }

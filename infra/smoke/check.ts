@@ -5,6 +5,8 @@ import type { Ledger } from './ledger.js';
 export interface SmokeUser {
   label: string;
   token: string;
+  /** The user's id (the token's `sub`), when it can be read: sharing with them needs it as a contact id. */
+  id: string | undefined;
 }
 
 /** What every check runs with. */
@@ -17,7 +19,12 @@ export interface SmokeContext {
   marker: string;
   /** The browser origin the stage should allow (--origin), if the caller named one. */
   origin: string | undefined;
+  /** What the run made that the user holds. */
   made: Ledger;
+  /** What the run made that the second user holds: the side of the shared thread the stage makes for them. */
+  madeForOther: Ledger;
+  /** How long an upload shared with the second user may take to reach their side (the fan-out is asynchronous). */
+  fanOutWithinMs: number;
   /** What earlier checks produced for later ones; absent when that check failed. */
   conversationId?: string;
 }
@@ -25,8 +32,8 @@ export interface SmokeContext {
 /**
  * One line of the table. `run` throws to fail (CheckFailed's message is the
  * reason) or throws CheckSkipped when a check it builds on failed; what it
- * returns is a short note for the table. A new feature's check (sharing
- * with the second user, the event feed) is one more entry in checks/index.ts.
+ * returns is a short note for the table. A new feature's check (the event
+ * feed) is one more entry in checks/index.ts.
  */
 export interface Check {
   name: string;

@@ -1,6 +1,7 @@
 import { describe, type Answer } from './client.js';
-import { CheckFailed, type Check, type SmokeContext } from './check.js';
+import { CheckFailed, type Check, type SmokeContext, type SmokeUser } from './check.js';
 import { download } from './files.js';
+import type { Ledger } from './ledger.js';
 
 export interface CleanupSettings {
   /** How long the stage's cleanup (the stream consumers) may take to remove what hangs off a deletion. */
@@ -12,13 +13,15 @@ export interface CleanupSettings {
 const SWEEP_PAGES = 10;
 
 /**
- * The last check, run whatever failed before it: deletes what the run made
- * and reads until the stage holds none of it, within a deadline. Deletions
- * are repeated in every round until one is acknowledged (a 5xx mid-smoke
- * must not leave data behind). Done means: every record answers 404, every
+ * The last check, run whatever failed before it: deletes what the run made,
+ * as whichever user holds it, and reads until the stage holds none of it,
+ * within a deadline. Deletions are repeated in every round until one is
+ * acknowledged (a 5xx mid-smoke must not leave data behind). Done means:
+ * every record answers 404 (an attachment to every user of the run), every
  * file_url minted before the deletion stops returning the bytes (S3 answers
- * 403 to a role without s3:ListBucket, 404 locally), and the user's lists
- * hold nothing of the run.
+ * 403 to a role without s3:ListBucket, 404 locally), the side the stage owed
+ * the second user (sharing) has appeared and gone, and neither user's lists
+ * hold anything of the run.
  */
 export function cleanup(settings: CleanupSettings): Check {
   return {
@@ -29,13 +32,16 @@ export function cleanup(settings: CleanupSettings): Check {
       const refusedDeletes: string[] = [];
       let remaining: string[] = [];
       for (let round = 1; ; round++) {
-        const listed = await sweep(context);
-        await deleteWhatIsLeft(context, acknowledged, refusedDeletes);
-        // A conversation that will not go takes none of its attachments with it: delete those directly.
-        if ([...context.made.conversations].some((id) => !acknowledged.has(id))) {
-          for (const attachment of context.made.attachments.values()) attachment.removedBy = 'delete';
+        remaining = [];
+        for (const holder of holdersOf(context)) {
+          const listed = await sweep(context, holder);
+          await deleteWhatIsLeft(context, holder, acknowledged, refusedDeletes);
+          // A conversation that will not go takes none of its attachments with it: delete those directly.
+          if ([...holder.made.conversations].some((id) => !acknowledged.has(id))) {
+            for (const attachment of holder.made.attachments.values()) attachment.removedBy = 'delete';
+          }
+          remaining.push(...listed, ...(await stillThere(context, holder)));
         }
-        remaining = [...listed, ...(await stillThere(context))];
         if (remaining.length === 0) {
           // Emptied in the end, but a deletion a client would have seen fail is a failure of the stage.
           if (refusedDeletes.length > 0) throw new CheckFailed(`emptied, but ${refusedDeletes.join('; ')}`);
@@ -49,40 +55,53 @@ export function cleanup(settings: CleanupSettings): Check {
   };
 }
 
+/** A user of the run and what the run made that they hold. */
+interface Holder {
+  user: SmokeUser;
+  made: Ledger;
+}
+
+function holdersOf(context: SmokeContext): Holder[] {
+  return [{ user: context.user, made: context.made }, ...(context.other ? [{ user: context.other, made: context.madeForOther }] : [])];
+}
+
 function summary(context: SmokeContext, rounds: number): string {
-  const { conversations, attachments } = context.made;
-  if (conversations.size + attachments.size === 0) return 'nothing was made';
-  return `${conversations.size} conversation(s), ${attachments.size} attachment(s) and their files gone (${rounds} round(s))`;
+  const holders = holdersOf(context);
+  const conversations = holders.reduce((sum, { made }) => sum + made.conversations.size, 0);
+  const attachments = holders.reduce((sum, { made }) => sum + made.attachments.size, 0);
+  if (conversations + attachments === 0) return 'nothing was made';
+  return `${conversations} conversation(s), ${attachments} attachment(s) and their files gone (${rounds} round(s))`;
 }
 
 /**
- * What of the run the user's lists show, added to the ledger: what an answer
- * lost after the stage did the work made, and a fresh file_url for what it
- * knows. Returns what it saw of the run, one phrase each: a deleted item
- * must leave the lists too, and a list that cannot be read proves nothing.
+ * What of the run the holder's lists show, added to their ledger: what an
+ * answer lost after the stage did the work made, the side the stage made
+ * for them, and a fresh file_url for what it knows. Returns what it saw of
+ * the run, one phrase each: a deleted item must leave the lists too, and a
+ * list that cannot be read proves nothing.
  */
-async function sweep(context: SmokeContext): Promise<string[]> {
-  const conversations = await listed(context, '/v1/conversations');
-  const attachments = await listed(context, '/v1/attachments');
+async function sweep(context: SmokeContext, { user, made }: Holder): Promise<string[]> {
+  const conversations = await listed(context, user, '/v1/conversations');
+  const attachments = await listed(context, user, '/v1/attachments');
   const seen = [conversations.problem, attachments.problem].filter((problem): problem is string => problem !== undefined);
   for (const conversation of conversations.items) {
-    if (conversation.contact_id !== `${context.marker}-contact`) continue;
-    context.made.conversation(conversation.id);
+    if (!made.madeWith(conversation.contact_id, context.marker)) continue;
+    made.conversation(conversation.id, conversation.contact_id);
     seen.push(`${conversation.id} still listed`);
   }
   for (const attachment of attachments.items) {
     if (typeof attachment.filename !== 'string' || !attachment.filename.startsWith(context.marker)) continue;
-    context.made.attachment({ id: attachment.id, fileUrl: attachment.file_url, removedBy: 'delete' });
+    made.attachment({ id: attachment.id, fileUrl: attachment.file_url, removedBy: 'delete' });
     seen.push(`${attachment.id} still listed`);
   }
   return seen;
 }
 
-async function listed(context: SmokeContext, path: string): Promise<{ items: any[]; problem?: string }> {
+async function listed(context: SmokeContext, user: SmokeUser, path: string): Promise<{ items: any[]; problem?: string }> {
   const items: any[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < SWEEP_PAGES; page++) {
-    const answer = await attempt(context, 'GET', `${path}?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    const answer = await attempt(context, user, 'GET', `${path}?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
     if (answer.status !== 200) return { items, problem: `GET ${path} answered ${describe(answer)}` };
     items.push(...answer.body.data);
     if (!answer.body.has_more) break;
@@ -92,17 +111,16 @@ async function listed(context: SmokeContext, path: string): Promise<{ items: any
 }
 
 /** A call of the cleanup: no answer at all is status 0 (the next round tries again); a refused token ends it. */
-async function attempt(context: SmokeContext, method: string, path: string): Promise<Answer> {
+async function attempt(context: SmokeContext, user: SmokeUser, method: string, path: string): Promise<Answer> {
   const answer = await context.client
-    .call(context.user.token, method, path)
+    .call(user.token, method, path)
     .catch((error: unknown): Answer => ({ status: 0, headers: new Headers(), body: undefined, text: String(error) }));
   // A refused token will not be accepted on the next round either: fail now rather than at the deadline.
   if (answer.status === 401 || answer.status === 403) throw new CheckFailed(`${method} ${path}: ${describe(answer)}`);
   return answer;
 }
 
-async function deleteWhatIsLeft(context: SmokeContext, acknowledged: Set<string>, refused: string[]): Promise<void> {
-  const { made } = context;
+async function deleteWhatIsLeft(context: SmokeContext, { user, made }: Holder, acknowledged: Set<string>, refused: string[]): Promise<void> {
   const deletions = [
     ...[...made.pendingSessions].map((id) => ({ id, path: `/v1/upload_sessions/${id}` })),
     ...[...made.attachments.values()].filter((a) => a.removedBy === 'delete').map(({ id }) => ({ id, path: `/v1/attachments/${id}` })),
@@ -110,7 +128,7 @@ async function deleteWhatIsLeft(context: SmokeContext, acknowledged: Set<string>
   ];
   for (const { id, path } of deletions) {
     if (acknowledged.has(id)) continue;
-    const answer = await attempt(context, 'DELETE', path);
+    const answer = await attempt(context, user, 'DELETE', path);
     // 409 on a session: it was completed meanwhile; its attachment (named with the marker) is swept as any other.
     if (answer.status === 409 && made.pendingSessions.has(id)) made.sessionCompleted(id);
     // 404: already gone.
@@ -119,18 +137,19 @@ async function deleteWhatIsLeft(context: SmokeContext, acknowledged: Set<string>
   }
 }
 
-/** What of the run the stage still holds, one phrase each. */
-async function stillThere(context: SmokeContext): Promise<string[]> {
-  const { made } = context;
+/** What of the run the stage still holds for this holder, one phrase each. */
+async function stillThere(context: SmokeContext, { user, made }: Holder): Promise<string[]> {
   const remaining: string[] = [];
-  const gone = async (path: string) => {
-    const answer = await attempt(context, 'GET', path);
-    if (answer.status !== 404) remaining.push(`GET ${path} answers ${answer.status}`);
+  const gone = async (path: string, reader = user) => {
+    const answer = await attempt(context, reader, 'GET', path);
+    if (answer.status !== 404) remaining.push(`GET ${path} answers ${answer.status}${reader === user ? '' : ` to ${reader.label}`}`);
   };
+  for (const contactId of made.awaitedSides) remaining.push(`${user.label}'s conversation with ${contactId}, which the stage owes them, has not appeared yet`);
   for (const id of made.conversations) await gone(`/v1/conversations/${id}`);
   for (const id of made.pendingSessions) await gone(`/v1/upload_sessions/${id}`);
   for (const { id, fileUrl } of made.attachments.values()) {
-    await gone(`/v1/attachments/${id}`);
+    // A deleted attachment is gone for every member of its thread, not only its uploader.
+    for (const reader of holdersOf(context).map((holder) => holder.user)) await gone(`/v1/attachments/${id}`, reader);
     // Gone is an answer from S3 (403 or 404); no answer at all proves nothing.
     const file = await download(fileUrl).catch((error: unknown) => ({ status: 0, text: String(error) }));
     if (file.status === 200) remaining.push(`the file of ${id} still downloads through a file_url minted before the deletion`);

@@ -14,6 +14,8 @@ export interface SmokeSettings {
   marker: string;
   origin?: string;
   cleanup?: Partial<CleanupSettings>;
+  /** How long an upload shared with the second user may take to reach their side (the fan-out); default 60 s. */
+  fanOutWithinMs?: number;
   /** The checks to run before the cleanup; default: all of checks/index.ts. */
   checks?: readonly Check[];
   /** Once aborted (Ctrl-C), the checks not yet started are skipped; the cleanup still runs. */
@@ -38,6 +40,8 @@ export interface SmokeReport {
 }
 
 const DEFAULT_CLEANUP: CleanupSettings = { withinMs: 120_000, everyMs: 1_000 };
+/** The fan-out reaches other sides within seconds; a minute leaves room for a cold start and a retried batch. */
+const DEFAULT_FAN_OUT_WITHIN_MS = 60_000;
 
 /**
  * Runs every check against the stage, each timed and each failure caught so
@@ -52,6 +56,8 @@ export async function runSmoke(settings: SmokeSettings): Promise<SmokeReport> {
     marker: settings.marker,
     origin: settings.origin,
     made: new Ledger(),
+    madeForOther: new Ledger(),
+    fanOutWithinMs: settings.fanOutWithinMs ?? DEFAULT_FAN_OUT_WITHIN_MS,
   };
   const results: CheckResult[] = [];
   try {

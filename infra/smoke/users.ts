@@ -16,8 +16,8 @@ export async function throwawayUsers(secret: string, marker: string): Promise<{ 
   const user = `${marker}-a`;
   const other = `${marker}-b`;
   return {
-    user: { label: user, token: await signToken(secret, user, { ttlSeconds: TOKEN_TTL_SECONDS }) },
-    other: { label: other, token: await signToken(secret, other, { ttlSeconds: TOKEN_TTL_SECONDS }) },
+    user: { label: user, id: user, token: await signToken(secret, user, { ttlSeconds: TOKEN_TTL_SECONDS }) },
+    other: { label: other, id: other, token: await signToken(secret, other, { ttlSeconds: TOKEN_TTL_SECONDS }) },
   };
 }
 
@@ -29,5 +29,6 @@ export function givenUser(token: string): SmokeUser {
   } catch {
     subject = undefined;
   }
-  return { label: typeof subject === 'string' ? subject : 'the --token user', token };
+  const id = typeof subject === 'string' ? subject : undefined;
+  return { label: id ?? 'the --token user', id, token };
 }

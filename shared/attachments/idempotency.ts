@@ -23,7 +23,7 @@ export function uploadMeaning(upload: Upload) {
 /**
  * For the routes that answer an attachment (upload, complete): file_url (and
  * its expiry) is never stored, in the idempotency record neither: a replay
- * mints it anew.
+ * shows the attachment as it is now, with a link minted anew.
  */
 export function attachmentReplay({ userId }: ApiRequest, app: App): ReplayOptions {
   const created = (response: ApiResponse) => response.status === 201;
@@ -33,6 +33,6 @@ export function attachmentReplay({ userId }: ApiRequest, app: App): ReplayOption
       const { file_url: _link, file_url_expires_at: _expiry, ...record } = response.body as Attachment;
       return { ...response, body: record };
     },
-    refresh: async (stored) => (created(stored) ? { ...stored, body: await app.use(attachmentViews).relink(userId, stored.body as Attachment) } : stored),
+    refresh: async (stored) => (created(stored) ? { ...stored, body: await app.use(attachmentViews).replayed(userId, (stored.body as Attachment).id) } : stored),
   };
 }

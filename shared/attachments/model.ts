@@ -1,9 +1,11 @@
+import type { Counterpart } from '../dynamo/keys.js';
 import type { Page, PageRequest } from '../pagination.js';
 
-/** An attachment exactly as the API shows it. */
+/** An attachment exactly as the API shows it, to one reader. */
 export interface Attachment {
   id: string;
   message_id: string | null;
+  /** The reader's own side of the attachment's thread; null while the reader holds none. */
   conversation_id: string | null;
   filename: string;
   /** Presigned GET of the file, minted for each response and never stored. */
@@ -12,33 +14,58 @@ export interface Attachment {
   file_url_expires_at: number;
   file_type: string;
   file_size: number;
+  uploaded_by: string;
   created_at: number;
 }
 
-/** What is stored about an attachment: everything but its link. */
-export type AttachmentRecord = Omit<Attachment, 'file_url' | 'file_url_expires_at'>;
-
-export interface AttachmentFilter {
-  conversation_id?: string;
+/**
+ * Where an attachment was uploaded: the uploader's side (conversation) and
+ * whom that side is with, which names the thread every member reads it in.
+ */
+export interface Placement {
+  conversation_id: string;
+  counterpart: Counterpart;
 }
+
+/** What is stored about an attachment: no link, and the thread as the uploader placed it. */
+export interface AttachmentRecord {
+  id: string;
+  message_id: string | null;
+  filename: string;
+  file_type: string;
+  file_size: number;
+  created_at: number;
+  uploaded_by: string;
+  /** null: uploaded into no conversation, the uploader's alone. */
+  placement: Placement | null;
+  /** The S3 key of its file (shared/files/keys.ts): the run that wrote it is part of it. */
+  file_key: string;
+}
+
+/** A rename or removal asked of an attachment by someone who is not its uploader. */
+export type NotOwner = { refused: 'not-owner'; record: AttachmentRecord };
 
 export interface AttachmentStore {
   /**
-   * Writes a new record (never overwriting one) and, when it belongs to a
-   * conversation, sets the conversation's last_active_at, on the condition
-   * that the conversation exists; all or nothing.
+   * Writes a new record (never overwriting one) and, when it goes into a
+   * conversation, the uploader's activity on that side, on the condition that
+   * the side exists; all or nothing. 'existed': a record of this id is there
+   * (an earlier run of the same Idempotency-Key).
    */
-  add(userId: string, record: AttachmentRecord, at: number): Promise<'added' | 'existed' | 'conversation-missing'>;
-  get(userId: string, id: string): Promise<AttachmentRecord | undefined>;
-  /** undefined when there is no such attachment. */
-  rename(userId: string, id: string, filename: string): Promise<AttachmentRecord | undefined>;
-  /** Removes the record (its file goes from the table's stream); false when there was none. */
-  remove(userId: string, id: string, requestId: string): Promise<boolean>;
-  list(userId: string, filter: AttachmentFilter, page: PageRequest): Promise<Page<AttachmentRecord>>;
-  /** Removes the record of every attachment of a conversation; how many there were. */
+  add(record: AttachmentRecord): Promise<'added' | 'existed' | 'conversation-missing'>;
+  get(id: string): Promise<AttachmentRecord | undefined>;
+  /** Only the uploader's: undefined when there is no such attachment, NotOwner when it is someone else's. */
+  rename(uploaderId: string, id: string, filename: string): Promise<AttachmentRecord | NotOwner | undefined>;
+  /** Removes the record (its file goes from the table's stream): false when there was none, NotOwner when it is someone else's. */
+  remove(uploaderId: string, id: string, requestId: string): Promise<boolean | NotOwner>;
+  /** The user's own uploads, newest first. */
+  listUploads(userId: string, page: PageRequest): Promise<Page<AttachmentRecord>>;
+  /** Every member's attachments of a thread, newest first. */
+  listThread(threadKey: string, page: PageRequest): Promise<Page<AttachmentRecord>>;
+  /** Removes the record of every attachment the user uploaded into one of their conversations; how many there were. */
   removeAllOf(userId: string, conversationId: string): Promise<number>;
-  /** Hands the file of an attachment id that holds no record to the cleanup (throws when that cannot be written). */
-  handOverOrphanFile(userId: string, attachmentId: string): Promise<void>;
+  /** Hands a file that no record may hold to the cleanup (throws when that cannot be written). */
+  handOverOrphanFile(attachmentId: string, run: string, fileKey: string): Promise<void>;
 }
 
 /** A file as it arrived in an upload, its name and type already normalised. */

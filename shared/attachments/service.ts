@@ -1,70 +1,119 @@
 import type { Groups } from '../auth/groups.js';
-import type { MemberConversations } from '../conversations/membership.js';
+import { counterpartOf } from '../conversations/item-codec.js';
+import { membersCounterpart, seesAttachment, type MemberConversations, type Reader, type ThreadSides } from '../conversations/membership.js';
+import { threadKey, threadOf } from '../dynamo/keys.js';
 import { inFallback } from '../deadline.js';
 import { fileKey } from '../files/keys.js';
-import { referenceMissing, resourceMissing } from '../http/errors.js';
-import { seededId } from '../ids.js';
+import { notOwner, referenceMissing, resourceMissing } from '../http/errors.js';
+import { newSeed, seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
 import { systemClock, type Clock } from '../time.js';
-import type { Attachment, AttachmentFilter, AttachmentRecord, AttachmentStore, Upload } from './model.js';
+import type { Attachment, AttachmentRecord, AttachmentStore, NotOwner, Upload } from './model.js';
 import type { FileLinks, FileStore } from '../files/model.js';
 
+/** What the attachments ask of the conversations: membership of the user's own, and the reader's side of a thread. */
+export type AttachmentConversations = MemberConversations & ThreadSides;
+
 /**
- * What the attachment endpoints that never touch the bytes do: records, plus a
- * link minted for each response. No file store, so their bundles carry no S3
- * client. A delete is one of them: it removes the record only, and the file
- * follows from the table's stream (functions/cleanup.ts).
+ * What the attachment endpoints that never touch the bytes do: records, each
+ * shown to its reader (docs/api.md, "Sharing"), with a link minted for each
+ * response. No file store, so their bundles carry no S3 client. A delete is
+ * one of them: it removes the record only, and the file follows from the
+ * table's stream (functions/cleanup.ts).
  */
 export class AttachmentViews {
   constructor(
     protected readonly store: AttachmentStore,
     private readonly links: FileLinks,
-    /** Whether the user may add to or read a conversation's attachments (a group's needs the group in the token). */
-    protected readonly conversations: MemberConversations,
+    protected readonly conversations: AttachmentConversations,
   ) {}
 
-  async getAttachment(userId: string, id: string): Promise<Attachment> {
-    return this.withLink(userId, (await this.store.get(userId, id)) ?? notFound(id));
+  /**
+   * The uploader's, or a thread member's: at most two reads (the record by
+   * its id, and a member's own side for conversation_id). Anyone else: 404.
+   */
+  async getAttachment(reader: Reader, id: string): Promise<Attachment> {
+    const record = await this.store.get(id);
+    if (!record || !seesAttachment(reader, record.uploaded_by, record.placement?.counterpart ?? null)) notFound(id);
+    return this.view(record, await this.readersSide(reader, record));
   }
 
-  /** Metadata only: the file and its key stay; the next link carries the new name. */
-  async renameAttachment(userId: string, id: string, filename: string): Promise<Attachment> {
-    return this.withLink(userId, (await this.store.rename(userId, id, filename)) ?? notFound(id));
+  /** Metadata only, by the uploader: the file and its key stay; every member's next link carries the new name. */
+  async renameAttachment(reader: Reader, id: string, filename: string): Promise<Attachment> {
+    const renamed = this.owned(reader, id, await this.store.rename(reader.userId, id, filename));
+    return this.view(renamed, renamed.placement?.conversation_id ?? null);
   }
 
-  /** The record goes now; the file follows from the table's stream. */
-  async deleteAttachment(userId: string, id: string, requestId: string): Promise<void> {
-    if (!(await this.store.remove(userId, id, requestId))) notFound(id);
+  /** By the uploader: the record goes now, for every member; the file follows from the table's stream. */
+  async deleteAttachment(reader: Reader, id: string, requestId: string): Promise<void> {
+    const removed = await this.store.remove(reader.userId, id, requestId);
+    if (removed !== true) this.owned(reader, id, removed || undefined);
   }
 
-  /** Another user's conversation id lists nothing, as ever; the user's own group conversation needs the group in the token. */
-  async listAttachments(userId: string, groups: Groups, filter: AttachmentFilter, page: PageRequest): Promise<Page<Attachment>> {
-    if (filter.conversation_id !== undefined) await this.conversations.memberConversation(userId, groups, filter.conversation_id, 'conversation_id');
-    const { has_more, data } = await this.store.list(userId, filter, page);
-    return { has_more, data: await Promise.all(data.map((record) => this.withLink(userId, record))) };
+  /**
+   * With conversation_id (one of the user's conversations; a group's needs
+   * the group in the token): every member's attachments of its thread.
+   * Another user's conversation id lists nothing. Without: the user's own uploads.
+   */
+  async listAttachments(reader: Reader, filter: { conversation_id?: string }, page: PageRequest): Promise<Page<Attachment>> {
+    if (filter.conversation_id === undefined) {
+      const uploads = await this.store.listUploads(reader.userId, page);
+      return this.views(uploads, (record) => record.placement?.conversation_id ?? null);
+    }
+    const side = await this.conversations.memberConversation(reader.userId, reader.groups, filter.conversation_id, 'conversation_id');
+    if (!side) return { has_more: false, data: [] };
+    const thread = await this.store.listThread(threadKey(threadOf(reader.userId, counterpartOf(side))), page);
+    return this.views(thread, () => side.id);
   }
 
-  /** The attachment with a file_url minted now (a replayed upload shows a live link). */
-  relink(userId: string, record: AttachmentRecord): Promise<Attachment> {
-    return this.withLink(userId, record);
+  /** The uploader's view with a file_url minted now (a replayed upload shows a live link). */
+  relink(record: AttachmentRecord): Promise<Attachment> {
+    return this.view(record, record.placement?.conversation_id ?? null);
   }
 
-  protected async withLink(userId: string, record: AttachmentRecord): Promise<Attachment> {
-    const link = await this.links.download(fileKey(userId, record.id), {
-      filename: record.filename,
-      fileType: record.file_type,
-    });
-    const { id, message_id, conversation_id, filename, file_type, file_size, created_at } = record;
+  /**
+   * A replayed upload's attachment as it is now, with a live link (the link
+   * is never stored, and the file's key is the record's). Deleted by its
+   * uploader since: 404, as any GET of it.
+   */
+  async replayed(uploaderId: string, id: string): Promise<Attachment> {
+    const record = await this.store.get(id);
+    if (!record || record.uploaded_by !== uploaderId) notFound(id);
+    return this.relink(record);
+  }
+
+  /** A rename's or removal's outcome: the uploader's record, else 403 for a member who sees it and 404 for anyone else. */
+  private owned(reader: Reader, id: string, outcome: AttachmentRecord | NotOwner | undefined): AttachmentRecord {
+    if (outcome === undefined) notFound(id);
+    if (!('refused' in outcome)) return outcome;
+    if (seesAttachment(reader, outcome.record.uploaded_by, outcome.record.placement?.counterpart ?? null)) throw notOwner('attachment', id);
+    notFound(id);
+  }
+
+  /** The reader's side of the record's thread: stored for the uploader, one read for another member. */
+  private async readersSide(reader: Reader, record: AttachmentRecord): Promise<string | null> {
+    if (reader.userId === record.uploaded_by || !record.placement) return record.placement?.conversation_id ?? null;
+    return (await this.conversations.sideOf(reader.userId, membersCounterpart(record.uploaded_by, record.placement.counterpart))) ?? null;
+  }
+
+  private async views(page: Page<AttachmentRecord>, sideOf: (record: AttachmentRecord) => string | null): Promise<Page<Attachment>> {
+    return { has_more: page.has_more, data: await Promise.all(page.data.map((record) => this.view(record, sideOf(record)))) };
+  }
+
+  protected async view(record: AttachmentRecord, conversationId: string | null): Promise<Attachment> {
+    const link = await this.links.download(record.file_key, { filename: record.filename, fileType: record.file_type });
+    const { id, message_id, filename, file_type, file_size, uploaded_by, created_at } = record;
     return {
       id,
       message_id,
-      conversation_id,
+      conversation_id: conversationId,
       filename,
       file_url: link.url,
       file_url_expires_at: link.expiresAt,
       file_type,
       file_size,
+      uploaded_by,
       created_at,
     };
   }
@@ -76,12 +125,14 @@ export class AttachmentViews {
  * file consistent: a record only ever exists while its file does. So a file is
  * written before its record, and removed only after its record is gone (from
  * the table's stream, functions/cleanup.ts, however often that must retry).
+ * Each upload run writes a key of its own, so one run's cleanup never
+ * removes another run's file.
  */
 export class AttachmentService extends AttachmentViews {
   constructor(
     store: AttachmentStore,
     links: FileLinks,
-    conversations: MemberConversations,
+    conversations: AttachmentConversations,
     private readonly files: FileStore,
     private readonly clock: Clock = systemClock,
   ) {
@@ -96,97 +147,97 @@ export class AttachmentService extends AttachmentViews {
    */
   async upload(userId: string, groups: Groups, upload: Upload, seed?: string): Promise<Attachment> {
     // Before the file is written: a refusal (403 not_a_member, or a conversation that is not there) leaves nothing behind.
-    // A conversation's group never changes, so the transaction below needs only to check that it still exists.
-    if (upload.conversation_id !== undefined && !(await this.conversations.memberConversation(userId, groups, upload.conversation_id, 'conversation_id'))) {
-      throw conversationMissing(upload.conversation_id);
-    }
-    const now = this.clock();
+    // A conversation's counterpart never changes, so the transaction below needs only to check that it still exists.
+    const side = upload.conversation_id === undefined ? undefined : await this.conversations.memberConversation(userId, groups, upload.conversation_id, 'conversation_id');
+    if (upload.conversation_id !== undefined && !side) throw conversationMissing(upload.conversation_id);
+    // Seeded (Idempotency-Key): a retry after an unknown outcome writes the same id and finds its record.
+    const id = seededId('att', seed);
+    const run = newSeed();
     const record: AttachmentRecord = {
-      // Seeded (Idempotency-Key): a retry after an unknown outcome writes the same file and finds its record.
-      id: seededId('att', seed),
+      id,
       message_id: upload.message_id ?? null,
-      conversation_id: upload.conversation_id ?? null,
       filename: upload.file.filename,
       file_type: upload.file.fileType,
       file_size: upload.file.bytes.length,
-      created_at: now,
+      created_at: this.clock(),
+      uploaded_by: userId,
+      placement: side ? { conversation_id: side.id, counterpart: counterpartOf(side) } : null,
+      file_key: fileKey(userId, id, run),
     };
-    const key = fileKey(userId, record.id);
     try {
-      await this.files.put(key, upload.file.bytes, record.file_type);
+      await this.files.put(record.file_key, upload.file.bytes, record.file_type);
     } catch (error) {
       // Written or not (the answer may be what was lost): no record will hold it.
-      await inFallback(() => this.dropFile(userId, record.id, { unheld: false }));
+      await inFallback(() => this.dropFile(record, run, { unheld: false }));
       throw error;
     }
     let outcome: 'added' | 'existed' | 'conversation-missing';
     try {
-      outcome = await this.store.add(userId, record, now);
+      outcome = await this.store.add(record);
     } catch (error) {
       // The record may or may not have been written (every retry's answer was lost): ask.
-      if (await inFallback(() => this.recordStored(userId, record.id))) return this.withLink(userId, record);
+      const stored = await inFallback(() => this.storedAfterFailure(record, run));
+      if (stored) return this.relink(stored);
       throw error;
     }
-    if (outcome === 'existed') return this.withLink(userId, (await this.store.get(userId, record.id)) ?? record);
-    if (outcome === 'conversation-missing') {
-      await inFallback(() => this.dropFile(userId, record.id, { unheld: true }));
-      throw conversationMissing(upload.conversation_id ?? '');
-    }
-    return this.withLink(userId, record);
+    if (outcome === 'added') return this.relink(record);
+    // This run's file is not held: the record that is there (an earlier run's) or none holds another.
+    await inFallback(() => this.dropFile(record, run, { unheld: true }));
+    if (outcome === 'conversation-missing') throw conversationMissing(upload.conversation_id ?? '');
+    return this.relink((await this.store.get(id)) ?? notFound(id));
   }
 
-  /** After a failed record write: whether the record is there after all; when it is not (or that cannot be known), its file is dropped. */
-  private async recordStored(userId: string, id: string): Promise<boolean> {
+  /** After a failed record write: the record if it is there after all; when it is not this run's (or that cannot be known), this run's file is dropped. */
+  private async storedAfterFailure(record: AttachmentRecord, run: string): Promise<AttachmentRecord | undefined> {
+    let stored: AttachmentRecord | undefined;
     try {
-      if (await this.store.get(userId, id)) return true;
-      // Another run of the same Idempotency-Key may still commit this id: the cleanup looks again.
-      await this.dropFile(userId, id, { unheld: false });
+      stored = await this.store.get(record.id);
     } catch (error) {
-      logger.warn('upload outcome unknown', { attachment_id: id, error: String(error) });
-      await this.dropFile(userId, id, { unheld: false });
+      logger.warn('upload outcome unknown', { attachment_id: record.id, error: String(error) });
     }
-    return false;
+    if (stored?.file_key !== record.file_key) await this.dropFile(record, run, { unheld: false });
+    return stored;
   }
 
   /**
-   * A failed upload's file. When it is surely there and no record can hold
-   * it (`unheld`), it is removed at once. Otherwise (its PUT's outcome is unknown, and a
-   * delayed PUT could still land; or a record may hold it; or S3 refused the
-   * removal) it goes to the cleanup, which removes it, retrying until S3
-   * answers, unless a record holds it by then. Only when even that hand-over
-   * cannot be written does it stay: an unreachable orphan, logged.
+   * A failed upload run's file. When it is surely there and no record can
+   * hold it (`unheld`), it is removed at once. Otherwise (its PUT's outcome
+   * is unknown, and a delayed PUT could still land; or a record may hold it;
+   * or S3 refused the removal) it goes to the cleanup, which removes it,
+   * retrying until S3 answers, unless the record holds it by then. Only when
+   * even that hand-over cannot be written does it stay: an unreachable
+   * orphan, logged.
    */
-  private async dropFile(userId: string, id: string, { unheld }: { unheld: boolean }): Promise<void> {
-    const key = fileKey(userId, id);
+  private async dropFile(record: AttachmentRecord, run: string, { unheld }: { unheld: boolean }): Promise<void> {
     if (unheld) {
       try {
-        await this.files.remove(key);
+        await this.files.remove(record.file_key);
         return;
       } catch {
         // S3 is failing: the cleanup retries.
       }
     }
     try {
-      await this.store.handOverOrphanFile(userId, id);
+      await this.store.handOverOrphanFile(record.id, run, record.file_key);
     } catch (error) {
-      logger.error('orphan file after failed upload', { attachment_id: id, key, error: String(error) });
+      logger.error('orphan file after failed upload', { attachment_id: record.id, key: record.file_key, error: String(error) });
     }
   }
 
-  /** Cleanup: the records of every attachment of a conversation that is gone (their files follow). */
+  /** Cleanup: the records of every attachment the user uploaded into a conversation that is gone (their files follow). */
   removeAllOf(userId: string, conversationId: string): Promise<number> {
     return this.store.removeAllOf(userId, conversationId);
   }
 
-  /** Cleanup: a failed upload's file (see dropFile), unless a record holds it after all. */
-  async removeOrphanFile(userId: string, attachmentId: string): Promise<void> {
-    if (await this.store.get(userId, attachmentId)) return;
-    await this.files.remove(fileKey(userId, attachmentId));
+  /** Cleanup: a failed upload run's file (see dropFile), unless the record holds it after all. */
+  async removeOrphanFile(attachmentId: string, key: string): Promise<void> {
+    if ((await this.store.get(attachmentId))?.file_key === key) return;
+    await this.files.remove(key);
   }
 
   /** Cleanup: the file of an attachment whose record is gone. Removing a file that is not there is not an error. */
-  removeFile(userId: string, attachmentId: string): Promise<void> {
-    return this.files.remove(fileKey(userId, attachmentId));
+  removeFile(key: string): Promise<void> {
+    return this.files.remove(key);
   }
 }
 

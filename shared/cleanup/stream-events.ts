@@ -9,6 +9,15 @@ export const REMOVALS_FILTER_PATTERN = { eventName: ['REMOVE'] } as const;
 
 export const isRemoval = (record: DynamoDBRecord): boolean => record.eventName === 'REMOVE';
 
+/**
+ * What the fan-out reacts to: items added to the attachments table (new
+ * records; an update of one, a rename, is not news to the thread). The
+ * stack's mapping filters on this pattern, the local poller applies it too.
+ */
+export const INSERTS_FILTER_PATTERN = { eventName: ['INSERT'] } as const;
+
+export const isInsert = (record: DynamoDBRecord): boolean => record.eventName === 'INSERT';
+
 /** The table a stream record comes from: `arn:…:table/<name>/stream/<label>`. */
 export function tableOf(record: DynamoDBRecord): string | undefined {
   return /:table\/([^/]+)\/stream\//.exec(record.eventSourceARN ?? '')?.[1];
@@ -22,7 +31,24 @@ export function removedKey(record: DynamoDBRecord): { pk: string; sk: string } |
   return pk !== undefined && sk !== undefined ? { pk, sk } : undefined;
 }
 
-/** A string attribute of the removed item, from a stream that carries it (OLD_IMAGE). */
+/** A string attribute of the removed item, from a stream that carries it (OLD_IMAGE, NEW_AND_OLD_IMAGES). */
 export function removedString(record: DynamoDBRecord, name: string): string | undefined {
   return record.dynamodb?.OldImage?.[name]?.S;
+}
+
+type Image = NonNullable<NonNullable<DynamoDBRecord['dynamodb']>['NewImage']>;
+
+/**
+ * The added item's string and number attributes as plain values (NULL and
+ * other types left out), from a stream that carries it (NEW_AND_OLD_IMAGES).
+ */
+export function addedItem(record: DynamoDBRecord): Record<string, string | number> | undefined {
+  const image: Image | undefined = record.dynamodb?.NewImage;
+  if (!image) return undefined;
+  const item: Record<string, string | number> = {};
+  for (const [name, value] of Object.entries(image)) {
+    if (value.S !== undefined) item[name] = value.S;
+    else if (value.N !== undefined) item[name] = Number(value.N);
+  }
+  return item;
 }

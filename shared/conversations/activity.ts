@@ -4,11 +4,11 @@ import { ConcurrentWrite, transactWrite, type TransactItem } from '../dynamo/tra
 import { expressions } from '../dynamo/expressions.js';
 import { conversationUpdate, stillThere } from './dynamo-store.js';
 import { Changes, readTimes } from './item-codec.js';
-import { caseHolding, readStateCases, type ReadStateCase } from './read-state.js';
+import { caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
 
 /**
- * Activity in a conversation (a file added to it) written as one item of
- * another write's transaction: the conversation must exist, and its
+ * Activity in a conversation (a file its user added to it, or another
+ * member's upload reaching it) written as one item of another write's transaction: the conversation must exist, and its
  * last_active_at and unread key move as the read-state case that holds for
  * its stored times says. The writer tries `first`; when the conversation's
  * condition fails, `caseNow` reads it and gives the case that holds now, or
@@ -23,9 +23,9 @@ export class ConversationActivity {
     private readonly table: string,
     private readonly userId: string,
     private readonly conversationId: string,
-    at: number,
+    write: Extract<ReadStateWrite, { kind: 'activity' | 'own-upload' }>,
   ) {
-    this.cases = readStateCases({ kind: 'activity', at });
+    this.cases = readStateCases(write);
   }
 
   get first(): ReadStateCase {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { seededId } from '../ids.js';
 import { systemClock, type Clock } from '../time.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { and, equals, expressions, itemAbsent, itemExists, type Condition } from '../dynamo/expressions.js';
-import { conversationKey } from '../dynamo/keys.js';
+import { conversationKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
 import { ConcurrentWrite, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { queryPage } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -75,10 +75,76 @@ export class DynamoConversationStore implements ConversationStore {
 
   /** The conversation that holds the (user, counterpart) place, read consistently. */
   private async holderOf(userId: string, counterpart: Counterpart): Promise<Conversation | undefined> {
+    const id = await this.sideOf(userId, counterpart);
+    return id ? this.get(userId, id) : undefined;
+  }
+
+  /** The id of the user's conversation with this contact or group (their side of its thread): one consistent read. */
+  async sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined> {
     const { Item: record } = await this.client.send(
       new GetCommand({ TableName: this.table, Key: uniquenessKey(userId, counterpart), ConsistentRead: true }),
     );
-    return record ? this.get(userId, holderOf(record)) : undefined;
+    return record ? holderOf(record) : undefined;
+  }
+
+  /**
+   * Another member's upload reaching one side: its last_active_at moves
+   * forward to `at` (never back), in one conditional write in the likely
+   * case (see `write`); false when the side is gone.
+   */
+  async touch(userId: string, id: string, at: number): Promise<boolean> {
+    return (await this.write(userId, id, new Changes(), { kind: 'activity', at })) !== undefined;
+  }
+
+  /**
+   * A direct upload reaching the contact (`userId`): their side with the
+   * uploader gets the activity, and is created with it when they hold none,
+   * together with its uniqueness record in one transaction (as a POST would,
+   * with last_active_at set: unread). `createdId` is the same for every
+   * delivery of one upload, and the token makes the SDK's retry after a lost
+   * answer a no-op; a concurrent POST by the contact, or another delivery,
+   * that creates the side first is found on the next turn and touched.
+   */
+  async receive(userId: string, counterpart: Counterpart, at: number, createdId: string): Promise<'touched' | 'created'> {
+    for (let attempt = 1; ; attempt += 1) {
+      const side = await this.sideOf(userId, counterpart);
+      if (side && (await this.touch(userId, side, at))) return 'touched';
+      if (!side) {
+        const conversation: Conversation = { ...newConversation(createdId, counterpart, at), last_active_at: at };
+        const items = [
+          { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, createdId), ...expressions({ condition: itemAbsent() }) } },
+          { Put: { TableName: this.table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
+        ];
+        const outcome = await transactWrite(this.client, items, requestToken('receive', userId, createdId, String(at), String(attempt)));
+        if (outcome.committed) return 'created';
+      }
+      // The side appeared or went meanwhile (a POST, a DELETE, another delivery): look again.
+      if (attempt >= CONFLICT_ATTEMPTS) throw new ConcurrentWrite();
+      await sleep(Math.random() * Math.min(1_000, 20 * 2 ** attempt));
+    }
+  }
+
+  /**
+   * Every side of a thread, as (user, conversation) pairs, a page of the
+   * by_thread index at a time. The index is eventually consistent: a side
+   * created in the last moment may be missed, and starts without this
+   * activity as every new side does.
+   */
+  async *sidesOf(key: string): AsyncGenerator<{ userId: string; conversationId: string }[]> {
+    const index = conversationIndexes.thread;
+    let startKey: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: index.name,
+          ...expressions({ keyCondition: equals(index.partitionKey, key), projection: [PARTITION_KEY, SORT_KEY] }),
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      yield (page.Items ?? []).map((item) => ({ userId: item[PARTITION_KEY] as string, conversationId: item[SORT_KEY] as string }));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
   }
 
   async get(userId: string, id: string): Promise<Conversation | undefined> {

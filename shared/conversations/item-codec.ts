@@ -1,5 +1,5 @@
 import type { Update } from '../dynamo/expressions.js';
-import { conversationKey, contactKey, flagKey, groupKey, muteEndKey, muteEndSort, type Counterpart } from '../dynamo/keys.js';
+import { conversationKey, contactKey, flagKey, groupKey, muteEndKey, muteEndSort, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import type { Conversation, ConversationChanges, Mute } from './model.js';
 import { shownMute } from './mute.js';
@@ -10,7 +10,8 @@ export type Item = Record<string, unknown>;
 /**
  * A conversation as a DynamoDB item and back: its fields, its key, and the
  * index keys that the lists query (both values of each flag, the sparse
- * group, contact and mute-end keys), kept in step by every write.
+ * group, contact and mute-end keys) and its thread's key (shared/dynamo/keys.ts),
+ * kept in step by every write.
  *
  * What is stored is the mute as set (`is_muted`, and `muted_until` for a
  * timed one); what a response shows is that mute evaluated at the time of
@@ -28,6 +29,7 @@ export function toItem(userId: string, conversation: Conversation): Item {
     [conversationIndexes.unread.partitionKey]: flagKey(userId, isUnread(conversation)),
     ...(conversation.group_id ? { [conversationIndexes.group.partitionKey]: groupKey(userId, conversation.group_id) } : {}),
     ...(conversation.contact_id ? { [conversationIndexes.contact.partitionKey]: contactKey(userId, conversation.contact_id) } : {}),
+    [conversationIndexes.thread.partitionKey]: threadKey(threadOf(userId, counterpartOf(conversation))),
   };
 }
 

@@ -1,18 +1,46 @@
 import type { Groups } from '../auth/groups.js';
+import type { Counterpart } from '../dynamo/keys.js';
 import { notAMember } from '../http/errors.js';
 import type { Conversation } from './model.js';
 
 /**
- * The membership rule of today's data model (docs/api.md, "Groups"): a group's
- * conversation is created, uploaded into and listed only by a user whose
- * token lists the group; a contact's needs nothing. A conversation already
- * held stays its user's to get, update and delete, so those never ask.
+ * Who belongs to a thread (docs/api.md, "Sharing"). A group's conversation is
+ * created, uploaded into and listed only by a user whose token lists the
+ * group; a contact's needs nothing. A conversation already held stays its
+ * user's to get, update and delete, so those never ask.
  */
 export function requireMember(groups: Groups, groupId: string | null, param?: string): void {
   if (groupId !== null && !groups.has(groupId)) throw notAMember(groupId, param);
 }
 
+/** Who reads an attachment: `userId` with the groups of their token. */
+export interface Reader {
+  userId: string;
+  groups: Groups;
+}
+
+/**
+ * Whether the reader sees an attachment that `uploadedBy` placed in their
+ * side with `counterpart` (null: in no conversation): its uploader always;
+ * otherwise a current member of the thread, the contact of a direct one or
+ * a user whose token lists the group, whether or not they hold a side.
+ */
+export function seesAttachment(reader: Reader, uploadedBy: string, counterpart: Counterpart | null): boolean {
+  if (reader.userId === uploadedBy) return true;
+  if (counterpart === null) return false;
+  return counterpart.kind === 'contact' ? counterpart.id === reader.userId : reader.groups.has(counterpart.id);
+}
+
+/** Whom a member's side of the same thread is with: the uploader for a direct thread, the same group for a group's. */
+export const membersCounterpart = (uploadedBy: string, counterpart: Counterpart): Counterpart =>
+  counterpart.kind === 'contact' ? { kind: 'contact', id: uploadedBy } : counterpart;
+
 /** What the attachments and upload sessions ask of the conversations (ConversationService). */
 export interface MemberConversations {
   memberConversation(userId: string, groups: Groups, id: string, param?: string): Promise<Conversation | undefined>;
+}
+
+/** What a reader's view of a shared attachment asks: the id of the reader's own side of its thread. */
+export interface ThreadSides {
+  sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined>;
 }

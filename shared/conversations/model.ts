@@ -69,6 +69,8 @@ export interface ConversationStore {
   /** Removes the conversation and its uniqueness record in one write; false when there was none. */
   remove(userId: string, id: string, requestId: string): Promise<boolean>;
   list(userId: string, filter: ConversationFilter, page: PageRequest): Promise<{ page: Page<Conversation>; cost: ListCost }>;
+  /** The id of the user's conversation with this contact or group, if they hold one. */
+  sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined>;
 }
 
 export function newConversation(id: string, counterpart: Counterpart, createdAt: number): Conversation {

@@ -1,4 +1,4 @@
-import { and, atLeast, atMost, exists, fragment, greaterThan, hasType, lessThan, not, notExists, or, Placeholders, rendered, type Condition } from '../dynamo/expressions.js';
+import { and, atLeast, atMost, equals, exists, fragment, greaterThan, hasType, lessThan, not, notExists, or, Placeholders, rendered, type Condition } from '../dynamo/expressions.js';
 import { parameterInvalid } from '../http/errors.js';
 
 /**
@@ -25,8 +25,12 @@ export function requestedOpen(lastOpenedAt: number | null | undefined, now: numb
   return lastOpenedAt;
 }
 
-/** A write that moves one of the two times: an open, a mark-as-unread, or activity (an upload). */
-export type ReadStateWrite = { kind: 'open'; at: number } | { kind: 'clear' } | { kind: 'activity'; at: number };
+/**
+ * A write that moves the times: an open, a mark-as-unread, another member's
+ * activity (an upload reaching this side), or the user's own upload (active
+ * and read at once: nobody has unread news of their own upload).
+ */
+export type ReadStateWrite = { kind: 'open'; at: number } | { kind: 'clear' } | { kind: 'activity'; at: number } | { kind: 'own-upload'; at: number };
 
 /** One case of a read-state write; why writes are split into cases: docs/decisions.md, "Read state". */
 export interface ReadStateCase {
@@ -145,6 +149,47 @@ function caseSpecs(write: ReadStateWrite): CaseSpec[] {
           // Activity never moves back (uploads racing on clocks a second apart).
           when: atLeast(ACTIVE, at),
           holds: (s) => !earlier(s.last_active_at, at),
+          set: {},
+          remove: [],
+        },
+      ];
+    }
+    case 'own-upload': {
+      // Both times move forward to `at`, each only if it is earlier; read afterwards unless newer activity stays unopened.
+      const { at } = write;
+      return [
+        {
+          when: and(before(ACTIVE, at), before(OPENED, at)),
+          holds: (s) => earlier(s.last_active_at, at) && earlier(s.last_opened_at, at),
+          set: { last_active_at: at, last_opened_at: at },
+          remove: [],
+          unread: false,
+        },
+        {
+          when: and(before(ACTIVE, at), atLeast(OPENED, at)),
+          holds: (s) => earlier(s.last_active_at, at) && !earlier(s.last_opened_at, at),
+          set: { last_active_at: at },
+          remove: [],
+          unread: false,
+        },
+        {
+          // Someone's newer activity is stored and was not opened: opening up to `at` leaves it unread.
+          when: and(greaterThan(ACTIVE, at), before(OPENED, at)),
+          holds: (s) => s.last_active_at !== null && s.last_active_at > at && earlier(s.last_opened_at, at),
+          set: { last_opened_at: at },
+          remove: [],
+          unread: true,
+        },
+        {
+          when: and(equals(ACTIVE, at), before(OPENED, at)),
+          holds: (s) => s.last_active_at === at && earlier(s.last_opened_at, at),
+          set: { last_opened_at: at },
+          remove: [],
+          unread: false,
+        },
+        {
+          when: and(atLeast(ACTIVE, at), atLeast(OPENED, at)),
+          holds: (s) => !earlier(s.last_active_at, at) && !earlier(s.last_opened_at, at),
           set: {},
           remove: [],
         },

@@ -46,6 +46,11 @@ export class ConversationService {
     return conversation;
   }
 
+  /** The id of the user's side of the thread with this contact or group, if they hold one. */
+  sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined> {
+    return this.store.sideOf(userId, counterpart);
+  }
+
   async updateConversation(userId: string, id: string, update: ConversationUpdate): Promise<Conversation> {
     return (await this.store.update(userId, id, changesAt(update, this.clock()))) ?? notFound(id);
   }

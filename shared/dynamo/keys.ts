@@ -57,16 +57,42 @@ const MUTE_END_DIGITS = 16;
 export const muteEndKey = (userId: string): string => composite(userId);
 export const muteEndSort = (mutedUntil: number): string => String(mutedUntil).padStart(MUTE_END_DIGITS, '0');
 
-export const attachmentKey = (userId: string, attachmentId: string): ItemKey => ({ pk: userId, sk: attachmentId });
-/** Attachment records' sort keys begin so (their ids); the base table's queries of a user's records keep to it. */
-export const ATTACHMENT_SK_PREFIX = 'att_';
+/**
+ * A thread: the two sides of a direct conversation (each user's conversation
+ * with the other), or every member's side of a group's. Its key is the same
+ * from either side: a direct thread's holds both user ids in a canonical
+ * order, a group's the group id, each percent-encoded after a prefix of its
+ * own, so no direct thread's key can ever equal a group's (or another pair's).
+ */
+export type Thread = { kind: 'direct'; members: readonly [string, string] } | { kind: 'group'; groupId: string };
+
+export const directThread = (userId: string, contactId: string): Thread => ({ kind: 'direct', members: [userId, contactId] });
+
+export function threadKey(thread: Thread): string {
+  if (thread.kind === 'group') return `g#${part(thread.groupId)}`;
+  const [first, second] = [...thread.members].map(part).sort();
+  return `d#${first}#${second}`;
+}
+
+/** The thread whose side a conversation is. */
+export const threadOf = (userId: string, counterpart: Counterpart): Thread =>
+  counterpart.kind === 'group' ? { kind: 'group', groupId: counterpart.id } : directThread(userId, counterpart.id);
+
+/**
+ * Attachment records are keyed by their id alone, so whoever may read one
+ * (its uploader, or any member of its thread) finds it with one GetItem.
+ */
+export const ATTACHMENT_SK = 'attachment';
+export const attachmentKey = (attachmentId: string): ItemKey => ({ pk: attachmentId, sk: ATTACHMENT_SK });
 /**
  * A file that no record may hold any more (a failed upload), handed to the
  * cleanup by writing and removing this item in the attachments table (its
  * REMOVE reaches the cleanup through the stream, retried until it succeeds).
+ * One per upload run: the run's own file key is in the item.
  */
 export const ORPHAN_FILE_SK_PREFIX = 'orphan#';
-export const orphanFileKey = (userId: string, attachmentId: string): ItemKey => ({ pk: userId, sk: `${ORPHAN_FILE_SK_PREFIX}${attachmentId}` });
+export const orphanFileKey = (attachmentId: string, run: string): ItemKey => ({ pk: attachmentId, sk: `${ORPHAN_FILE_SK_PREFIX}${run}` });
+/** The uploader's side an attachment went into: the cleanup of that side finds the uploader's files of it. */
 export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
 
 export const uploadSessionKey = (userId: string, sessionId: string): ItemKey => ({ pk: userId, sk: sessionId });

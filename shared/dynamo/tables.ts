@@ -19,7 +19,7 @@ export interface TableDefinition {
    * what hangs off a deleted item (functions/cleanup.ts): the keys, or the
    * removed item itself where the key alone does not name what it left.
    */
-  stream?: 'KEYS_ONLY' | 'OLD_IMAGE';
+  stream?: 'KEYS_ONLY' | 'OLD_IMAGE' | 'NEW_AND_OLD_IMAGES';
 }
 
 export const conversationIndexes = {
@@ -31,6 +31,8 @@ export const conversationIndexes = {
   unread: { name: 'by_unread', partitionKey: 'unread_key', sortKey: 'sk' },
   /** Sparse: only conversations muted until a time; sorted by that time (see conversations/mute.ts). */
   muteEnd: { name: 'by_mute_end', partitionKey: 'mute_end_key', sortKey: 'mute_end_at' },
+  /** Every side of a thread, one per user: the fan-out finds a group thread's sides here. */
+  thread: { name: 'by_thread', partitionKey: 'thread_key', sortKey: 'pk' },
 } as const satisfies Record<string, IndexDefinition>;
 
 export type ConversationIndex = keyof typeof conversationIndexes;
@@ -43,16 +45,22 @@ export const conversationsTable: TableDefinition = {
   stream: 'KEYS_ONLY',
 };
 
+/** Sorted by attachment id (a ULID), so newest first is descending order in every list. */
 export const attachmentIndexes = {
-  conversation: { name: 'by_conversation', partitionKey: 'conversation_key', sortKey: 'sk' },
+  /** A user's own uploads (the list without conversation_id). */
+  uploader: { name: 'by_uploader', partitionKey: 'uploaded_by', sortKey: 'id' },
+  /** Every member's attachments of a thread (the list with conversation_id). */
+  thread: { name: 'by_thread', partitionKey: 'thread_key', sortKey: 'id' },
+  /** The uploader's attachments of one of their sides: what the cleanup of that side removes. */
+  conversation: { name: 'by_conversation', partitionKey: 'conversation_key', sortKey: 'id' },
 } as const satisfies Record<string, IndexDefinition>;
 
 export const attachmentsTable: TableDefinition = {
   partitionKey: 'pk',
   sortKey: 'sk',
   indexes: Object.values(attachmentIndexes),
-  // A removed attachment's file is removed from its stream.
-  stream: 'KEYS_ONLY',
+  // The cleanup removes a removed record's file (its key is in the old image); the fan-out reads a new record.
+  stream: 'NEW_AND_OLD_IMAGES',
 };
 
 /** Idempotency-Key records; DynamoDB's TTL removes them after their 24 hours. */

@@ -8,11 +8,16 @@ import { createHash } from 'node:crypto';
 /** Every stored file lives under this prefix; the stack scopes S3 permissions to it. */
 export const FILES_PREFIX = 'files/';
 /**
- * An attachment's S3 key: from the user and the attachment id, never from the
- * filename. The user id enters as its SHA-256 (43 base64url characters), so
+ * An attachment's S3 key: from the uploader, the attachment id and the run
+ * that wrote it (an upload's own token, or the upload session's id), never
+ * from the filename. Each run its own key: two runs of one Idempotency-Key
+ * write the same attachment id, and the cleanup of the run that lost must
+ * never remove the file of the run whose record holds it. The user id enters as its SHA-256 (43 base64url characters), so
  * every key has the same short ASCII shape whatever the user id holds: far
  * under S3's 1,024-byte key limit and any file system's 255-byte name (the
  * local stand-in stores keys as paths), and nothing S3 could refuse.
  */
-export const fileKey = (userId: string, attachmentId: string): string =>
-  `${FILES_PREFIX}${createHash('sha256').update(userId, 'utf8').digest('base64url')}/${attachmentId}`;
+export const fileKey = (userId: string, attachmentId: string, run: string): string => `${userFilesPrefix(userId)}${attachmentId}/${run}`;
+
+/** Where every file a user uploaded lives. */
+export const userFilesPrefix = (userId: string): string => `${FILES_PREFIX}${createHash('sha256').update(userId, 'utf8').digest('base64url')}/`;

@@ -98,6 +98,9 @@ export const bodyTooLarge = (limit: number) =>
 export const notAMember = (groupId: string, param?: string) =>
   new ApiError(403, 'permission_error', 'not_a_member', `You are not a member of group ${groupId}`, param);
 
+export const notOwner = (resource: string, id: string) =>
+  new ApiError(403, 'permission_error', 'not_owner', `Only the uploader may change or delete ${resource} ${id}`);
+
 export const idempotencyKeyReused = () =>
   new ApiError(
     409,

@@ -1,3 +1,4 @@
+import type { Reader } from '../conversations/membership.js';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeGroups, GROUPS_CONTEXT_KEY, type Groups } from '../auth/groups.js';
 import { dictionary } from './dictionary.js';
@@ -45,6 +46,9 @@ export function groupsOf(request: ApiRequest): Groups {
   if (!groups) throw new AuthorizerContextInvalid(`The authorizer context has no valid ${GROUPS_CONTEXT_KEY}`);
   return groups;
 }
+
+/** The user of the request and the groups of their token: who reads a shared attachment. */
+export const readerOf = (request: ApiRequest): Reader => ({ userId: request.userId, groups: groupsOf(request) });
 
 /** Not an ApiError: the handler answers it as any internal failure (500 internal_error) and logs this message. */
 export class AuthorizerContextInvalid extends Error {

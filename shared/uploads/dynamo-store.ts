@@ -56,7 +56,7 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
    * makes the SDK's retry after a lost answer a no-op; another request's
    * completion is a different transaction that finds the session closed.
    */
-  async complete(userId: string, sessionId: string, attachment: AttachmentRecord, at: number, requestId: string): Promise<CompletionOutcome> {
+  async complete(userId: string, sessionId: string, attachment: AttachmentRecord, requestId: string): Promise<CompletionOutcome> {
     const close = {
       Update: {
         TableName: this.tables.sessions,
@@ -67,14 +67,13 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
     const put = {
       Put: {
         TableName: this.tables.attachments,
-        Item: attachmentItem(userId, attachment),
+        Item: attachmentItem(attachment),
         ...expressions({ condition: itemAbsent() }),
       },
     };
-    const activity =
-      attachment.conversation_id === null
-        ? undefined
-        : new ConversationActivity(this.client, this.tables.conversations, userId, attachment.conversation_id, at);
+    const activity = attachment.placement
+      ? new ConversationActivity(this.client, this.tables.conversations, userId, attachment.placement.conversation_id, { kind: 'own-upload', at: attachment.created_at })
+      : undefined;
     const outcome = await transactWithActivity(this.client, [close, put], activity, (attempt) =>
       requestToken('complete-upload-session', userId, sessionId, requestId, attempt),
     );

@@ -27,13 +27,13 @@ export type LeftoverOutcome = 'kept_for_attachment' | 'removed';
  */
 export class SessionLeftovers {
   constructor(
-    private readonly attachments: { get(userId: string, id: string): Promise<unknown> },
+    private readonly attachments: { get(id: string): Promise<unknown> },
     private readonly files: Pick<MultipartFileStore, 'abortMultipart' | 'remove'>,
   ) {}
 
   async removeUnlessAttached(session: RemovedSession): Promise<LeftoverOutcome> {
-    if (await this.attachments.get(session.userId, session.attachmentId)) return 'kept_for_attachment';
-    const key = fileKey(session.userId, session.attachmentId);
+    if (await this.attachments.get(session.attachmentId)) return 'kept_for_attachment';
+    const key = fileKey(session.userId, session.attachmentId, session.sessionId);
     await this.files.abortMultipart(key, session.uploadId);
     await this.files.remove(key);
     return 'removed';

@@ -69,7 +69,7 @@ export interface UploadSessionStore {
    * exist and becomes active at `at`. All or nothing, idempotent for
    * `requestId` (the API request completing it).
    */
-  complete(userId: string, sessionId: string, attachment: AttachmentRecord, at: number, requestId: string): Promise<CompletionOutcome>;
+  complete(userId: string, sessionId: string, attachment: AttachmentRecord, requestId: string): Promise<CompletionOutcome>;
   /** Marks a pending session failed; false when it was no longer pending. */
   fail(userId: string, sessionId: string, failure: SessionFailure): Promise<boolean>;
   /** Removes a session that is not completed: the removed record, or undefined (none, or completed). */

@@ -1,6 +1,7 @@
 import type { Attachment, AttachmentRecord } from '../attachments/model.js';
 import type { Groups } from '../auth/groups.js';
-import type { MemberConversations } from '../conversations/membership.js';
+import { counterpartOf } from '../conversations/item-codec.js';
+import type { MemberConversations, Reader } from '../conversations/membership.js';
 import { fileKey } from '../files/keys.js';
 import { referenceMissing, resourceMissing, serviceUnavailable } from '../http/errors.js';
 import { newId } from '../ids.js';
@@ -26,9 +27,9 @@ const BUSY_POLL_MS = 100;
 
 /** What the sessions need of the conversations and the attachments. */
 export interface SessionNeighbours extends MemberConversations {
-  getAttachment(userId: string, id: string): Promise<Attachment>;
-  /** The attachment with its file_url minted now. */
-  relink(userId: string, record: AttachmentRecord): Promise<Attachment>;
+  getAttachment(reader: Reader, id: string): Promise<Attachment>;
+  /** The uploader's view of the attachment, with its file_url minted now. */
+  relink(record: AttachmentRecord): Promise<Attachment>;
 }
 
 /**
@@ -71,11 +72,12 @@ export class UploadSessionService {
       throw referenceMissing('conversation_id', `No such conversation: ${request.conversation_id}`);
     }
     const now = this.clock();
+    const id = newId('upl');
     const attachmentId = newId('att');
-    const key = fileKey(userId, attachmentId);
+    const key = fileKey(userId, attachmentId, id);
     const uploadId = await this.files.startMultipart(key, request.file_type);
     const record: SessionRecord = {
-      id: newId('upl'),
+      id,
       status: 'pending',
       filename: request.filename,
       file_size: request.file_size,
@@ -127,13 +129,18 @@ export class UploadSessionService {
    */
   async complete(userId: string, groups: Groups, id: string, parts: readonly CompletedPart[], sniffer: Sniffer, requestId: string): Promise<Attachment> {
     const record = await this.load(userId, id);
+    const reader = { userId, groups };
     // A repeat answers the user's own attachment, group or not (it is theirs to get).
-    if (record.status === 'completed') return this.neighbours.getAttachment(userId, record.attachment_id);
+    if (record.status === 'completed') return this.neighbours.getAttachment(reader, record.attachment_id);
     const now = this.clock();
     assertOpen(record, now);
     // Before S3 assembles anything: a refusal leaves the session pending, to complete again as a member or to expire.
-    // A conversation gone meanwhile is not refused here: the completing transaction finds it (below).
-    if (record.conversation_id !== null) await this.neighbours.memberConversation(userId, groups, record.conversation_id);
+    const side = record.conversation_id === null ? undefined : await this.neighbours.memberConversation(userId, groups, record.conversation_id);
+    // Gone meanwhile: the file can go nowhere. (Gone later still, the completing transaction finds it, below.)
+    if (record.conversation_id !== null && !side) {
+      await this.files.abortMultipart(keyOf(userId, record), record.upload_id);
+      return this.refuse(userId, record, conversationGone(record.conversation_id));
+    }
     if (parts.some((part) => part.part_number > record.part_count)) throw partNumberOutOfRange('parts', record.part_count);
     const key = keyOf(userId, record);
 
@@ -141,29 +148,31 @@ export class UploadSessionService {
     if (typeof assembly === 'object') throw partsRefused(assembly.message);
     const size = await this.files.sizeOf(key);
     // Gone even right after S3 assembled it: an abort, or the cleanup of a session removed meanwhile, took it away.
-    if (size === undefined) return this.afterVanishedUpload(userId, id);
+    if (size === undefined) return this.afterVanishedUpload(reader, id);
     if (size !== record.file_size) return this.refuse(userId, record, sizeMismatch(record.file_size, size));
 
     const firstBytes = await this.files.firstBytes(key, sniffer.bytesNeeded);
     // Gone between the size and the bytes: the same race, one step later.
-    if (firstBytes === undefined) return this.afterVanishedUpload(userId, id);
+    if (firstBytes === undefined) return this.afterVanishedUpload(reader, id);
     const sniffed = await sniffer.sniff(firstBytes);
     const attachment: AttachmentRecord = {
       id: record.attachment_id,
       message_id: record.message_id,
-      conversation_id: record.conversation_id,
       filename: record.filename,
       // The bytes win over the declared type when they prove a format (docs/decisions.md, "Upload sessions").
       file_type: sniffed ?? record.file_type,
       file_size: size,
       created_at: now,
+      uploaded_by: userId,
+      placement: side ? { conversation_id: side.id, counterpart: counterpartOf(side) } : null,
+      file_key: key,
     };
-    const outcome = await this.sessions.complete(userId, id, attachment, now, requestId);
-    if (outcome === 'completed') return this.neighbours.relink(userId, attachment);
+    const outcome = await this.sessions.complete(userId, id, attachment, requestId);
+    if (outcome === 'completed') return this.neighbours.relink(attachment);
     if (outcome === 'conversation_missing') return this.refuse(userId, record, conversationGone(record.conversation_id ?? ''));
     // Someone else closed the session meanwhile: a concurrent complete (answer its attachment) or an abort.
     const current = await this.sessions.get(userId, id);
-    if (current?.status === 'completed') return this.neighbours.getAttachment(userId, current.attachment_id);
+    if (current?.status === 'completed') return this.neighbours.getAttachment(reader, current.attachment_id);
     await this.discardFile(key, id);
     if (current?.status === 'failed' && current.failure) throw sessionFailed(current.failure);
     throw resourceMissing('upload_session', id);
@@ -175,10 +184,10 @@ export class UploadSessionService {
    * the removal of the session record (and its cleanup) took them, or S3's
    * lifecycle rule aborted an expired upload.
    */
-  private async afterVanishedUpload(userId: string, id: string): Promise<Attachment> {
+  private async afterVanishedUpload(reader: Reader, id: string): Promise<Attachment> {
     for (let waited = 0; ; waited += BUSY_POLL_MS) {
-      const current = await this.load(userId, id);
-      if (current.status === 'completed') return this.neighbours.getAttachment(userId, current.attachment_id);
+      const current = await this.load(reader.userId, id);
+      if (current.status === 'completed') return this.neighbours.getAttachment(reader, current.attachment_id);
       assertOpen(current, this.clock());
       // A 5xx, so that an Idempotency-Key is freed for the retry rather than replaying this answer.
       if (waited >= BUSY_WAIT_MS) throw serviceUnavailable();
@@ -233,7 +242,8 @@ export function sessionView(record: SessionRecord, now: number): UploadSession {
   return { id, status, filename, file_size, file_type, part_size, part_count, expires_at, conversation_id, message_id, created_at };
 }
 
-const keyOf = (userId: string, record: SessionRecord) => fileKey(userId, record.attachment_id);
+/** The session's object: under its attachment's id, the session being the run that writes it. */
+const keyOf = (userId: string, record: SessionRecord) => fileKey(userId, record.attachment_id, record.id);
 
 function notFound(id: string): never {
   throw resourceMissing('upload_session', id);

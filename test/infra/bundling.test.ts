@@ -3,9 +3,9 @@ import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleSettings, esbuildOptions } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../../infra/routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, routes } from '../../infra/routes.js';
 
-const ENTRIES = [...routes.map((route) => route.entry), AUTHORIZER_ENTRY, CLEANUP_ENTRY];
+const ENTRIES = [...routes.map((route) => route.entry), AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY];
 
 /** One build of every entry: its metafile's inputs are the union of what each function bundles, its outputs each function's own. */
 async function buildAll(): Promise<Metafile> {
@@ -69,5 +69,9 @@ describe('function bundles', () => {
     expect(getAttachment).not.toContain('shared/s3/bucket.ts');
     expect(ownModulesOf(metafile, 'functions/attachments/upload.ts')).toContain('shared/s3/bucket.ts');
     expect(ownModulesOf(metafile, 'functions/authorizer.ts')).not.toContain('shared/app.ts');
+    // The fan-out writes conversations only: no S3 module in its bundle.
+    const fanOut = ownModulesOf(metafile, FAN_OUT_ENTRY);
+    expect(fanOut).toContain('shared/conversations/fan-out.ts');
+    for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/attachments/s3-file-store.ts']) expect(fanOut, absent).not.toContain(absent);
   });
 });

@@ -17,9 +17,9 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it('has one function per route plus the authorizer and the cleanup, all Node.js 24 on arm64 with tracing and their own log group', () => {
+  it('has one function per route plus the authorizer, the cleanup and the fan-out, all Node.js 24 on arm64 with tracing and their own log group', () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 2);
+    expect(functions).toHaveLength(routes.length + 3);
     for (const { Properties } of functions) {
       expect(Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -34,11 +34,11 @@ describe('functions', () => {
     expect(logGroups.every(({ Properties }) => Properties.RetentionInDays > 0)).toBe(true);
   });
 
-  it('gives the route handlers and the cleanup their tables, bucket and limits, and endpoints sam local can override', () => {
+  it('gives the route handlers and the stream consumers their tables, bucket and limits, and endpoints sam local can override', () => {
     const handlers = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
       ({ Properties }) => Properties.Environment.Variables.CONVERSATIONS_TABLE,
     );
-    expect(handlers).toHaveLength(routes.length + 1);
+    expect(handlers).toHaveLength(routes.length + 2);
     for (const { Properties } of handlers) {
       expect(Properties.Environment.Variables).toMatchObject({
         CONVERSATIONS_TABLE: { Ref: expect.stringMatching(/^DataConversations/) },
@@ -317,24 +317,34 @@ describe('the REST API', () => {
   });
 });
 
-describe('cleanup from the tables\' streams', () => {
-  const tableIdOf = (name: string) => Object.keys(resourcesOf(template(), 'AWS::DynamoDB::Table')).find((id) => id.startsWith(`Data${name}`))!;
+const tableIdOf = (name: string) => Object.keys(resourcesOf(template(), 'AWS::DynamoDB::Table')).find((id) => id.startsWith(`Data${name}`))!;
+const queueIdOf = (name: string) => Object.keys(resourcesOf(template(), 'AWS::SQS::Queue')).find((id) => id.startsWith(`Functions${name}DeadLetters`))!;
+const mappingsOf = (functionName: string) =>
+  Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping')).filter(({ Properties }) => Properties.FunctionName.Ref.startsWith(`Functions${functionName}`));
+/** The alarm on a dead-letter queue's first visible message. */
+const alarmOn = (queueId: string) =>
+  Object.values(resourcesOf(template(), 'AWS::CloudWatch::Alarm')).filter(
+    ({ Properties }) => Properties.Namespace === 'AWS/SQS' && ref(Properties.Dimensions) === ref([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]),
+  );
 
-  it('streams the keys of removed conversations and attachments, the whole removed upload session, and nothing of Idempotency-Keys', () => {
+describe('cleanup from the tables\' streams', () => {
+
+  it('streams the keys of removed conversations, whole attachment records added and removed, the whole removed upload session, and nothing of Idempotency-Keys', () => {
     const streamOf = (name: string) => resourcesOf(template(), 'AWS::DynamoDB::Table')[tableIdOf(name)]!.Properties.StreamSpecification;
     expect(streamOf('Conversations')).toEqual({ StreamViewType: 'KEYS_ONLY' });
-    expect(streamOf('Attachments')).toEqual({ StreamViewType: 'KEYS_ONLY' });
+    // The cleanup reads a removed record's file key, the fan-out a new record's thread.
+    expect(streamOf('Attachments')).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
     // The upload id and the attachment id are attributes of the session, not its key.
     expect(streamOf('UploadSessions')).toEqual({ StreamViewType: 'OLD_IMAGE' });
     expect(streamOf('Idempotency')).toBeUndefined();
   });
 
   it('feeds the three streams to the cleanup function: removals only, retried, bisected, then to one dead-letter queue', () => {
-    const mappings = Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping'));
+    const mappings = mappingsOf('Cleanup');
     expect(mappings.map(({ Properties }) => Properties.EventSourceArn['Fn::GetAtt']).sort()).toEqual(
       ['Conversations', 'Attachments', 'UploadSessions'].map((name) => [tableIdOf(name), 'StreamArn']).sort(),
     );
-    const [queueId] = Object.keys(resourcesOf(template(), 'AWS::SQS::Queue'));
+    const queueId = queueIdOf('Cleanup');
     for (const { Properties } of mappings) {
       expect(Properties).toMatchObject({
         FunctionName: { Ref: expect.stringMatching(/^FunctionsCleanup/) },
@@ -348,8 +358,9 @@ describe('cleanup from the tables\' streams', () => {
   });
 
   it('alarms on the first batch in the dead-letter queue', () => {
-    const [alarm] = Object.values(resourcesOf(template(), 'AWS::CloudWatch::Alarm')).filter(({ Properties }) => Properties.Namespace === 'AWS/SQS');
-    expect(alarm!.Properties).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    const alarms = alarmOn(queueIdOf('Cleanup'));
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]!.Properties).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
   });
 
   it('lets the cleanup read, query and batch-delete attachment records, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
@@ -372,6 +383,62 @@ describe('cleanup from the tables\' streams', () => {
     expect(resourcesOfAction('s3:AbortMultipartUpload').map(ref)).toEqual([expect.stringContaining(`/${FILES_PREFIX}*`)]);
     const streamResources = statements.filter((s) => s.Action.includes('dynamodb:GetRecords')).flatMap((s) => [s.Resource].flat());
     expect(streamResources).toContainEqual({ 'Fn::GetAtt': [tableIdOf('UploadSessions'), 'StreamArn'] });
+  });
+});
+
+describe('fan-out from the attachments stream', () => {
+  it('feeds the attachments stream alone to the fan-out function: new records only, with the cleanup mapping\'s settings, then to a dead-letter queue of its own', () => {
+    const mappings = mappingsOf('FanOut');
+    expect(mappings).toHaveLength(1);
+    const { Properties } = mappings[0]!;
+    expect(Properties.EventSourceArn).toEqual({ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] });
+    expect(Properties.FilterCriteria).toEqual({ Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT'] }) }] });
+    expect(Properties.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] } } });
+    expect(queueIdOf('FanOut')).not.toBe(queueIdOf('Cleanup'));
+    expect(Properties).toMatchObject({ StartingPosition: 'TRIM_HORIZON', BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10 });
+    // Every other setting (batch size, record age, ...) as the cleanup's: one place decides how a stream is consumed.
+    const settings = ({ FunctionName, EventSourceArn, FilterCriteria, DestinationConfig, ...rest }: Record<string, unknown>) => rest;
+    const [cleanupMapping] = mappingsOf('Cleanup').filter((mapping) => ref(mapping.Properties.EventSourceArn).includes(tableIdOf('Attachments')));
+    expect(settings(Properties)).toEqual(settings(cleanupMapping!.Properties));
+  });
+
+  it('keeps its dead letters 14 days, encrypted and TLS-only, and alarms on the first', () => {
+    const queue = resourcesOf(template(), 'AWS::SQS::Queue')[queueIdOf('FanOut')]!;
+    expect(queue.Properties).toMatchObject({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
+    const alarms = alarmOn(queueIdOf('FanOut'));
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]!.Properties).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('lets the fan-out read, update and put conversations, query their by_thread index, read the attachments stream and send to its queue, nothing else', () => {
+    const statements = statementsOf(roleOf('FanOut')).filter((s) => !isLoggingOrTracing(s));
+    const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
+    const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
+    const resourcesOfAction = (action: string) => statements.filter((s) => s.Action.includes(action)).flatMap((s) => [s.Resource].flat());
+    expect([...new Set(statements.flatMap((s) => s.Action))].sort()).toEqual([
+      ...streamReads,
+      'dynamodb:GetItem',
+      'dynamodb:ListStreams',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:SendMessage',
+    ].sort());
+    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([conversations]);
+    expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [conversations, '/index/by_thread']] }]);
+    for (const action of streamReads) expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);
+    expect(resourcesOfAction('dynamodb:ListStreams')).toEqual(['*']);
+    for (const action of ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) {
+      expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] }]);
+    }
   });
 });
 

@@ -1,3 +1,4 @@
+import { fileKey } from '../../shared/files/keys.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,15 +49,17 @@ describe('when S3 is unreachable', () => {
       new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
     );
     const id = newId('att');
-    await new DynamoAttachmentStore(client, t.api.config.attachmentsTable, t.api.config.conversationsTable).add('unlucky', {
+    await new DynamoAttachmentStore(client, t.api.config.attachmentsTable, t.api.config.conversationsTable).add({
       id,
       message_id: null,
-      conversation_id: null,
       filename: 'earlier.txt',
       file_type: 'text/plain',
       file_size: 7,
       created_at: 1_700_000_000,
-    }, 1_700_000_000);
+      uploaded_by: 'unlucky',
+      placement: null,
+      file_key: fileKey('unlucky', id, 'earlier-run'),
+    });
     client.destroy();
     expect((await t.call('unlucky', 'GET', `/v1/attachments/${id}`)).status).toBe(200);
 

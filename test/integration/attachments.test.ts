@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileKey } from '../../shared/files/keys.js';
+import { userFilesPrefix } from '../../shared/files/keys.js';
 import { eventually } from '../support/eventually.js';
 import { startTestApi, type CallInit, type TestApi } from '../support/api.js';
-import { conversationOf, download, sha256, storedFileKeys, upload } from '../support/attachments.js';
+import { conversationOf, download, sha256, storedFileKeys, upload, fileKeyOf } from '../support/attachments.js';
 
 let t: TestApi;
 
@@ -31,6 +31,7 @@ describe('upload', () => {
       'file_url_expires_at',
       'file_type',
       'file_size',
+      'uploaded_by',
       'created_at',
     ]);
     expect(response.body).toMatchObject({
@@ -55,9 +56,10 @@ describe('upload', () => {
     const response = await upload(t, 'keys-user', { bytes: 'x', filename: 'secret-name.txt' });
     expect(response.status).toBe(201);
     const keys = await storedFileKeys(t.api.s3Endpoint);
-    expect(keys).toContain(fileKey('keys-user', response.body.id));
+    expect(keys).toContain(fileKeyOf(response.body));
+    expect(fileKeyOf(response.body).startsWith(`${userFilesPrefix('keys-user')}${response.body.id}/`)).toBe(true);
     expect(keys.some((key) => key.includes('secret-name'))).toBe(false);
-    expect(new URL(response.body.file_url).pathname).toBe(`/attachments/${fileKey('keys-user', response.body.id)}`);
+    expect(new URL(response.body.file_url).pathname).toBe(`/attachments/${fileKeyOf(response.body)}`);
   });
 
   it('downloads a non-ASCII name with an ASCII filename and the exact UTF-8 filename*', async () => {
@@ -99,7 +101,7 @@ describe('upload', () => {
     }
     expect((await t.call(user, 'GET', '/v1/attachments')).body.data).toEqual([]);
     expect((await t.call('mallory', 'GET', `/v1/conversations/${theirs}`)).body.last_active_at).toBeNull();
-    expect((await storedFileKeys(t.api.s3Endpoint)).some((key) => key.startsWith(fileKey(user, '')))).toBe(false);
+    expect((await storedFileKeys(t.api.s3Endpoint)).some((key) => key.startsWith(userFilesPrefix(user)))).toBe(false);
   });
 });
 
@@ -179,8 +181,8 @@ describe('get, rename and delete', () => {
     expect(response.body).toEqual({ id, deleted: true });
     expect((await t.call('deleter', 'GET', `/v1/attachments/${id}`)).status).toBe(404);
     // The file follows from the table's stream.
-    const keys = await eventually(() => storedFileKeys(t.api.s3Endpoint), (stored) => !stored.includes(fileKey('deleter', id)));
-    expect(keys).not.toContain(fileKey('deleter', id));
+    const keys = await eventually(() => storedFileKeys(t.api.s3Endpoint), (stored) => !stored.includes(fileKeyOf(uploaded.body)));
+    expect(keys).not.toContain(fileKeyOf(uploaded.body));
     // As S3 answers a link signed by a role that may not list the bucket (the upload's): 403, not 404.
     expect((await download(uploaded.body.file_url)).status).toBe(403);
     const again = await t.call('deleter', 'DELETE', `/v1/attachments/${id}`);

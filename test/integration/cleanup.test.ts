@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileKey } from '../../shared/files/keys.js';
+import { userFilesPrefix } from '../../shared/files/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { storedFileKeys, upload } from '../support/attachments.js';
+import { storedFileKeys, upload, fileKeyOf } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const filesOf = async (userId: string) => (await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.startsWith(fileKey(userId, '')));
+const filesOf = async (userId: string) => (await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.startsWith(userFilesPrefix(userId)));
 
 describe('deleting a conversation', () => {
   it('answers 200 at once, and its attachments and their files are gone within seconds after', async () => {
@@ -37,7 +37,7 @@ describe('deleting a conversation', () => {
     );
     expect(listed.body.data).toEqual([]);
     const files = await eventually(() => filesOf(user), (keys) => keys.length === 1);
-    expect(files).toEqual([fileKey(user, kept.body.id)]);
+    expect(files).toEqual([fileKeyOf(kept.body)]);
     expect((await t.call(user, 'GET', `/v1/attachments/${kept.body.id}`)).status).toBe(200);
   });
 
@@ -82,7 +82,7 @@ describe('deleting an attachment', () => {
   it('answers 200, a second delete 404, and its file is gone within seconds after', async () => {
     const user = 'single';
     const attachment = (await upload(t, user, { bytes: 'short-lived', filename: 's.txt' })).body;
-    expect(await filesOf(user)).toEqual([fileKey(user, attachment.id)]);
+    expect(await filesOf(user)).toEqual([fileKeyOf(attachment)]);
     expect((await t.call(user, 'DELETE', `/v1/attachments/${attachment.id}`)).status).toBe(200);
     expect((await t.call(user, 'DELETE', `/v1/attachments/${attachment.id}`)).status).toBe(404);
     expect(await eventually(() => filesOf(user), (keys) => keys.length === 0)).toEqual([]);

@@ -36,18 +36,20 @@ beforeAll(async () => {
     };
     if (i % 2 === 0) {
       expect((await upload(t, USER, { bytes: 'x' }, { conversation_id: id })).status).toBe(201);
+      // The uploader's own upload leaves their side read.
       conversation.active = now;
+      conversation.opened = now;
     }
-    // Some opened before the upload's time (still unread), some at it (read), some never.
-    const opened = i % 3 === 1 ? now - 1 : i % 3 === 2 ? now : null;
+    // Some marked unread, some opened at the upload's time, some left as they are.
+    const opened = i % 3 === 1 ? null : i % 3 === 2 ? now : undefined;
     const changes = {
       is_pinned: conversation.pinned,
       ...(conversation.archived ? { archived_at: START } : {}),
       ...(conversation.mute === 'forever' ? { is_muted: true } : conversation.mute !== null ? { muted_until: conversation.mute } : {}),
-      ...(opened === null ? {} : { last_opened_at: opened }),
+      ...(opened === undefined ? {} : { last_opened_at: opened }),
     };
     expect((await t.call(USER, 'PUT', `/v1/conversations/${id}`, { json: changes })).status).toBe(200);
-    conversation.opened = opened;
+    if (opened !== undefined) conversation.opened = opened;
     made.push(conversation);
   }
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
-import { fileKey } from '../../shared/files/keys.js';
+import { userFilesPrefix } from '../../shared/files/keys.js';
 import { ANSWER_SHARE, FALLBACK_SHARE } from '../../shared/deadline.js';
 import { download, upload } from '../support/attachments.js';
 import { settledAudit } from '../support/audit.js';
@@ -42,14 +42,14 @@ async function expectNothingLeft(f: FaultyApi, user: string) {
   const { violations, views } = await settledAudit(f, [user]);
   expect(violations).toEqual([]);
   expect(views.get(user)!.attachments).toEqual([]);
-  expect(await f.storedKeys(fileKey(user, ''))).toEqual([]);
+  expect(await f.storedKeys(userFilesPrefix(user))).toEqual([]);
 }
 
 describe('a backend that stalls past the function timeout', () => {
   it('an upload whose S3 PUT is stored but never acknowledged answers 503 in time, and its file is removed', async () => {
     const f = faultyApi();
     const user = 'timeout-s3-put';
-    const stalled = f.s3.inject({ match: s3Call('PUT', `/${fileKey(user, '')}`), times: 10, fault: { kind: 'stall', ms: STALL_MS } });
+    const stalled = f.s3.inject({ match: s3Call('PUT', `/${userFilesPrefix(user)}`), times: 10, fault: { kind: 'stall', ms: STALL_MS } });
 
     const response = await upload(f.t, user, { bytes: 'stored, never acknowledged', filename: 'slow.txt' });
     expectServiceUnavailable(response);

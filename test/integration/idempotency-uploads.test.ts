@@ -32,6 +32,17 @@ describe('Idempotency-Key on POST /v1/attachments', () => {
     expect((await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.includes(first.body.id))).toHaveLength(1);
   });
 
+  it('answers a replay of an attachment deleted since with 404 resource_missing naming it, and creates nothing again', async () => {
+    const first = await uploadWithKey('regretful', 'up-1', { bytes: 'gone soon', filename: 'g.txt' });
+    expect(first.status).toBe(201);
+    expect((await t.call('regretful', 'DELETE', `/v1/attachments/${first.body.id}`)).status).toBe(200);
+    const again = await uploadWithKey('regretful', 'up-1', { bytes: 'gone soon', filename: 'g.txt' });
+    expect(again.status).toBe(404);
+    expect(again.body.error).toMatchObject({ type: 'invalid_request_error', code: 'resource_missing' });
+    expect(again.body.error.message).toContain(first.body.id);
+    expect(await listed('regretful')).toEqual([]);
+  });
+
   it('stores no file_url in the idempotency record', async () => {
     await uploadWithKey('link-keeper', 'up-1', { bytes: 'x', filename: 'x.txt' });
     const db = DynamoDBDocumentClient.from(
@@ -76,6 +87,6 @@ describe('Idempotency-Key on POST /v1/attachments', () => {
     expect(new Set(responses.map((response) => response.body.id)).size).toBe(1);
     expect(await listed('racer')).toHaveLength(1);
     const id = responses[0]!.body.id;
-    expect((await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.endsWith(id))).toHaveLength(1);
+    expect((await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.includes(`/${id}/`))).toHaveLength(1);
   });
 });

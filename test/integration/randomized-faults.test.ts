@@ -3,25 +3,44 @@ import { logger } from '../../shared/observability.js';
 import { settledAudit, summary } from '../support/audit.js';
 import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
 import { auditLedger, statusesOf, tally } from '../support/randomized/ledger-audit.js';
-import { originOf, runWorkload } from '../support/randomized/workload.js';
+import { auditSharing, uploadsOfDeletedSides, watchSharing, type SharingWatch } from '../support/randomized/sharing-audit.js';
+import { castOf, originOf, runWorkload } from '../support/randomized/workload.js';
 
 /**
  * The seeded randomized run of issue 9: hundreds of concurrent operations
  * from several users while the proxies reset, lose, stall and delay DynamoDB
  * and S3 calls and S3 goes down for 2 s; then, faults over and cleanup
- * settled, an audit through the API and an S3 listing only.
+ * settled, an audit through the API and an S3 listing only. The users share
+ * threads (issue 19): direct ones with each other and with passive users,
+ * and groups of which each user is in some and outside one; while the run
+ * goes on, every side's last_active_at is read again and again (it must never
+ * move back) and outsiders ask for attachments (never a 200); afterwards the
+ * fan-out must have reached every side, and who sees what is asked of everyone.
  * FAULT_SEEDS (comma-separated) picks other seeds; the defaults are fixed, so
  * a failure replays (the proxies' choices repeat exactly; the interleaving of
  * concurrent requests does not).
  */
 const SEEDS = (process.env.FAULT_SEEDS ?? '20261122,4242').split(',').map(Number);
 const OPERATIONS = 600;
-const MIN_FAULTS = 300;
+/**
+ * Hundreds of faults, counted where they do not depend on the machine's
+ * speed: the rate-drawn ones (the S3 outage's count depends on how many
+ * requests fall into its 2 s). The proxies draw each fault from their seeded
+ * sequence, so the count follows from how many requests the run made, which
+ * grows with retries and readers: the floor is a share of what the rates give
+ * for those requests, and never under MIN_FAULTS.
+ */
+const MIN_FAULTS = 250;
+const MIN_SHARE_OF_RATES = 0.75;
+const DYNAMODB_RATES = { reset_before: 0.05, reset_after: 0.06, stall: 0.006, delay: 0.04 };
+const S3_RATES = { reset_before: 0.06, reset_after: 0.07, stall: 0.03, delay: 0.05 };
+/** Each user in two of the three groups and outside the third; p0 a member of group-0 that never calls, so never holds its side. */
+const CAST = { users: 4, passive: 2, groups: { 'group-0': ['u0', 'u1', 'u3', 'p0'], 'group-1': ['u0', 'u2', 'u3'], 'group-2': ['u1', 'u2'] } };
 
 // The handlers run in this process: hundreds of expected 503s in their log would bury the figures.
 beforeAll(() => logger.setLogLevel('SILENT'));
 
-it.each(SEEDS)(`seed %i: ${OPERATIONS} concurrent operations under ${MIN_FAULTS}+ injected faults and an S3 outage leave no broken invariant`, async (seed) => {
+it.each(SEEDS)(`seed %i: ${OPERATIONS} concurrent operations of users who share threads, under ${MIN_FAULTS}+ injected faults and an S3 outage, leave no broken invariant`, async (seed) => {
   // A faulty API (and bucket) per seed: the audit can check every object in the bucket.
   const f = await startFaultyApi();
   try {
@@ -34,16 +53,15 @@ it.each(SEEDS)(`seed %i: ${OPERATIONS} concurrent operations under ${MIN_FAULTS}
 async function runAndAudit(f: FaultyApi, seed: number) {
   const started = Date.now();
   // Stalls outlast the clients' request timeouts (DynamoDB 3 s, S3 10 s).
-  f.dynamodb.randomize({ seed, rates: { reset_before: 0.05, reset_after: 0.06, stall: 0.006, delay: 0.04 }, stallMs: 5_500, delayMs: [100, 3_500] });
+  f.dynamodb.randomize({ seed, rates: DYNAMODB_RATES, stallMs: 5_500, delayMs: [100, 3_500] });
   // S3 sees a few hundred requests: its stall rate is high enough that every seed stalls some (the check below).
-  f.s3.randomize({ seed: seed + 1, rates: { reset_before: 0.06, reset_after: 0.07, stall: 0.03, delay: 0.05 }, stallMs: 10_500, delayMs: [100, 3_000] });
+  f.s3.randomize({ seed: seed + 1, rates: S3_RATES, stallMs: 10_500, delayMs: [100, 3_000] });
+  let watch: SharingWatch | undefined;
   const ledger = await runWorkload(f.t, {
     seed,
     operations: OPERATIONS,
-    users: 4,
+    cast: castOf(seed, CAST),
     concurrency: 24,
-    contactsPerUser: 5,
-    groupsPerUser: 3,
     attempts: 5,
     retryDelayMs: 300,
     milestones: [
@@ -55,23 +73,30 @@ async function runAndAudit(f: FaultyApi, seed: number) {
         },
       },
     ],
+    onLedger: (filling) => (watch = watchSharing(f.t, filling, seed + 2)),
   });
+  const watched = await watch!.stop();
   const workloadMs = Date.now() - started;
   const proxies = { dynamodb: f.dynamodb.stats(), s3: f.s3.stats() };
   f.dynamodb.calm();
   f.s3.calm();
 
   const uploads = new Map(ledger.uploads.map((upload) => [`${upload.userId}/${upload.op}`, upload]));
-  const { violations } = await settledAudit(f, ledger.users, {
+  const { violations, views } = await settledAudit(f, [...ledger.users, ...ledger.cast.passive], {
     wholeBucket: true,
     timeoutMs: 20_000,
     expectedBytes: (userId, attachment) => uploads.get(`${userId}/${originOf(attachment.filename)}`)?.bytes,
     origin: (_userId, attachment) => String(originOf(attachment.filename)),
-    also: (views) => auditLedger(ledger, views),
+    also: (views) => [...auditLedger(ledger, views), ...uploadsOfDeletedSides(ledger, views)],
   });
+  violations.push(...watched.violations, ...(await auditSharing(f.t, ledger, views, watched)));
 
   const faults = { dynamodb: proxies.dynamodb.faults, s3: proxies.s3.faults };
   const totalFaults = Object.values(faults).reduce((sum, kinds) => sum + Object.values(kinds).reduce((a, b) => a + b, 0), 0);
+  const drawn = (kinds: typeof faults.s3) => kinds.reset_before + kinds.reset_after + kinds.stall + kinds.delay;
+  const sum = (rates: Record<string, number>) => Object.values(rates).reduce((a, b) => a + b, 0);
+  const drawnFaults = drawn(faults.dynamodb) + drawn(faults.s3);
+  const ratesGive = sum(DYNAMODB_RATES) * proxies.dynamodb.requests + sum(S3_RATES) * proxies.s3.requests;
   const operations = Object.values(ledger.operations).reduce((a, b) => a + b, 0);
   const figures = {
     seed,
@@ -79,7 +104,8 @@ async function runAndAudit(f: FaultyApi, seed: number) {
     workloadSeconds: workloadMs / 1000,
     totalSeconds: (Date.now() - started) / 1000,
     backendRequests: { dynamodb: proxies.dynamodb.requests, s3: proxies.s3.requests },
-    faults: { ...faults, total: totalFaults },
+    faults: { ...faults, total: totalFaults, drawn: drawnFaults, ratesGive: Math.round(ratesGive) },
+    sharing: { sideReads: watched.sideReads, outsiderReads: watched.outsiderReads },
     statuses: tally(statusesOf(ledger)),
     violations: tally(violations.map((violation) => violation.kind)),
   };
@@ -87,7 +113,9 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   process.stdout.write(`randomized fault run ${JSON.stringify(figures)}${violations.length ? `\nfirst violations:\n${summary(violations).slice(0, 25).join('\n')}` : ''}\n`);
 
   expect(operations).toBeGreaterThanOrEqual(500);
-  expect(totalFaults).toBeGreaterThanOrEqual(MIN_FAULTS);
+  expect(drawnFaults).toBeGreaterThanOrEqual(Math.max(MIN_FAULTS, MIN_SHARE_OF_RATES * ratesGive));
+  expect(watched.sideReads, 'side reads during the run').toBeGreaterThan(20);
+  expect(watched.outsiderReads, 'outsider reads during the run').toBeGreaterThan(20);
   for (const proxy of ['dynamodb', 's3'] as const) {
     for (const kind of ['reset_before', 'reset_after', 'stall', 'delay'] as const) expect(faults[proxy][kind], `${proxy} ${kind}`).toBeGreaterThan(0);
   }

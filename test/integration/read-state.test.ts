@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { upload } from '../support/attachments.js';
 import { clockedApi } from '../support/conversations.js';
+import { eventually } from '../support/eventually.js';
 
 // Time is the test's: uploads stamp last_active_at with it, and an open may be at most 60 s ahead of it.
 const { clock, t, create: conversation, put, get, ids } = clockedApi(1_800_000_000);
@@ -86,27 +87,38 @@ describe('last_opened_at', () => {
 });
 
 describe('unread', () => {
-  it('a new conversation is read; an upload into it makes it unread; opening it after the upload makes it read', async () => {
-    const user = 'reader';
-    const id = await conversation(user);
+  it('a new conversation is read; the uploader’s own upload leaves it read; the contact’s side turns unread until opened', async () => {
+    const [user, contact] = ['reader', 'reader-contact'];
+    const created = await t().call(user, 'POST', '/v1/conversations', { form: { contact_id: contact } });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
     expect(await unreadIds(user, false)).toContain(id);
     clock.now += 10;
     await uploadInto(user, id);
-    expect((await get(user, id)).last_active_at).toBe(clock.now);
-    expect(await unreadIds(user, true)).toEqual([id]);
-    expect(await unreadIds(user, false)).not.toContain(id);
-
-    // Opened before the upload (a device that was behind): still unread.
-    await put(user, id, { last_opened_at: clock.now - 1 });
-    expect(await unreadIds(user, true)).toEqual([id]);
-    // Opened at the upload's second: read.
-    await put(user, id, { last_opened_at: clock.now });
+    expect(await get(user, id)).toMatchObject({ last_active_at: clock.now, last_opened_at: clock.now });
     expect(await unreadIds(user, true)).toEqual([]);
-    expect(await unreadIds(user, false)).toContain(id);
+
+    // The contact's side: created by the fan-out, unread.
+    const [side] = await eventually(() => unreadIds(contact, true), (unread) => unread.length === 1);
+    expect((await get(contact, side!)).last_active_at).toBe(clock.now);
+    // Opened before the upload (a device that was behind): still unread.
+    await put(contact, side!, { last_opened_at: clock.now - 1 });
+    expect(await unreadIds(contact, true)).toEqual([side]);
+    // Opened at the upload's second: read.
+    await put(contact, side!, { last_opened_at: clock.now });
+    expect(await unreadIds(contact, true)).toEqual([]);
+    expect(await unreadIds(contact, false)).toContain(side);
     // New activity after the open: unread again.
     clock.now += 1;
     await uploadInto(user, id);
-    expect(await unreadIds(user, true)).toEqual([id]);
+    await eventually(() => unreadIds(contact, true), (unread) => unread.length === 1);
+  });
+
+  it('marking the uploader’s own side unread after an upload makes it unread', async () => {
+    const id = await conversation('marker');
+    await uploadInto('marker', id);
+    await put('marker', id, { last_opened_at: null });
+    expect(await unreadIds('marker', true)).toEqual([id]);
   });
 
   it('uploads racing opens and mark-unreads leave the flag consistent with both timestamps', async () => {

@@ -13,10 +13,10 @@ import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { checks } from '../../infra/smoke/checks/index.js';
 import { runSmoke, type SmokeReport } from '../../infra/smoke/run.js';
 import { settingsFrom, UsageError } from '../../infra/smoke/options.js';
-import { runMarker, throwawayUsers } from '../../infra/smoke/users.js';
+import { givenUser, runMarker, throwawayUsers } from '../../infra/smoke/users.js';
 import { signToken } from '../../shared/auth/tokens.js';
 import { readConfig } from '../../shared/config.js';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { sharedDynamodb, startTestApi, type TestApi } from '../support/api.js';
 import { storedFileKeys } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 import { cutEvery, isS3ObjectDelete } from '../support/fault-proxy.js';
@@ -28,6 +28,7 @@ const ORIGIN = 'https://app.example';
 const CLEANUP_ROW = 'delete all, wait for the cleanup to empty it';
 const UPLOAD_ROW = 'upload 1 MiB, download via file_url';
 const SESSION_ROW = checks.find((check) => check.name.startsWith('upload session'))!.name;
+const SHARING_ROW = 'share a file with the second user';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:AuthSecret-AbCdEf';
 
@@ -129,6 +130,34 @@ describe('the smoke against a working local server', () => {
     expect(report.results.map((result) => result.name)).toEqual([...checks.map((check) => check.name), CLEANUP_ROW]);
     expect(report.passed).toBe(true);
     await expectNothingLeft(t, () => storedFileKeys(t.api.s3Endpoint), [users.user.label, users.other.label]);
+  }, 120_000);
+
+  it('shares a file between users given by their tokens, using and keeping the side the second already held, removing what the run made', async () => {
+    const [alice, bob] = [`alice-${randomUUID()}`, `bob-${randomUUID()}`];
+    const held = await t.call(bob, 'POST', '/v1/conversations', { form: { contact_id: alice } });
+    expect(held.status).toBe(201);
+    const report = await runSmoke({
+      base: t.url,
+      marker: runMarker(),
+      user: givenUser(await t.token(alice)),
+      other: givenUser(await t.token(bob)),
+      checks: checks.filter((check) => check.name === SHARING_ROW),
+    });
+
+    expect(report.results.filter((result) => result.outcome !== 'ok')).toEqual([]);
+    expect(report.results.find((result) => result.name === SHARING_ROW)!.detail).toContain(`${bob}'s side ${held.body.id}`);
+    // Bob's own conversation stays (now unread: the run's upload reached it); alice's side, which the run made, is gone.
+    const kept = await t.call(bob, 'GET', `/v1/conversations/${held.body.id}`);
+    expect(kept.status).toBe(200);
+    expect(kept.body.last_active_at).toEqual(expect.any(Number));
+    for (const [userId, list] of [[alice, '/v1/conversations'], [alice, '/v1/attachments'], [bob, '/v1/attachments']] as const) {
+      const answer = await t.call(userId, 'GET', list);
+      expect(answer.status).toBe(200);
+      expect(answer.body.data).toEqual([]);
+    }
+    expect((await t.call(bob, 'GET', '/v1/conversations')).body.data.map((conversation: { id: string }) => conversation.id)).toEqual([held.body.id]);
+    // Bob's own, deleted by bob: the other tests find this server's tables empty.
+    expect((await t.call(bob, 'DELETE', `/v1/conversations/${held.body.id}`)).status).toBe(200);
   }, 120_000);
 
   it('passes through `npm run smoke -- --outputs cdk-outputs.json`, minting from the secret it reads with the caller’s credentials', async () => {
@@ -239,6 +268,46 @@ describe('the smoke against a broken local server', () => {
     }
   }, 180_000);
 
+  it('fails the sharing check, and the cleanup names the side it waits for, when no fan-out runs; a consumer started later finishes it', async () => {
+    const tables = sharedDynamodb();
+    const off = await startTestApi({ sharedDynamodb: tables, env: { LOCAL_STREAM_CONSUMERS: 'off' } });
+    try {
+      const marker = runMarker();
+      const users = await throwawayUsers(off.api.authSecret, marker);
+      const [uploader, contact] = [users.user.label, users.other.label];
+      const report = await runSmoke({
+        base: off.url,
+        marker,
+        ...users,
+        checks: checks.filter((check) => check.name === SHARING_ROW),
+        fanOutWithinMs: 2_000,
+        cleanup: { withinMs: 3_000, everyMs: 250 },
+      });
+
+      expect(outcomes(report)).toEqual({ [SHARING_ROW]: 'FAIL', [CLEANUP_ROW]: 'FAIL' });
+      const detail = (name: string) => report.results.find((result) => result.name === name)!.detail;
+      expect(detail(SHARING_ROW)).toBe(`${contact} holds no unread conversation with ${uploader} 2 s after the upload: the fan-out did not reach them`);
+      expect(detail(CLEANUP_ROW)).toContain(`${contact}'s conversation with ${uploader}, which the stage owes them, has not appeared yet`);
+
+      // The stream waited: a server with consumers on the same tables and files makes the side (and removes the deleted file).
+      const on = await startTestApi({ sharedDynamodb: tables, env: { S3_ENDPOINT: off.api.s3Endpoint } });
+      try {
+        const sides = await eventually(
+          async (): Promise<{ id: string }[]> => (await on.call(contact, 'GET', `/v1/conversations?contact_id=${uploader}`)).body.data,
+          (data) => data.length === 1,
+        );
+        expect(sides).toHaveLength(1);
+        expect((await on.call(contact, 'DELETE', `/v1/conversations/${sides[0]!.id}`)).status).toBe(200);
+        await eventually(() => storedFileKeys(off.api.s3Endpoint), (keys) => keys.length === 0);
+        await expectNothingLeft(on, () => storedFileKeys(off.api.s3Endpoint), [uploader, contact]);
+      } finally {
+        await on.close();
+      }
+    } finally {
+      await off.close();
+    }
+  }, 180_000);
+
   it('fails through `npm run smoke` (exit 1) when file_url answers other bytes, names the check, and leaves nothing behind', async () => {
     const { filesBucket } = readConfig(process.env);
     const s3 = await startS3('127.0.0.1', filesBucket, { accessKeyId: 'local', secretAccessKey: 'local' });
@@ -250,8 +319,9 @@ describe('the smoke against a broken local server', () => {
       expect(run.code).toBe(1);
       expect(rowOf(run.stdout, UPLOAD_ROW)).toMatch(/FAIL.*file_url gave other bytes/);
       expect(rowOf(run.stdout, SESSION_ROW)).toMatch(/FAIL.*file_url gave other bytes/);
+      expect(rowOf(run.stdout, SHARING_ROW)).toMatch(/FAIL.*-b's file_url: file_url gave other bytes/);
       expect(rowOf(run.stdout, CLEANUP_ROW)).toMatch(/\s+ok\s+/);
-      expect(run.stdout).toContain('FAILED: 2 check(s)');
+      expect(run.stdout).toContain('FAILED: 3 check(s)');
       const marker = /\(run (smoke-[^)]+)\)/.exec(run.stdout)![1]!;
       await expectNothingLeft(t, () => storedFileKeys(s3.endpoint), [`${marker}-a`, `${marker}-b`]);
     } finally {
@@ -299,7 +369,7 @@ describe('the command line', () => {
     const [a, b] = [await signToken('k', 'alice'), await signToken('k', 'bob')];
     for (const url of ['https://abc.execute-api.eu-west-1.amazonaws.com/prod/v1', 'https://abc.execute-api.eu-west-1.amazonaws.com/prod/', 'https://abc.execute-api.eu-west-1.amazonaws.com/prod']) {
       const settings = await settingsFrom(['--url', url, '--token', a, '--token-b', b], {});
-      expect(settings).toMatchObject({ base: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod', user: { label: 'alice', token: a }, other: { label: 'bob', token: b } });
+      expect(settings).toMatchObject({ base: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod', user: { label: 'alice', id: 'alice', token: a }, other: { label: 'bob', id: 'bob', token: b } });
     }
     expect((await settingsFrom(['--url', 'http://127.0.0.1:3000/v1', '--token', a], {})).other).toBeUndefined();
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fileKey } from '../../shared/files/keys.js';
+import { userFilesPrefix } from '../../shared/files/keys.js';
 import { upload } from '../support/attachments.js';
 import { dynamodbCall, s3Call } from '../support/fault-proxy.js';
 import { faultyApiForFile } from '../support/faulty-api.js';
@@ -32,7 +32,7 @@ describe('a stalled backend', () => {
 
   it('an upload whose S3 answers are all stalled answers 503 and lists nothing', async () => {
     const f = faultyApi();
-    const stalled = f.s3.inject({ match: s3Call('PUT', `/${fileKey('stalled-uploader', '')}`), times: 10, fault: STALL });
+    const stalled = f.s3.inject({ match: s3Call('PUT', `/${userFilesPrefix('stalled-uploader')}`), times: 10, fault: STALL });
 
     const response = await upload(f.t, 'stalled-uploader', { bytes: 'never acknowledged', filename: 'slow.txt' });
     expect(stalled.fired).toBeGreaterThan(0);

@@ -2,9 +2,8 @@ import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables, startDynamoDbLocal, type DynamoDbLocal } from '../../infra/local/dynamodb.js';
 import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
-import { fileKey } from '../../shared/files/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { storedFilesOf, upload } from '../support/attachments.js';
+import { storedFilesOf, upload, fileKeyOf } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest, type Rule } from '../support/fault-proxy.js';
 
@@ -72,11 +71,11 @@ describe('a local server on another DynamoDB', () => {
     const conversation = (await t.call(user, 'POST', '/v1/conversations', { form: { contact_id: 'erin' } })).body;
     const inside = [];
     for (const index of [1, 2]) inside.push((await upload(t, user, { bytes: `inside ${index}`, filename: 'in.txt' }, { conversation_id: conversation.id })).body);
-    expect((await storedFilesOf(t.api.s3Endpoint, user)).sort()).toEqual([single, ...inside].map((a) => fileKey(user, a.id)).sort());
+    expect((await storedFilesOf(t.api.s3Endpoint, user)).sort()).toEqual([single, ...inside].map((a) => fileKeyOf(a)).sort());
 
     expect((await t.call(user, 'DELETE', `/v1/attachments/${single.id}`)).status).toBe(200);
     const afterSingle = await eventually(() => storedFilesOf(t.api.s3Endpoint, user), (keys) => keys.length === 2);
-    expect(afterSingle.sort()).toEqual(inside.map((a) => fileKey(user, a.id)).sort());
+    expect(afterSingle.sort()).toEqual(inside.map((a) => fileKeyOf(a)).sort());
 
     expect((await t.call(user, 'DELETE', `/v1/conversations/${conversation.id}`)).status).toBe(200);
     expect(await eventually(() => recordsOf(tables.ATTACHMENTS_TABLE!, user), (records) => records.length === 0)).toEqual([]);
@@ -108,7 +107,7 @@ describe('LOCAL_STREAM_CONSUMERS=off', () => {
     const attachment = (await upload(off, user, { bytes: 'left behind', filename: 'left.txt' })).body;
     expect((await off.call(user, 'DELETE', `/v1/attachments/${attachment.id}`)).status).toBe(200);
     expect(await recordsOf(tables.ATTACHMENTS_TABLE!, user)).toEqual([]);
-    expect(await storedFilesOf(off.api.s3Endpoint, user)).toEqual([fileKey(user, attachment.id)]);
+    expect(await storedFilesOf(off.api.s3Endpoint, user)).toEqual([fileKeyOf(attachment)]);
 
     // A server with consumers on the same tables and files finds the removal still in the stream and cleans it up:
     // the removal waited there, unread, the whole time the first server ran.

@@ -1,3 +1,5 @@
+import type { AttachmentRecord } from '../../shared/attachments/model.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../shared/app.js';
@@ -73,10 +75,10 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
   it('finds an upload written again as existing, and lets an attachment delete sent again by the same request answer true, and another request false', async () => {
     const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable);
     const id = newId('att');
-    const record = { id, message_id: null, conversation_id: null, filename: 'a.txt', file_type: 'text/plain', file_size: 1, created_at: 1 };
-    expect(await store.add('retry-attachment', record, 1)).toBe('added');
+    const record = attachmentRecord('retry-attachment', id, null);
+    expect(await store.add(record)).toBe('added');
     // The same upload written again (a run of the same Idempotency-Key): its record is there, the caller answers with it.
-    expect(await store.add('retry-attachment', record, 1)).toBe('existed');
+    expect(await store.add({ ...record, file_key: `${record.file_key}-2` })).toBe('existed');
     expect(await store.remove('retry-attachment', id, 'request-1')).toBe(true);
     expect(await store.remove('retry-attachment', id, 'request-1')).toBe(true);
     expect(await store.remove('retry-attachment', id, 'request-2')).toBe(false);
@@ -85,9 +87,9 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
   it('refuses an upload into a conversation that is gone, writing nothing', async () => {
     const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable);
     const id = newId('att');
-    const record = { id, message_id: null, conversation_id: newId('conv'), filename: 'a.txt', file_type: 'text/plain', file_size: 1, created_at: 1 };
-    expect(await store.add('retry-attachment', record, 1)).toBe('conversation-missing');
-    expect(await store.get('retry-attachment', id)).toBeUndefined();
+    const record = attachmentRecord('retry-attachment', id, newId('conv'));
+    expect(await store.add(record)).toBe('conversation-missing');
+    expect(await store.get(id)).toBeUndefined();
   });
 
   it('lets an upload session completion sent again by the same request answer completed, and another request find it closed', async () => {
@@ -96,10 +98,10 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const { conversation } = await new DynamoConversationStore(t.api.app.use(dynamo), config().conversationsTable).findOrCreate(user, { kind: 'contact', id: 'yan' });
     const session = pendingSession(conversation.id);
     await store.add(user, session);
-    const attachment = { id: session.attachment_id, message_id: null, conversation_id: conversation.id, filename: 'a.bin', file_type: 'application/octet-stream', file_size: 1, created_at: 1_700_000_100 };
-    expect(await store.complete(user, session.id, attachment, 1_700_000_100, 'request-1')).toBe('completed');
-    expect(await store.complete(user, session.id, attachment, 1_700_000_100, 'request-1')).toBe('completed');
-    expect(await store.complete(user, session.id, attachment, 1_700_000_100, 'request-2')).toBe('session_not_pending');
+    const attachment = { ...attachmentRecord(user, session.attachment_id, conversation.id), created_at: 1_700_000_100 };
+    expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('completed');
+    expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('completed');
+    expect(await store.complete(user, session.id, attachment, 'request-2')).toBe('session_not_pending');
     const { Item } = await t.api.app.use(dynamo).send(
       new GetCommand({ TableName: config().conversationsTable, Key: conversationKey(user, conversation.id), ConsistentRead: true }),
     );
@@ -112,11 +114,24 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const conversationId = newId('conv');
     const session = pendingSession(conversationId);
     await store.add(user, session);
-    const attachment = { id: session.attachment_id, message_id: null, conversation_id: conversationId, filename: 'a.bin', file_type: 'application/octet-stream', file_size: 1, created_at: 1 };
-    expect(await store.complete(user, session.id, attachment, 1, 'request-1')).toBe('conversation_missing');
+    const attachment = attachmentRecord(user, session.attachment_id, conversationId);
+    expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('conversation_missing');
     expect((await store.get(user, session.id))?.status).toBe('pending');
-    expect(await new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable).get(user, session.attachment_id)).toBeUndefined();
+    expect(await new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable).get(session.attachment_id)).toBeUndefined();
   });
+});
+
+/** A record as an upload writes it, into the user's conversation with contact yan (or none). */
+const attachmentRecord = (userId: string, id: string, conversationId: string | null): AttachmentRecord => ({
+  id,
+  message_id: null,
+  filename: 'a.bin',
+  file_type: 'application/octet-stream',
+  file_size: 1,
+  created_at: 1,
+  uploaded_by: userId,
+  placement: conversationId === null ? null : { conversation_id: conversationId, counterpart: { kind: 'contact', id: 'yan' } },
+  file_key: fileKey(userId, id, 'run'),
 });
 
 const sessionStore = () =>

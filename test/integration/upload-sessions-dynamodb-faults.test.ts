@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { fileKey } from '../../shared/files/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { download, sha256, storedFilesOf } from '../support/attachments.js';
+import { download, sha256, storedFilesOf, fileKeyOf } from '../support/attachments.js';
 import { cutEvery, dynamodbCall, startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
 
@@ -64,7 +63,7 @@ describe('a completion when DynamoDB fails its transaction', () => {
     const retried = await sessions.complete('ddb-down', session.id, parts);
     expect(retried.status).toBe(201);
     expect(sha256((await download(retried.body.file_url)).bytes)).toBe(sha256(bytes));
-    expect(await filesOf('ddb-down')).toEqual([fileKey('ddb-down', retried.body.id)]);
+    expect(await filesOf('ddb-down')).toEqual([fileKeyOf(retried.body)]);
   });
 });
 

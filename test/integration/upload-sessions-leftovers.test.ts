@@ -8,7 +8,7 @@ import { uploadSessionKey } from '../../shared/dynamo/keys.js';
 import { fileKey } from '../../shared/files/keys.js';
 import { systemClock } from '../../shared/time.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { download, sha256, storedFilesOf } from '../support/attachments.js';
+import { download, sha256, storedFilesOf, fileKeyOf } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 import { cutEvery, isS3Assembly, isS3ObjectDelete, startFaultProxy, type FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
 import { sessionClient, type SessionClient } from '../support/upload-sessions.js';
@@ -58,11 +58,11 @@ const filesOf = (userId: string) => storedFilesOf(s3.endpoint, userId);
 const noFilesOf = (userId: string) => eventually(() => filesOf(userId), (keys) => keys.length === 0);
 
 /** The stored session record: what only the server knows (its attachment id, S3's upload id). */
-async function recordOf(userId: string, sessionId: string): Promise<{ attachmentId: string; uploadId: string }> {
+async function recordOf(userId: string, sessionId: string): Promise<{ sessionId: string; attachmentId: string; uploadId: string }> {
   const { Item } = await dynamodb.send(
     new GetItemCommand({ TableName: t.api.config.uploadSessionsTable, Key: keyOf(userId, sessionId), ConsistentRead: true }),
   );
-  return { attachmentId: Item!.attachment_id!.S!, uploadId: Item!.upload_id!.S! };
+  return { sessionId, attachmentId: Item!.attachment_id!.S!, uploadId: Item!.upload_id!.S! };
 }
 
 /** What DynamoDB's TTL does to an expired session on AWS: the record is deleted. */
@@ -76,9 +76,9 @@ const keyOf = (userId: string, sessionId: string) => {
 };
 
 /** Whether S3 still holds the multipart upload (its parts), asked of S3 itself. */
-async function uploadExists(userId: string, record: { attachmentId: string; uploadId: string }): Promise<boolean> {
+async function uploadExists(userId: string, record: { sessionId: string; attachmentId: string; uploadId: string }): Promise<boolean> {
   try {
-    await s3Client.send(new ListPartsCommand({ Bucket: bucket, Key: fileKey(userId, record.attachmentId), UploadId: record.uploadId }));
+    await s3Client.send(new ListPartsCommand({ Bucket: bucket, Key: fileKey(userId, record.attachmentId, record.sessionId), UploadId: record.uploadId }));
     return true;
   } catch (error) {
     if ((error as Error).name === 'NoSuchUpload') return false;
@@ -100,7 +100,7 @@ async function completionLost(userId: string, bytes = randomBytes(1000)) {
   proxy.calm();
   expect(completed.status).toBe(503);
   expect(completed.body.error.code).toBe('service_unavailable');
-  expect(await filesOf(userId)).toEqual([fileKey(userId, uploaded.record.attachmentId)]);
+  expect(await filesOf(userId)).toEqual([fileKey(userId, uploaded.record.attachmentId, uploaded.session.id)]);
   return uploaded;
 }
 
@@ -159,7 +159,7 @@ describe('a session the client walks away from', () => {
     await removeRecord(`${user}-behind`, behind.session.id);
     expect(await noFilesOf(`${user}-behind`)).toEqual([]);
 
-    expect(await filesOf(user)).toEqual([fileKey(user, completed.body.id)]);
+    expect(await filesOf(user)).toEqual([fileKeyOf(completed.body)]);
     const attachment = await t.call(user, 'GET', `/v1/attachments/${completed.body.id}`);
     expect(attachment.status).toBe(200);
     expect(sha256((await download(attachment.body.file_url)).bytes)).toBe(sha256(bytes));

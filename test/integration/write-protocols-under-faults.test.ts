@@ -1,8 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fileKey } from '../../shared/files/keys.js';
+import { userFilesPrefix } from '../../shared/files/keys.js';
 import { download, upload, uploadForm } from '../support/attachments.js';
 import { listAll, settledAudit, summary, type ListedAttachment } from '../support/audit.js';
-import { anyDynamodbCall, dynamodbCall, s3Call, type Rule } from '../support/fault-proxy.js';
+import { anyDynamodbCall, cutEvery, dynamodbCall, isS3ObjectDelete, s3Call, type Rule } from '../support/fault-proxy.js';
+import { eventually } from '../support/eventually.js';
 import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
 
 /**
@@ -49,7 +50,7 @@ describe('row 1: an attachment in a conversation that no longer exists', () => {
   it('an upload whose file write is still running when its conversation is deleted answers 400 resource_missing and leaves nothing', async () => {
     const userId = 'row1-upload-race';
     const conversationId = await conversationWith(userId, 'alice');
-    const fileWrite = f.s3.inject({ match: s3Call('PUT', `/${fileKey(userId, '')}`), fault: { kind: 'hold' } });
+    const fileWrite = f.s3.inject({ match: s3Call('PUT', `/${userFilesPrefix(userId)}`), fault: { kind: 'hold' } });
     const uploading = upload(f.t, userId, { bytes: 'racing bytes', filename: 'racing.txt' }, { conversation_id: conversationId });
     await reached(fileWrite, uploading);
 
@@ -83,7 +84,7 @@ describe('row 2: a conversation DELETE answered 200 with attachments left', () =
 
     const { violations } = await settledAudit(f, [userId]);
     expect(await listAll(f.t, userId, `/v1/attachments?conversation_id=${conversationId}`), 'attachments left after the DELETE answered 200').toEqual([]);
-    expect(await f.storedKeys(fileKey(userId, '')), 'files left after the DELETE answered 200').toEqual([]);
+    expect(await f.storedKeys(userFilesPrefix(userId)), 'files left after the DELETE answered 200').toEqual([]);
     expect(summary(violations)).toEqual([]);
   });
 });
@@ -95,7 +96,7 @@ describe('row 3: an orphan S3 file when S3 is down during a cascade', () => {
     for (const name of ['one.txt', 'two.txt', 'three.txt']) {
       expect((await upload(f.t, userId, { bytes: `bytes of ${name}`, filename: name }, { conversation_id: conversationId })).status).toBe(201);
     }
-    expect(await f.storedKeys(fileKey(userId, ''))).toHaveLength(3);
+    expect(await f.storedKeys(userFilesPrefix(userId))).toHaveLength(3);
 
     f.s3.down();
     const outageOver = sleep(2_000).then(() => f.s3.up());
@@ -112,7 +113,7 @@ describe('row 3: an orphan S3 file when S3 is down during a cascade', () => {
     await outageOver;
 
     await expectSettled([userId]);
-    expect(await f.storedKeys(fileKey(userId, ''))).toEqual([]);
+    expect(await f.storedKeys(userFilesPrefix(userId))).toEqual([]);
   });
 });
 
@@ -180,7 +181,7 @@ describe('row 6: a DELETE answered 404 by the request that deleted', () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ id: uploaded.body.id, deleted: true });
     await expectSettled([userId]);
-    expect(await f.storedKeys(fileKey(userId, ''))).toEqual([]);
+    expect(await f.storedKeys(userFilesPrefix(userId))).toEqual([]);
   });
 });
 
@@ -197,6 +198,37 @@ describe('row 7: a record whose file is gone', () => {
     const listed = await listAll<ListedAttachment>(f.t, userId, '/v1/attachments');
     expect(listed.map((attachment) => attachment.id)).toEqual([uploaded.body.id]);
     expect((await download(uploaded.body.file_url)).bytes.equals(bytes)).toBe(true);
+  });
+
+  it('two runs of one Idempotency-Key: the cleanup of the run whose outcome was unknown never removes the file of the run whose record holds it (issue 18, seed 4242)', async () => {
+    const userId = 'row7-two-runs';
+    const key = 'row7-two-runs-key';
+    const bytes = Buffer.from('the second run holds this file');
+    const send = () => f.t.call(userId, 'POST', '/v1/attachments', { body: uploadForm({ bytes, filename: 'two-runs.txt' }), headers: { 'idempotency-key': key } });
+    // Run 1 stores its file, then every try of its record write is cut before DynamoDB sees it: its outcome is
+    // unknown to it, so it hands its file to the cleanup and answers 503, which frees the key.
+    const recordWrites = cutEvery(f.dynamodb, dynamodbCall('TransactWriteItems', ['two-runs.txt']));
+    // The cleanup found no record for that file; its removal is held until run 2 has stored and committed.
+    const cleanupRemoval = f.s3.inject({ match: (request) => isS3ObjectDelete(request) && request.path.includes(userFilesPrefix(userId)), fault: { kind: 'hold' } });
+    const first = await send();
+    expect(first.status).toBe(503);
+    expect(recordWrites.fired).toBeGreaterThan(0);
+    await cleanupRemoval.hit;
+
+    recordWrites.release();
+    const second = await send();
+    expect(second.status).toBe(201);
+    const filesBefore = await f.storedKeys(userFilesPrefix(userId));
+    cleanupRemoval.release();
+    // The held removal lands now: whatever it removes, it must not be the file the record holds.
+    await eventually(() => f.storedKeys(userFilesPrefix(userId)), (keys) => keys.length < filesBefore.length);
+
+    const shown = await f.t.call(userId, 'GET', `/v1/attachments/${second.body.id}`);
+    expect(shown.status).toBe(200);
+    const file = await download(shown.body.file_url);
+    expect(file.status).toBe(200);
+    expect(file.bytes.equals(bytes)).toBe(true);
+    await expectSettled([userId], () => bytes);
   });
 });
 

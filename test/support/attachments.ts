@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { fileKey, FILES_PREFIX } from '../../shared/files/keys.js';
+import { FILES_PREFIX, userFilesPrefix } from '../../shared/files/keys.js';
 import type { TestApi, TestResponse } from './api.js';
 
 export interface FileSpec {
@@ -88,8 +88,11 @@ export async function storedFileKeys(s3Endpoint: string, bucket = 'attachments')
 }
 
 
+/** The S3 key of an attachment's file, as its file_url names it (path style: /<bucket>/<key>). */
+export const fileKeyOf = (attachment: { file_url: string }): string => new URL(attachment.file_url).pathname.split('/').slice(2).join('/');
+
 /** The stored files of one user (keys under that user's prefix). */
 export async function storedFilesOf(s3Endpoint: string, userId: string): Promise<string[]> {
-  const prefix = fileKey(userId, '');
+  const prefix = userFilesPrefix(userId);
   return (await storedFileKeys(s3Endpoint)).filter((key) => key.startsWith(prefix));
 }

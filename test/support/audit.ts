@@ -1,4 +1,5 @@
-import { fileKey } from '../../shared/files/keys.js';
+import { fileKeyOf } from './attachments.js';
+import { userFilesPrefix } from '../../shared/files/keys.js';
 import type { TestApi } from './api.js';
 import { download } from './attachments.js';
 import { eventually } from './eventually.js';
@@ -9,6 +10,8 @@ export interface ListedConversation {
   contact_id: string | null;
   group_id: string | null;
   pinned_message_id: string | null;
+  created_at: number;
+  last_active_at: number | null;
 }
 
 export interface ListedAttachment {
@@ -30,13 +33,13 @@ export interface Violation {
   detail: string;
 }
 
-/** Every object of a list, page after page (starting_after). */
-export async function listAll<T extends { id: string }>(t: TestApi, userId: string, path: string): Promise<T[]> {
+/** Every object of a list, page after page (starting_after); `groups`: those the reader's token lists. */
+export async function listAll<T extends { id: string }>(t: TestApi, userId: string, path: string, groups?: readonly string[]): Promise<T[]> {
   const all: T[] = [];
   let cursor: string | undefined;
   for (;;) {
     const separator = path.includes('?') ? '&' : '?';
-    const response = await t.call(userId, 'GET', `${path}${separator}limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    const response = await t.call(userId, 'GET', `${path}${separator}limit=100${cursor ? `&starting_after=${cursor}` : ''}`, groups ? { groups } : {});
     if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${response.text}`);
     const page = response.body as { has_more: boolean; data: T[] };
     all.push(...page.data);
@@ -89,7 +92,7 @@ export async function auditUsers(
       if (ids.length > 1) violations.push({ kind: 'one upload stored twice', detail: `${userId}/${origin}: ${ids.join(', ')}` });
     }
     for (const attachment of view.attachments) {
-      expectedKeys.add(fileKey(userId, attachment.id));
+      expectedKeys.add(fileKeyOf(attachment));
       const file = await download(attachment.file_url).catch((error: unknown) => ({ status: `failed (${String(error)})`, bytes: Buffer.alloc(0) }));
       const expected = options.expectedBytes?.(userId, attachment);
       if (file.status !== 200) {
@@ -117,7 +120,7 @@ export async function auditUsers(
   }
   const stored = options.wholeBucket
     ? await f.storedKeys()
-    : await Promise.all(userIds.map((userId) => f.storedKeys(fileKey(userId, '')))).then((lists) => lists.flat());
+    : await Promise.all(userIds.map((userId) => f.storedKeys(userFilesPrefix(userId)))).then((lists) => lists.flat());
   for (const key of stored) {
     if (!expectedKeys.has(key)) violations.push({ kind: 'orphan S3 file (no record)', detail: key });
   }

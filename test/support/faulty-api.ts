@@ -27,8 +27,8 @@ export interface FaultyApi {
   close(): Promise<void>;
 }
 
-/** What a test may set on the server behind the proxies (e.g. a short function timeout). */
-export type FaultyApiOptions = Pick<LocalApiOptions, 'functionTimeoutMs'>;
+/** What a test may set on the server behind the proxies (e.g. a short function timeout, its clock). */
+export type FaultyApiOptions = Pick<LocalApiOptions, 'functionTimeoutMs' | 'clock'>;
 
 export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<FaultyApi> {
   const { filesBucket } = readConfig(process.env);

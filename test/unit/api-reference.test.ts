@@ -275,17 +275,17 @@ describe('docs/api.md', () => {
     it('a parameter or field the OpenAPI document gains', () => {
       const gained = structuredClone(document);
       gained.components.schemas.AttachmentUpdate.properties.description = { type: 'string' };
-      gained.components.schemas.Attachment.properties.uploaded_by = { type: 'string' };
+      gained.components.schemas.Attachment.properties.thumbnail_url = { type: 'string' };
       const found = differences(reference, gained).join('\n');
       expect(found).toMatch(/PUT \/v1\/attachments\/\{id\}: parameters missing from docs\/api.md: body description/);
-      expect(found).toMatch(/The attachment object: fields missing from docs\/api.md: uploaded_by/);
+      expect(found).toMatch(/The attachment object: fields missing from docs\/api.md: thumbnail_url/);
     });
 
     it('an error code the OpenAPI document gains', () => {
       const gained = structuredClone(document);
-      gained.components.schemas.Error.properties.error.properties.code.enum.push('not_owner');
-      gained.components.responses.NotFound.description += ' (`not_owner`)';
-      expect(differences(reference, gained).join('\n')).toMatch(/missing from the errors table of docs\/api.md: 404 not_owner/);
+      gained.components.schemas.Error.properties.error.properties.code.enum.push('quota_exceeded');
+      gained.components.responses.NotFound.description += ' (`quota_exceeded`)';
+      expect(differences(reference, gained).join('\n')).toMatch(/missing from the errors table of docs\/api.md: 404 quota_exceeded/);
     });
   });
 });

@@ -4,8 +4,9 @@ import { CheckSkipped, conversationOf, expect, type Check } from '../check.js';
 /**
  * The second user sees nothing of the first one's: the user comes from each
  * token (the authorizer's context), never from a cached answer for another.
- * The conversation's contact is a throwaway id, never the second user, so
- * this holds once sharing exists too.
+ * The conversation is the user's thread of one (with themself), so this
+ * holds with sharing too; it runs before the sharing check, whose file the
+ * second user must see.
  */
 export const isolation: Check = {
   name: 'second user sees none of it (404)',

@@ -9,8 +9,9 @@ const SIZE = PREFERRED_PART_BYTES + MIB;
 /**
  * An upload session end to end: the bytes go straight to S3 through the
  * presigned part URLs (never through API Gateway), completion verifies them
- * and makes the attachment. It is left to the conversation's deletion: the
- * conversations stream removes its record, the attachments stream its file.
+ * and makes the attachment. It is left to the conversation's deletion (when
+ * the run made the conversation): the conversations stream removes its
+ * record, the attachments stream its file.
  */
 export const uploadSession: Check = {
   name: `upload session ${SIZE / MIB} MiB, download via file_url`,
@@ -42,7 +43,9 @@ export const uploadSession: Check = {
     const completed = await client.call(user.token, 'POST', `/v1/upload_sessions/${id}/complete`, { json: { parts } });
     if (typeof completed.body?.id === 'string') {
       context.made.sessionCompleted(id);
-      context.made.attachment({ id: completed.body.id, fileUrl: completed.body.file_url, removedBy: 'conversation' });
+      // A conversation the user held before the run stays: then the cleanup deletes the attachment itself.
+      const removedBy = context.made.conversations.has(conversationId) ? 'conversation' : 'delete';
+      context.made.attachment({ id: completed.body.id, fileUrl: completed.body.file_url, removedBy });
     }
     expect(completed.status === 201, `POST /v1/upload_sessions/${id}/complete: ${describe(completed)}`);
     expect(completed.body.file_size === SIZE, `complete answered file_size ${completed.body.file_size}, ${SIZE} were sent`);

@@ -13,7 +13,7 @@ const ALLOWED: Record<string, Set<string>> = {
 /** A status, with the error code where one status has several meanings (400, 409). */
 const label = (attempt: Attempt) => (attempt.status === 400 || attempt.status === 409 ? `${attempt.status} ${attempt.code}` : String(attempt.status));
 /** A request that may have done its work: anything but a refusal. */
-const mayHaveWorked = (attempt: Attempt) => attempt.status < 400 || attempt.status >= 500 || attempt.status === -1;
+export const mayHaveWorked = (attempt: Attempt) => attempt.status < 400 || attempt.status >= 500 || attempt.status === -1;
 
 /**
  * Holds the answers the clients got against what the API shows once the
@@ -37,7 +37,7 @@ export function auditLedger(ledger: Ledger, views: Map<string, UserView>): Viola
       for (const attempt of record.attempts) {
         if (attempt.status === 500) add('answered 500', `${kind} op${record.op}`);
         else if (attempt.status === -1) add('no documented answer', `${kind} op${record.op}: ${attempt.problem}`);
-        else if (!ALLOWED[kind]!.has(label(attempt))) add(`${kind} answered ${label(attempt)}`, `op${record.op}`);
+        else if (!ALLOWED[kind]!.has(label(attempt))) add(`${kind} answered ${label(attempt)}`, `op${record.op}: ${record.attempts.map(label).join(', ')} (${JSON.stringify({ ...record, attempts: undefined, bytes: undefined })})`);
       }
     }
   }

@@ -6,7 +6,11 @@ import { mulberry32 } from '../../../bench/population.js';
  * A seeded mix of API operations from several users, run concurrently as
  * real clients would: a 503 is retried (with the same Idempotency-Key when
  * the request carries one). Every answer lands in the ledger, which the audit
- * holds against what the API shows afterwards.
+ * holds against what the API shows afterwards. The users share threads: each
+ * one's contacts are the other users (direct threads, both sides active) and
+ * passive users who never call (their sides only the fan-out makes), and
+ * each belongs to the groups the cast gives it, so that some users are inside
+ * a group's thread and others outside it.
  */
 export type OperationKind =
   | 'create_conversation'
@@ -27,18 +31,56 @@ const MIX: [OperationKind, number][] = [
   ['delete_attachment', 0.11],
 ];
 
+/**
+ * Who takes part, by short names (`u0`, `p0`): active users, passive ones
+ * (contacts of the active users who never call), and each group's members
+ * (the groups their tokens list). Names become `chaos-<seed>-<short>`.
+ */
+export interface CastOptions {
+  users: number;
+  passive: number;
+  groups: Record<string, string[]>;
+}
+
+/** The cast of one run, by full user id. */
+export interface Cast {
+  /** The users who send operations. */
+  users: string[];
+  /** Contacts of every user who never call: only the fan-out gives them sides. */
+  passive: string[];
+  /** In no thread of anyone's: never a contact, in no group. */
+  stranger: string;
+  /** The groups each user's token lists (every user of the cast has an entry). */
+  groupsOf: Map<string, string[]>;
+}
+
+export function castOf(seed: number, options: CastOptions): Cast {
+  const name = (short: string) => `chaos-${seed}-${short}`;
+  const users = Array.from({ length: options.users }, (_, index) => name(`u${index}`));
+  const passive = Array.from({ length: options.passive }, (_, index) => name(`p${index}`));
+  const stranger = name('stranger');
+  const groupsOf = new Map([...users, ...passive, stranger].map((user) => [user, [] as string[]]));
+  for (const [group, members] of Object.entries(options.groups)) {
+    for (const member of members) groupsOf.get(name(member))!.push(group);
+  }
+  return { users, passive, stranger, groupsOf };
+}
+
+/** Everyone who may read: the users, the passive contacts and the stranger. */
+export const everyoneIn = (cast: Cast): string[] => [...cast.users, ...cast.passive, cast.stranger];
+
 export interface WorkloadOptions {
   seed: number;
   operations: number;
-  users: number;
+  cast: Cast;
   concurrency: number;
-  contactsPerUser: number;
-  groupsPerUser: number;
   /** Client attempts per operation (503s are retried). */
   attempts: number;
   retryDelayMs: number;
   /** Called when this many operations have started (e.g. to take S3 down). */
   milestones?: { at: number; run: () => void }[];
+  /** Given the ledger before the first operation, to watch it fill while the workload runs. */
+  onLedger?: (ledger: Ledger) => void;
 }
 
 /** One HTTP exchange: its status and error code (-1: no documented answer at all). */
@@ -51,9 +93,13 @@ export interface Attempt {
 export interface ConversationCreate {
   op: number;
   userId: string;
+  /** The other user of a direct thread, or the group. */
   counterpart: string;
+  kind: 'contact' | 'group';
   attempts: Attempt[];
   id?: string;
+  /** When the client had its last answer (ms, this process's clock). */
+  endedAt?: number;
 }
 
 export interface Upload {
@@ -65,6 +111,10 @@ export interface Upload {
   conversationId?: string;
   attempts: Attempt[];
   id?: string;
+  /** The attachment's created_at, as its 201 answered. */
+  createdAt?: number;
+  /** When the client sent its first request (ms, this process's clock). */
+  startedAt: number;
 }
 
 export interface Change {
@@ -80,10 +130,13 @@ export interface Removal {
   userId: string;
   targetId: string;
   attempts: Attempt[];
+  /** When the client had its last answer (ms, this process's clock). */
+  endedAt?: number;
 }
 
 export interface Ledger {
   users: string[];
+  cast: Cast;
   creates: ConversationCreate[];
   conversationUpdates: Change[];
   conversationDeletes: Removal[];
@@ -104,9 +157,11 @@ export const finalStatus = (attempts: readonly Attempt[]) => attempts.at(-1)?.st
 export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise<Ledger> {
   const random = mulberry32(options.seed);
   const pickWith = <T>(draw: number, items: readonly T[]): T | undefined => (items.length === 0 ? undefined : items[Math.floor(draw * items.length)]);
-  const users = Array.from({ length: options.users }, (_, index) => `chaos-${options.seed}-u${index}`);
+  const { cast } = options;
+  const { users } = cast;
   const ledger: Ledger = {
     users,
+    cast,
     creates: [],
     conversationUpdates: [],
     conversationDeletes: [],
@@ -115,12 +170,13 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
     attachmentDeletes: [],
     operations: Object.fromEntries(MIX.map(([kind]) => [kind, 0])) as Record<OperationKind, number>,
   };
+  options.onLedger?.(ledger);
   // What each user's client believes exists: acknowledged, not acknowledged as deleted.
   const conversations = new Map(users.map((user) => [user, new Set<string>()]));
   const attachments = new Map(users.map((user) => [user, new Set<string>()]));
 
-  // Every user's token lists every group the workload may name: its group conversations are the members'.
-  const groups = Array.from({ length: options.groupsPerUser }, (_, index) => `group-${index}`);
+  /** A user's contacts: every other user (a direct thread both sides use) and the passive ones. */
+  const contactsOf = (userId: string) => [...users.filter((user) => user !== userId), ...cast.passive];
   /** Sends a request (built anew per attempt: a body stream is read once), retrying 503s. */
   const send = async (
     userId: string,
@@ -134,7 +190,7 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
     for (let attempt = 0; attempt < maxAttempts; attempt += 1) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs));
       try {
-        last = await t.call(userId, method, path, { groups, ...init() });
+        last = await t.call(userId, method, path, { groups: cast.groupsOf.get(userId)!, ...init() });
         attempts.push({ status: last.status, ...(last.body?.error?.code ? { code: last.body.error.code } : {}) });
       } catch (error) {
         attempts.push({ status: -1, problem: String(error).slice(0, 300) });
@@ -150,6 +206,7 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
     const record: Removal = { op, userId, targetId, attempts: [] };
     records.push(record);
     record.attempts = (await send(userId, 'DELETE', `${collection}/${targetId}`, () => ({}))).attempts;
+    record.endedAt = Date.now();
     if (finalStatus(record.attempts) === 200) known.delete(targetId);
   };
 
@@ -181,17 +238,19 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
     ledger.operations[effective] += 1;
     switch (effective) {
       case 'create_conversation': {
-        const group = roll < options.groupsPerUser / (options.groupsPerUser + options.contactsPerUser);
-        const counterpart = group
-          ? `group-${Math.floor(counterpartDraw * options.groupsPerUser)}`
-          : `contact-${Math.floor(counterpartDraw * options.contactsPerUser)}`;
+        // Only groups the user's token lists: a refusal (403 not_a_member) is the membership tests' business.
+        const groups = cast.groupsOf.get(userId)!;
+        const contacts = contactsOf(userId);
+        const group = roll < groups.length / (groups.length + contacts.length);
+        const counterpart = pickWith(counterpartDraw, group ? groups : contacts)!;
         const form: Record<string, string> = group ? { group_id: counterpart } : { contact_id: counterpart };
         // Some creates carry an Idempotency-Key, as a careful client's would.
         const headers: Record<string, string> = roll < 0.3 ? { 'idempotency-key': `create-${options.seed}-${op}` } : {};
-        const record: ConversationCreate = { op, userId, counterpart, attempts: [] };
+        const record: ConversationCreate = { op, userId, counterpart, kind: group ? 'group' : 'contact', attempts: [] };
         ledger.creates.push(record);
         const { attempts, last } = await send(userId, 'POST', '/v1/conversations', () => ({ form, headers }));
         record.attempts = attempts;
+        record.endedAt = Date.now();
         if (last && (last.status === 200 || last.status === 201)) {
           record.id = last.body.id;
           conversations.get(userId)!.add(last.body.id);
@@ -220,6 +279,7 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
           ...(effective === 'upload_with_key' ? { key: `upload-${options.seed}-${op}` } : {}),
           ...(conversationId ? { conversationId } : {}),
           attempts: [],
+          startedAt: Date.now(),
         };
         ledger.uploads.push(record);
         const fields: Record<string, string> = conversationId ? { conversation_id: conversationId } : {};
@@ -233,12 +293,12 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
           const again = roll < 0.25 ? await send(userId, 'POST', '/v1/attachments', request) : undefined;
           record.attempts = [...attempts, ...(again?.attempts ?? [])];
           const final = again?.last ?? last;
-          if (final?.status === 201) record.id = final.body.id;
+          if (final?.status === 201) [record.id, record.createdAt] = [final.body.id, final.body.created_at];
         } else {
           // Without a key a retry could store the file twice: a careful client does not retry.
           const { attempts, last } = await send(userId, 'POST', '/v1/attachments', request, 1);
           record.attempts = attempts;
-          if (last?.status === 201) record.id = last.body.id;
+          if (last?.status === 201) [record.id, record.createdAt] = [last.body.id, last.body.created_at];
         }
         if (record.id) attachments.get(userId)!.add(record.id);
         return;

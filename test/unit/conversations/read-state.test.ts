@@ -8,14 +8,16 @@ const times: fc.Arbitrary<ReadTimes> = fc.record({ last_active_at: time, last_op
 const write: fc.Arbitrary<ReadStateWrite> = fc.oneof(
   fc.record({ kind: fc.constant('open' as const), at: fc.integer({ min: 0, max: 20 }) }),
   fc.record({ kind: fc.constant('activity' as const), at: fc.integer({ min: 0, max: 20 }) }),
+  fc.record({ kind: fc.constant('own-upload' as const), at: fc.integer({ min: 0, max: 20 }) }),
   fc.constant({ kind: 'clear' as const }),
 );
 
-/** The times after a write, as the contract says: opens and activity only move forward; clear empties the open. */
+/** The times after a write, as the contract says: opens and activity only move forward (one's own upload moves both); clear empties the open. */
 function after(stored: ReadTimes, change: ReadStateWrite): ReadTimes {
   const forward = (current: number | null, at: number) => (current === null || current < at ? at : current);
   if (change.kind === 'clear') return { ...stored, last_opened_at: null };
   if (change.kind === 'open') return { ...stored, last_opened_at: forward(stored.last_opened_at, change.at) };
+  if (change.kind === 'own-upload') return { last_active_at: forward(stored.last_active_at, change.at), last_opened_at: forward(stored.last_opened_at, change.at) };
   return { ...stored, last_active_at: forward(stored.last_active_at, change.at) };
 }
 

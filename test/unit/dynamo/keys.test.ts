@@ -4,6 +4,8 @@ import {
   attachmentConversationKey,
   contactKey,
   counterpartKey,
+  directThread,
+  threadKey,
   flagKey,
   groupKey,
   MAX_USER_ID_BYTES,
@@ -55,20 +57,38 @@ describe('DynamoDB keys', () => {
   });
 });
 
+describe('thread keys', () => {
+  it('are the same from either side of a direct thread, and never equal another pair\'s or any group\'s', () => {
+    fc.assert(
+      fc.property(userIds, userIds, userIds, clientIds, (a, b, c, group) => {
+        expect(threadKey(directThread(a, b))).toBe(threadKey(directThread(b, a)));
+        expect(threadKey(directThread(a, b))).not.toBe(threadKey({ kind: 'group', groupId: group }));
+        if (c !== a && c !== b) expect(threadKey(directThread(a, c))).not.toBe(threadKey(directThread(a, b)));
+        expect(bytes(threadKey(directThread(a, b)))).toBeLessThanOrEqual(PARTITION_KEY_BYTES);
+        expect(bytes(threadKey({ kind: 'group', groupId: group }))).toBeLessThanOrEqual(PARTITION_KEY_BYTES);
+      }),
+      { seed: 11, numRuns: 300 },
+    );
+    expect(threadKey(directThread('a#b', 'c'))).not.toBe(threadKey(directThread('a', 'b#c')));
+    expect(threadKey(directThread('g', 'x'))).not.toBe(threadKey({ kind: 'group', groupId: 'g#x' }));
+  });
+});
+
 describe('file keys', () => {
   it('are built from the user and the attachment id only, never from a path the user id spells', () => {
-    const key = fileKey('user/../x', 'att_1');
-    expect(key).toMatch(/^files\/[A-Za-z0-9_-]{43}\/att_1$/);
-    expect(fileKey('user/../x', 'att_1')).toBe(key);
-    expect(fileKey('user/../y', 'att_1')).not.toBe(key);
+    const key = fileKey('user/../x', 'att_1', 'run_1');
+    expect(key).toMatch(/^files\/[A-Za-z0-9_-]{43}\/att_1\/run_1$/);
+    expect(fileKey('user/../x', 'att_1', 'run_1')).toBe(key);
+    expect(fileKey('user/../y', 'att_1', 'run_1')).not.toBe(key);
+    expect(fileKey('user/../x', 'att_1', 'run_2')).not.toBe(key);
   });
 
   it('stay short ASCII whatever the user id holds, within S3 and file-system limits', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 3000 }), (userId) => {
-        const key = fileKey(userId, newId('att'));
+        const key = fileKey(userId, newId('att'), newId('upl'));
         expect(bytes(key)).toBeLessThanOrEqual(S3_KEY_BYTES);
-        expect(key).toMatch(/^files\/[A-Za-z0-9_-]{43}\/att_[0-9A-Z]{26}$/);
+        expect(key).toMatch(/^files\/[A-Za-z0-9_-]{43}\/att_[0-9A-Z]{26}\/upl_[0-9A-Z]{26}$/);
       }),
       { seed: 10, numRuns: 100 },
     );

@@ -87,11 +87,13 @@ const conversationItem = { pk: USER, sk: 'conv_1', id: 'conv_1', contact_id: 'c1
 const attachment = (conversationId: string | null): AttachmentRecord => ({
   id: 'att_1',
   message_id: null,
-  conversation_id: conversationId,
   filename: 'a.txt',
   file_type: 'text/plain',
   file_size: 1,
-  created_at: 1,
+  created_at: 10,
+  uploaded_by: USER,
+  placement: conversationId === null ? null : { conversation_id: conversationId, counterpart: { kind: 'group', id: 'g1' } },
+  file_key: 'files/u/att_1/run',
 });
 const session: SessionRecord = {
   id: 'upl_1',
@@ -157,26 +159,30 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
       await store.get(USER, 'conv_1');
       for (const filter of FILTERS) await store.list(USER, filter, page);
       await store.remove(USER, 'conv_1', 'request-1');
+      await store.sideOf(USER, { kind: 'contact', id: 'c1' });
+      await store.touch(USER, 'conv_1', 10);
+      await store.receive(USER, { kind: 'contact', id: 'c1' }, 10, 'conv_2');
+      for await (const sides of store.sidesOf('g#g1')) void sides;
     },
   ],
   [
     'attachments',
     async (client) => {
       const store = new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations');
-      await store.add(USER, attachment(null), 10);
-      await store.add(USER, attachment('conv_1'), 10);
-      await store.get(USER, 'att_1');
+      await store.add(attachment(null));
+      await store.add(attachment('conv_1'));
+      await store.get('att_1');
       await store.rename(USER, 'att_1', 'b.txt');
       await store.remove(USER, 'att_1', 'request-1');
-      await store.list(USER, {}, page);
-      await store.list(USER, { conversation_id: 'conv_1' }, page);
-      await store.handOverOrphanFile(USER, 'att_1');
+      await store.listUploads(USER, page);
+      await store.listThread('g#g1', page);
+      await store.handOverOrphanFile('att_1', 'run', 'files/u/att_1/run');
       await store.removeAllOf(USER, 'conv_1');
     },
   ],
   [
     'conversation activity, re-read after its condition failed (a check only: the stored activity is newer)',
-    async (client) => new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations').add(USER, attachment('conv_1'), 10),
+    async (client) => new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations').add(attachment('conv_1')),
   ],
   [
     'upload sessions',
@@ -184,8 +190,8 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
       const store = new DynamoUploadSessionStore(client.asClient(), { sessions: 'sessions', attachments: 'attachments', conversations: 'conversations' });
       await store.add(USER, session);
       await store.get(USER, 'upl_1');
-      await store.complete(USER, 'upl_1', attachment('conv_1'), 10, 'request-1');
-      await store.complete(USER, 'upl_1', attachment(null), 10, 'request-2');
+      await store.complete(USER, 'upl_1', attachment('conv_1'), 'request-1');
+      await store.complete(USER, 'upl_1', attachment(null), 'request-2');
       await store.fail(USER, 'upl_1', { code: 'file_size_mismatch', message: 'no' });
       await store.removeUnlessCompleted(USER, 'upl_1');
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { permissionsFor, type DataArns } from '../../../infra/permissions.js';
+import { fanOutPermissions, permissionsFor, type DataArns } from '../../../infra/permissions.js';
 import { attachmentsTable, conversationsTable, idempotencyTable, uploadSessionsTable } from '../../../shared/dynamo/tables.js';
 
 const arns: DataArns = {
@@ -33,7 +33,7 @@ describe('permissions from a route access declaration', () => {
   it('lets a writer also put, update and delete, and nothing the code never calls (scan, batches, condition checks)', () => {
     const [grant] = permissionsFor({ access: { attachments: 'write' } }, arns);
     expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
-    expect(grant!.resources).toEqual(['arn:attachments', 'arn:attachments/index/by_conversation']);
+    expect(grant!.resources).toEqual(['arn:attachments', 'arn:attachments/index/by_uploader', 'arn:attachments/index/by_thread', 'arn:attachments/index/by_conversation']);
   });
 
   it('gives idempotent routes their key records and others none', () => {
@@ -56,5 +56,16 @@ describe('permissions from a route access declaration', () => {
       { actions: ['s3:ListBucket'], resources: ['arn:aws:s3:::files-bucket'], conditions: { StringLike: { 's3:prefix': 'files/*' } } },
     ]);
     expect(permissionsFor({ access: { files: ['list'] } }, arns)).toHaveLength(1);
+  });
+});
+
+describe('the fan-out', () => {
+  it("reads, updates and puts conversations, queries only the index of a thread's sides, and touches nothing else", () => {
+    expect(fanOutPermissions(arns)).toEqual([
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:conversations'] },
+      { actions: ['dynamodb:Query'], resources: ['arn:conversations/index/by_thread'] },
+    ]);
+    // The index it names is one the conversations table declares, keyed by thread.
+    expect(conversationsTable.indexes).toContainEqual(expect.objectContaining({ name: 'by_thread', partitionKey: 'thread_key' }));
   });
 });

@@ -7,8 +7,8 @@ function leftovers(attached: boolean) {
   const calls: string[] = [];
   const service = new SessionLeftovers(
     {
-      get: async (userId, id) => {
-        calls.push(`get ${userId}/${id}`);
+      get: async (id) => {
+        calls.push(`get ${id}`);
         return attached ? { id } : undefined;
       },
     },
@@ -21,19 +21,19 @@ function leftovers(attached: boolean) {
 }
 
 const session: RemovedSession = { userId: 'user#1', sessionId: 'upl_1', attachmentId: 'att_1', uploadId: 'up-1' };
-const key = fileKey(session.userId, session.attachmentId);
+const key = fileKey(session.userId, session.attachmentId, session.sessionId);
 
 describe('what a removed upload session leaves', () => {
   it('is removed, upload then object, after the attachment it was minted for is found absent', async () => {
     const { service, calls } = leftovers(false);
     expect(await service.removeUnlessAttached(session)).toBe('removed');
-    expect(calls).toEqual([`get user#1/att_1`, `abort ${key} up-1`, `remove ${key}`]);
+    expect(calls).toEqual([`get att_1`, `abort ${key} up-1`, `remove ${key}`]);
   });
 
   it('is kept, untouched, when that attachment exists: the session was completed and the object is its file', async () => {
     const { service, calls } = leftovers(true);
     expect(await service.removeUnlessAttached(session)).toBe('kept_for_attachment');
-    expect(calls).toEqual([`get user#1/att_1`]);
+    expect(calls).toEqual([`get att_1`]);
   });
 
   it('fails with the failing call, so the stream retries the record, before anything after it runs', async () => {

@@ -1,0 +1,239 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
+import { upload } from '../support/attachments.js';
+import { listAll, type ListedConversation } from '../support/audit.js';
+import { eventually } from '../support/eventually.js';
+import type { ProxiedRequest, Rule } from '../support/fault-proxy.js';
+import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
+
+/**
+ * The fan-out (functions/fan-out.ts) under the faults the write protocols are
+ * held to: a conversation write of the fan-out whose answer is lost after
+ * DynamoDB applied it, so that the stream record is delivered again; DynamoDB
+ * down while a record is fanned out; and the contact's own POST racing the
+ * fan-out's create of their side. The fault proxy holds and cuts exactly the
+ * request each case is about; the test reads the outcome through the API.
+ */
+const clock = { now: 1_900_000_000 };
+const faultyApi = faultyApiForFile({ clock: () => clock.now });
+let f: FaultyApi;
+beforeEach(() => {
+  f = faultyApi();
+  // Every test's uploads at times of their own, later than any before.
+  clock.now += 1_000;
+});
+
+interface Side extends ListedConversation {
+  last_opened_at: number | null;
+}
+
+/** What a request asks DynamoDB to do (its JSON body). */
+const bodyOf = (request: ProxiedRequest): Record<string, any> => (request.target ? JSON.parse(request.body.toString('utf8')) : {});
+const isCall = (request: ProxiedRequest, operation: string) => request.target === `DynamoDB_20120810.${operation}`;
+/** The items a write puts or updates: an UpdateItem's key, or each item of a transaction. */
+const writtenKeys = (request: ProxiedRequest): { pk?: { S?: string } }[] => {
+  const body = bodyOf(request);
+  if (isCall(request, 'UpdateItem') || isCall(request, 'PutItem')) return [body.Key ?? body.Item ?? {}];
+  if (isCall(request, 'TransactWriteItems')) return (body.TransactItems ?? []).map((item: any) => item.Put?.Item ?? item.Update?.Key ?? item.ConditionCheck?.Key ?? {});
+  return [];
+};
+/** A write to an item of `userId`'s (their side, or its uniqueness record): in these tests only the fan-out writes there, but where a test says otherwise. */
+const writesOf = (userId: string) => (request: ProxiedRequest) => writtenKeys(request).some((key) => key.pk?.S === userId);
+/** The fan-out's transaction that creates `userId`'s side (with its uniqueness record). */
+const createsSideOf = (userId: string) => (request: ProxiedRequest) => isCall(request, 'TransactWriteItems') && writesOf(userId)(request);
+/** A write that sets `at` on an item of `userId`'s. */
+const writesTimeOf = (userId: string, at: number) => (request: ProxiedRequest) => writesOf(userId)(request) && request.body.includes(`"N":"${at}"`);
+/** The read that finds `userId`'s side of the direct thread with `contactId` (their uniqueness record). */
+const findsSideOf = (userId: string, contactId: string) => (request: ProxiedRequest) =>
+  isCall(request, 'GetItem') && bodyOf(request).Key?.pk?.S === userId && request.body.includes(`contact#${contactId}`);
+/** Every try of one delivery's write (`match`) lands and loses its answer: the SDK gives up, the batch fails, its records come again. */
+const loseEveryTry = (match: (request: ProxiedRequest) => boolean) =>
+  f.dynamodb.inject({ match, times: DYNAMODB_TIMEOUTS.maxAttempts, fault: { kind: 'reset_after' } });
+const everyTryMade = (rule: Rule) => eventually(async () => rule.fired, (fired) => fired === DYNAMODB_TIMEOUTS.maxAttempts);
+/** Counts (and lets through) the fan-out's look-ups of `userId`'s side: one per delivery of a record of the thread. */
+const countDeliveries = (userId: string, contactId: string) => f.dynamodb.inject({ match: findsSideOf(userId, contactId), times: Number.POSITIVE_INFINITY, fault: { kind: 'delay', ms: 0 } });
+const isStreamRead = (request: ProxiedRequest) => (request.target ?? '').startsWith('DynamoDBStreams_20120810.');
+
+async function conversationWith(userId: string, contactId: string): Promise<Side> {
+  const response = await f.t.call(userId, 'POST', '/v1/conversations', { form: { contact_id: contactId } });
+  expect(response.status).toBe(201);
+  return response.body;
+}
+
+/** `userId`'s sides of the direct thread with `contactId`: one, or none yet; two would be the bug. */
+const sidesOf = (userId: string, contactId: string) => listAll<Side>(f.t, userId, `/v1/conversations?contact_id=${encodeURIComponent(contactId)}`);
+
+async function uploadInto(userId: string, conversationId: string, filename: string): Promise<{ id: string; created_at: number }> {
+  const response = await upload(f.t, userId, { bytes: `bytes of ${filename}`, filename }, { conversation_id: conversationId });
+  expect(response.status).toBe(201);
+  expect(response.body.created_at).toBe(clock.now);
+  return response.body;
+}
+
+/** The user's unread conversations (`unread=true`): an upload reaching a side makes it unread. */
+const unreadIds = async (userId: string) => (await listAll<Side>(f.t, userId, '/v1/conversations?unread=true')).map((side) => side.id);
+
+/** Reads `userId`'s side until the fan-out of an upload at `at` reached it. */
+const reachedAt = (userId: string, contactId: string, at: number) =>
+  eventually(
+    () => sidesOf(userId, contactId),
+    (sides) => sides.length > 0 && sides.every((side) => (side.last_active_at ?? 0) >= at),
+  );
+
+describe("a fan-out write whose answer is lost after DynamoDB applied it", () => {
+  it("on every try of a delivery: the record is delivered again, and the contact's side moves once, to the upload's time", async () => {
+    const [a, b] = ['fo-lost-a', 'fo-lost-b'];
+    const mine = await conversationWith(a, b);
+    const theirs = await conversationWith(b, a);
+    const lost = loseEveryTry(writesOf(b));
+    const deliveries = countDeliveries(b, a);
+    const uploaded = await uploadInto(a, mine.id, 'lost-answer.txt');
+    await everyTryMade(lost);
+    const seen: (number | null)[] = [];
+    const [side] = await eventually(
+      async () => {
+        const sides = await sidesOf(b, a);
+        seen.push(...sides.map((s) => s.last_active_at));
+        return sides;
+      },
+      (sides) => sides[0]?.last_active_at === uploaded.created_at,
+    );
+
+    // A later upload is fanned out only after the failed record went through: the poller never skips one.
+    clock.now += 10;
+    const later = await uploadInto(a, mine.id, 'after-the-retry.txt');
+    await reachedAt(b, a, later.created_at);
+    seen.push(...(await sidesOf(b, a)).map((s) => s.last_active_at));
+
+    // The first upload's record twice (the failed delivery, the one that went through), the later one's once.
+    expect(deliveries.fired).toBeGreaterThanOrEqual(3);
+    expect(side).toMatchObject({ id: theirs.id, last_active_at: uploaded.created_at, last_opened_at: null });
+    expect(await unreadIds(b)).toEqual([theirs.id]);
+    // Every read showed nothing yet, the upload's time or the later one's, in that order.
+    const times = seen.map((at) => at ?? 0);
+    expect(times.filter((at) => ![0, uploaded.created_at, later.created_at].includes(at))).toEqual([]);
+    expect(times).toEqual([...times].sort((x, y) => x - y));
+    expect((await sidesOf(b, a)).map((s) => s.id)).toEqual([theirs.id]);
+  });
+
+  it("never moves a side back: an earlier upload's record delivered again after a later one's landed leaves the later time", async () => {
+    const [a, b] = ['fo-back-a', 'fo-back-b'];
+    const mine = await conversationWith(a, b);
+    const theirs = await conversationWith(b, a);
+    // Both uploads reach the stream before either consumer reads it again: the fan-out gets them in one batch.
+    const streamReads = f.dynamodb.inject({ match: (request) => request.target === 'DynamoDBStreams_20120810.GetRecords', times: Number.POSITIVE_INFINITY, fault: { kind: 'hold' } });
+    // Two pollers (cleanup and fan-out), each waiting on its one read: both are held.
+    await eventually(async () => streamReads.fired, (fired) => fired >= 2);
+    const earlier = await uploadInto(a, mine.id, 'earlier.txt');
+    clock.now += 10;
+    const later = await uploadInto(a, mine.id, 'later.txt');
+    // The later upload's write lands and its answers are lost: the batch fails after it, and both records come again.
+    const lost = loseEveryTry(writesTimeOf(b, later.created_at));
+    // The fan-out finds b's side once per record: the fourth time is the later record's second delivery, after the earlier one's.
+    const secondDelivery = f.dynamodb.inject({ match: findsSideOf(b, a), nth: 4, fault: { kind: 'hold' } });
+    streamReads.release();
+
+    await secondDelivery.hit;
+    expect(lost.fired).toBe(DYNAMODB_TIMEOUTS.maxAttempts);
+    const between = await sidesOf(b, a);
+    secondDelivery.release();
+    const settled = await reachedAt(b, a, later.created_at);
+
+    expect(between.map((side) => [side.id, side.last_active_at])).toEqual([[theirs.id, later.created_at]]);
+    expect(settled.map((side) => [side.id, side.last_active_at])).toEqual([[theirs.id, later.created_at]]);
+    expect(earlier.created_at).toBeLessThan(later.created_at);
+  });
+
+  it("that creates the contact's side: the record is delivered again, and the side is one conversation, the contact's later POST finds it", async () => {
+    const [a, b] = ['fo-create-a', 'fo-create-b'];
+    const mine = await conversationWith(a, b);
+    const lost = loseEveryTry(createsSideOf(b));
+    const deliveries = countDeliveries(b, a);
+    const uploaded = await uploadInto(a, mine.id, 'creates-their-side.txt');
+    await everyTryMade(lost);
+    const sides = await reachedAt(b, a, uploaded.created_at);
+    // The record's next delivery (or any later one) must find the side, never make a second.
+    clock.now += 10;
+    const later = await uploadInto(a, mine.id, 'after-the-retry.txt');
+    const after = await reachedAt(b, a, later.created_at);
+
+    expect(deliveries.fired).toBeGreaterThanOrEqual(3);
+    expect(sides).toHaveLength(1);
+    expect(sides[0]).toMatchObject({ contact_id: a, created_at: uploaded.created_at, last_active_at: uploaded.created_at, last_opened_at: null });
+    expect(after.map((side) => side.id)).toEqual([sides[0]!.id]);
+    expect(await unreadIds(b)).toEqual([sides[0]!.id]);
+    const posted = await f.t.call(b, 'POST', '/v1/conversations', { form: { contact_id: a } });
+    expect(posted.status).toBe(200);
+    expect(posted.body.id).toBe(sides[0]!.id);
+  });
+});
+
+describe('DynamoDB down while a record is fanned out', () => {
+  it("the contact's side catches up once it is back: created once, at the upload's time", async () => {
+    const [a, b] = ['fo-down-a', 'fo-down-b'];
+    const mine = await conversationWith(a, b);
+    // The fan-out has found that b holds no side; DynamoDB goes down before it writes one.
+    const found = f.dynamodb.inject({ match: findsSideOf(b, a), fault: { kind: 'hold' } });
+    const uploaded = await uploadInto(a, mine.id, 'while-down.txt');
+    await found.hit;
+    const refused: ProxiedRequest[] = [];
+    const down = f.dynamodb.inject({ match: (request) => refused.push(request) > 0, times: Number.POSITIVE_INFINITY, fault: { kind: 'reset_before' } });
+    found.release();
+    // Down for a while: the fan-out's write was refused, and after it the poller's reads of the stream, twice at least.
+    await eventually(
+      async () => refused.slice(refused.findIndex(createsSideOf(b)) + 1),
+      (after) => refused.some(createsSideOf(b)) && after.filter(isStreamRead).length >= 2,
+    );
+    const whileDown = await f.t.call(a, 'GET', `/v1/conversations/${mine.id}`);
+    down.release();
+
+    expect(whileDown.status).toBe(503);
+    const sides = await reachedAt(b, a, uploaded.created_at);
+    expect(sides).toHaveLength(1);
+    expect(sides[0]).toMatchObject({ contact_id: a, last_active_at: uploaded.created_at, last_opened_at: null });
+  });
+});
+
+describe("the contact's POST racing the fan-out's create of their side", () => {
+  it("lands between the fan-out's create, whose answer was lost, and its retry: one conversation, the fan-out's", async () => {
+    const [a, b] = ['fo-race-a', 'fo-race-b'];
+    const mine = await conversationWith(a, b);
+    const lost = f.dynamodb.inject({ match: createsSideOf(b), fault: { kind: 'reset_after' } });
+    const retry = f.dynamodb.inject({ match: createsSideOf(b), fault: { kind: 'hold' } });
+    const uploaded = await uploadInto(a, mine.id, 'race-lost-answer.txt');
+    await retry.hit;
+    expect(lost.fired).toBe(1);
+
+    const posted = await f.t.call(b, 'POST', '/v1/conversations', { form: { contact_id: a } });
+    retry.release();
+    const sides = await reachedAt(b, a, uploaded.created_at);
+
+    expect(posted.status).toBe(200);
+    expect(sides.map((side) => side.id)).toEqual([posted.body.id]);
+    expect(sides[0]).toMatchObject({ contact_id: a, created_at: uploaded.created_at, last_active_at: uploaded.created_at, last_opened_at: null });
+  });
+
+  it("whose own create lost its answer: the fan-out moves the side the POST made, and the POST's retry does not move it back", async () => {
+    const [a, b] = ['fo-post-a', 'fo-post-b'];
+    const mine = await conversationWith(a, b);
+    // b's create lands and its answer is lost; the SDK's retry is held until the fan-out has been.
+    const lost = f.dynamodb.inject({ match: writesOf(b), fault: { kind: 'reset_after' } });
+    const retry = f.dynamodb.inject({ match: writesOf(b), fault: { kind: 'hold' } });
+    const posting = f.t.call(b, 'POST', '/v1/conversations', { form: { contact_id: a } });
+    await Promise.race([retry.hit, posting]);
+    expect(lost.fired).toBe(1);
+    expect(retry.fired).toBe(1);
+
+    const uploaded = await uploadInto(a, mine.id, 'race-post.txt');
+    const moved = await reachedAt(b, a, uploaded.created_at);
+    retry.release();
+    const posted = await posting;
+    const sides = await sidesOf(b, a);
+
+    expect([200, 201]).toContain(posted.status);
+    expect(moved.map((side) => side.id)).toEqual([posted.body.id]);
+    expect(sides.map((side) => side.id)).toEqual([posted.body.id]);
+    expect(sides[0]).toMatchObject({ contact_id: a, last_active_at: uploaded.created_at });
+    expect(await unreadIds(b)).toEqual([posted.body.id]);
+  });
+});
