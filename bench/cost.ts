@@ -205,8 +205,8 @@ export async function measureCost(app: App, fixture: Fixture, invocations: numbe
       const fanOut = scenario.fanOut ? await fanOutConsumer(on) : undefined;
       try {
         // The invocations of one request (the handler's, then the fan-out's), each one's duration.
-        const perform = async (index: number): Promise<number[]> => {
-          const request = await scenario.request(index);
+        // The request is prepared (a DELETE's attachment uploaded) before the tally starts.
+        const perform = async (request: Awaited<ReturnType<Scenario['request']>>): Promise<number[]> => {
           let started = performance.now();
           const body = await invoke(handler, route, caller, request);
           const durations = [performance.now() - started];
@@ -219,14 +219,15 @@ export async function measureCost(app: App, fixture: Fixture, invocations: numbe
           return durations;
         };
         // One uncounted request first: module state, connections, JIT.
-        await perform(-1);
+        await perform(await scenario.request(-1));
         const tallies: Tally[] = [];
         const durations: number[][] = [];
         for (let index = 0; index < invocations; index += 1) {
           const tally: Tally = { dynamoCalls: 0, readUnits: 0, writeUnits: 0, s3Calls: {} };
+          const request = await scenario.request(index);
           recording = tally;
           try {
-            durations.push(await perform(index));
+            durations.push(await perform(request));
           } finally {
             recording = undefined;
           }
