@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { FUNCTION_SETTINGS } from '../infra/routes.js';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { FAN_OUT_ENTRY, FUNCTION_SETTINGS } from '../infra/routes.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes, type Route } from '../infra/routes.js';
-import { attachmentWriter, conversations, dynamo, s3Bucket, type App } from '../shared/app.js';
+import { App, attachmentWriter, conversations, dynamo, s3Bucket } from '../shared/app.js';
+import type { Groups } from '../shared/auth/groups.js';
+import { attachmentKey } from '../shared/dynamo/keys.js';
 import type { HttpHandler, ProxyHandler } from '../shared/http/handler.js';
-import { proxyEvent, type EventRequest } from './events.js';
+import { nowSeconds } from '../shared/time.js';
+import { proxyEvent, streamInsertEvent, type EventRequest, type Image } from './events.js';
 import type { Fixture } from './fixture.js';
 import { fileOf, multipartBody } from './multipart.js';
 import { median, round } from './stats.js';
@@ -53,7 +58,9 @@ export interface CostFigure {
   readUnits: number;
   writeUnits: number;
   s3Calls: Record<string, number>;
-  /** Median handler duration (ms) and the mean billed duration (ms, each invocation rounded up). */
+  /** Lambda invocations per request: 1, or 2 with the fan-out the upload sets off. */
+  lambdaInvocations: number;
+  /** Median handler duration (ms) and the mean billed duration (ms, each invocation rounded up), the fan-out's included. */
   durationMs: number;
   billedMs: number;
   gbSeconds: number;
@@ -106,11 +113,26 @@ interface Consumed {
 }
 
 
+interface Caller {
+  userId: string;
+  groups: Groups;
+}
+
 interface Scenario {
   endpoint: string;
   route: string;
   /** The request of invocation `index`; anything it sets up is not counted. */
   request: (index: number) => Promise<Omit<EventRequest, 'route' | 'userId'> & { headers?: Record<string, string> }>;
+  /** Who calls; the fixture's user by default. */
+  caller?: Caller;
+  /** The App the handlers run on; the bench's by default. */
+  app?: App;
+  /**
+   * An upload whose record then reaches the fan-out from the attachments
+   * table's stream: the fan-out is invoked with that record too, counted, and
+   * billed as an invocation of its own.
+   */
+  fanOut?: boolean;
 }
 
 function scenarios(app: App, fixture: Fixture): Scenario[] {
@@ -172,48 +194,157 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
 
 export async function measureCost(app: App, fixture: Fixture, invocations: number): Promise<CostFigure[]> {
   installMeters(app);
+  const sharing = await sharingScenarios(app);
   const figures: CostFigure[] = [];
-  for (const scenario of scenarios(app, fixture)) {
-    const route = routes.find((candidate) => candidate.name === scenario.route)!;
-    const handler = ((await import(join(REPOSITORY_ROOT, route.entry))) as { handler: HttpHandler<App> }).handler.withApp(app);
-    // One uncounted invocation first: module state, connections, JIT.
-    await invoke(handler, route, fixture, await scenario.request(-1));
-    const tallies: Tally[] = [];
-    const durations: number[] = [];
-    for (let index = 0; index < invocations; index += 1) {
-      const request = await scenario.request(index);
-      const tally: Tally = { dynamoCalls: 0, readUnits: 0, writeUnits: 0, s3Calls: {} };
-      recording = tally;
-      const started = performance.now();
+  try {
+    for (const scenario of [...scenarios(app, fixture), ...sharing.scenarios]) {
+      const on = scenario.app ?? app;
+      const caller = scenario.caller ?? { userId: fixture.userId, groups: fixture.groups };
+      const route = routes.find((candidate) => candidate.name === scenario.route)!;
+      const handler = ((await import(join(REPOSITORY_ROOT, route.entry))) as { handler: HttpHandler<App> }).handler.withApp(on);
+      const fanOut = scenario.fanOut ? await fanOutConsumer(on) : undefined;
       try {
-        await invoke(handler, route, fixture, request);
+        // The invocations of one request (the handler's, then the fan-out's), each one's duration.
+        // The request is prepared (a DELETE's attachment uploaded) before the tally starts.
+        const perform = async (request: Awaited<ReturnType<Scenario['request']>>): Promise<number[]> => {
+          let started = performance.now();
+          const body = await invoke(handler, route, caller, request);
+          const durations = [performance.now() - started];
+          if (fanOut) {
+            const event = await fanOut.eventOf((JSON.parse(body) as { id: string }).id);
+            started = performance.now();
+            await fanOut.handler(event);
+            durations.push(performance.now() - started);
+          }
+          return durations;
+        };
+        // One uncounted request first: module state, connections, JIT.
+        await perform(await scenario.request(-1));
+        const tallies: Tally[] = [];
+        const durations: number[][] = [];
+        for (let index = 0; index < invocations; index += 1) {
+          const tally: Tally = { dynamoCalls: 0, readUnits: 0, writeUnits: 0, s3Calls: {} };
+          const request = await scenario.request(index);
+          recording = tally;
+          try {
+            durations.push(await perform(request));
+          } finally {
+            recording = undefined;
+          }
+          tallies.push(tally);
+        }
+        figures.push(figureOf(scenario.endpoint, tallies, durations));
       } finally {
-        recording = undefined;
+        fanOut?.destroy();
       }
-      durations.push(performance.now() - started);
-      tallies.push(tally);
     }
-    figures.push(figureOf(scenario.endpoint, tallies, durations));
+  } finally {
+    sharing.app.destroy();
   }
   return figures;
 }
 
-async function invoke(handler: ProxyHandler, route: Route, fixture: Fixture, request: Awaited<ReturnType<Scenario['request']>>) {
+/**
+ * Uploads into shared threads, each followed by its fan-out: to the
+ * contact's existing side, to a contact who holds none (the fan-out creates
+ * the side), and to the 100 other sides of a group of 101. On an App of their
+ * own whose clock moves a second before every upload, so each fan-out moves
+ * the sides forward as uploads seconds apart do (a second upload within the
+ * same second finds the sides already there and writes nothing).
+ */
+async function sharingScenarios(app: App): Promise<{ app: App; scenarios: Scenario[] }> {
+  let now = nowSeconds();
+  const sharingApp = new App(app.config, () => now);
+  installMeters(sharingApp);
+  const people = sharingApp.use(conversations);
+  const run = randomUUID().slice(0, 8);
+  const alone: Groups = new Set();
+  const sharer = `cost-sharer-${run}`;
+  const contact = `cost-contact-${run}`;
+  const { conversation: sharerSide } = await people.createConversation(sharer, alone, { kind: 'contact', id: contact }, undefined, 'bench');
+  await people.createConversation(contact, alone, { kind: 'contact', id: sharer }, undefined, 'bench');
+  const group = `cost-group-${run}`;
+  const members: Caller[] = Array.from({ length: 101 }, (_, index) => ({ userId: `cost-member-${run}-${index}`, groups: new Set([group]) }));
+  const groupSides: string[] = [];
+  for (const member of members) groupSides.push((await people.createConversation(member.userId, member.groups, { kind: 'group', id: group }, undefined, 'bench')).conversation.id);
+  const upload = (index: number, conversationId: string) => {
+    now += 1;
+    return { multipart: multipartBody({ ...fileOf(64 * 1024), filename: `shared-${index}.jpg` }, { conversation_id: conversationId }) };
+  };
+  const shared = { route: 'UploadAttachment', app: sharingApp, fanOut: true };
+  return {
+    app: sharingApp,
+    scenarios: [
+      {
+        ...shared,
+        endpoint: "POST /v1/attachments (64 KiB) + fan-out to the contact's side",
+        caller: { userId: sharer, groups: alone },
+        request: async (index) => upload(index, sharerSide.id),
+      },
+      {
+        ...shared,
+        endpoint: "POST /v1/attachments (64 KiB) + fan-out creating the contact's side",
+        caller: { userId: sharer, groups: alone },
+        request: async (index) => {
+          const { conversation } = await people.createConversation(sharer, alone, { kind: 'contact', id: `cost-new-${run}-${index}` }, undefined, 'bench');
+          return upload(index, conversation.id);
+        },
+      },
+      {
+        ...shared,
+        endpoint: 'POST /v1/attachments (64 KiB) + fan-out to 100 sides (group of 101)',
+        caller: members[0]!,
+        request: async (index) => upload(index, groupSides[0]!),
+      },
+    ],
+  };
+}
+
+type StreamHandler = (event: DynamoDBStreamEvent) => Promise<void>;
+
+/**
+ * The fan-out function on `app`, and the stream record it gets for an
+ * upload: the attachment's item as the table holds it (read by a client of
+ * its own, so the read is not counted).
+ */
+async function fanOutConsumer(app: App): Promise<{ handler: StreamHandler; eventOf(attachmentId: string): Promise<DynamoDBStreamEvent>; destroy(): void }> {
+  const module = (await import(join(REPOSITORY_ROOT, FAN_OUT_ENTRY))) as { handler: { withApp(app: App): StreamHandler } };
+  const { region, dynamodbEndpoint, credentials, attachmentsTable } = app.config;
+  const reader = new DynamoDBClient({ region, ...(dynamodbEndpoint ? { endpoint: dynamodbEndpoint } : {}), ...(credentials ? { credentials } : {}) });
+  return {
+    handler: module.handler.withApp(app),
+    async eventOf(attachmentId) {
+      const key = attachmentKey(attachmentId);
+      const { Item } = await reader.send(
+        new GetItemCommand({ TableName: attachmentsTable, Key: { pk: { S: key.pk }, sk: { S: key.sk } }, ConsistentRead: true }),
+      );
+      if (!Item) throw new Error(`No record of the upload ${attachmentId}`);
+      return streamInsertEvent(attachmentsTable, Item as Image);
+    },
+    destroy: () => reader.destroy(),
+  };
+}
+
+async function invoke(handler: ProxyHandler, route: Route, caller: Caller, request: Awaited<ReturnType<Scenario['request']>>): Promise<string> {
   const { headers, ...rest } = request;
-  const event = proxyEvent({ route, userId: fixture.userId, groups: fixture.groups, ...rest });
+  const event = proxyEvent({ route, userId: caller.userId, groups: caller.groups, ...rest });
   if (headers) {
     Object.assign(event.headers, headers);
     for (const [name, value] of Object.entries(headers)) event.multiValueHeaders[name] = [value];
   }
   const result = await handler(event);
   if (result.statusCode >= 300) throw new Error(`${route.name} answered ${result.statusCode}: ${result.body.slice(0, 300)}`);
+  return result.body;
 }
 
-function figureOf(endpoint: string, tallies: Tally[], durations: number[]): CostFigure {
+/** `durations`: per request, the duration of each of its invocations (the handler's, and the fan-out's if any). */
+function figureOf(endpoint: string, tallies: Tally[], durations: number[][]): CostFigure {
   const mean = (pick: (tally: Tally) => number) => tallies.reduce((sum, tally) => sum + pick(tally), 0) / tallies.length;
   const s3Names = new Set(tallies.flatMap((tally) => Object.keys(tally.s3Calls)));
   const s3Calls = Object.fromEntries([...s3Names].map((name) => [name, mean((tally) => tally.s3Calls[name] ?? 0)]));
-  const billedMs = durations.reduce((sum, ms) => sum + Math.ceil(ms), 0) / durations.length;
+  // Lambda rounds each invocation up to the ms on its own.
+  const billedMs = durations.reduce((sum, request) => sum + request.reduce((billed, ms) => billed + Math.ceil(ms), 0), 0) / durations.length;
+  const lambdaInvocations = durations[0]!.length;
   const { memoryMb, architecture } = FUNCTION_SETTINGS;
   const gbSeconds = (memoryMb / 1024) * (billedMs / 1000);
   const readUnits = mean((tally) => tally.readUnits);
@@ -226,7 +357,7 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[]): Cost
   }, 0);
   const apiGateway = PRICES.apiGatewayRestPerMillion;
   const waf = PRICES.wafRequestPerMillion;
-  const lambda = PRICES.lambdaRequestPerMillion + gbSeconds * PRICES.lambdaGbSecond[architecture] * 1e6;
+  const lambda = lambdaInvocations * PRICES.lambdaRequestPerMillion + gbSeconds * PRICES.lambdaGbSecond[architecture] * 1e6;
   const dynamodb = readUnits * PRICES.dynamoReadUnitPerMillion + writeUnits * PRICES.dynamoWriteUnitPerMillion;
   return {
     endpoint,
@@ -235,7 +366,8 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[]): Cost
     readUnits: round(readUnits, 2),
     writeUnits: round(writeUnits, 2),
     s3Calls,
-    durationMs: round(median(durations), 1),
+    lambdaInvocations,
+    durationMs: round(median(durations.map((request) => request.reduce((sum, ms) => sum + ms, 0))), 1),
     billedMs: round(billedMs, 1),
     gbSeconds: round(gbSeconds, 5),
     dollarsPerMillion: {

@@ -111,3 +111,25 @@ export function streamRemovalEvent(table: string, key: { pk: string; sk: string 
     ],
   };
 }
+
+/** An item's attribute values, as a stream record carries them. */
+export type Image = NonNullable<NonNullable<DynamoDBStreamEvent['Records'][number]['dynamodb']>['NewImage']>;
+
+/**
+ * What the fan-out receives from the attachments table's stream
+ * (NEW_AND_OLD_IMAGES, filtered to inserts): one record of `item` added, the
+ * item as DynamoDB holds it (attribute values, as the low-level client's
+ * GetItem answers them).
+ */
+export function streamInsertEvent(table: string, item: Image): DynamoDBStreamEvent {
+  const [removal] = streamRemovalEvent(table, { pk: item.pk!.S!, sk: item.sk!.S! }).Records;
+  return {
+    Records: [
+      {
+        ...removal!,
+        eventName: 'INSERT',
+        dynamodb: { ...removal!.dynamodb, NewImage: item, SizeBytes: Buffer.byteLength(JSON.stringify(item)), StreamViewType: 'NEW_AND_OLD_IMAGES' },
+      },
+    ],
+  };
+}

@@ -6,6 +6,7 @@ import { FUNCTION_SETTINGS } from '../infra/routes.js';
 const FUNCTION_NOTE = `${FUNCTION_SETTINGS.memoryMb} MB ${FUNCTION_SETTINGS.architecture}`;
 import type { GrowthFigures } from './list-cost.js';
 import type { ProfileShare } from './profile.js';
+import { SHARING_TARGETS, type SharingFigures } from './sharing.js';
 import type { SessionFlowFigures } from './upload-sessions.js';
 import type { UploadFigures } from './uploads.js';
 import type { WarmFigure } from './warm.js';
@@ -25,6 +26,7 @@ export interface Results {
   uploads?: UploadFigures;
   cost?: CostFigure[];
   uploadSessions?: SessionFlowFigures;
+  sharing?: SharingFigures;
   durationSeconds: number;
 }
 
@@ -57,6 +59,7 @@ export function markdown(results: Results): string {
   if (results.listCost) sections.push(growthSection(results.listCost));
   if (results.uploads) sections.push(uploadsSection(results.uploads));
   if (results.uploadSessions) sections.push(uploadSessionsSection(results.uploadSessions));
+  if (results.sharing) sections.push(sharingSection(results.sharing));
   if (results.cost) sections.push(costSection(results.cost));
   return sections.join('\n\n');
 }
@@ -166,7 +169,11 @@ function costSection(cost: CostFigure[]): string {
     `function: no request). Prices: ${PRICE_LIST} (REST $${PRICES.apiGatewayRestPerMillion}/M, WAF $${PRICES.wafRequestPerMillion}/M, Lambda $${PRICES.lambdaRequestPerMillion}/M + ` +
     `$${PRICES.lambdaGbSecond.arm64}/GB-s arm64, DynamoDB $${PRICES.dynamoReadUnitPerMillion}/M RRU and $${PRICES.dynamoWriteUnitPerMillion}/M WRU, ` +
     `S3 $${PRICES.s3PutPerThousand}/1,000 PUT, $${PRICES.s3GetPerThousand}/1,000 GET, DELETE free). Not included: the authorizer ` +
-    `(API Gateway caches its answer per token for 300 s), CloudWatch logs and metrics, data transfer, storage.\n\n` +
+    `(API Gateway caches its answer per token for 300 s), CloudWatch logs and metrics, data transfer, storage. ` +
+    `"+ fan-out" rows: the upload, then the fan-out function invoked with the upload's stream record, its own Lambda invocation ` +
+    `(one per upload: the most there can be; the event source mapping hands it up to 100 records at a time under load) and its own ` +
+    `DynamoDB units; reading the stream is free for Lambda triggers. Each upload a second after the one before, so every fan-out ` +
+    `moves the sides forward.\n\n` +
     table(
       ['Endpoint', 'DynamoDB calls', 'RRU', 'WRU', 'S3 calls', 'Handler p50 (ms)', 'Billed (ms)', 'API Gateway', 'WAF', 'Lambda', 'DynamoDB', 'S3', 'Total per million'],
       cost.map((figure) => [
@@ -187,6 +194,49 @@ function costSection(cost: CostFigure[]): string {
     ) +
     `\n\nUpload sessions move the bytes straight to S3 (CreateMultipartUpload, one UploadPart per part, CompleteMultipartUpload, ` +
     `all PUT-class): ${session(8)}; ${session(64)}.`
+  );
+}
+
+function sharingSection(sharing: SharingFigures): string {
+  const { fanOut, group } = sharing;
+  const list = (counts: Record<string, number>) => Object.entries(counts).map(([name, count]) => `${name} ${count}`).join(', ') || 'none';
+  const thread = sharing.threadList;
+  return (
+    `### Sharing\n\nOn the local server with its stream consumers (the fan-out runs from the attachments table's stream, read every 100 ms when idle), ` +
+    `every DynamoDB call of the server counted by a proxy. Fan-out latency: ${fanOut.uploads} uploads of 4 KiB, one at a time, each into a ` +
+    `conversation with a new contact, timed from the upload's 201 until the contact's GET /v1/conversations?contact_id=<uploader>&unread=true ` +
+    `(asked every ${fanOut.pollMs} ms) shows the side. Target: p95 ≤ ${SHARING_TARGETS.fanOutP95Ms} ms.\n\n` +
+    table(
+      ['Upload to', 'Uploads', 'p50 (ms)', 'p95 (ms)', 'Max (ms)', 'Target'],
+      [
+        ...fanOut.byCase.map((figure) => [figure.case, figure.uploads, figure.p50Ms, figure.p95Ms, figure.maxMs, '']),
+        ['all', fanOut.uploads, fanOut.p50Ms, fanOut.p95Ms, fanOut.maxMs, mark(fanOut.p95Ms <= SHARING_TARGETS.fanOutP95Ms)],
+      ],
+    ) +
+    `\n\nA group of ${group.sides.toLocaleString('en')} sides (each member's POST, ${group.seedSeconds} s, 8 in flight), one upload: half the sides show it ` +
+    `${group.halfSidesMs} ms after the 201, the last ${group.lastSideMs} ms after (sides read every ${group.pollMs} ms). DynamoDB calls of the upload and its fan-out: ` +
+    `${list(group.operations)}; ${group.itemsWritten.toLocaleString('en')} items written per upload (the request alone: ${list(group.requestOperations)}). ` +
+    `The stream poller's own calls meanwhile: ${list(group.pollerCalls)}.\n\n` +
+    `Items read by a list page (ScannedCount of its queries) and the request's other reads, a direct thread of two members each holding a side ` +
+    `(records written straight into the table, half uploaded by each). Target: the thread's query reads limit + 1.\n\n` +
+    table(
+      ['List', 'Attachments in the thread', 'Limit', 'Returned', 'Items read', 'Queries', 'Other reads', 'Target'],
+      thread.map((figure) => [
+        figure.list,
+        figure.threadSize.toLocaleString('en'),
+        figure.limit,
+        figure.returned,
+        figure.itemsRead,
+        figure.queries,
+        figure.otherReads,
+        mark(figure.itemsRead <= figure.limit + 1),
+      ]),
+    ) +
+    `\n\nGET /v1/attachments/:id, DynamoDB reads of one request by reader. Target: ≤ ${SHARING_TARGETS.memberGetReads} for a member.\n\n` +
+    table(
+      ['Reader', 'Status', 'Reads', 'Calls', 'Target'],
+      sharing.memberReads.map((figure) => [figure.reader, figure.status, figure.reads, list(figure.operations), mark(figure.reads <= SHARING_TARGETS.memberGetReads)]),
+    )
   );
 }
 

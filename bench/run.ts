@@ -11,13 +11,14 @@ import { measureListCost } from './list-cost.js';
 import { benchApp, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { markdown, type Results } from './report.js';
+import { measureSharing, type SharingFigures } from './sharing.js';
 import { round } from './stats.js';
 import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost --profile]`
-const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost'] as const;
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing --profile]`
+const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing'] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
@@ -31,6 +32,10 @@ const { values } = parseArgs({
     // Size of the upload session flow's file, and how many times it goes (each way).
     'session-mib': { type: 'string', default: '1024' },
     'session-rounds': { type: 'string', default: '2' },
+    // Sharing: uploads whose fan-out is timed, the sides of the group, the attachments of the listed thread.
+    'sharing-uploads': { type: 'string', default: '200' },
+    'group-sides': { type: 'string', default: '1000' },
+    'thread-attachments': { type: 'string', default: '10000' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
   },
@@ -58,6 +63,11 @@ for (const part of parts) {
 const wanted = (part: (typeof PARTS)[number]) => parts.has(part);
 const sessionMebibytes = positive('session-mib', values['session-mib']);
 const sessionRounds = positive('session-rounds', values['session-rounds']);
+const sharingSettings = {
+  uploads: positive('sharing-uploads', values['sharing-uploads']),
+  groupSides: positive('group-sides', values['group-sides']),
+  threadAttachments: positive('thread-attachments', values['thread-attachments']),
+};
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
 
@@ -121,6 +131,12 @@ try {
     uploadSessions = await measureUploadSessions(fixture, bundles!, backends, sessionMebibytes, sessionRounds);
   }
 
+  let sharing: SharingFigures | undefined;
+  if (wanted('sharing')) {
+    step('sharing: fan-out latency and cost, thread list and GET by id reads, through a server with its stream consumers');
+    sharing = await measureSharing(app, backends, fixture.authSecret, sharingSettings, step);
+  }
+
   const results: Results = {
     machine: {
       node: process.version,
@@ -140,6 +156,7 @@ try {
     ...(uploads ? { uploads } : {}),
     ...(cost ? { cost } : {}),
     ...(uploadSessions ? { uploadSessions } : {}),
+    ...(sharing ? { sharing } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   // A partial run (--only) writes beside the full run's results, never over them.

@@ -21,6 +21,11 @@ export async function putConversations(
     toItem(userId, conversation),
     uniquenessItem(userId, counterpartOf(conversation), conversation.id),
   ]);
+  await putItems(client, table, items, parallelBatches);
+}
+
+/** Items as a store writes them, BatchWriteItem of 25 at a time, `parallelBatches` in flight. */
+export async function putItems(client: DynamoDBDocumentClient, table: string, items: readonly Item[], parallelBatches = 8): Promise<void> {
   const batches: Item[][] = [];
   for (let start = 0; start < items.length; start += BATCH_WRITE_MAX) batches.push(items.slice(start, start + BATCH_WRITE_MAX));
   const writeBatch = (batch: Item[]) => batchWriteAll(client, table, batch.map((Item) => ({ PutRequest: { Item } })));

@@ -2,6 +2,11 @@ import { startLocalApi } from '../infra/local/server.js';
 import { announceReady } from './processes.js';
 
 // The local API (gateway emulator and the real handlers) against the backends the bench started. Without the
-// stream consumers: the figures measure the handlers, and the counting proxies count their requests only.
-const api = await startLocalApi({ port: 0, env: { DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT!, LOCAL_STREAM_CONSUMERS: 'off' } });
+// stream consumers unless the bench asks for them (BENCH_STREAM_CONSUMERS=on: the sharing part, whose fan-out
+// runs from the stream poller): the other figures measure the handlers, and the counting proxies count their
+// requests only.
+const api = await startLocalApi({
+  port: 0,
+  env: { DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT!, LOCAL_STREAM_CONSUMERS: process.env.BENCH_STREAM_CONSUMERS === 'on' ? 'on' : 'off' },
+});
 announceReady({ url: api.url }, api.close);

@@ -1,5 +1,6 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { fanOut, type App } from '../shared/app.js';
+import { latestOfEachSender, type SharedUpload } from '../shared/conversations/fan-out.js';
 import { fromItem } from '../shared/attachments/dynamo-store.js';
 import { addedItem, isInsert, tableOf } from '../shared/cleanup/stream-events.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
@@ -15,20 +16,29 @@ import { streamConsumer } from '../shared/stream-consumer.js';
  * poller retries until it succeeds.
  */
 async function spread(event: DynamoDBStreamEvent, app: App): Promise<void> {
+  for (const upload of latestOfEachSender(uploadsIn(event, app.config.attachmentsTable))) {
+    const reached = await app.use(fanOut).deliver(upload);
+    logger.info('upload reached its thread', { attachment_id: upload.attachmentId, sides: reached });
+  }
+}
+
+/** The batch's new attachment records placed in a thread, as uploads. */
+function uploadsIn(event: DynamoDBStreamEvent, attachmentsTable: string): SharedUpload[] {
+  const uploads: SharedUpload[] = [];
   for (const record of event.Records) {
-    if (!isInsert(record) || tableOf(record) !== app.config.attachmentsTable) continue;
+    if (!isInsert(record) || tableOf(record) !== attachmentsTable) continue;
     const item = addedItem(record);
     if (!item || item.sk !== ATTACHMENT_SK) continue;
     const attachment = fromItem(item);
     if (!attachment.placement) continue;
-    const reached = await app.use(fanOut).deliver({
+    uploads.push({
       attachmentId: attachment.id,
       uploadedBy: attachment.uploaded_by,
       counterpart: attachment.placement.counterpart,
       createdAt: attachment.created_at,
     });
-    logger.info('upload reached its thread', { attachment_id: attachment.id, sides: reached });
   }
+  return uploads;
 }
 
 export const handler = streamConsumer(spread);

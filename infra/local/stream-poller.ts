@@ -48,7 +48,8 @@ interface ShardState {
  * GetRecords against DynamoDB Local or any other DynamoDB), keeps the records the mapping's filter
  * keeps, and invokes the same handler module with the same
  * DynamoDBStreamEvent shape, one shard's batch at a time, in order. A batch
- * whose handler fails is retried (from the same place) until it succeeds, so
+ * whose handler fails is handed again in halves, and retried (from the same
+ * place) until it succeeds, so
  * the cleanup and the fan-out always finish once the backend is back. Each
  * poller keeps its own place in each shard, as each mapping does.
  *
@@ -106,6 +107,23 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     }
   }
 
+  /**
+   * As the mapping's BisectBatchOnFunctionError: a failed batch is handed
+   * again in halves, each an invocation with a time budget of its own, so a
+   * batch too large for one budget still gets through; a single record that
+   * fails fails the batch, which is then retried from its start.
+   */
+  async function invokeBisecting(records: DynamoDBRecord[]): Promise<void> {
+    try {
+      await options.handler({ Records: records }, invocationTime(options.functionTimeoutMs));
+    } catch (error) {
+      if (records.length === 1 || !running) throw error;
+      const half = Math.ceil(records.length / 2);
+      await invokeBisecting(records.slice(0, half));
+      await invokeBisecting(records.slice(half));
+    }
+  }
+
   /** Reads one batch of a shard and hands the records it accepts to the handler; whether it found records. */
   async function pollShard(shard: ShardState): Promise<boolean> {
     shard.iterator ??= (
@@ -134,7 +152,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     }
     const { Records = [], NextShardIterator } = batch;
     const accepted = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(options.accepts);
-    if (accepted.length > 0) await options.handler({ Records: accepted }, invocationTime(options.functionTimeoutMs));
+    if (accepted.length > 0) await invokeBisecting(accepted);
     const last = Records.at(-1)?.dynamodb?.SequenceNumber;
     if (last) shard.after = last;
     shard.iterator = NextShardIterator;

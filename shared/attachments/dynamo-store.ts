@@ -1,10 +1,10 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
 import { BATCH_WRITE_MAX, batchWriteAll } from '../dynamo/batch-write.js';
-import { attachmentConversationKey, attachmentKey, orphanFileKey, PARTITION_KEY, SORT_KEY, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
+import { attachmentConversationKey, attachmentKey, orphanFileKey, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
 import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
-import { queryPage } from '../dynamo/query-page.js';
+import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { uploadersObject, type AttachmentRecord, type AttachmentStore, type NotOwner } from './model.js';
@@ -149,26 +149,14 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * AWS: docs/consistency.md says what that leaves open.
    */
   async removeAllOf(userId: string, conversationId: string): Promise<number> {
-    const index = attachmentIndexes.conversation;
     let removed = 0;
-    let startKey: Item | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: index.name,
-          ...expressions({ keyCondition: equals(index.partitionKey, attachmentConversationKey(userId, conversationId)), projection: [PARTITION_KEY, SORT_KEY] }),
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      const keys = (page.Items ?? []).map((item) => ({ [PARTITION_KEY]: item[PARTITION_KEY], [SORT_KEY]: item[SORT_KEY] }));
+    for await (const keys of keysUnder(this.client, this.table, attachmentIndexes.conversation, attachmentConversationKey(userId, conversationId))) {
       for (let start = 0; start < keys.length; start += BATCH_WRITE_MAX) {
-        const batch = keys.slice(start, start + BATCH_WRITE_MAX).map((Key) => ({ DeleteRequest: { Key } }));
+        const batch = keys.slice(start, start + BATCH_WRITE_MAX).map((Key) => ({ DeleteRequest: { Key: { ...Key } } }));
         await batchWriteAll(this.client, this.table, batch);
       }
       removed += keys.length;
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    }
     return removed;
   }
 }

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { seededId } from '../ids.js';
 import { systemClock, type Clock } from '../time.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { and, equals, expressions, itemAbsent, itemExists, type Condition } from '../dynamo/expressions.js';
-import { conversationKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
+import { conversationKey } from '../dynamo/keys.js';
 import { ConcurrentWrite, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
-import { queryPage } from '../dynamo/query-page.js';
+import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { endedMutes, mergeEndedMutes, writeBackEndedMutes } from './ended-mutes.js';
 import { applied, Changes, counterpartOf, fromItem, readTimes, shownAsRead, toItem, type Item } from './item-codec.js';
@@ -141,20 +141,9 @@ export class DynamoConversationStore implements ConversationStore {
    * activity as every new side does.
    */
   async *sidesOf(key: string): AsyncGenerator<{ userId: string; conversationId: string }[]> {
-    const index = conversationIndexes.thread;
-    let startKey: Item | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: index.name,
-          ...expressions({ keyCondition: equals(index.partitionKey, key), projection: [PARTITION_KEY, SORT_KEY] }),
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      yield (page.Items ?? []).map((item) => ({ userId: item[PARTITION_KEY] as string, conversationId: item[SORT_KEY] as string }));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    for await (const keys of keysUnder(this.client, this.table, conversationIndexes.thread, key)) {
+      yield keys.map(({ pk, sk }) => ({ userId: pk, conversationId: sk }));
+    }
   }
 
   async get(userId: string, id: string): Promise<Conversation | undefined> {

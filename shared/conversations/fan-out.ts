@@ -1,4 +1,4 @@
-import { threadKey, type Counterpart } from '../dynamo/keys.js';
+import { threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
 import { logger } from '../observability.js';
 
 /** An upload into a thread, as the attachments table's stream shows it. */
@@ -55,4 +55,21 @@ export class FanOut {
     }
     return reached;
   }
+}
+
+/**
+ * Of a batch's uploads, each uploader's latest into each thread: one
+ * uploader's uploads into a thread go to the same sides, and every write
+ * moves a side's time forward only, so the latest one's delivery leaves what
+ * all of them would (100 uploads into a group of 1,000 in one batch are 1,000
+ * writes, not 100,000).
+ */
+export function latestOfEachSender(uploads: SharedUpload[]): SharedUpload[] {
+  const latest = new Map<string, SharedUpload>();
+  for (const upload of uploads) {
+    const sender = JSON.stringify([upload.uploadedBy, threadKey(threadOf(upload.uploadedBy, upload.counterpart))]);
+    const before = latest.get(sender);
+    if (!before || upload.createdAt > before.createdAt) latest.set(sender, upload);
+  }
+  return [...latest.values()];
 }

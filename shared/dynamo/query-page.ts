@@ -1,5 +1,8 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Page, PageRequest } from '../pagination.js';
+import { equals, expressions } from './expressions.js';
+import { PARTITION_KEY, SORT_KEY, type ItemKey } from './keys.js';
+import type { IndexDefinition } from './tables.js';
 
 type Item = Record<string, unknown>;
 
@@ -58,4 +61,25 @@ export async function queryPage(
   const data = found.slice(0, page.limit);
   if (backwards) data.reverse();
   return { page: { has_more: found.length > page.limit, data }, cost };
+}
+
+/**
+ * The table keys of every item under one partition of an index, a page at a
+ * time: for work over all of them (a thread's sides, a side's uploads), not
+ * for a list a client pages through.
+ */
+export async function* keysUnder(client: DynamoDBDocumentClient, table: string, index: IndexDefinition, partition: string): AsyncGenerator<ItemKey[]> {
+  let startKey: Item | undefined;
+  do {
+    const page = await client.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: index.name,
+        ...expressions({ keyCondition: equals(index.partitionKey, partition), projection: [PARTITION_KEY, SORT_KEY] }),
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    yield (page.Items ?? []).map((item) => ({ [PARTITION_KEY]: item[PARTITION_KEY] as string, [SORT_KEY]: item[SORT_KEY] as string }));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
 }

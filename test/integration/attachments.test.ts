@@ -4,6 +4,7 @@ import { userFilesPrefix } from '../../shared/files/keys.js';
 import { eventually } from '../support/eventually.js';
 import { startTestApi, type CallInit, type TestApi } from '../support/api.js';
 import { conversationOf, download, sha256, storedFileKeys, upload, fileKeyOf } from '../support/attachments.js';
+import { ATTACHMENT_FIELDS } from '../support/sharing.js';
 
 let t: TestApi;
 
@@ -22,18 +23,7 @@ describe('upload', () => {
     const before = now();
     const response = await upload(t, 'alice', { bytes, filename: 'photo.png', type: 'image/png' });
     expect(response.status).toBe(201);
-    expect(Object.keys(response.body)).toEqual([
-      'id',
-      'message_id',
-      'conversation_id',
-      'filename',
-      'file_url',
-      'file_url_expires_at',
-      'file_type',
-      'file_size',
-      'uploaded_by',
-      'created_at',
-    ]);
+    expect(Object.keys(response.body)).toEqual(ATTACHMENT_FIELDS);
     expect(response.body).toMatchObject({
       message_id: null,
       conversation_id: null,

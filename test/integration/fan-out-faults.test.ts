@@ -105,8 +105,9 @@ describe("a fan-out write whose answer is lost after DynamoDB applied it", () =>
     await reachedAt(b, a, later.created_at);
     seen.push(...(await sidesOf(b, a)).map((s) => s.last_active_at));
 
-    // The first upload's record twice (the failed delivery, the one that went through), the later one's once.
-    expect(deliveries.fired).toBeGreaterThanOrEqual(3);
+    // The failed delivery, then at least one more: the retried record's own, or (when the later upload joined
+    // its batch first) the later one's, which stands for both (each uploader's latest of a batch is delivered).
+    expect(deliveries.fired).toBeGreaterThanOrEqual(2);
     expect(side).toMatchObject({ id: theirs.id, last_active_at: uploaded.created_at, last_opened_at: null });
     expect(await unreadIds(b)).toEqual([theirs.id]);
     // Every read showed nothing yet, the upload's time or the later one's, in that order.
@@ -127,10 +128,11 @@ describe("a fan-out write whose answer is lost after DynamoDB applied it", () =>
     const earlier = await uploadInto(a, mine.id, 'earlier.txt');
     clock.now += 10;
     const later = await uploadInto(a, mine.id, 'later.txt');
-    // The later upload's write lands and its answers are lost: the batch fails after it, and both records come again.
+    // The batch delivers the later upload only (each uploader's latest); its write lands and its answers are lost,
+    // so the batch fails and is handed again in halves: the earlier record alone, then the later one.
     const lost = loseEveryTry(writesTimeOf(b, later.created_at));
-    // The fan-out finds b's side once per record: the fourth time is the later record's second delivery, after the earlier one's.
-    const secondDelivery = f.dynamodb.inject({ match: findsSideOf(b, a), nth: 4, fault: { kind: 'hold' } });
+    // The fan-out finds b's side once per delivery: the third time is the later record's second delivery, after the earlier one's.
+    const secondDelivery = f.dynamodb.inject({ match: findsSideOf(b, a), nth: 3, fault: { kind: 'hold' } });
     streamReads.release();
 
     await secondDelivery.hit;
@@ -157,7 +159,8 @@ describe("a fan-out write whose answer is lost after DynamoDB applied it", () =>
     const later = await uploadInto(a, mine.id, 'after-the-retry.txt');
     const after = await reachedAt(b, a, later.created_at);
 
-    expect(deliveries.fired).toBeGreaterThanOrEqual(3);
+    // The failed delivery, then at least one more (the retried record's, or the later one's standing for both).
+    expect(deliveries.fired).toBeGreaterThanOrEqual(2);
     expect(sides).toHaveLength(1);
     expect(sides[0]).toMatchObject({ contact_id: a, created_at: uploaded.created_at, last_active_at: uploaded.created_at, last_opened_at: null });
     expect(after.map((side) => side.id)).toEqual([sides[0]!.id]);

@@ -40,7 +40,7 @@ const CAST = { users: 4, passive: 2, groups: { 'group-0': ['u0', 'u1', 'u3', 'p0
 // The handlers run in this process: hundreds of expected 503s in their log would bury the figures.
 beforeAll(() => logger.setLogLevel('SILENT'));
 
-it.each(SEEDS)(`seed %i: ${OPERATIONS} concurrent operations of users who share threads, under ${MIN_FAULTS}+ injected faults and an S3 outage, leave no broken invariant`, async (seed) => {
+it.concurrent.each(SEEDS)(`seed %i: ${OPERATIONS} concurrent operations of users who share threads, under ${MIN_FAULTS}+ injected faults and an S3 outage, leave no broken invariant`, async (seed) => {
   // A faulty API (and bucket) per seed: the audit can check every object in the bucket.
   const f = await startFaultyApi();
   try {
