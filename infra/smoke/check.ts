@@ -32,8 +32,8 @@ export interface SmokeContext {
 /**
  * One line of the table. `run` throws to fail (CheckFailed's message is the
  * reason) or throws CheckSkipped when a check it builds on failed; what it
- * returns is a short note for the table. A new feature's check (the event
- * feed) is one more entry in checks/index.ts.
+ * returns is a short note for the table. A new feature's check is one more
+ * entry in checks/index.ts.
  */
 export interface Check {
   name: string;

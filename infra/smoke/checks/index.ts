@@ -1,6 +1,7 @@
 import type { Check } from '../check.js';
 import { unauthenticated } from './authentication.js';
 import { createConversation } from './conversation.js';
+import { eventFeed } from './events.js';
 import { corsPreflight } from './cors.js';
 import { fileCors } from './file-cors.js';
 import { isolation } from './isolation.js';
@@ -11,9 +12,8 @@ import { uploadSession } from './upload-session.js';
 
 /**
  * The checks in the order they run; the cleanup follows them whatever
- * happened. A check of a new feature (the event feed) is one more entry
- * here, once the feature exists. Sharing runs after isolation: the file it
- * shares is one the second user must see.
+ * happened. Sharing runs after isolation: the file it shares is one the
+ * second user must see; the feed after the uploads it looks for.
  */
 export const checks: readonly Check[] = [
   createConversation,
@@ -21,6 +21,7 @@ export const checks: readonly Check[] = [
   uploadSession,
   isolation,
   sharing,
+  eventFeed,
   sizeGuard,
   corsPreflight,
   fileCors,
