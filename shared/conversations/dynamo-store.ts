@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { seededId } from '../ids.js';
@@ -36,7 +37,6 @@ const CONFLICT_ATTEMPTS = 10;
 /** Each retry of a read-state write follows a concurrent write to the same conversation. */
 const READ_STATE_ATTEMPTS = 8;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 
 /** Conversations under the user's partition, sort key = conversation id (a ULID: creation order). */

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /** DynamoDB's most requests in one BatchWriteItem. */
@@ -16,7 +17,7 @@ export type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { K
 export async function batchWriteAll(client: DynamoDBDocumentClient, table: string, batch: readonly WriteRequest[]): Promise<void> {
   let requests = [...batch];
   for (let attempt = 0; requests.length > 0; attempt += 1) {
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 2 ** attempt * 25)));
+    if (attempt > 0) await sleep(Math.min(1_000, 2 ** attempt * 25));
     const { UnprocessedItems } = await client.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
     requests = (UnprocessedItems?.[table] ?? []) as WriteRequest[];
   }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { TransactWriteCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 
@@ -31,7 +32,7 @@ export async function transactWrite(client: DynamoDBDocumentClient, items: Trans
     // A conflict wrote nothing: try again shortly (with the same token: the request is the same), a few times;
     // still conflicting, it is the answer (503, retryable).
     if (outcome.committed || !outcome.conflict || outcome.conditionFailed.includes(true) || attempt >= CONFLICT_ATTEMPTS) return outcome;
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
+    await sleep(Math.random() * 25 * 2 ** attempt);
   }
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { equals, expressions, itemAbsent } from '../dynamo/expressions.js';
 import { feedHeadKey } from '../dynamo/keys.js';
@@ -103,7 +104,7 @@ export async function withFeed<T>(attempt: (n: string, retry: typeof TAKEN) => P
   for (let n = 1; n <= FEED_ATTEMPTS; n += 1) {
     const answer = await attempt(String(n), TAKEN);
     if (answer !== TAKEN) return answer;
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** n)));
+    await sleep(Math.random() * Math.min(200, 5 * 2 ** n));
   }
   throw new ConcurrentWrite();
 }

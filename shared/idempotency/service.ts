@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import { inFallback } from '../deadline.js';
 import { idempotencyKeyInUse, idempotencyKeyReused } from '../http/errors.js';
@@ -31,7 +32,6 @@ export interface IdempotencyTiming {
  */
 export const defaultTiming: IdempotencyTiming = { leaseMs: 5_000, waitMs: 10_000, pollMs: 50, now: Date.now };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * One request run under its key. How an answer is kept and replayed belongs

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Attachment, AttachmentRecord } from '../attachments/model.js';
 import type { Groups } from '../auth/groups.js';
 import { counterpartOf } from '../conversations/item-codec.js';
@@ -191,7 +192,7 @@ export class UploadSessionService {
       assertOpen(current, this.clock());
       // A 5xx, so that an Idempotency-Key is freed for the retry rather than replaying this answer.
       if (waited >= BUSY_WAIT_MS) throw serviceUnavailable();
-      await new Promise((resolve) => setTimeout(resolve, BUSY_POLL_MS));
+      await sleep(BUSY_POLL_MS);
     }
   }
 
