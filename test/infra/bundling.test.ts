@@ -47,7 +47,7 @@ describe('function bundles', () => {
   let metafile: Metafile;
   beforeAll(async () => {
     metafile = await buildAll();
-  }, 120_000);
+  });
 
   it('leave out only modules the SDK loads with import(), on paths the functions never take', () => {
     for (const [name, seen] of importsOfExternals(metafile)) {

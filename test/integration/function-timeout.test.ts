@@ -59,7 +59,7 @@ describe('a backend that stalls past the function timeout', () => {
 
     // The file S3 did store was handed to the cleanup inside the time kept for it.
     await expectNothingLeft(f, user);
-  }, 60_000);
+  });
 
   it('an upload whose record transaction never reaches DynamoDB answers 503 in time, and its file is removed', async () => {
     const f = faultyApi();
@@ -77,7 +77,7 @@ describe('a backend that stalls past the function timeout', () => {
 
     // The fallback asked whether the record was stored (no) and handed the file to the cleanup.
     await expectNothingLeft(f, user);
-  }, 60_000);
+  });
 
   it('an upload whose record transaction DynamoDB applied but never acknowledged answers 201 in time: the fallback read finds it', async () => {
     const f = faultyApi();
@@ -93,7 +93,7 @@ describe('a backend that stalls past the function timeout', () => {
     const { violations, views } = await settledAudit(f, [user]);
     expect(violations).toEqual([]);
     expect(views.get(user)!.attachments.map((attachment) => attachment.id)).toEqual([response.body.id]);
-  }, 60_000);
+  });
 
   it('a read whose DynamoDB answers all stall answers 503 in time', async () => {
     const f = faultyApi();
@@ -103,5 +103,5 @@ describe('a backend that stalls past the function timeout', () => {
     f.dynamodb.inject({ match: dynamodbCall('GetItem', [created.body.id]), times: 10, fault: { kind: 'stall', ms: STALL_MS } });
 
     expectServiceUnavailable(await f.t.call(user, 'GET', `/v1/conversations/${created.body.id}`));
-  }, 60_000);
+  });
 });

@@ -44,7 +44,7 @@ describe('ensureTables', () => {
       [kept!, ...added].map((index) => [index.name, 'ACTIVE']).sort(),
     );
     client.destroy();
-  }, 120_000); // DynamoDB Local adds the missing indexes one after another, each until ACTIVE: tens of seconds on a loaded machine.
+  }); // DynamoDB Local adds the missing indexes one after another, each until ACTIVE: tens of seconds on a loaded machine.
 
   it('gives a kept table the stream its definition asks for, of the view type it asks for', async () => {
     const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };

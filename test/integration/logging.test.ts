@@ -97,7 +97,7 @@ beforeAll(async () => {
   const unavailable = await apiCaller(broken.url, async () => token)(USER, 'GET', '/v1/conversations');
   expect(unavailable.status).toBe(503);
   requestIds.unavailable = unavailable.headers.get('x-request-id')!;
-}, 60_000);
+});
 afterAll(() => Promise.all([healthy?.stop(), broken?.stop()]));
 
 describe('logs', () => {

@@ -57,5 +57,5 @@ describe('read-state case conditions', () => {
       }),
       { numRuns: 150 },
     );
-  }, 120_000); // 150 runs of real conditional writes: well within this on a loaded machine.
+  });
 });

@@ -130,7 +130,7 @@ describe('the smoke against a working local server', () => {
     expect(report.results.map((result) => result.name)).toEqual([...checks.map((check) => check.name), CLEANUP_ROW]);
     expect(report.passed).toBe(true);
     await expectNothingLeft(t, () => storedFileKeys(t.api.s3Endpoint), [users.user.label, users.other.label]);
-  }, 120_000);
+  });
 
   it('shares a file between users given by their tokens, using and keeping the side the second already held, removing what the run made', async () => {
     const [alice, bob] = [`alice-${randomUUID()}`, `bob-${randomUUID()}`];
@@ -158,7 +158,7 @@ describe('the smoke against a working local server', () => {
     expect((await t.call(bob, 'GET', '/v1/conversations')).body.data.map((conversation: { id: string }) => conversation.id)).toEqual([held.body.id]);
     // Bob's own, deleted by bob: the other tests find this server's tables empty.
     expect((await t.call(bob, 'DELETE', `/v1/conversations/${held.body.id}`)).status).toBe(200);
-  }, 120_000);
+  });
 
   it('passes through `npm run smoke -- --outputs cdk-outputs.json`, minting from the secret it reads with the caller’s credentials', async () => {
     const secrets = await fakeSecretsManager({ [SECRET_ARN]: t.api.authSecret });
@@ -190,7 +190,7 @@ describe('the smoke against a working local server', () => {
     } finally {
       await secrets.close();
     }
-  }, 120_000);
+  });
 
   it('fails both CORS checks for an origin the stage was not deployed with', async () => {
     const marker = runMarker();
@@ -208,7 +208,7 @@ describe('the smoke against a working local server', () => {
     const detail = (name: string) => report.results.find((result) => result.name === name)!.detail;
     expect(detail('CORS preflight')).toContain('https://elsewhere.example is not allowed');
     expect(detail('CORS of file_url (bucket)')).toContain('the bucket does not allow https://elsewhere.example');
-  }, 120_000);
+  });
 
   it('refuses a run it cannot authenticate: every check that needs the token fails, and the command says which', async () => {
     const run = await npmSmoke(['--url', t.url, '--token', 'not-a-token'], {});
@@ -217,7 +217,7 @@ describe('the smoke against a working local server', () => {
     expect(rowOf(run.stdout, 'create a conversation')).toMatch(/FAIL.*401 token_invalid/);
     expect(rowOf(run.stdout, UPLOAD_ROW)).toMatch(/skip.*no conversation/);
     expect(run.stdout).toContain('FAILED');
-  }, 120_000);
+  });
 });
 
 describe('the smoke against a broken local server', () => {

@@ -148,7 +148,7 @@ describe('S3Bucket outcomes, against the S3 client on the same answers', () => {
     const mine = await outcomeOf(() => operation.ours(new S3Bucket(SETTINGS, ours)), ours);
     const reference = await outcomeOf(() => operation.theirs(referenceS3Client(SETTINGS, { requestHandler: theirs.asRequestHandler() })), theirs);
     expect(mine).toEqual(reference);
-  }, 30_000);
+  });
 
   it('differs by design on a GetObject body cut mid-way: the layer retries it, the client hands the broken stream to its caller', async () => {
     const script: Script = [(request) => ({ ...(successOf(request) as { status: number; body: string }), cutAfter: 2 })];

@@ -103,7 +103,7 @@ describe('S3Presigner', () => {
       }),
       { numRuns: 400 },
     );
-  }, 120_000);
+  });
 
   it('signs the same UploadPart URL as @aws-sdk/s3-request-presigner, byte for byte', async () => {
     const uploadIds = fc.oneof(fc.base64String({ minLength: 4, maxLength: 200 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }));
@@ -120,7 +120,7 @@ describe('S3Presigner', () => {
       }),
       { numRuns: 300 },
     );
-  }, 120_000);
+  });
 
   it('signs with the credentials the provider gives at each call, session token included', async () => {
     let current = { accessKeyId: 'AKIAFIRST', secretAccessKey: 'one', sessionToken: 'token-1' };
