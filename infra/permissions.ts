@@ -1,5 +1,5 @@
 import { FILES_PREFIX } from '../shared/files/keys.js';
-import { conversationIndexes, type TableDefinition } from '../shared/dynamo/tables.js';
+import { attachmentIndexes, conversationIndexes, type TableDefinition } from '../shared/dynamo/tables.js';
 import type { FileAccess, Route } from './routes.js';
 
 /**
@@ -72,34 +72,40 @@ function tableResources({ arn, definition }: TableArn): string[] {
 
 /**
  * The cleanup function (functions/cleanup.ts): it finds a removed
- * conversation's attachment records with a Query of the attachments table
- * (not an index), deletes them in batches, and deletes removed attachments'
- * files; before removing an orphan file or a removed upload session's
- * leftovers it reads the one attachment record that would hold them
- * (GetItem), and it aborts the session's multipart upload. The stream reads
- * come with the event source mappings (granted by CDK).
+ * conversation's attachment records on the attachments table's
+ * by_conversation index (Query), removes each in a transaction with its
+ * uploader's attachment.deleted event (DeleteItem on the attachments table,
+ * the feed's head and event as every writer of a feed), and deletes removed
+ * attachments' files; before removing an orphan file or a removed upload
+ * session's leftovers it reads the one attachment record that would hold
+ * them (GetItem), and it aborts the session's multipart upload. The stream
+ * reads come with the event source mappings (granted by CDK).
  */
 export function cleanupPermissions(arns: DataArns): Permission[] {
   return [
-    { actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem'], resources: [arns.attachments.arn] },
+    { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
+    { actions: ['dynamodb:Query'], resources: [`${arns.attachments.arn}/index/${attachmentIndexes.conversation.name}`] },
+    { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
     { actions: [FILE_ACTIONS.delete, FILE_ACTIONS.abort], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
   ];
 }
 
 /**
- * The fan-out function (functions/fan-out.ts): an upload reaching the other
- * sides of its thread. It reads a contact's uniqueness record and a side
- * (GetItem), finds a group thread's sides on the conversations table's
- * by_thread index (Query there and on no other index), moves a side's
- * activity forward (a conditional UpdateItem), and creates a contact's side
- * with its uniqueness record (a TransactWriteItems of two Puts, authorised
- * as PutItem). No S3, no other table. The attachments stream's reads come
- * with the event source mapping (granted by CDK).
+ * The fan-out function (functions/fan-out.ts): attachment changes reaching
+ * the other members of their thread. It reads a contact's uniqueness record
+ * and a side (GetItem), finds a group thread's sides on the conversations
+ * table's by_thread index (Query there and on no other index), and writes
+ * each member's transaction: their side's activity (UpdateItem) or, for a
+ * contact, their new side with its uniqueness record (PutItem), and their
+ * events with the records of the changes delivered (the feed's head and
+ * PutItem). No S3, no other table. The attachments stream's reads come with
+ * the event source mapping (granted by CDK).
  */
 export function fanOutPermissions(arns: DataArns): Permission[] {
   return [
     { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: [arns.conversations.arn] },
     { actions: ['dynamodb:Query'], resources: [`${arns.conversations.arn}/index/${conversationIndexes.thread.name}`] },
+    { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
   ];
 }
 

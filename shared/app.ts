@@ -7,6 +7,7 @@ import { AttachmentService, AttachmentViews } from './attachments/service.js';
 import { lambdaConfig, type Config } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { FanOut } from './conversations/fan-out.js';
+import { SideDelivery } from './conversations/side-delivery.js';
 import { ConversationService } from './conversations/service.js';
 import { createDynamoClient } from './dynamo/client.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
@@ -150,8 +151,12 @@ export const uploadSessions: Part<UploadSessionService> = (app) => {
 /** For the cleanup function: the attachment records, consistently read, and the files bucket. */
 export const sessionLeftovers: Part<SessionLeftovers> = (app) => new SessionLeftovers(app.use(attachmentStore), app.use(fileStore));
 
-/** For the fan-out function: the conversations of a thread's other sides. */
-export const fanOut: Part<FanOut> = (app) => new FanOut(app.use(conversationStore));
+/** For the fan-out function: the sides of a thread's other members, and their feeds. */
+export const fanOut: Part<FanOut> = (app) => {
+  const sides = app.use(conversationStore);
+  const { conversationsTable, eventsTable } = app.config;
+  return new FanOut(sides, new SideDelivery(app.use(dynamo), conversationsTable, eventsTable, sides, app.use(outbox), app.clock));
+};
 
 export const idempotency: Part<IdempotencyService> = (app) =>
   new IdempotencyService(new DynamoIdempotencyStore(app.use(dynamo), app.config.idempotencyTable));

@@ -25,7 +25,7 @@ import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns } 
 import { REPOSITORY_ROOT } from '../repository.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, EVENT_DETAIL_ENTRY, FAN_OUT_ENTRY, FUNCTION_SETTINGS, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
-import { INSERTS_FILTER_PATTERN, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
+import { CHANGES_FILTER_PATTERN, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
@@ -123,16 +123,16 @@ export class Functions extends Construct {
     this.cleanupDeadLetters = cleanupFeed.deadLetters;
     this.cleanupAlarm = cleanupFeed.alarm;
 
-    // An upload reaching the other sides of its thread (their activity, a contact's new side), from the attachments stream.
+    // Attachment changes reaching the other members of their thread (their events, their activity, a contact's new side), from the attachments stream.
     this.fanOut = this.lambda('FanOut', FAN_OUT_ENTRY, environment, removalPolicy);
     for (const permission of fanOutPermissions(arns)) this.fanOut.addToRolePolicy(new PolicyStatement(permission));
     const fanOutFeed = this.streamFeed('FanOut', this.fanOut, {
       tables: [data.attachments],
-      // Only new records: a rename or a removal is not activity on the thread. The local stream poller applies the same filter.
-      filter: INSERTS_FILTER_PATTERN,
+      // Uploads, renames and removals: each reaches the other members' feeds. The local stream poller applies the same filter.
+      filter: CHANGES_FILTER_PATTERN,
       removalPolicy,
       alarmDescription:
-        "A stream batch of the fan-out failed every retry: uploads did not reach their threads' other sides (no unread activity, no side made for the contact). Redrive the dead-letter queue after fixing the cause.",
+        "A stream batch of the fan-out failed every retry: attachment changes did not reach their threads' other members (no events in their feeds, no unread activity, no side made for the contact). Redrive the dead-letter queue after fixing the cause.",
     });
     this.fanOutDeadLetters = fanOutFeed.deadLetters;
     this.fanOutAlarm = fanOutFeed.alarm;

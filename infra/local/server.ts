@@ -8,7 +8,7 @@ import { App } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
 import { readConfig, type Config, type Environment } from '../../shared/config.js';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { isInsert, isRemoval } from '../../shared/cleanup/stream-events.js';
+import { CHANGES_FILTER_PATTERN, isRemoval, passes } from '../../shared/cleanup/stream-events.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
@@ -192,7 +192,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         actingAs(CLEANUP_FUNCTION, await consumer(CLEANUP_ENTRY)),
       );
       // No S3 calls, so no key of its own to act as.
-      const fanOut = poller({ [tables.attachments]: attachmentsTable }, isInsert, await consumer(FAN_OUT_ENTRY));
+      const fanOut = poller({ [tables.attachments]: attachmentsTable }, passes(CHANGES_FILTER_PATTERN), await consumer(FAN_OUT_ENTRY));
       stoppers.push(cleanup.stop, fanOut.stop);
       if (eventsForwardUrl) {
         // What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL.

@@ -1,9 +1,8 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
-import { BATCH_WRITE_MAX, batchWriteAll } from '../dynamo/batch-write.js';
 import { attachmentConversationKey, attachmentKey, orphanFileKey, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
 import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
-import { ConcurrentWrite, requestToken, transactWrite } from '../dynamo/transactions.js';
+import { ConcurrentWrite, contentToken, requestToken, transactWrite } from '../dynamo/transactions.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -144,20 +143,32 @@ export class DynamoAttachmentStore implements AttachmentStore {
   /**
    * Removes every record the user uploaded into one of their conversations
    * (after the conversation itself is gone, from its stream), read from the
-   * by_conversation index. Pages of 25 deletes, each idempotent, so a retry
-   * of the whole cleanup is harmless. The index is eventually consistent on
-   * AWS: docs/consistency.md says what that leaves open.
+   * by_conversation index, each in one transaction with the uploader's
+   * attachment.deleted event (request_id null: the cleanup removed it), on
+   * the condition that the record is still there: a record removed before
+   * (by its uploader's DELETE, or by an earlier run of this cleanup) is
+   * skipped, with no event. The index is eventually consistent on AWS:
+   * docs/consistency.md says what that leaves open.
    */
   async removeAllOf(userId: string, conversationId: string): Promise<number> {
     let removed = 0;
     for await (const keys of keysUnder(this.client, this.table, attachmentIndexes.conversation, attachmentConversationKey(userId, conversationId))) {
-      for (let start = 0; start < keys.length; start += BATCH_WRITE_MAX) {
-        const batch = keys.slice(start, start + BATCH_WRITE_MAX).map((Key) => ({ DeleteRequest: { Key: { ...Key } } }));
-        await batchWriteAll(this.client, this.table, batch);
-      }
-      removed += keys.length;
+      for (const { pk } of keys) if (await this.removeLeftOver(userId, pk as string)) removed += 1;
     }
     return removed;
+  }
+
+  private removeLeftOver(uploaderId: string, id: string): Promise<boolean> {
+    return withFeed(async (_attempt, retry) => {
+      const removal = [{ Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } }];
+      const feed = await this.outbox.append(uploaderId, [deletedEvent('attachment', id, null)]);
+      const items = [...removal, ...feed.items];
+      // A later run of the cleanup may build this transaction again: its token is its items.
+      const outcome = await transactWrite(this.client, items, contentToken(items));
+      if (outcome.committed) return true;
+      if (outcome.conflict) throw new ConcurrentWrite();
+      return headTaken(outcome, removal.length) ? retry : false;
+    });
   }
 }
 

@@ -1,5 +1,11 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 
+/** Whether a record passes a filter pattern on its event name, as an event source mapping's filter does. */
+export const passes =
+  (pattern: { eventName: readonly string[] }) =>
+  (record: DynamoDBRecord): boolean =>
+    pattern.eventName.includes(record.eventName ?? '');
+
 /**
  * What the cleanup reacts to: items removed from a table. The stack's event
  * source mapping filters on this pattern and the local stream poller applies
@@ -7,16 +13,14 @@ import type { DynamoDBRecord } from 'aws-lambda';
  */
 export const REMOVALS_FILTER_PATTERN = { eventName: ['REMOVE'] } as const;
 
-export const isRemoval = (record: DynamoDBRecord): boolean => record.eventName === 'REMOVE';
+export const isRemoval = passes(REMOVALS_FILTER_PATTERN);
 
 /**
- * What the fan-out reacts to: items added to the attachments table (new
- * records; an update of one, a rename, is not news to the thread). The
+ * What the fan-out reacts to: every change of the attachments table (an
+ * upload, a rename, a removal each reach the thread's other members). The
  * stack's mapping filters on this pattern, the local poller applies it too.
  */
-export const INSERTS_FILTER_PATTERN = { eventName: ['INSERT'] } as const;
-
-export const isInsert = (record: DynamoDBRecord): boolean => record.eventName === 'INSERT';
+export const CHANGES_FILTER_PATTERN = { eventName: ['INSERT', 'MODIFY', 'REMOVE'] } as const;
 
 /** The table a stream record comes from: `arn:…:table/<name>/stream/<label>`. */
 export function tableOf(record: DynamoDBRecord): string | undefined {
@@ -39,11 +43,16 @@ export function removedString(record: DynamoDBRecord, name: string): string | un
 type Image = NonNullable<NonNullable<DynamoDBRecord['dynamodb']>['NewImage']>;
 
 /**
- * The added item's string and number attributes as plain values (NULL and
- * other types left out), from a stream that carries it (NEW_AND_OLD_IMAGES).
+ * The added (or changed) item's string and number attributes as plain
+ * values (NULL and other types left out), from a stream that carries it
+ * (NEW_IMAGE, NEW_AND_OLD_IMAGES).
  */
-export function addedItem(record: DynamoDBRecord): Record<string, string | number> | undefined {
-  const image: Image | undefined = record.dynamodb?.NewImage;
+export const addedItem = (record: DynamoDBRecord): Record<string, string | number> | undefined => plainItem(record.dynamodb?.NewImage);
+
+/** The removed (or changed) item as it was, likewise, from a stream that carries it (OLD_IMAGE, NEW_AND_OLD_IMAGES). */
+export const removedItem = (record: DynamoDBRecord): Record<string, string | number> | undefined => plainItem(record.dynamodb?.OldImage);
+
+function plainItem(image: Image | undefined): Record<string, string | number> | undefined {
   if (!image) return undefined;
   const item: Record<string, string | number> = {};
   for (const [name, value] of Object.entries(image)) {

@@ -98,43 +98,6 @@ export class DynamoConversationStore implements ConversationStore {
   }
 
   /**
-   * Another member's upload reaching one side: its last_active_at moves
-   * forward to `at` (never back), in one conditional write in the likely
-   * case (see `write`); false when the side is gone.
-   */
-  async touch(userId: string, id: string, at: number): Promise<boolean> {
-    return (await this.write(userId, id, new Changes(), { kind: 'activity', at })) !== undefined;
-  }
-
-  /**
-   * A direct upload reaching the contact (`userId`): their side with the
-   * uploader gets the activity, and is created with it when they hold none,
-   * together with its uniqueness record in one transaction (as a POST would,
-   * with last_active_at set: unread). `createdId` is the same for every
-   * delivery of one upload, and the token makes the SDK's retry after a lost
-   * answer a no-op; a concurrent POST by the contact, or another delivery,
-   * that creates the side first is found on the next turn and touched.
-   */
-  async receive(userId: string, counterpart: Counterpart, at: number, createdId: string): Promise<'touched' | 'created'> {
-    for (let attempt = 1; ; attempt += 1) {
-      const side = await this.sideOf(userId, counterpart);
-      if (side && (await this.touch(userId, side, at))) return 'touched';
-      if (!side) {
-        const conversation: Conversation = { ...newConversation(createdId, counterpart, at), last_active_at: at };
-        const items = [
-          { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, createdId), ...expressions({ condition: itemAbsent() }) } },
-          { Put: { TableName: this.table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
-        ];
-        const outcome = await transactWrite(this.client, items, requestToken('receive', userId, createdId, String(at), String(attempt)));
-        if (outcome.committed) return 'created';
-      }
-      // The side appeared or went meanwhile (a POST, a DELETE, another delivery): look again.
-      if (attempt >= CONFLICT_ATTEMPTS) throw new ConcurrentWrite();
-      await sleep(Math.random() * Math.min(1_000, 20 * 2 ** attempt));
-    }
-  }
-
-  /**
    * Every side of a thread, as (user, conversation) pairs, a page of the
    * by_thread index at a time. The index is eventually consistent: a side
    * created in the last moment may be missed, and starts without this

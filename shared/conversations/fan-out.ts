@@ -1,75 +1,133 @@
-import { threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
-import { logger } from '../observability.js';
+import { attachmentObject, type AttachmentRecord } from '../attachments/model.js';
+import { threadKey, threadOf, type Counterpart, type Thread } from '../dynamo/keys.js';
+import { createdEvent, deletedEvent, updatedEvents, type EventDraft } from '../events/model.js';
 
-/** An upload into a thread, as the attachments table's stream shows it. */
-export interface SharedUpload {
-  attachmentId: string;
-  uploadedBy: string;
-  /** Whom the uploader's side is with: the contact of a direct thread, or the group. */
+/**
+ * A change to an attachment of a thread, as the attachments table's stream
+ * shows it: an upload, a rename, a removal (by its uploader, or by the
+ * cleanup of the uploader's side). `id` is the stream record's eventID, the
+ * same on every delivery of the record: a member's feed records it once.
+ */
+export type ThreadChange =
+  | { kind: 'created'; id: string; record: AttachmentRecord }
+  | { kind: 'renamed'; id: string; record: AttachmentRecord; before: AttachmentRecord }
+  | { kind: 'removed'; id: string; record: AttachmentRecord };
+
+/** What a batch's changes of one thread bring one member who did not make them. */
+export interface MemberDelivery {
+  userId: string;
+  /** Whom the member's side is with: the uploader in a direct thread, the group in a group's. */
   counterpart: Counterpart;
-  createdAt: number;
+  /** The member's side, when the index of the thread's sides named it (a group); else it is looked up. */
+  conversationId?: string;
+  /** Other members' changes, in the stream's order, each an event in the member's feed. */
+  changes: ThreadChange[];
 }
 
-/** What the fan-out writes through (DynamoConversationStore). */
-export interface ThreadDelivery {
-  receive(userId: string, counterpart: Counterpart, at: number, createdId: string): Promise<'touched' | 'created'>;
-  touch(userId: string, conversationId: string, at: number): Promise<boolean>;
+/** Where the fan-out finds a group's sides (DynamoConversationStore). */
+export interface ThreadSides {
+  /** Every side of a thread, a page of its index at a time. */
   sidesOf(threadKey: string): AsyncIterable<{ userId: string; conversationId: string }[]>;
 }
 
-/** Sides of a group written at once: enough to reach 1,000 sides in seconds, few enough not to throttle one partition. */
+/** What the fan-out writes through (SideDelivery). */
+export interface MemberFeeds {
+  /** The member's events, their side's activity, and in a direct thread their side made when they hold none: false when they hold no side. */
+  deliver(delivery: MemberDelivery): Promise<boolean>;
+}
+
+/** Members of a group written at once: enough to reach 1,000 sides in seconds, few enough not to throttle one partition. */
 const GROUP_WRITES_IN_FLIGHT = 16;
 
 /**
- * Moves an upload to the other sides of its thread (docs/api.md, "Sharing"):
- * each gets last_active_at forward to the upload's time, in one conditional
- * write that never moves it back, so a record delivered twice, or retried
- * after a lost answer, changes nothing the second time. A direct thread's
- * contact gets their side created with it when they hold none; a group
- * member without a side gets none (they have no place to keep one's state).
+ * Moves a batch of attachment changes to the other members of their threads
+ * (docs/api.md, "Sharing" and "Events"): each member who holds a side gets
+ * one event per change in their feed and, for uploads, their side's
+ * last_active_at moved forward to the latest upload's time, in the same
+ * transaction; a direct thread's contact who holds no side gets it made by
+ * an upload. Every write records which changes it delivered, so a record
+ * delivered twice, or retried after a lost answer, changes nothing the
+ * second time. A group member without a side gets nothing: the service
+ * knows a group's members only from their tokens.
  */
 export class FanOut {
-  constructor(private readonly sides: ThreadDelivery) {}
+  constructor(
+    private readonly sides: ThreadSides,
+    private readonly members: MemberFeeds,
+  ) {}
 
-  /** How many sides it reached. */
-  async deliver(upload: SharedUpload): Promise<number> {
-    const { counterpart, uploadedBy, createdAt } = upload;
-    if (counterpart.kind === 'contact') {
-      // A thread of one (a conversation with oneself) has no other side.
-      if (counterpart.id === uploadedBy) return 0;
-      // The same id for every delivery of this upload, so a repeat can never make a second side.
-      const createdId = `conv_${upload.attachmentId.slice('att_'.length)}`;
-      const outcome = await this.sides.receive(counterpart.id, { kind: 'contact', id: uploadedBy }, createdAt, createdId);
-      if (outcome === 'created') logger.info('side created by an upload', { conversation_id: createdId, attachment_id: upload.attachmentId });
-      return 1;
-    }
+  /** How many members it reached. */
+  async deliver(changes: ThreadChange[]): Promise<number> {
     let reached = 0;
-    for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId: counterpart.id }))) {
-      const others = page.filter((side) => side.userId !== uploadedBy);
-      for (let start = 0; start < others.length; start += GROUP_WRITES_IN_FLIGHT) {
-        const touched = await Promise.all(
-          others.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((side) => this.sides.touch(side.userId, side.conversationId, createdAt)),
-        );
-        reached += touched.filter(Boolean).length;
+    for (const { thread, changes: ofThread } of byThread(changes)) {
+      reached += thread.kind === 'direct' ? await this.direct(thread.members, ofThread) : await this.group(thread.groupId, ofThread);
+    }
+    return reached;
+  }
+
+  /** Each member of a direct thread gets the other's changes (a thread of one has no other side). */
+  private async direct([first, second]: readonly [string, string], changes: ThreadChange[]): Promise<number> {
+    if (first === second) return 0;
+    let reached = 0;
+    for (const [member, other] of [
+      [first, second],
+      [second, first],
+    ] as const) {
+      const theirs = changes.filter((change) => change.record.uploaded_by === other);
+      if (theirs.length > 0 && (await this.members.deliver({ userId: member, counterpart: { kind: 'contact', id: other }, changes: theirs }))) reached += 1;
+    }
+    return reached;
+  }
+
+  private async group(groupId: string, changes: ThreadChange[]): Promise<number> {
+    let reached = 0;
+    for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }))) {
+      const deliveries = page
+        .map((side): MemberDelivery => ({ ...side, counterpart: { kind: 'group', id: groupId }, changes: changes.filter((change) => change.record.uploaded_by !== side.userId) }))
+        .filter((delivery) => delivery.changes.length > 0);
+      for (let start = 0; start < deliveries.length; start += GROUP_WRITES_IN_FLIGHT) {
+        const delivered = await Promise.all(deliveries.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((delivery) => this.members.deliver(delivery)));
+        reached += delivered.filter(Boolean).length;
       }
     }
     return reached;
   }
 }
 
-/**
- * Of a batch's uploads, each uploader's latest into each thread: one
- * uploader's uploads into a thread go to the same sides, and every write
- * moves a side's time forward only, so the latest one's delivery leaves what
- * all of them would (100 uploads into a group of 1,000 in one batch are 1,000
- * writes, not 100,000).
- */
-export function latestOfEachSender(uploads: SharedUpload[]): SharedUpload[] {
-  const latest = new Map<string, SharedUpload>();
-  for (const upload of uploads) {
-    const sender = JSON.stringify([upload.uploadedBy, threadKey(threadOf(upload.uploadedBy, upload.counterpart))]);
-    const before = latest.get(sender);
-    if (!before || upload.createdAt > before.createdAt) latest.set(sender, upload);
+/** A batch's changes by thread, each thread's in the batch's order. */
+export function byThread(changes: ThreadChange[]): { thread: Thread; changes: ThreadChange[] }[] {
+  const threads = new Map<string, { thread: Thread; changes: ThreadChange[] }>();
+  for (const change of changes) {
+    const { uploaded_by, placement } = change.record;
+    if (!placement) continue;
+    const thread = threadOf(uploaded_by, placement.counterpart);
+    const key = threadKey(thread);
+    const entry = threads.get(key) ?? { thread, changes: [] };
+    entry.changes.push(change);
+    threads.set(key, entry);
   }
-  return [...latest.values()];
+  return [...threads.values()];
+}
+
+/** The events a change is in the feed of a member whose side of the thread is `conversationId` (none for a rename that shows nothing new). */
+export function memberEvents(change: ThreadChange, conversationId: string): EventDraft[] {
+  switch (change.kind) {
+    case 'created':
+      return [createdEvent('attachment', attachmentObject(change.record, conversationId), null)];
+    case 'renamed':
+      return updatedEvents('attachment', attachmentObject(change.before, conversationId), attachmentObject(change.record, conversationId), null);
+    case 'removed':
+      return [deletedEvent('attachment', change.record.id, null)];
+  }
+}
+
+/**
+ * The time of the latest upload among `changes`: where the member's side's
+ * last_active_at moves. Every write moves it forward only, so the latest
+ * stands for all of them (100 uploads into a group of 1,000 in one batch
+ * move each side once).
+ */
+export function latestUpload(changes: readonly ThreadChange[]): number | undefined {
+  const times = changes.filter((change) => change.kind === 'created').map((change) => change.record.created_at);
+  return times.length > 0 ? Math.max(...times) : undefined;
 }

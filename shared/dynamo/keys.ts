@@ -114,3 +114,10 @@ export const eventKey = (userId: string, sequence: number): ItemKey => ({
   sk: `${EVENT_SK_PREFIX}${String(sequence).padStart(EVENT_SEQUENCE_DIGITS, '0')}`,
 });
 export const feedHeadKey = (userId: string): ItemKey => ({ pk: userId, sk: 'head' });
+/**
+ * A change another member made that a user's feed has recorded (the fan-out,
+ * shared/conversations/side-delivery.ts), by the id of its stream record:
+ * written with the event, on the condition that it is absent, so a record
+ * delivered twice is recorded once. Outside the feed's `e#` range.
+ */
+export const deliveredChangeKey = (userId: string, changeId: string): ItemKey => ({ pk: userId, sk: `r#${changeId}` });

@@ -15,6 +15,14 @@ export function requestToken(...parts: string[]): string {
 }
 
 /**
+ * A ClientRequestToken for a write that a later run of the same work may
+ * build again (a stream batch delivered twice): made from the items
+ * themselves, so one token always names one transaction and DynamoDB never
+ * meets it with other items (IdempotentParameterMismatch).
+ */
+export const contentToken = (items: TransactItem[]): string => requestToken(JSON.stringify(items));
+
+/**
  * Committed, or cancelled: which items failed their condition (by position),
  * or whether another transaction was writing the same items at that moment
  * (a conflict: nothing was written, and trying again is safe).

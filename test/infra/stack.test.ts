@@ -370,14 +370,16 @@ describe('cleanup from the tables\' streams', () => {
     expect(alarms[0]!.Properties).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
   });
 
-  it('lets the cleanup read, query and batch-delete attachment records, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
+  it("lets the cleanup read and delete attachment records, query their by_conversation index, append to feeds, delete files, abort uploads, read the streams and send to its queue, nothing else", () => {
     const statements = statementsOf(roleOf('Cleanup')).filter((s) => !isLoggingOrTracing(s));
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
     const actions = new Set(statements.flatMap((s) => s.Action).filter((action: string) => !streamReads.includes(action)));
     expect([...actions].sort()).toEqual([
-      'dynamodb:BatchWriteItem',
+      'dynamodb:DeleteItem',
       'dynamodb:GetItem',
+      'dynamodb:PutItem',
       'dynamodb:Query',
+      'dynamodb:UpdateItem',
       's3:AbortMultipartUpload',
       's3:DeleteObject',
       'sqs:GetQueueAttributes',
@@ -385,8 +387,13 @@ describe('cleanup from the tables\' streams', () => {
       'sqs:SendMessage',
     ]);
     const resourcesOfAction = (action: string) => statements.filter((s) => s.Action.includes(action)).flatMap((s) => [s.Resource].flat());
-    // Item reads on the attachments table alone (the upload sessions' stream carries what the cleanup needs of a session).
-    expect(resourcesOfAction('dynamodb:GetItem')).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'Arn'] }]);
+    const attachments = { 'Fn::GetAtt': [tableIdOf('Attachments'), 'Arn'] };
+    const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
+    // Item reads on the attachments table and the feeds' heads (the upload sessions' stream carries what the cleanup needs of a session).
+    expect(resourcesOfAction('dynamodb:GetItem')).toEqual([attachments, events]);
+    expect(resourcesOfAction('dynamodb:DeleteItem')).toEqual([attachments]);
+    expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [attachments, '/index/by_conversation']] }]);
+    for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([events]);
     expect(resourcesOfAction('s3:AbortMultipartUpload').map(ref)).toEqual([expect.stringContaining(`/${FILES_PREFIX}*`)]);
     const streamResources = statements.filter((s) => s.Action.includes('dynamodb:GetRecords')).flatMap((s) => [s.Resource].flat());
     expect(streamResources).toContainEqual({ 'Fn::GetAtt': [tableIdOf('UploadSessions'), 'StreamArn'] });
@@ -394,12 +401,12 @@ describe('cleanup from the tables\' streams', () => {
 });
 
 describe('fan-out from the attachments stream', () => {
-  it('feeds the attachments stream alone to the fan-out function: new records only, with the cleanup mapping\'s settings, then to a dead-letter queue of its own', () => {
+  it('feeds the attachments stream alone to the fan-out function: uploads, renames and removals, with the cleanup mapping\'s settings, then to a dead-letter queue of its own', () => {
     const mappings = mappingsOf('FanOut');
     expect(mappings).toHaveLength(1);
     const { Properties } = mappings[0]!;
     expect(Properties.EventSourceArn).toEqual({ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] });
-    expect(Properties.FilterCriteria).toEqual({ Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT'] }) }] });
+    expect(Properties.FilterCriteria).toEqual({ Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT', 'MODIFY', 'REMOVE'] }) }] });
     expect(Properties.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] } } });
     expect(queueIdOf('FanOut')).not.toBe(queueIdOf('Cleanup'));
     expect(Properties).toMatchObject({ StartingPosition: 'TRIM_HORIZON', BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10 });
@@ -423,7 +430,7 @@ describe('fan-out from the attachments stream', () => {
     });
   });
 
-  it('lets the fan-out read, update and put conversations, query their by_thread index, read the attachments stream and send to its queue, nothing else', () => {
+  it('lets the fan-out read, update and put conversations, query their by_thread index, append to feeds, read the attachments stream and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('FanOut')).filter((s) => !isLoggingOrTracing(s));
     const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
@@ -439,7 +446,8 @@ describe('fan-out from the attachments stream', () => {
       'sqs:GetQueueUrl',
       'sqs:SendMessage',
     ].sort());
-    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([conversations]);
+    const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
+    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([conversations, events]);
     expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [conversations, '/index/by_thread']] }]);
     for (const action of streamReads) expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);
     expect(resourcesOfAction('dynamodb:ListStreams')).toEqual(['*']);

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
 import { upload } from '../support/attachments.js';
 import { listAll, type ListedConversation } from '../support/audit.js';
+import type { FeedEvent } from '../support/sharing.js';
 import { eventually } from '../support/eventually.js';
 import type { ProxiedRequest, Rule } from '../support/fault-proxy.js';
 import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
@@ -70,6 +71,25 @@ async function uploadInto(userId: string, conversationId: string, filename: stri
   return response.body;
 }
 
+/**
+ * `userId`'s feed as the fan-out left it: each upload of `uploads` exactly
+ * once as attachment.created, whatever was delivered again; their side
+ * created once (by the fan-out or their own POST); and the fan-out's
+ * conversation.updated events each moving last_active_at forward from where
+ * the one before left it (none repeated).
+ */
+async function expectEachChangeOnce(userId: string, uploads: { id: string }[]) {
+  const events = (await listAll<FeedEvent>(f.t, userId, '/v1/events')).reverse();
+  const ofType = (type: string) => events.filter((event) => event.type === type);
+  expect(ofType('attachment.created').map((event) => event.data.object.id).sort()).toEqual(uploads.map((u) => u.id).sort());
+  expect(ofType('conversation.created')).toHaveLength(1);
+  const moves = ofType('conversation.updated').map((event) => [event.data.previous_attributes?.last_active_at, event.data.object.last_active_at] as [number | null, number]);
+  for (const [index, [from, to]] of moves.entries()) {
+    expect(to).toBeGreaterThan(from ?? 0);
+    if (index > 0) expect(from).toBe(moves[index - 1]![1]);
+  }
+}
+
 /** The user's unread conversations (`unread=true`): an upload reaching a side makes it unread. */
 const unreadIds = async (userId: string) => (await listAll<Side>(f.t, userId, '/v1/conversations?unread=true')).map((side) => side.id);
 
@@ -115,6 +135,7 @@ describe("a fan-out write whose answer is lost after DynamoDB applied it", () =>
     expect(times.filter((at) => ![0, uploaded.created_at, later.created_at].includes(at))).toEqual([]);
     expect(times).toEqual([...times].sort((x, y) => x - y));
     expect((await sidesOf(b, a)).map((s) => s.id)).toEqual([theirs.id]);
+    await expectEachChangeOnce(b, [uploaded, later]);
   });
 
   it("never moves a side back: an earlier upload's record delivered again after a later one's landed leaves the later time", async () => {
@@ -144,6 +165,7 @@ describe("a fan-out write whose answer is lost after DynamoDB applied it", () =>
     expect(between.map((side) => [side.id, side.last_active_at])).toEqual([[theirs.id, later.created_at]]);
     expect(settled.map((side) => [side.id, side.last_active_at])).toEqual([[theirs.id, later.created_at]]);
     expect(earlier.created_at).toBeLessThan(later.created_at);
+    await expectEachChangeOnce(b, [earlier, later]);
   });
 
   it("that creates the contact's side: the record is delivered again, and the side is one conversation, the contact's later POST finds it", async () => {
@@ -168,6 +190,7 @@ describe("a fan-out write whose answer is lost after DynamoDB applied it", () =>
     const posted = await f.t.call(b, 'POST', '/v1/conversations', { form: { contact_id: a } });
     expect(posted.status).toBe(200);
     expect(posted.body.id).toBe(sides[0]!.id);
+    await expectEachChangeOnce(b, [uploaded, later]);
   });
 });
 
@@ -182,11 +205,14 @@ describe('DynamoDB down while a record is fanned out', () => {
     const refused: ProxiedRequest[] = [];
     const down = f.dynamodb.inject({ match: (request) => refused.push(request) > 0, times: Number.POSITIVE_INFINITY, fault: { kind: 'reset_before' } });
     found.release();
-    // Down for a while: the fan-out's write was refused, and after it the poller's reads of the stream, twice at least.
-    await eventually(
-      async () => refused.slice(refused.findIndex(createsSideOf(b)) + 1),
-      (after) => refused.some(createsSideOf(b)) && after.filter(isStreamRead).length >= 2,
+    // Down for a while: the fan-out's next call for b (the read of b's feed before its write) was refused, and
+    // after it the poller's reads of the stream, twice at least.
+    const forB = (request: ProxiedRequest) => writesOf(b)(request) || (isCall(request, 'GetItem') && bodyOf(request).Key?.pk?.S === b);
+    const after = await eventually(
+      async () => refused.slice(refused.findIndex(forB) + 1),
+      (later) => refused.some(forB) && later.filter(isStreamRead).length >= 2,
     );
+    expect(refused.some(forB) && after.filter(isStreamRead).length >= 2).toBe(true);
     const whileDown = await f.t.call(a, 'GET', `/v1/conversations/${mine.id}`);
     down.release();
 
@@ -194,6 +220,7 @@ describe('DynamoDB down while a record is fanned out', () => {
     const sides = await reachedAt(b, a, uploaded.created_at);
     expect(sides).toHaveLength(1);
     expect(sides[0]).toMatchObject({ contact_id: a, last_active_at: uploaded.created_at, last_opened_at: null });
+    await expectEachChangeOnce(b, [uploaded]);
   });
 });
 
@@ -214,6 +241,7 @@ describe("the contact's POST racing the fan-out's create of their side", () => {
     expect(posted.status).toBe(200);
     expect(sides.map((side) => side.id)).toEqual([posted.body.id]);
     expect(sides[0]).toMatchObject({ contact_id: a, created_at: uploaded.created_at, last_active_at: uploaded.created_at, last_opened_at: null });
+    await expectEachChangeOnce(b, [uploaded]);
   });
 
   it("whose own create lost its answer: the fan-out moves the side the POST made, and the POST's retry does not move it back", async () => {
@@ -238,5 +266,6 @@ describe("the contact's POST racing the fan-out's create of their side", () => {
     expect(sides.map((side) => side.id)).toEqual([posted.body.id]);
     expect(sides[0]).toMatchObject({ contact_id: a, last_active_at: uploaded.created_at });
     expect(await unreadIds(b)).toEqual([posted.body.id]);
+    await expectEachChangeOnce(b, [uploaded]);
   });
 });

@@ -39,6 +39,18 @@ export interface Attachment {
   [field: string]: unknown;
 }
 
+/** An event as GET /v1/events shows it. */
+export interface FeedEvent {
+  id: string;
+  type: string;
+  created_at: number;
+  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
+  request_id: string | null;
+}
+
+/** An attachment as an event shows it: without its link. */
+export const withoutLink = ({ file_url: _url, file_url_expires_at: _expiry, ...shown }: Attachment): Record<string, unknown> => shown;
+
 /** The fields of an attachment, in the contract's order. */
 export const ATTACHMENT_FIELDS = [
   'id',
@@ -117,6 +129,25 @@ export function sharingCalls(api: () => TestApi) {
       expect(response.status, response.text).toBe(200);
       return response.body.data;
     },
+
+    /** `who`'s whole feed, oldest first (GET /v1/events, every page; `query` e.g. `&type=attachment.*`). */
+    async feed(who: Member, query = ''): Promise<FeedEvent[]> {
+      const events: FeedEvent[] = [];
+      for (let cursor: string | undefined; ; ) {
+        const response = await call(who, 'GET', `/v1/events?limit=100${query}${cursor ? `&starting_after=${cursor}` : ''}`);
+        expect(response.status, response.text).toBe(200);
+        events.push(...response.body.data);
+        if (!response.body.has_more) return events.reverse();
+        cursor = events.at(-1)!.id;
+      }
+    },
+
+    /** `who`'s feed, oldest first, once it holds at least `count` events (or `count` says it is complete). */
+    feedOf: (who: Member, count: number | ((events: FeedEvent[]) => boolean)): Promise<FeedEvent[]> =>
+      eventually(
+        () => calls.feed(who),
+        (events) => (typeof count === 'number' ? events.length >= count : count(events)),
+      ),
 
     /** `who`'s one side of the thread once the fan-out has moved its last_active_at to at least `time`. */
     async sideActiveAt(who: Member, thread: Thread, time: number): Promise<Conversation> {

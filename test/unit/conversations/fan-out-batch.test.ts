@@ -1,45 +1,105 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { latestOfEachSender, type SharedUpload } from '../../../shared/conversations/fan-out.js';
+import type { AttachmentRecord } from '../../../shared/attachments/model.js';
+import { threadKey, threadOf } from '../../../shared/dynamo/keys.js';
+import { FanOut, latestUpload, memberEvents, type MemberDelivery, type ThreadChange } from '../../../shared/conversations/fan-out.js';
 
-const users = ['u1', 'u2', 'u3'];
-const upload: fc.Arbitrary<SharedUpload> = fc.record({
-  attachmentId: fc.uuid().map((id) => `att_${id}`),
-  uploadedBy: fc.constantFrom(...users),
-  counterpart: fc.oneof(
-    fc.record({ kind: fc.constant('contact' as const), id: fc.constantFrom(...users) }),
-    fc.record({ kind: fc.constant('group' as const), id: fc.constantFrom('g1', 'g2') }),
+const users = ['u1', 'u2', 'u3', 'u4'];
+const groups = ['g1', 'g2'];
+
+const record: fc.Arbitrary<AttachmentRecord> = fc.record({
+  id: fc.uuid().map((id) => `att_${id}`),
+  message_id: fc.constant(null),
+  filename: fc.constantFrom('a.txt', 'b.txt'),
+  file_type: fc.constant('text/plain'),
+  file_size: fc.constant(1),
+  created_at: fc.integer({ min: 1_800_000_000, max: 1_800_000_010 }),
+  uploaded_by: fc.constantFrom(...users),
+  placement: fc.option(
+    fc.record({
+      conversation_id: fc.constant('conv_uploader'),
+      counterpart: fc.oneof(
+        fc.record({ kind: fc.constant('contact' as const), id: fc.constantFrom(...users) }),
+        fc.record({ kind: fc.constant('group' as const), id: fc.constantFrom(...groups) }),
+      ),
+    }),
+    { nil: null },
   ),
-  createdAt: fc.integer({ min: 1_800_000_000, max: 1_800_000_010 }),
+  file_key: fc.constant('files/k'),
 });
 
-/** Whom an upload reaches: the same for every upload of one uploader into one thread (a direct thread is the same from both sides). */
-const senderOf = (u: SharedUpload) => {
-  const thread = u.counterpart.kind === 'group' ? `g:${u.counterpart.id}` : `d:${[u.uploadedBy, u.counterpart.id].sort().join(',')}`;
-  return `${u.uploadedBy}|${thread}`;
-};
+const change: fc.Arbitrary<ThreadChange> = fc
+  .tuple(record, fc.constantFrom('created' as const, 'renamed' as const, 'removed' as const), fc.boolean())
+  .map(([r, kind, newName]): ThreadChange => {
+    const id = `${r.id}-${kind}`;
+    return kind === 'renamed' ? { kind, id, record: { ...r, filename: newName ? 'renamed.txt' : r.filename }, before: r } : { kind, id, record: r };
+  });
 
-describe('latestOfEachSender', () => {
-  it('keeps one upload per uploader and thread, the latest, so the forward-only writes end where all of them would', () => {
-    fc.assert(
-      fc.property(fc.array(upload, { maxLength: 40 }), (batch) => {
-        const kept = latestOfEachSender(batch);
-        const senders = new Set(batch.map(senderOf));
-        expect(kept.map(senderOf).sort()).toEqual([...senders].sort());
-        for (const sender of senders) {
-          const latest = Math.max(...batch.filter((u) => senderOf(u) === sender).map((u) => u.createdAt));
-          const chosen = kept.find((u) => senderOf(u) === sender)!;
-          expect(chosen.createdAt).toBe(latest);
-          expect(batch).toContain(chosen);
+/** Who holds a side of each group's thread. */
+const groupSides = fc.record({ g1: fc.subarray(users), g2: fc.subarray(users) });
+
+/** Runs a batch through the fan-out against in-memory sides, recording what each member was handed. */
+async function fanOut(batch: ThreadChange[], sides: Record<string, string[]>): Promise<MemberDelivery[]> {
+  const delivered: MemberDelivery[] = [];
+  const threads = {
+    async *sidesOf(key: string) {
+      const groupId = groups.find((group) => threadKey({ kind: 'group', groupId: group }) === key)!;
+      yield sides[groupId]!.map((userId) => ({ userId, conversationId: `conv_${userId}_${groupId}` }));
+    },
+  };
+  await new FanOut(threads, { deliver: async (delivery) => (delivered.push(delivery), true) }).deliver(batch);
+  return delivered;
+}
+
+/** The members a change should reach: the other side of a direct thread, every other side holder of a group's. */
+function audience(c: ThreadChange, sides: Record<string, string[]>): string[] {
+  const { uploaded_by, placement } = c.record;
+  if (!placement) return [];
+  if (placement.counterpart.kind === 'contact') return placement.counterpart.id === uploaded_by ? [] : [placement.counterpart.id];
+  return sides[placement.counterpart.id]!.filter((member) => member !== uploaded_by);
+}
+
+describe('the fan-out of a batch', () => {
+  it('hands each change to exactly the members who should see it, in one delivery per member and thread, in the batch order', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(change, { maxLength: 30 }), groupSides, async (batch, sides) => {
+        const delivered = await fanOut(batch, sides);
+        for (const c of batch) {
+          const reached = delivered.filter((d) => d.changes.includes(c)).map((d) => d.userId);
+          expect(reached.sort()).toEqual(audience(c, sides).sort());
         }
+        for (const delivery of delivered) {
+          const [first] = delivery.changes;
+          const thread = threadKey(threadOf(first!.record.uploaded_by, first!.record.placement!.counterpart));
+          for (const c of delivery.changes) {
+            expect(c.record.uploaded_by).not.toBe(delivery.userId);
+            expect(threadKey(threadOf(c.record.uploaded_by, c.record.placement!.counterpart))).toBe(thread);
+          }
+          expect(delivery.changes).toEqual(batch.filter((c) => delivery.changes.includes(c)));
+          // A direct thread's member is found by whom their side is with: the uploader.
+          if (first!.record.placement!.counterpart.kind === 'contact') expect(delivery.counterpart).toEqual({ kind: 'contact', id: first!.record.uploaded_by });
+        }
+        const perThreadAndMember = delivered.map((d) => `${d.userId}|${threadKey(threadOf(d.changes[0]!.record.uploaded_by, d.changes[0]!.record.placement!.counterpart))}`);
+        expect(new Set(perThreadAndMember).size).toBe(perThreadAndMember.length);
       }),
     );
   });
 
-  it('keeps uploads of two members into one direct thread apart: each reaches the other', () => {
-    const at = 1_800_000_000;
-    const fromA: SharedUpload = { attachmentId: 'att_a', uploadedBy: 'a', counterpart: { kind: 'contact', id: 'b' }, createdAt: at };
-    const fromB: SharedUpload = { attachmentId: 'att_b', uploadedBy: 'b', counterpart: { kind: 'contact', id: 'a' }, createdAt: at + 1 };
-    expect(latestOfEachSender([fromA, fromB])).toEqual([fromA, fromB]);
+  it("moves a side to its latest upload's time (renames and removals are no activity), and shows each change in the member's own side", () => {
+    fc.assert(
+      fc.property(fc.array(change, { maxLength: 20 }), (changes) => {
+        const uploads = changes.filter((c) => c.kind === 'created').map((c) => c.record.created_at);
+        expect(latestUpload(changes)).toBe(uploads.length ? Math.max(...uploads) : undefined);
+        for (const c of changes) {
+          const events = memberEvents(c, 'conv_member');
+          if (c.kind === 'removed') expect(events).toEqual([{ type: 'attachment.deleted', data: { object: { id: c.record.id, deleted: true } }, request_id: null }]);
+          else if (c.kind === 'renamed' && c.before.filename === c.record.filename) expect(events).toEqual([]);
+          else {
+            expect(events).toHaveLength(1);
+            expect(events[0]!.data.object).toMatchObject({ id: c.record.id, conversation_id: 'conv_member', uploaded_by: c.record.uploaded_by, filename: c.record.filename });
+          }
+        }
+      }),
+    );
   });
 });

@@ -6,6 +6,8 @@ import { DynamoAttachmentStore } from '../../../shared/attachments/dynamo-store.
 import type { AttachmentRecord } from '../../../shared/attachments/model.js';
 import { DynamoConversationStore } from '../../../shared/conversations/dynamo-store.js';
 import type { ConversationFilter } from '../../../shared/conversations/model.js';
+import type { ThreadChange } from '../../../shared/conversations/fan-out.js';
+import { SideDelivery } from '../../../shared/conversations/side-delivery.js';
 import { readStateCases } from '../../../shared/conversations/read-state.js';
 import { Outbox } from '../../../shared/events/outbox.js';
 import { EventStore } from '../../../shared/events/store.js';
@@ -165,9 +167,22 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
       for (const filter of FILTERS) await store.list(USER, filter, page);
       await store.remove(USER, 'conv_1', 'request-1');
       await store.sideOf(USER, { kind: 'contact', id: 'c1' });
-      await store.touch(USER, 'conv_1', 10);
-      await store.receive(USER, { kind: 'contact', id: 'c1' }, 10, 'conv_2');
       for await (const sides of store.sidesOf('g#g1')) void sides;
+    },
+  ],
+  [
+    'fan-out',
+    async (client) => {
+      const store = new DynamoConversationStore(client.asClient(), 'conversations', outboxOf(client), () => 10);
+      const delivery = new SideDelivery(client.asClient(), 'conversations', 'events', store, outboxOf(client), () => 10);
+      const record = { ...attachment('conv_9'), uploaded_by: 'c1', created_at: 200 };
+      const changes: ThreadChange[] = [
+        { kind: 'created', id: 'r1', record },
+        { kind: 'renamed', id: 'r2', record: { ...record, filename: 'b.txt' }, before: record },
+        { kind: 'removed', id: 'r3', record },
+      ];
+      await delivery.deliver({ userId: USER, counterpart: { kind: 'contact', id: 'c1' }, changes });
+      await delivery.deliver({ userId: USER, counterpart: { kind: 'group', id: 'g1' }, conversationId: 'conv_1', changes: changes.slice(1) });
     },
   ],
   [
@@ -234,6 +249,7 @@ const REACHED: Record<string, string[]> = {
   'conversation activity, re-read after its condition failed (a check only: the stored activity is newer)': ['TransactWrite.ConditionCheck'],
   idempotency: ['Delete'],
   conversations: ['Update', 'TransactWrite.Delete', 'TransactWrite.Put'],
+  'fan-out': ['TransactWrite.Update', 'TransactWrite.Put'],
 };
 
 describe('store expressions', () => {

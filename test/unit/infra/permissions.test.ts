@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fanOutPermissions, permissionsFor, type DataArns } from '../../../infra/permissions.js';
+import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns } from '../../../infra/permissions.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../../shared/dynamo/tables.js';
 
 const arns: DataArns = {
@@ -61,12 +61,25 @@ describe('permissions from a route access declaration', () => {
 });
 
 describe('the fan-out', () => {
-  it("reads, updates and puts conversations, queries only the index of a thread's sides, and touches nothing else", () => {
+  it("reads, updates and puts conversations, queries only the index of a thread's sides, appends to feeds, and touches nothing else", () => {
     expect(fanOutPermissions(arns)).toEqual([
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:conversations'] },
       { actions: ['dynamodb:Query'], resources: ['arn:conversations/index/by_thread'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
     ]);
     // The index it names is one the conversations table declares, keyed by thread.
     expect(conversationsTable.indexes).toContainEqual(expect.objectContaining({ name: 'by_thread', partitionKey: 'thread_key' }));
+  });
+});
+
+describe('the cleanup', () => {
+  it("queries the attachments' by_conversation index (a Query on an index needs the index's ARN), removes records one at a time with their events, deletes files", () => {
+    expect(cleanupPermissions(arns)).toEqual([
+      { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: ['arn:attachments'] },
+      { actions: ['dynamodb:Query'], resources: ['arn:attachments/index/by_conversation'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
+      { actions: ['s3:DeleteObject', 's3:AbortMultipartUpload'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
+    ]);
+    expect(attachmentsTable.indexes).toContainEqual(expect.objectContaining({ name: 'by_conversation' }));
   });
 });

@@ -1,0 +1,119 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { expressions, itemAbsent } from '../dynamo/expressions.js';
+import { deliveredChangeKey, type Counterpart } from '../dynamo/keys.js';
+import { contentToken, ConcurrentWrite, transactWrite, type TransactItem } from '../dynamo/transactions.js';
+import { createdEvent, EVENT_RETENTION_SECONDS, type EventDraft } from '../events/model.js';
+import { EXPIRES_AT } from '../events/item.js';
+import { withFeed, type Outbox } from '../events/outbox.js';
+import type { Clock } from '../time.js';
+import { ConversationActivity } from './activity.js';
+import { latestUpload, memberEvents, type MemberDelivery, type ThreadChange } from './fan-out.js';
+import { toItem } from './item-codec.js';
+import { newConversation, type Conversation } from './model.js';
+import { uniquenessItem } from './uniqueness.js';
+
+/**
+ * Changes written to one member in one transaction at most: each is two
+ * items (its event and the record that it was delivered), under DynamoDB's
+ * 100 items per transaction with room for the side, its event and the head.
+ */
+const CHANGES_PER_WRITE = 40;
+
+/** Where a member's side is looked up when the thread's index did not name it (DynamoConversationStore). */
+export interface SideLookup {
+  sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined>;
+}
+
+/**
+ * Writes what other members' changes bring one member (FanOut): in one
+ * transaction per up to 40 changes, their events in the member's feed, a
+ * record of each change delivered (absent until then: a change delivered
+ * before makes the write fail on it, and it is left out of the next try),
+ * and with the first, their side's activity (moved forward to the latest
+ * upload, with its conversation.updated, or only checked) or, for a direct
+ * upload to a contact who holds no side, the side made with its uniqueness
+ * record and conversation.created. The side is read first so that the
+ * events' previous_attributes are true, and the write holds on the
+ * condition that it is still as read: another write that came between makes
+ * it read again (withFeed, as for the feed's head).
+ */
+export class SideDelivery {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly conversationsTable: string,
+    private readonly eventsTable: string,
+    private readonly sides: SideLookup,
+    private readonly outbox: Outbox,
+    private readonly clock: Clock,
+  ) {}
+
+  async deliver(delivery: MemberDelivery): Promise<boolean> {
+    const activityAt = latestUpload(delivery.changes);
+    for (let start = 0; start < delivery.changes.length; start += CHANGES_PER_WRITE) {
+      const changes = delivery.changes.slice(start, start + CHANGES_PER_WRITE);
+      const delivered = await this.deliverPart(delivery, changes, start === 0 ? activityAt : undefined);
+      if (!delivered) return false;
+    }
+    return true;
+  }
+
+  private async deliverPart({ userId, counterpart, conversationId }: MemberDelivery, changes: ThreadChange[], activityAt: number | undefined): Promise<boolean> {
+    const recorded = new Set<string>();
+    return withFeed(async (_attempt, retry) => {
+      const side = await this.side(userId, counterpart, conversationId, changes, activityAt);
+      if (!side) return false;
+      const pending = changes.filter((change) => !recorded.has(change.id));
+      const changeEvents = pending.map((change) => memberEvents(change, side.id));
+      const shown = pending.filter((_, index) => changeEvents[index]!.length > 0);
+      const marks = shown.map((change): TransactItem => ({ Put: { TableName: this.eventsTable, Item: this.deliveredItem(userId, change.id), ...expressions({ condition: itemAbsent() }) } }));
+      const events = [...side.before, ...changeEvents.flat(), ...side.after];
+      if (events.length === 0) return true;
+      const feed = await this.outbox.append(userId, events);
+      const items = [...side.items, ...marks, ...feed.items];
+      const outcome = await transactWrite(this.client, items, contentToken(items));
+      if (outcome.committed) return true;
+      if (outcome.conflict) throw new ConcurrentWrite();
+      // Changes recorded by an earlier delivery of their records: left out. The side or the head moved: read again.
+      shown.forEach((change, index) => outcome.conditionFailed[side.items.length + index] && recorded.add(change.id));
+      return retry;
+    });
+  }
+
+  /**
+   * The member's side as it is now, and what the write does to it: its
+   * activity (an update with conversation.updated, or a check that it is
+   * still there), or its creation; undefined when they hold none and this
+   * write makes none.
+   */
+  private async side(
+    userId: string,
+    counterpart: Counterpart,
+    named: string | undefined,
+    changes: ThreadChange[],
+    activityAt: number | undefined,
+  ): Promise<{ id: string; items: TransactItem[]; before: EventDraft[]; after: EventDraft[] } | undefined> {
+    const id = named ?? (await this.sides.sideOf(userId, counterpart));
+    const activity = id ? new ConversationActivity(this.client, this.conversationsTable, userId, id, { kind: 'activity', at: activityAt ?? 0 }) : undefined;
+    const stored = await activity?.read();
+    if (id && activity && stored) {
+      if (activityAt === undefined) return { id, items: [], before: [], after: [] };
+      const moved = activity.recorded(stored, this.clock(), null);
+      return { id, items: [moved.item], before: [], after: moved.events };
+    }
+    const firstUpload = changes.find((change) => change.kind === 'created');
+    // A group's member, or a direct contact whose side went and whom no upload here reaches, holds no side to show these in.
+    if (counterpart.kind === 'group' || !firstUpload || activityAt === undefined) return undefined;
+    // The same id for every delivery of this upload; the uniqueness record keeps a second side from being made.
+    const conversation: Conversation = { ...newConversation(`conv_${firstUpload.record.id.slice('att_'.length)}`, counterpart, activityAt), last_active_at: activityAt };
+    const items: TransactItem[] = [
+      { Put: { TableName: this.conversationsTable, Item: uniquenessItem(userId, counterpart, conversation.id), ...expressions({ condition: itemAbsent() }) } },
+      { Put: { TableName: this.conversationsTable, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
+    ];
+    return { id: conversation.id, items, before: [createdEvent('conversation', conversation, null)], after: [] };
+  }
+
+  /** Kept as long as the events it guards: a record delivered again within that time is found recorded. */
+  private deliveredItem(userId: string, changeId: string): Record<string, unknown> {
+    return { ...deliveredChangeKey(userId, changeId), [EXPIRES_AT]: this.clock() + EVENT_RETENTION_SECONDS };
+  }
+}
