@@ -29,10 +29,10 @@ export interface SideLookup {
  * transaction per up to 40 changes, their events in the member's feed, a
  * record of each change delivered (absent until then: a change delivered
  * before makes the write fail on it, and it is left out of the next try),
- * and with the first, their side's activity (moved forward to the latest
- * upload, with its conversation.updated, or only checked) or, for a direct
- * upload to a contact who holds no side, the side made with its uniqueness
- * record and conversation.created. The side is read first so that the
+ * and their side's activity (moved forward to the latest upload, with its
+ * conversation.updated, or only checked) or, for a direct upload to a
+ * contact who holds no side, the side made with its uniqueness record and
+ * conversation.created. The side is read first so that the
  * events' previous_attributes are true, and the write holds on the
  * condition that it is still as read: another write that came between makes
  * it read again (withFeed, as for the feed's head).
@@ -48,21 +48,20 @@ export class SideDelivery {
   ) {}
 
   async deliver(delivery: MemberDelivery): Promise<boolean> {
-    const activityAt = latestUpload(delivery.changes);
     for (let start = 0; start < delivery.changes.length; start += CHANGES_PER_WRITE) {
-      const changes = delivery.changes.slice(start, start + CHANGES_PER_WRITE);
-      const delivered = await this.deliverPart(delivery, changes, start === 0 ? activityAt : undefined);
-      if (!delivered) return false;
+      if (!(await this.deliverPart(delivery, delivery.changes.slice(start, start + CHANGES_PER_WRITE)))) return false;
     }
     return true;
   }
 
-  private async deliverPart({ userId, counterpart, conversationId }: MemberDelivery, changes: ThreadChange[], activityAt: number | undefined): Promise<boolean> {
+  private async deliverPart({ userId, counterpart, conversationId }: MemberDelivery, changes: ThreadChange[]): Promise<boolean> {
     const recorded = new Set<string>();
     return withFeed(async (_attempt, retry) => {
-      const side = await this.side(userId, counterpart, conversationId, changes, activityAt);
-      if (!side) return false;
+      // Only what no earlier delivery recorded moves the side or makes one: a record delivered again after the
+      // member deleted their side, or made a new one, leaves it as it is.
       const pending = changes.filter((change) => !recorded.has(change.id));
+      const side = await this.side(userId, counterpart, conversationId, pending);
+      if (!side) return false;
       const changeEvents = pending.map((change) => memberEvents(change, side.id));
       const shown = pending.filter((_, index) => changeEvents[index]!.length > 0);
       const marks = shown.map((change): TransactItem => ({ Put: { TableName: this.eventsTable, Item: this.deliveredItem(userId, change.id), ...expressions({ condition: itemAbsent() }) } }));
@@ -80,31 +79,32 @@ export class SideDelivery {
   }
 
   /**
-   * The member's side as it is now, and what the write does to it: its
-   * activity (an update with conversation.updated, or a check that it is
-   * still there), or its creation; undefined when they hold none and this
-   * write makes none.
+   * The member's side as it is now, and what the write does to it: the
+   * activity of the latest upload among `pending` (an update with
+   * conversation.updated, or a check that it is still there), or its
+   * creation by it; undefined when they hold none and this write makes none.
    */
   private async side(
     userId: string,
     counterpart: Counterpart,
     named: string | undefined,
-    changes: ThreadChange[],
-    activityAt: number | undefined,
+    pending: ThreadChange[],
   ): Promise<{ id: string; items: TransactItem[]; before: EventDraft[]; after: EventDraft[] } | undefined> {
+    const at = latestUpload(pending);
     const id = named ?? (await this.sides.sideOf(userId, counterpart));
-    const activity = id ? new ConversationActivity(this.client, this.conversationsTable, userId, id, { kind: 'activity', at: activityAt ?? 0 }) : undefined;
+    // Read even when no upload moves it: the events name the side only while it is there.
+    const activity = id ? new ConversationActivity(this.client, this.conversationsTable, userId, id, { kind: 'activity', at: at ?? 0 }) : undefined;
     const stored = await activity?.read();
     if (id && activity && stored) {
-      if (activityAt === undefined) return { id, items: [], before: [], after: [] };
+      if (at === undefined) return { id, items: [], before: [], after: [] };
       const moved = activity.recorded(stored, this.clock(), null);
       return { id, items: [moved.item], before: [], after: moved.events };
     }
-    const firstUpload = changes.find((change) => change.kind === 'created');
-    // A group's member, or a direct contact whose side went and whom no upload here reaches, holds no side to show these in.
-    if (counterpart.kind === 'group' || !firstUpload || activityAt === undefined) return undefined;
+    const firstUpload = pending.find((change) => change.kind === 'created');
+    // A group's member, or a direct contact whom no new upload here reaches, holds no side to show these in.
+    if (counterpart.kind === 'group' || !firstUpload || at === undefined) return undefined;
     // The same id for every delivery of this upload; the uniqueness record keeps a second side from being made.
-    const conversation: Conversation = { ...newConversation(`conv_${firstUpload.record.id.slice('att_'.length)}`, counterpart, activityAt), last_active_at: activityAt };
+    const conversation: Conversation = { ...newConversation(`conv_${firstUpload.record.id.slice('att_'.length)}`, counterpart, at), last_active_at: at };
     const items: TransactItem[] = [
       { Put: { TableName: this.conversationsTable, Item: uniquenessItem(userId, counterpart, conversation.id), ...expressions({ condition: itemAbsent() }) } },
       { Put: { TableName: this.conversationsTable, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },

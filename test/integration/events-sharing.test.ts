@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { attachmentStore, dynamo, fanOut } from '../../shared/app.js';
 import { freshId, sharingApi, withoutLink, type FeedEvent, type Member } from '../support/sharing.js';
 
 /**
@@ -129,3 +131,37 @@ describe('the cleanup of a deleted side', () => {
     for (const upload of uploads) expect((await s.attachment(b!, upload.id)).status).toBe(404);
   });
 });
+
+describe('a change delivered again (a batch retried, the local poller restarted)', () => {
+  /** The ids of the changes `userId`'s feed recorded as delivered (shared/conversations/side-delivery.ts). */
+  const deliveredTo = async (userId: string): Promise<string[]> => {
+    const { app, config } = s.t().api;
+    const { Items = [] } = await app.use(dynamo).send(
+      new QueryCommand({ TableName: config.eventsTable, KeyConditionExpression: 'pk = :user AND begins_with(sk, :delivered)', ExpressionAttributeValues: { ':user': userId, ':delivered': 'r#' }, ConsistentRead: true }),
+    );
+    return Items.map((item) => String(item.sk).slice('r#'.length));
+  };
+
+  it('records nothing twice, and does not make again the side its contact deleted since', async () => {
+    const [a, b] = [{ id: freshId('a') }, { id: freshId('b') }];
+    const sideA = (await s.openSide(a, { contact_id: b.id })).body;
+    const uploaded = await s.upload(a, sideA.id, file('again.txt'));
+    await s.feedOf(b, 2);
+    const sideB = await s.sideActiveAt(b, { contact_id: a.id }, uploaded.created_at);
+    const changes = await deliveredTo(b.id);
+    expect(changes).toHaveLength(1);
+    const record = (await s.t().api.app.use(attachmentStore).get(uploaded.id))!;
+    const again = () => s.t().api.app.use(fanOut).deliver([{ kind: 'created', id: changes[0]!, record }]);
+
+    const before = await s.feed(b);
+    await again();
+    expect(await s.feed(b)).toEqual(before);
+    expect(await s.conversation(b, sideB.id)).toEqual(sideB);
+
+    expect((await s.call(b, 'DELETE', `/v1/conversations/${sideB.id}`)).status).toBe(200);
+    await again();
+    expect(await s.sides(b, { contact_id: a.id })).toEqual([]);
+    expect((await s.feed(b)).map((event) => event.type)).toEqual([...before.map((event) => event.type), 'conversation.deleted']);
+  });
+});
+
