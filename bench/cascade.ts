@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { BATCH_WRITE_MAX, batchWriteAll } from '../shared/dynamo/batch-write.js';
+import { BATCH_WRITE_MAX, batchWriteAll } from './batch-write.js';
 import { startLocalApi } from '../infra/local/server.js';
 import { dynamo } from '../shared/app.js';
 import { signToken } from '../shared/auth/tokens.js';

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BATCH_WRITE_MAX, batchWriteAll } from '../shared/dynamo/batch-write.js';
+import { BATCH_WRITE_MAX, batchWriteAll } from './batch-write.js';
 import { counterpartOf, toItem, type Item } from '../shared/conversations/item-codec.js';
 import type { Conversation } from '../shared/conversations/model.js';
 import { uniquenessItem } from '../shared/conversations/uniqueness.js';
