@@ -71,6 +71,11 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           // One DynamoDB Local for the whole run; each test server has its own tables in it and its own S3 stand-in.
           globalSetup: ['test/support/global-setup.ts'],
+          // The files of a worker share its loaded modules: each file starts its own servers, so no state
+          // is shared but code, and importing the handlers' graph once per worker instead of once per file
+          // saved 1 min 48 s of CPU on 2 cores (import 94.6 s → 9.2 s summed). A file that changes
+          // process.env puts it back (authorizer-secret.test.ts).
+          isolate: false,
         },
       },
       { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },

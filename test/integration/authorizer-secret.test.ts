@@ -47,7 +47,13 @@ beforeAll(async () => {
     PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String((server.address() as AddressInfo).port),
   });
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+// The files of an integration worker share its process (vitest.config.ts): the next file finds process.env as it was.
+const environmentBefore = { ...process.env };
+afterAll(async () => {
+  for (const name of Object.keys(process.env)) if (!(name in environmentBefore)) delete process.env[name];
+  Object.assign(process.env, environmentBefore);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
 
 beforeEach(() => {
   reads = [];
