@@ -2,6 +2,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { logger } from '../../shared/observability.js';
 import { settledAudit, summary } from '../support/audit.js';
 import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
+import { auditEvents, feedOf } from '../support/randomized/events-audit.js';
 import { auditLedger, statusesOf, tally } from '../support/randomized/ledger-audit.js';
 import { auditSharing, uploadsOfDeletedSides, watchSharing, type SharingWatch } from '../support/randomized/sharing-audit.js';
 import { castOf, originOf, runWorkload } from '../support/randomized/workload.js';
@@ -90,6 +91,10 @@ async function runAndAudit(f: FaultyApi, seed: number) {
     also: (views) => [...auditLedger(ledger, views), ...uploadsOfDeletedSides(ledger, views)],
   });
   violations.push(...watched.violations, ...(await auditSharing(f.t, ledger, views, watched)));
+  // Events are written with their changes: once the audit has settled, every feed is whole.
+  const readers = [...ledger.users, ...ledger.cast.passive];
+  const feeds = new Map(await Promise.all(readers.map(async (userId) => [userId, await feedOf(f.t, userId)] as const)));
+  violations.push(...auditEvents(ledger, views, feeds));
 
   const faults = { dynamodb: proxies.dynamodb.faults, s3: proxies.s3.faults };
   const totalFaults = Object.values(faults).reduce((sum, kinds) => sum + Object.values(kinds).reduce((a, b) => a + b, 0), 0);
@@ -106,6 +111,7 @@ async function runAndAudit(f: FaultyApi, seed: number) {
     backendRequests: { dynamodb: proxies.dynamodb.requests, s3: proxies.s3.requests },
     faults: { ...faults, total: totalFaults, drawn: drawnFaults, ratesGive: Math.round(ratesGive) },
     sharing: { sideReads: watched.sideReads, outsiderReads: watched.outsiderReads },
+    events: tally([...feeds.values()].flat().map((event) => (event.request_id === null ? 'without request' : 'with request'))),
     statuses: tally(statusesOf(ledger)),
     violations: tally(violations.map((violation) => violation.kind)),
   };

@@ -1,6 +1,7 @@
 import type { TestApi, TestResponse } from '../api.js';
 import { uploadForm } from '../attachments.js';
 import { mulberry32 } from '../../../bench/population.js';
+import { REPLAYED_HEADER } from '../../../shared/http/idempotency.js';
 
 /**
  * A seeded mix of API operations from several users, run concurrently as
@@ -88,6 +89,15 @@ export interface Attempt {
   status: number;
   code?: string;
   problem?: string;
+  /**
+   * The id the API gave the request (x-request-id; on a gateway's own answer
+   * x-amzn-requestid, the same id): the events it caused carry it.
+   * The server mints it and never takes one from the client, so a request
+   * without a documented answer (-1) has none.
+   */
+  requestId?: string;
+  /** Answered with Idempotent-Replayed: the first answer again, nothing done. */
+  replayed?: true;
 }
 
 export interface ConversationCreate {
@@ -96,6 +106,7 @@ export interface ConversationCreate {
   /** The other user of a direct thread, or the group. */
   counterpart: string;
   kind: 'contact' | 'group';
+  key?: string;
   attempts: Attempt[];
   id?: string;
   /** When the client had its last answer (ms, this process's clock). */
@@ -191,7 +202,7 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs));
       try {
         last = await t.call(userId, method, path, { groups: cast.groupsOf.get(userId)!, ...init() });
-        attempts.push({ status: last.status, ...(last.body?.error?.code ? { code: last.body.error.code } : {}) });
+        attempts.push({ status: last.status, ...(last.body?.error?.code ? { code: last.body.error.code } : {}), ...requestOf(last) });
       } catch (error) {
         attempts.push({ status: -1, problem: String(error).slice(0, 300) });
         break;
@@ -245,8 +256,9 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
         const counterpart = pickWith(counterpartDraw, group ? groups : contacts)!;
         const form: Record<string, string> = group ? { group_id: counterpart } : { contact_id: counterpart };
         // Some creates carry an Idempotency-Key, as a careful client's would.
-        const headers: Record<string, string> = roll < 0.3 ? { 'idempotency-key': `create-${options.seed}-${op}` } : {};
-        const record: ConversationCreate = { op, userId, counterpart, kind: group ? 'group' : 'contact', attempts: [] };
+        const key = roll < 0.3 ? `create-${options.seed}-${op}` : undefined;
+        const headers: Record<string, string> = key ? { 'idempotency-key': key } : {};
+        const record: ConversationCreate = { op, userId, counterpart, kind: group ? 'group' : 'contact', ...(key ? { key } : {}), attempts: [] };
         ledger.creates.push(record);
         const { attempts, last } = await send(userId, 'POST', '/v1/conversations', () => ({ form, headers }));
         record.attempts = attempts;
@@ -327,6 +339,12 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
   return ledger;
+}
+
+/** What an answer says of its request: its id, and whether it was a replay. */
+function requestOf(response: TestResponse): Pick<Attempt, 'requestId' | 'replayed'> {
+  const requestId = response.headers.get('x-request-id') ?? response.headers.get('x-amzn-requestid');
+  return { ...(requestId ? { requestId } : {}), ...(response.headers.get(REPLAYED_HEADER) === 'true' ? { replayed: true } : {}) };
 }
 
 /** The bytes of an upload, from its seed: the audit knows what each file must hold. */
