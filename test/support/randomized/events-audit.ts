@@ -10,7 +10,8 @@ import { originOf, type Attempt, type Ledger } from './workload.js';
  * the API acknowledged has exactly one event of its type, naming its object,
  * carrying its request's id; a refused request, a replayed answer and the
  * 200 of an existing conversation have none; one Idempotency-Key has at most
- * one; a request whose answer was a 5xx (or lost) has at most one, and has
+ * one, and an upload session's steps before its completion none; a request
+ * whose answer was a 5xx (or lost) has at most one, and has
  * one exactly when the end state shows its change, where the ledger can tell.
  * No event names a request the workload did not send, and each feed is
  * newest first, every event listed once. Events without a request id (what
@@ -184,6 +185,10 @@ export function auditEvents(ledger: Ledger, views: Map<string, UserView>, feeds:
   const byRequest = new Map<string, { op: Operation; attempt: Attempt }>();
   for (const op of operations) for (const attempt of op.attempts) if (attempt.requestId) byRequest.set(attempt.requestId, { op, attempt });
   const eventsOf = new Map<Operation, { event: FeedEvent; attempt?: Attempt }[]>(operations.map((op) => [op, []]));
+  // An upload session's start and parts change nothing a user sees: only its completion has an event.
+  const sessionSteps = new Map(
+    ledger.uploads.flatMap((upload) => (upload.session?.steps ?? []).flatMap((step) => (step.requestId ? [[step.requestId, `${upload.userId} upload session of op${upload.op}`] as const] : []))),
+  );
 
   /**
    * The operation an event names no request of may still have caused it: one
@@ -212,6 +217,11 @@ export function auditEvents(ledger: Ledger, views: Map<string, UserView>, feeds:
       if (!(EVENT_TYPES as readonly string[]).includes(event.type)) add('event of an unknown type', `${at}: ${event.type}`);
       if (typeof objectIdOf(event) !== 'string') add('event without data.object.id', `${at} (${event.type})`);
       if (event.request_id === null) continue;
+      const step = sessionSteps.get(event.request_id);
+      if (step) {
+        add('event for an upload session step', `${at}: ${event.type} by ${step}`);
+        continue;
+      }
       const sent = byRequest.get(event.request_id);
       if (sent && sent.op.userId !== userId) {
         add('event in the feed of a user who did not send its request', `${at}: ${event.type} by ${sent.op.name}`);
