@@ -147,6 +147,14 @@ describe('the events audit of the randomized run', () => {
     expect(r.audit()).toEqual([]);
   });
 
+  it('reports an event carrying the request id of an upload session\'s start', () => {
+    const r = run();
+    r.ledger.uploads[0]!.session = { id: 'upl_A', steps: [answer(201, 'req-3-start'), answer(200, 'req-3-parts')] };
+    expect(r.audit()).toEqual([]);
+    r.feedOfU.push(draft('attachment.created', { id: 'att_B', filename: `op3-${U}.bin` }, 'req-3-start'));
+    expect(kinds(r.audit())).toEqual(['event for an upload session step', 'two events for one change']);
+  });
+
   it('matches an event of a request whose answer was lost (no request id) by its type and object', () => {
     const r = run();
     r.ledger.attachmentDeletes.push({ op: 9, userId: U, targetId: 'att_B', attempts: [{ status: -1, problem: 'socket hang up' }] });
