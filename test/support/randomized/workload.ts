@@ -25,7 +25,7 @@ export type OperationKind =
   | 'delete_attachment';
 
 /** The share of keyed uploads sent through an upload session (drawn from the operation's otherwise unused counterpart draw). */
-const SESSION_SHARE = 0.3;
+const SESSION_SHARE = 0.15;
 
 const MIX: [OperationKind, number][] = [
   ['create_conversation', 0.22],
