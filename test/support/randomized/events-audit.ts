@@ -2,7 +2,7 @@ import { EVENT_TYPES, type EventType } from '../../../shared/events/model.js';
 import type { TestApi } from '../api.js';
 import { listAll, type UserView, type Violation } from '../audit.js';
 import { mayHaveWorked } from './ledger-audit.js';
-import { originOf, type Attempt, type Ledger } from './workload.js';
+import { originOf, type Attempt, type Ledger, type Removal } from './workload.js';
 
 /**
  * The events of a randomized run, held against its ledger and the end state
@@ -67,8 +67,7 @@ const mayHaveChanged = (op: Pick<Operation, 'idle'>, attempt: Attempt) => mayHav
 /**
  * The ledger's operations with what the end state says of each. Deletes of
  * one target exclude each other (the second answers 404), and an attachment
- * also goes with its conversation (the cleanup): so a delete's change is
- * known to have happened only when nothing else could have removed it.
+ * also goes with its conversation (the cleanup).
  */
 function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[] {
   const operations: Operation[] = [];
@@ -80,10 +79,28 @@ function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[]
     operations.push({ ...op, idle, acknowledged, happened: acknowledged ? true : tried ? shown() : false });
   };
   const viewOf = (userId: string) => views.get(userId) ?? { conversations: [], attachments: [] };
-  const mayHaveRemoved = (records: Ledger['conversationDeletes'], userId: string, targetId: string) =>
+  const mayHaveRemoved = (records: Removal[], userId: string, targetId: string) =>
     records.filter((r) => r.userId === userId && r.targetId === targetId && r.attempts.some((attempt) => mayHaveChanged({ idle: refused }, attempt)));
-  const answered200 = (records: Ledger['conversationDeletes'], userId: string, targetId: string) =>
+  const answered200 = (records: Removal[], userId: string, targetId: string) =>
     records.some((r) => r.userId === userId && r.targetId === targetId && r.attempts.some((attempt) => attempt.status === 200));
+  /**
+   * Deletes: one did not happen when its target is still listed or another
+   * delete of it was answered 200; it did when the target is gone and no
+   * other delete (nor anything `removedOtherwise` names) could have removed it.
+   */
+  const deletesOf = (records: Removal[], type: EventType, listed: (userId: string, id: string) => boolean, removedOtherwise = (_userId: string, _id: string) => false) => {
+    for (const removal of records) {
+      const { userId, targetId } = removal;
+      add(
+        { name: `${userId} delete op${removal.op}`, userId, type, attempts: removal.attempts, keyed: false, perAttempt: false, objectId: targetId, shows: { deleted: true } },
+        200,
+        () => {
+          if (listed(userId, targetId) || answered200(records, userId, targetId)) return false;
+          return !removedOtherwise(userId, targetId) && mayHaveRemoved(records, userId, targetId).length === 1 ? true : undefined;
+        },
+      );
+    }
+  };
 
   for (const create of ledger.creates) {
     add(
@@ -113,17 +130,7 @@ function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[]
       () => (listed?.pinned_message_id === update.value ? true : undefined),
     );
   }
-  for (const removal of ledger.conversationDeletes) {
-    const { userId, targetId } = removal;
-    add(
-      { name: `${userId} delete op${removal.op}`, userId, type: 'conversation.deleted', attempts: removal.attempts, keyed: false, perAttempt: false, objectId: targetId, shows: { deleted: true } },
-      200,
-      () => {
-        if (viewOf(userId).conversations.some((c) => c.id === targetId) || answered200(ledger.conversationDeletes, userId, targetId)) return false;
-        return mayHaveRemoved(ledger.conversationDeletes, userId, targetId).length === 1 ? true : undefined;
-      },
-    );
-  }
+  deletesOf(ledger.conversationDeletes, 'conversation.deleted', (userId, id) => viewOf(userId).conversations.some((c) => c.id === id));
   for (const upload of ledger.uploads) {
     const listed = viewOf(upload.userId).attachments.find((a) => originOf(a.filename) === upload.op);
     const objectId = upload.id ?? listed?.id;
@@ -155,19 +162,16 @@ function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[]
       () => (listed?.filename === rename.value ? true : undefined),
     );
   }
-  for (const removal of ledger.attachmentDeletes) {
-    const { userId, targetId } = removal;
-    const conversationId = ledger.uploads.find((upload) => upload.id === targetId)?.conversationId;
-    add(
-      { name: `${userId} delete op${removal.op}`, userId, type: 'attachment.deleted', attempts: removal.attempts, keyed: false, perAttempt: false, objectId: targetId, shows: { deleted: true } },
-      200,
-      () => {
-        if (viewOf(userId).attachments.some((a) => a.id === targetId) || answered200(ledger.attachmentDeletes, userId, targetId)) return false;
-        const cleanup = conversationId ? mayHaveRemoved(ledger.conversationDeletes, userId, conversationId).length > 0 : false;
-        return !cleanup && mayHaveRemoved(ledger.attachmentDeletes, userId, targetId).length === 1 ? true : undefined;
-      },
-    );
-  }
+  deletesOf(
+    ledger.attachmentDeletes,
+    'attachment.deleted',
+    (userId, id) => viewOf(userId).attachments.some((a) => a.id === id),
+    // The cleanup of its conversation removes it too.
+    (userId, id) => {
+      const conversationId = ledger.uploads.find((upload) => upload.id === id)?.conversationId;
+      return conversationId !== undefined && mayHaveRemoved(ledger.conversationDeletes, userId, conversationId).length > 0;
+    },
+  );
   return operations;
 }
 
