@@ -4,7 +4,7 @@ import { uploadersObject, type AttachmentRecord } from '../attachments/model.js'
 import { createdEvent } from '../events/model.js';
 import type { Outbox } from '../events/outbox.js';
 import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
-import { unlessConditionFails } from '../dynamo/errors.js';
+import { isConditionFailed, unlessConditionFails } from '../dynamo/errors.js';
 import { and, equals, expressions, itemAbsent, itemExists, notEquals } from '../dynamo/expressions.js';
 import { uploadSessionKey } from '../dynamo/keys.js';
 import { requestToken } from '../dynamo/transactions.js';
@@ -35,14 +35,25 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
     private readonly outbox: Outbox,
   ) {}
 
+  /**
+   * The session's item, once. Its id is new, so the only item its condition
+   * can meet is its own, written by an attempt whose answer was lost and that
+   * the SDK sent again: DynamoDB returns that item, and its multipart upload
+   * tells it is this session's.
+   */
   async add(userId: string, record: SessionRecord): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tables.sessions,
-        Item: { ...uploadSessionKey(userId, record.id), ...record },
-        ...expressions({ condition: itemAbsent() }),
-      }),
-    );
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tables.sessions,
+          Item: { ...uploadSessionKey(userId, record.id), ...record },
+          ...expressions({ condition: itemAbsent() }),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (error) {
+      if (!(isConditionFailed(error) && writtenBy(error, record.upload_id))) throw error;
+    }
   }
 
   async get(userId: string, id: string): Promise<SessionRecord | undefined> {
@@ -137,4 +148,10 @@ function fromItem(item: Item): SessionRecord {
     created_at: item.created_at as number,
     ...(item.failure ? { failure: item.failure as SessionFailure } : {}),
   };
+}
+
+/** Whether the item a failed condition met (ALL_OLD) is the one of this multipart upload. */
+function writtenBy(error: unknown, uploadId: string): boolean {
+  const item = (error as { Item?: { upload_id?: { S?: string } } }).Item;
+  return item?.upload_id?.S === uploadId;
 }

@@ -2,6 +2,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { logger } from '../../shared/observability.js';
 import { settledAudit, summary } from '../support/audit.js';
 import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
+import { auditEvents, feedOf } from '../support/randomized/events-audit.js';
 import { auditLedger, statusesOf, tally } from '../support/randomized/ledger-audit.js';
 import { auditSharing, uploadsOfDeletedSides, watchSharing, type SharingWatch } from '../support/randomized/sharing-audit.js';
 import { castOf, originOf, runWorkload } from '../support/randomized/workload.js';
@@ -15,7 +16,9 @@ import { castOf, originOf, runWorkload } from '../support/randomized/workload.js
  * and groups of which each user is in some and outside one; while the run
  * goes on, every side's last_active_at is read again and again (it must never
  * move back) and outsiders ask for attachments (never a 200); afterwards the
- * fan-out must have reached every side, and who sees what is asked of everyone.
+ * fan-out must have reached every side, and who sees what is asked of everyone;
+ * every user's event feed is held to the answers the clients got (one event
+ * per acknowledged change, carrying its request id; none without its change).
  * FAULT_SEEDS (comma-separated) picks other seeds; the defaults are fixed, so
  * a failure replays (the proxies' choices repeat exactly; the interleaving of
  * concurrent requests does not).
@@ -82,14 +85,23 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   f.s3.calm();
 
   const uploads = new Map(ledger.uploads.map((upload) => [`${upload.userId}/${upload.op}`, upload]));
+  // A session's file is stored under its id; one that never completed may have been assembled and is left to its expiry (docs/api.md, upload sessions).
+  const walkedAway = new Set(ledger.uploads.filter((upload) => upload.session?.id && !upload.attempts.some((a) => a.status === 201)).map((upload) => upload.session!.id!));
   const { violations, views } = await settledAudit(f, [...ledger.users, ...ledger.cast.passive], {
     wholeBucket: true,
+    mayHoldUnlisted: (key) => walkedAway.has(key.split('/').at(-1)!),
     timeoutMs: 20_000,
     expectedBytes: (userId, attachment) => uploads.get(`${userId}/${originOf(attachment.filename)}`)?.bytes,
     origin: (_userId, attachment) => String(originOf(attachment.filename)),
     also: (views) => [...auditLedger(ledger, views), ...uploadsOfDeletedSides(ledger, views)],
   });
   violations.push(...watched.violations, ...(await auditSharing(f.t, ledger, views, watched)));
+  // Events are written with their changes: once the audit has settled, every feed is whole.
+  const eventsAuditStarted = Date.now();
+  const readers = [...ledger.users, ...ledger.cast.passive];
+  const feeds = new Map(await Promise.all(readers.map(async (userId) => [userId, await feedOf(f.t, userId)] as const)));
+  violations.push(...auditEvents(ledger, views, feeds));
+  const eventsAuditMs = Date.now() - eventsAuditStarted;
 
   const faults = { dynamodb: proxies.dynamodb.faults, s3: proxies.s3.faults };
   const totalFaults = Object.values(faults).reduce((sum, kinds) => sum + Object.values(kinds).reduce((a, b) => a + b, 0), 0);
@@ -106,6 +118,11 @@ async function runAndAudit(f: FaultyApi, seed: number) {
     backendRequests: { dynamodb: proxies.dynamodb.requests, s3: proxies.s3.requests },
     faults: { ...faults, total: totalFaults, drawn: drawnFaults, ratesGive: Math.round(ratesGive) },
     sharing: { sideReads: watched.sideReads, outsiderReads: watched.outsiderReads },
+    events: {
+      ...tally([...feeds.values()].flat().map((event) => (event.request_id === null ? 'without request' : 'with request'))),
+      auditSeconds: eventsAuditMs / 1000,
+    },
+    sessions: tally(ledger.uploads.flatMap((upload) => (upload.session ? [upload.attempts.some((a) => a.status === 201) ? 'completed' : upload.session.id ? 'left pending' : 'not started'] : []))),
     statuses: tally(statusesOf(ledger)),
     violations: tally(violations.map((violation) => violation.kind)),
   };

@@ -36,6 +36,22 @@ async function uploadedSession(userId: string, bytes: Buffer) {
   return { session, parts };
 }
 
+describe('a start when DynamoDB loses its answer', () => {
+  it('answers 201 with a session that works when the session was written but the answer was lost (the SDK sends the write again)', async () => {
+    let puts = 0;
+    const lost = proxy.inject({ match: (request) => dynamodbCall('PutItem')(request) && ++puts > 0, fault: { kind: 'reset_after' } });
+    const bytes = randomBytes(1000);
+    const started = await sessions.start('ddb-lost-start', { filename: 'a.bin', file_size: bytes.length });
+    expect(lost.fired).toBe(1);
+    expect(puts).toBeGreaterThan(1);
+    expect(started.status).toBe(201);
+    expect((await sessions.get('ddb-lost-start', started.body.id)).body.status).toBe('pending');
+    const completed = await sessions.complete('ddb-lost-start', started.body.id, await sessions.uploadAll('ddb-lost-start', started.body, bytes));
+    expect(completed.status).toBe(201);
+    expect(sha256((await download(completed.body.file_url)).bytes)).toBe(sha256(bytes));
+  });
+});
+
 describe('a completion when DynamoDB fails its transaction', () => {
   it('answers 201 with the one attachment when the transaction happened but its answer was lost (the SDK retries)', async () => {
     const bytes = randomBytes(1000);

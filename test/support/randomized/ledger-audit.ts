@@ -8,6 +8,8 @@ const ALLOWED: Record<string, Set<string>> = {
   delete: new Set(['200', '404', '503']),
   upload: new Set(['201', '400 resource_missing', '503']),
   rename: new Set(['200', '404', '503']),
+  // An upload session's start and the request for its part's URL.
+  session: new Set(['200', '201', '400 resource_missing', '503']),
 };
 
 /** A status, with the error code where one status has several meanings (400, 409). */
@@ -31,12 +33,16 @@ export function auditLedger(ledger: Ledger, views: Map<string, UserView>): Viola
     ['delete', [...ledger.conversationDeletes, ...ledger.attachmentDeletes]],
     ['upload', ledger.uploads],
     ['rename', ledger.renames],
+    ['session', ledger.uploads.flatMap((upload) => (upload.session ? [{ op: upload.op, attempts: upload.session.steps }] : []))],
   ];
   for (const [kind, records] of answers) {
     for (const record of records) {
       for (const [index, attempt] of record.attempts.entries()) {
         // A replay of an upload whose attachment was deleted since (by its uploader, or with its conversation): 404 (docs/api.md, Idempotency).
-        const replayOfDeleted = kind === 'upload' && attempt.status === 404 && record.attempts.slice(0, index).some((earlier) => earlier.status === 201);
+        // A session's completion repeated after one whose answer was lost: it answers the attachment, 404 once it is gone.
+        const earlier = record.attempts.slice(0, index);
+        const completedSession = 'session' in record && earlier.some(mayHaveWorked);
+        const replayOfDeleted = kind === 'upload' && attempt.status === 404 && (completedSession || earlier.some((answer) => answer.status === 201));
         if (replayOfDeleted) continue;
         if (attempt.status === 500) add('answered 500', `${kind} op${record.op}`);
         else if (attempt.status === -1) add('no documented answer', `${kind} op${record.op}: ${attempt.problem}`);

@@ -1,11 +1,14 @@
 import type { TestApi, TestResponse } from '../api.js';
 import { uploadForm } from '../attachments.js';
+import { putPart } from '../upload-sessions.js';
 import { mulberry32 } from '../../../bench/population.js';
+import { REPLAYED_HEADER } from '../../../shared/http/idempotency.js';
 
 /**
  * A seeded mix of API operations from several users, run concurrently as
  * real clients would: a 503 is retried (with the same Idempotency-Key when
- * the request carries one). Every answer lands in the ledger, which the audit
+ * the request carries one), and some keyed uploads go through an upload
+ * session. Every answer lands in the ledger, which the audit
  * holds against what the API shows afterwards. The users share threads: each
  * one's contacts are the other users (direct threads, both sides active) and
  * passive users who never call (their sides only the fan-out makes), and
@@ -20,6 +23,9 @@ export type OperationKind =
   | 'upload_with_key'
   | 'rename_attachment'
   | 'delete_attachment';
+
+/** The share of keyed uploads sent through an upload session (drawn from the operation's otherwise unused counterpart draw). */
+const SESSION_SHARE = 0.15;
 
 const MIX: [OperationKind, number][] = [
   ['create_conversation', 0.22],
@@ -88,6 +94,15 @@ export interface Attempt {
   status: number;
   code?: string;
   problem?: string;
+  /**
+   * The id the API gave the request (x-request-id; on a gateway's own answer
+   * x-amzn-requestid, the same id): the events it caused carry it.
+   * The server mints it and never takes one from the client, so a request
+   * without a documented answer (-1) has none.
+   */
+  requestId?: string;
+  /** Answered with Idempotent-Replayed: the first answer again, nothing done. */
+  replayed?: true;
 }
 
 export interface ConversationCreate {
@@ -96,6 +111,7 @@ export interface ConversationCreate {
   /** The other user of a direct thread, or the group. */
   counterpart: string;
   kind: 'contact' | 'group';
+  key?: string;
   attempts: Attempt[];
   id?: string;
   /** When the client had its last answer (ms, this process's clock). */
@@ -113,8 +129,18 @@ export interface Upload {
   id?: string;
   /** The attachment's created_at, as its 201 answered. */
   createdAt?: number;
+  /** Sent through an upload session: `attempts` are its completion's. */
+  session?: SessionSteps;
   /** When the client sent its first request (ms, this process's clock). */
   startedAt: number;
+}
+
+/** An upload session's steps before its completion. */
+export interface SessionSteps {
+  /** The session, once its start was answered 201. */
+  id?: string;
+  /** The answers to its start and to the request for its part's URL. */
+  steps: Attempt[];
 }
 
 export interface Change {
@@ -191,7 +217,7 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs));
       try {
         last = await t.call(userId, method, path, { groups: cast.groupsOf.get(userId)!, ...init() });
-        attempts.push({ status: last.status, ...(last.body?.error?.code ? { code: last.body.error.code } : {}) });
+        attempts.push({ status: last.status, ...(last.body?.error?.code ? { code: last.body.error.code } : {}), ...requestOf(last) });
       } catch (error) {
         attempts.push({ status: -1, problem: String(error).slice(0, 300) });
         break;
@@ -208,6 +234,41 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
     record.attempts = (await send(userId, 'DELETE', `${collection}/${targetId}`, () => ({}))).attempts;
     record.endedAt = Date.now();
     if (finalStatus(record.attempts) === 200) known.delete(targetId);
+  };
+
+  /**
+   * A keyed upload through an upload session, as a client of large files
+   * sends one: the session started under a key of its own, the one part PUT
+   * straight to S3 (retried when it fails), the completion under the
+   * upload's key, sent again when `again` as a client that lost its answer
+   * would. It stops where a step keeps failing: a session left pending is
+   * the walked-away kind the leftovers sweep removes after it expires.
+   */
+  const throughSession = async (record: Upload, again: boolean) => {
+    const { userId, op, bytes } = record;
+    const session: SessionSteps = { steps: [] };
+    record.session = session;
+    const fields = { filename: record.filename, file_size: bytes.length, ...(record.conversationId ? { conversation_id: record.conversationId } : {}) };
+    const started = await send(userId, 'POST', '/v1/upload_sessions', () => ({ json: fields, headers: { 'idempotency-key': `session-${options.seed}-${op}` } }));
+    session.steps.push(...started.attempts);
+    if (started.last?.status !== 201) return;
+    session.id = started.last.body.id as string;
+    const signed = await send(userId, 'POST', `/v1/upload_sessions/${session.id}/parts`, () => ({ json: { part_numbers: [1] } }));
+    session.steps.push(...signed.attempts);
+    if (signed.last?.status !== 200) return;
+    const url = signed.last.body.data[0].url as string;
+    let etag: string | undefined;
+    for (let attempt = 0; attempt < options.attempts && etag === undefined; attempt += 1) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs));
+      etag = await putPart(url, bytes).catch(() => undefined);
+    }
+    if (etag === undefined) return;
+    const complete = () =>
+      send(userId, 'POST', `/v1/upload_sessions/${session.id}/complete`, () => ({ json: { parts: [{ part_number: 1, etag }] }, headers: { 'idempotency-key': record.key! } }));
+    const first = await complete();
+    const repeat = again ? await complete() : undefined;
+    record.attempts = [...first.attempts, ...(repeat?.attempts ?? [])];
+    for (const answer of [first.last, repeat?.last]) if (answer?.status === 201) [record.id, record.createdAt] = [answer.body.id, answer.body.created_at];
   };
 
   const plan = Array.from({ length: options.operations }, (_, op) => {
@@ -245,8 +306,9 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
         const counterpart = pickWith(counterpartDraw, group ? groups : contacts)!;
         const form: Record<string, string> = group ? { group_id: counterpart } : { contact_id: counterpart };
         // Some creates carry an Idempotency-Key, as a careful client's would.
-        const headers: Record<string, string> = roll < 0.3 ? { 'idempotency-key': `create-${options.seed}-${op}` } : {};
-        const record: ConversationCreate = { op, userId, counterpart, kind: group ? 'group' : 'contact', attempts: [] };
+        const key = roll < 0.3 ? `create-${options.seed}-${op}` : undefined;
+        const headers: Record<string, string> = key ? { 'idempotency-key': key } : {};
+        const record: ConversationCreate = { op, userId, counterpart, kind: group ? 'group' : 'contact', ...(key ? { key } : {}), attempts: [] };
         ledger.creates.push(record);
         const { attempts, last } = await send(userId, 'POST', '/v1/conversations', () => ({ form, headers }));
         record.attempts = attempts;
@@ -287,7 +349,9 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
           body: uploadForm({ bytes, filename: record.filename, type: 'application/octet-stream' }, fields),
           headers: record.key ? { 'idempotency-key': record.key } : ({} as Record<string, string>),
         });
-        if (record.key) {
+        if (record.key && counterpartDraw < SESSION_SHARE) {
+          await throughSession(record, roll < 0.25);
+        } else if (record.key) {
           // A client that lost the first answer sends the same request again, with the same key.
           const { attempts, last } = await send(userId, 'POST', '/v1/attachments', request);
           const again = roll < 0.25 ? await send(userId, 'POST', '/v1/attachments', request) : undefined;
@@ -327,6 +391,12 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
   return ledger;
+}
+
+/** What an answer says of its request: its id, and whether it was a replay. */
+function requestOf(response: TestResponse): Pick<Attempt, 'requestId' | 'replayed'> {
+  const requestId = response.headers.get('x-request-id') ?? response.headers.get('x-amzn-requestid');
+  return { ...(requestId ? { requestId } : {}), ...(response.headers.get(REPLAYED_HEADER) === 'true' ? { replayed: true } : {}) };
 }
 
 /** The bytes of an upload, from its seed: the audit knows what each file must hold. */
