@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { App } from '../shared/app.js';
+import type { CostFigure } from './cost.js';
 import { eventReceiver } from './event-receiver.js';
 import { measureFeedPages, type FeedPages } from './feed-pages.js';
 import { measureForwardLatency, type ForwardLatency } from './forward-latency.js';
@@ -25,6 +26,8 @@ export interface EventSettings {
 export interface EventFigures {
   forwarding: ForwardLatency;
   feedPages: FeedPages;
+  /** The events table's share of each endpoint's cost, from the cost part when it ran too (CostFigure.outbox). */
+  outbox?: ({ endpoint: string } & CostFigure['outbox'])[];
 }
 
 export async function measureEvents(

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Api, User } from './local-api.js';
 import type { EventReceiver } from './event-receiver.js';
 import { spread } from './stats.js';
@@ -9,7 +10,9 @@ import { spread } from './stats.js';
  * events table's stream and the forwarder POSTs each new event). One write
  * at a time, each a mute toggle (one conversation.updated), the users in
  * turn; the next write waits for the envelope of the one before, so each
- * figure is one event's way alone, not a queue's.
+ * figure is one event's way alone, not a queue's, and then for a random
+ * pause, so that writes land anywhere in the stream poller's cycle rather
+ * than always just after its last read.
  */
 export interface ForwardLatency {
   writes: number;
@@ -24,6 +27,8 @@ export interface ForwardLatency {
 /** The backlog of earlier parts (a full run leaves a few thousand events) is forwarded first, one POST at a time. */
 const CATCH_UP_MS = 300_000;
 const DEADLINE_MS = 60_000;
+/** Longer than the poller's idle interval (100 ms), so the pause does not fall into step with it. */
+const MAX_PAUSE_MS = 250;
 
 export async function measureForwardLatency(api: Api, receiver: EventReceiver, run: string, writes: number, userCount: number): Promise<ForwardLatency> {
   const users: { user: User; conversationId: string }[] = [];
@@ -40,6 +45,7 @@ export async function measureForwardLatency(api: Api, receiver: EventReceiver, r
 
   const sample: number[] = [];
   for (let index = 0; index < writes; index += 1) {
+    await sleep(Math.random() * MAX_PAUSE_MS);
     const { user, conversationId } = users[index % users.length]!;
     // Each user's writes alternate, so every one changes the conversation and records one event.
     const muted = Math.floor(index / users.length) % 2 === 0;

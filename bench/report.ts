@@ -258,7 +258,8 @@ function eventsSection({ forwarding, feedPages }: EventFigures): string {
   return (
     `### Events\n\nCommit to forward, on the local server with its stream consumers and EVENTS_FORWARD_URL at a receiver in the bench process ` +
     `(loopback): ${forwarding.writes} PUT /v1/conversations/:id (a mute toggle, one conversation.updated each) by ${forwarding.users} users in turn, ` +
-    `one at a time, each timed from its 200 until the receiver took the envelope whose detail.request_id is the answer's x-request-id ` +
+    `one at a time (each after the envelope of the one before and a random pause of up to 250 ms, so writes land anywhere in the poller's cycle), ` +
+    `each timed from its 200 until the receiver took the envelope whose detail.request_id is the answer's x-request-id ` +
     `(the events table's stream read every 100 ms when idle, each envelope POSTed by the forwarder; ` +
     `${forwarding.envelopesReceived.toLocaleString('en')} envelopes taken in all, the parts before included).\n\n` +
     table(['Writes', 'p50 (ms)', 'p95 (ms)', 'Max (ms)'], [[forwarding.writes, forwarding.p50Ms, forwarding.p95Ms, forwarding.maxMs]]) +

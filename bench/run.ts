@@ -151,6 +151,7 @@ try {
   if (wanted('events')) {
     step('events: commit-to-forward latency to a receiver at EVENTS_FORWARD_URL, items read per feed page');
     events = await measureEvents(app, backends, fixture.authSecret, eventSettings, step);
+    if (cost) events.outbox = cost.map(({ endpoint, outbox }) => ({ endpoint, ...outbox }));
   }
 
   const results: Results = {
