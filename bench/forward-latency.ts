@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Api, User } from './local-api.js';
 import type { EventReceiver } from './event-receiver.js';
-import { spread } from './stats.js';
+import { spread, type Spread } from './stats.js';
 
 /**
  * Commit to forward: how long after an API write's 2xx (its transaction,
@@ -14,12 +14,9 @@ import { spread } from './stats.js';
  * pause, so that writes land anywhere in the stream poller's cycle rather
  * than always just after its last read.
  */
-export interface ForwardLatency {
+export interface ForwardLatency extends Spread {
   writes: number;
   users: number;
-  p50Ms: number;
-  p95Ms: number;
-  maxMs: number;
   /** Envelopes the receiver took in all, the backlog of the parts before included (the forwarder starts at the stream's oldest record). */
   envelopesReceived: number;
 }

@@ -19,3 +19,5 @@ export const spread = (sample: readonly number[]) => ({
   p95Ms: round(percentile(sample, 95), 0),
   maxMs: round(Math.max(...sample), 0),
 });
+
+export type Spread = ReturnType<typeof spread>;
