@@ -12,6 +12,7 @@ import type { HttpHandler, ProxyHandler } from '../shared/http/handler.js';
 import { nowSeconds } from '../shared/time.js';
 import { proxyEvent, streamInsertEvent, type EventRequest, type Image } from './events.js';
 import type { Fixture } from './fixture.js';
+import { transactionWriteUnits } from './item-size.js';
 import { fileOf, multipartBody } from './multipart.js';
 import { median, round } from './stats.js';
 
@@ -48,6 +49,7 @@ export const PRICE_LIST =
 const S3_PUT_CLASS = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload', 'UploadPart', 'CompleteMultipartUpload', 'ListObjectsV2', 'ListParts']);
 const S3_GET_CLASS = new Set(['GetObject', 'HeadObject']);
 const S3_FREE = new Set(['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload']);
+const TRANSACT_WRITES = new Set(['TransactWriteCommand', 'TransactWriteItemsCommand']);
 const DYNAMO_READS = new Set(['GetCommand', 'QueryCommand', 'ScanCommand', 'BatchGetCommand', 'TransactGetCommand', 'GetItemCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
 
 export interface CostFigure {
@@ -66,14 +68,29 @@ export interface CostFigure {
   gbSeconds: number;
   /** USD per million requests. */
   dollarsPerMillion: { apiGateway: number; waf: number; lambda: number; dynamodb: number; s3: number; total: number };
+  /**
+   * Of the DynamoDB units and dollars above, what the events table took: the
+   * outbox (shared/events/outbox.ts), a consistent read of the user's head,
+   * then in the change's transaction the head's conditional update and one
+   * Put per event. Its write units by AWS's rule for transactions from the
+   * items sent (item-size.ts), in writeUnits too in place of what DynamoDB
+   * Local reported for that table (`reportedWriteUnits`, lower).
+   */
+  outbox: { readUnits: number; writeUnits: number; reportedWriteUnits: number; dollarsPerMillion: number };
 }
 
 interface Tally {
   dynamoCalls: number;
   readUnits: number;
   writeUnits: number;
+  /** The events table's share: reads and writes as DynamoDB reports them (by TableName), writes by AWS's rule from the items sent. */
+  outboxReadUnits: number;
+  outboxReportedWriteUnits: number;
+  outboxWriteUnits: number;
   s3Calls: Record<string, number>;
 }
+
+const emptyTally = (): Tally => ({ dynamoCalls: 0, readUnits: 0, writeUnits: 0, outboxReadUnits: 0, outboxReportedWriteUnits: 0, outboxWriteUnits: 0, s3Calls: {} });
 
 let recording: Tally | undefined;
 
@@ -92,13 +109,35 @@ function installMeters(app: App): void {
       const isRead = DYNAMO_READS.has(context.commandName ?? '');
       for (const entry of consumed) {
         // DynamoDB reports the split where it has one (transactions); else the operation says which.
-        tally.readUnits += entry.ReadCapacityUnits ?? (isRead ? (entry.CapacityUnits ?? 0) : 0);
-        tally.writeUnits += entry.WriteCapacityUnits ?? (isRead ? 0 : (entry.CapacityUnits ?? 0));
+        const read = entry.ReadCapacityUnits ?? (isRead ? (entry.CapacityUnits ?? 0) : 0);
+        const written = entry.WriteCapacityUnits ?? (isRead ? 0 : (entry.CapacityUnits ?? 0));
+        tally.readUnits += read;
+        tally.writeUnits += written;
+        // A transaction reports one entry per table it wrote.
+        if (entry.TableName === app.config.eventsTable) {
+          tally.outboxReadUnits += read;
+          tally.outboxReportedWriteUnits += written;
+        }
       }
       delete output.ConsumedCapacity;
       return result;
     },
     { step: 'initialize', name: 'benchConsumedCapacity' },
+  );
+  // A committed transaction as it was sent: its items' sizes, which AWS bills by. (A cancelled one is not counted,
+  // as DynamoDB Local reports nothing for it: what AWS bills for one is not measured here.)
+  app.use(dynamo).middlewareStack.add(
+    (next, context) => async (args) => {
+      const tally = recording;
+      const { body } = args.request as { body?: unknown };
+      if (!tally || !TRANSACT_WRITES.has(context.commandName ?? '')) return next(args);
+      if (typeof body !== 'string' && !(body instanceof Uint8Array)) throw new Error(`A transaction's body the bench cannot read: ${typeof body}`);
+      const units = transactionWriteUnits(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'), app.config.eventsTable);
+      const result = await next(args);
+      tally.outboxWriteUnits += units;
+      return result;
+    },
+    { step: 'build', name: 'benchTransactionItems' },
   );
   app.use(s3Bucket).observe((operation) => {
     const tally = recording;
@@ -107,6 +146,7 @@ function installMeters(app: App): void {
 }
 
 interface Consumed {
+  TableName?: string;
   CapacityUnits?: number;
   ReadCapacityUnits?: number;
   WriteCapacityUnits?: number;
@@ -223,7 +263,7 @@ export async function measureCost(app: App, fixture: Fixture, invocations: numbe
         const tallies: Tally[] = [];
         const durations: number[][] = [];
         for (let index = 0; index < invocations; index += 1) {
-          const tally: Tally = { dynamoCalls: 0, readUnits: 0, writeUnits: 0, s3Calls: {} };
+          const tally = emptyTally();
           const request = await scenario.request(index);
           recording = tally;
           try {
@@ -348,7 +388,10 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[][]): Co
   const { memoryMb, architecture } = FUNCTION_SETTINGS;
   const gbSeconds = (memoryMb / 1024) * (billedMs / 1000);
   const readUnits = mean((tally) => tally.readUnits);
-  const writeUnits = mean((tally) => tally.writeUnits);
+  const outboxReadUnits = mean((tally) => tally.outboxReadUnits);
+  const outboxWriteUnits = mean((tally) => tally.outboxWriteUnits);
+  const outboxReportedWriteUnits = mean((tally) => tally.outboxReportedWriteUnits);
+  const writeUnits = mean((tally) => tally.writeUnits) - outboxReportedWriteUnits + outboxWriteUnits;
   const s3 = Object.entries(s3Calls).reduce((sum, [name, count]) => {
     if (S3_PUT_CLASS.has(name)) return sum + count * PRICES.s3PutPerThousand * 1000;
     if (S3_GET_CLASS.has(name)) return sum + count * PRICES.s3GetPerThousand * 1000;
@@ -358,7 +401,8 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[][]): Co
   const apiGateway = PRICES.apiGatewayRestPerMillion;
   const waf = PRICES.wafRequestPerMillion;
   const lambda = lambdaInvocations * PRICES.lambdaRequestPerMillion + gbSeconds * PRICES.lambdaGbSecond[architecture] * 1e6;
-  const dynamodb = readUnits * PRICES.dynamoReadUnitPerMillion + writeUnits * PRICES.dynamoWriteUnitPerMillion;
+  const dynamoDollars = (read: number, written: number) => read * PRICES.dynamoReadUnitPerMillion + written * PRICES.dynamoWriteUnitPerMillion;
+  const dynamodb = dynamoDollars(readUnits, writeUnits);
   return {
     endpoint,
     invocations: tallies.length,
@@ -377,6 +421,12 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[][]): Co
       dynamodb: round(dynamodb, 3),
       s3: round(s3, 3),
       total: round(apiGateway + waf + lambda + dynamodb + s3, 3),
+    },
+    outbox: {
+      readUnits: round(outboxReadUnits, 2),
+      writeUnits: round(outboxWriteUnits, 2),
+      reportedWriteUnits: round(outboxReportedWriteUnits, 2),
+      dollarsPerMillion: round(dynamoDollars(outboxReadUnits, outboxWriteUnits), 3),
     },
   };
 }

@@ -2,6 +2,7 @@ import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
 import { multipartDollarsPerGiB, PRICE_LIST, PRICES, type CostFigure } from './cost.js';
 import { FUNCTION_SETTINGS } from '../infra/routes.js';
+import type { EventFigures } from './event-feed.js';
 
 const FUNCTION_NOTE = `${FUNCTION_SETTINGS.memoryMb} MB ${FUNCTION_SETTINGS.architecture}`;
 import type { GrowthFigures } from './list-cost.js';
@@ -27,6 +28,7 @@ export interface Results {
   cost?: CostFigure[];
   uploadSessions?: SessionFlowFigures;
   sharing?: SharingFigures;
+  events?: EventFigures;
   durationSeconds: number;
 }
 
@@ -60,6 +62,7 @@ export function markdown(results: Results): string {
   if (results.uploads) sections.push(uploadsSection(results.uploads));
   if (results.uploadSessions) sections.push(uploadSessionsSection(results.uploadSessions));
   if (results.sharing) sections.push(sharingSection(results.sharing));
+  if (results.events) sections.push(eventsSection(results.events));
   if (results.cost) sections.push(costSection(results.cost));
   return sections.join('\n\n');
 }
@@ -173,14 +176,20 @@ function costSection(cost: CostFigure[]): string {
     `"+ fan-out" rows: the upload, then the fan-out function invoked with the upload's stream record, its own Lambda invocation ` +
     `(one per upload: the most there can be; the event source mapping hands it up to 100 records at a time under load) and its own ` +
     `DynamoDB units; reading the stream is free for Lambda triggers. Each upload a second after the one before, so every fan-out ` +
-    `moves the sides forward.\n\n` +
+    `moves the sides forward. "Outbox" columns: what the events table took of RRU, WRU and the DynamoDB dollars. Every write reads its ` +
+    `user's feed head (one strongly consistent read, 1 RRU, as reported) and puts in its transaction the head's conditional update and ` +
+    `one Put per event; a transactional write costs 2 WRU per item per KB (rounded up per item), so an event under 1 KB adds 2 WRU to ` +
+    `the head's 2. Those write units are counted by that rule from the items each committed transaction sent (bench/item-size.ts), ` +
+    `in the WRU column too in place of DynamoDB Local's figure for the events table, which does not add up a transaction's items ` +
+    `(three 100-byte Puts in one transaction are reported as 2 WRU).\n\n` +
     table(
-      ['Endpoint', 'DynamoDB calls', 'RRU', 'WRU', 'S3 calls', 'Handler p50 (ms)', 'Billed (ms)', 'API Gateway', 'WAF', 'Lambda', 'DynamoDB', 'S3', 'Total per million'],
+      ['Endpoint', 'DynamoDB calls', 'RRU', 'WRU', 'Outbox RRU / WRU', 'S3 calls', 'Handler p50 (ms)', 'Billed (ms)', 'API Gateway', 'WAF', 'Lambda', 'DynamoDB', 'Outbox', 'S3', 'Total per million'],
       cost.map((figure) => [
         figure.endpoint,
         figure.dynamoCalls,
         figure.readUnits,
         figure.writeUnits,
+        `${figure.outbox.readUnits} / ${figure.outbox.writeUnits}`,
         s3Column(figure),
         figure.durationMs,
         figure.billedMs,
@@ -188,6 +197,7 @@ function costSection(cost: CostFigure[]): string {
         dollars(figure.dollarsPerMillion.waf),
         dollars(figure.dollarsPerMillion.lambda),
         dollars(figure.dollarsPerMillion.dynamodb),
+        dollars(figure.outbox.dollarsPerMillion),
         dollars(figure.dollarsPerMillion.s3),
         `**${dollars(figure.dollarsPerMillion.total)}**`,
       ]),
@@ -236,6 +246,36 @@ function sharingSection(sharing: SharingFigures): string {
     table(
       ['Reader', 'Status', 'Reads', 'Calls', 'Target'],
       sharing.memberReads.map((figure) => [figure.reader, figure.status, figure.reads, list(figure.operations), mark(figure.reads <= SHARING_TARGETS.memberGetReads)]),
+    )
+  );
+}
+
+function eventsSection({ forwarding, feedPages }: EventFigures): string {
+  const types = Object.entries(feedPages.types)
+    .sort(([, a], [, b]) => b - a)
+    .map(([type, count]) => `${type} ${count.toLocaleString('en')}`)
+    .join(', ');
+  return (
+    `### Events\n\nCommit to forward, on the local server with its stream consumers and EVENTS_FORWARD_URL at a receiver in the bench process ` +
+    `(loopback): ${forwarding.writes} PUT /v1/conversations/:id (a mute toggle, one conversation.updated each) by ${forwarding.users} users in turn, ` +
+    `one at a time (each after the envelope of the one before and a random pause of up to 250 ms, so writes land anywhere in the poller's cycle), ` +
+    `each timed from its 200 until the receiver took the envelope whose detail.request_id is the answer's x-request-id ` +
+    `(the events table's stream read every 100 ms when idle, each envelope POSTed by the forwarder; ` +
+    `${forwarding.envelopesReceived.toLocaleString('en')} envelopes taken in all, the parts before included).\n\n` +
+    table(['Writes', 'p50 (ms)', 'p95 (ms)', 'Max (ms)'], [[forwarding.writes, forwarding.p50Ms, forwarding.p95Ms, forwarding.maxMs]]) +
+    `\n\nItems read per page of GET /v1/events (ScannedCount summed over the page's queries, every DynamoDB call of the server counted by a proxy), ` +
+    `one user's feed of ${feedPages.events.toLocaleString('en')} events (${types}; written in ${feedPages.seedSeconds} s). Target: ≤ limit + 1.\n\n` +
+    table(
+      ['Page', 'Limit', 'Matching in the feed', 'Returned', 'Items read', 'Queries', 'Target'],
+      feedPages.pages.map((page) => [
+        page.page,
+        page.limit,
+        page.matching.toLocaleString('en'),
+        page.returned,
+        page.itemsRead.toLocaleString('en'),
+        page.queries,
+        mark(page.itemsRead <= page.limit + 1),
+      ]),
     )
   );
 }

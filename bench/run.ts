@@ -6,6 +6,7 @@ import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { measureBundles } from './bundles.js';
 import { measureColdStarts } from './cold-start.js';
 import { measureCost } from './cost.js';
+import { measureEvents, type EventFigures } from './event-feed.js';
 import { seedFixture } from './fixture.js';
 import { measureListCost } from './list-cost.js';
 import { benchApp, startProcess } from './processes.js';
@@ -17,8 +18,8 @@ import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing --profile]`
-const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing'] as const;
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events --profile]`
+const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events'] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
@@ -36,6 +37,10 @@ const { values } = parseArgs({
     'sharing-uploads': { type: 'string', default: '200' },
     'group-sides': { type: 'string', default: '1000' },
     'thread-attachments': { type: 'string', default: '10000' },
+    // Events: writes timed from their answer to the receiver at EVENTS_FORWARD_URL, and by how many users; the writes of the feed whose pages are read.
+    'forward-writes': { type: 'string', default: '200' },
+    'forward-users': { type: 'string', default: '4' },
+    'feed-writes': { type: 'string', default: '1000' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
   },
@@ -67,6 +72,11 @@ const sharingSettings = {
   uploads: positive('sharing-uploads', values['sharing-uploads']),
   groupSides: positive('group-sides', values['group-sides']),
   threadAttachments: positive('thread-attachments', values['thread-attachments']),
+};
+const eventSettings = {
+  forwardWrites: positive('forward-writes', values['forward-writes']),
+  forwardUsers: positive('forward-users', values['forward-users']),
+  feedWrites: positive('feed-writes', values['feed-writes']),
 };
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
@@ -137,6 +147,13 @@ try {
     sharing = await measureSharing(app, backends, fixture.authSecret, sharingSettings, step);
   }
 
+  let events: EventFigures | undefined;
+  if (wanted('events')) {
+    step('events: commit-to-forward latency to a receiver at EVENTS_FORWARD_URL, items read per feed page');
+    events = await measureEvents(app, backends, fixture.authSecret, eventSettings, step);
+    if (cost) events.outbox = cost.map(({ endpoint, outbox }) => ({ endpoint, ...outbox }));
+  }
+
   const results: Results = {
     machine: {
       node: process.version,
@@ -157,6 +174,7 @@ try {
     ...(cost ? { cost } : {}),
     ...(uploadSessions ? { uploadSessions } : {}),
     ...(sharing ? { sharing } : {}),
+    ...(events ? { events } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   // A partial run (--only) writes beside the full run's results, never over them.

@@ -3,15 +3,13 @@ import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, type App } from '../shared/app.js';
 import { attachmentItem } from '../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../shared/attachments/model.js';
-import { signToken } from '../shared/auth/tokens.js';
 import { conversationKey } from '../shared/dynamo/keys.js';
 import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
-import { countingProxy, type DynamoCounter } from './dynamodb-counter.js';
-import { fileOf, multipartBody } from './multipart.js';
-import { startProcess, type BackendProcess } from './processes.js';
+import type { DynamoCounter } from './dynamodb-counter.js';
+import { Api, localServer, type User } from './local-api.js';
 import { putItems } from './seed-conversations.js';
-import { median, percentile, round } from './stats.js';
+import { round, spread } from './stats.js';
 
 /**
  * Sharing on the local server: how soon an upload reaches the other sides of
@@ -113,7 +111,7 @@ export async function measureSharing(
 ): Promise<SharingFigures> {
   // Names of this run's users: a second run on the same DynamoDB (--only) never meets the first's.
   const run = randomBytes(3).toString('hex');
-  const withConsumers = await localServer(backends, authSecret, true);
+  const withConsumers = await localServer(backends, authSecret, { consumers: true });
   let fanOut: FanOutLatency;
   let group: GroupFanOut;
   try {
@@ -129,7 +127,7 @@ export async function measureSharing(
     await withConsumers.stop();
   }
   // The read bounds on a server without the consumers: the 10,000 seeded records would keep its fan-out busy.
-  const withoutConsumers = await localServer(backends, authSecret, false);
+  const withoutConsumers = await localServer(backends, authSecret, { consumers: false });
   try {
     const api = new Api(withoutConsumers.url, authSecret);
     step(`sharing: thread list reads at ${settings.threadAttachments.toLocaleString('en')} attachments; a member's GET by id`);
@@ -141,93 +139,10 @@ export async function measureSharing(
   }
 }
 
-interface CountedServer {
-  url: string;
-  counter: DynamoCounter;
-  stop(): Promise<void>;
-}
-
-/** A server of its own whose DynamoDB traffic (handlers and, when on, the stream consumers) passes the counter. */
-async function localServer(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }, authSecret: string, consumers: boolean): Promise<CountedServer> {
-  const counter = await countingProxy(backends.DYNAMODB_ENDPOINT);
-  let server: BackendProcess<{ url: string }>;
-  try {
-    server = await startProcess<{ url: string }>('server-process.ts', {
-      ...backends,
-      DYNAMODB_ENDPOINT: counter.endpoint,
-      AUTH_SECRET: authSecret,
-      BENCH_STREAM_CONSUMERS: consumers ? 'on' : 'off',
-    });
-  } catch (error) {
-    await counter.close();
-    throw error;
-  }
-  return {
-    url: server.info.url,
-    counter,
-    async stop() {
-      await server.stop();
-      await counter.close();
-    },
-  };
-}
-
-interface User {
-  id: string;
-  token: string;
-}
-
-type Json = any;
-
-/** A client of the local API for many users, each with a token of their own. */
-class Api {
-  constructor(
-    private readonly url: string,
-    private readonly secret: string,
-  ) {}
-
-  async user(id: string, groups?: string[]): Promise<User> {
-    return { id, token: await signToken(this.secret, id, groups ? { groups } : {}) };
-  }
-
-  async call(user: User, method: string, path: string, body?: URLSearchParams | { contentType: string; body: Buffer }): Promise<{ status: number; json: Json }> {
-    const multipart = body !== undefined && !(body instanceof URLSearchParams);
-    const response = await fetch(`${this.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${user.token}`, ...(multipart ? { 'content-type': body.contentType } : {}) },
-      ...(body === undefined ? {} : { body: multipart ? body.body : body }),
-    });
-    return { status: response.status, json: await response.json() };
-  }
-
-  /** The call, which must answer `status`. */
-  async expect(status: number, user: User, method: string, path: string, body?: Parameters<Api['call']>[3]): Promise<Json> {
-    const answer = await this.call(user, method, path, body);
-    if (answer.status !== status) throw new Error(`${method} ${path} as ${user.id}: ${answer.status}, expected ${status}: ${JSON.stringify(answer.json)}`);
-    return answer.json;
-  }
-
-  /** The user's side with a contact or in a group (201 new, 200 when they hold one). */
-  async side(user: User, counterpart: { contact_id: string } | { group_id: string }): Promise<string> {
-    const answer = await this.call(user, 'POST', '/v1/conversations', new URLSearchParams(counterpart));
-    if (answer.status !== 201 && answer.status !== 200) throw new Error(`POST /v1/conversations as ${user.id}: ${answer.status} ${JSON.stringify(answer.json)}`);
-    return answer.json.id as string;
-  }
-
-  /** A small file uploaded into the user's side: the attachment, and when its 201 came (performance.now()). */
-  async upload(user: User, conversationId: string): Promise<{ attachment: Json; answeredAt: number }> {
-    const file = fileOf(4096);
-    const answer = await this.call(user, 'POST', '/v1/attachments', multipartBody(file, { conversation_id: conversationId }));
-    const answeredAt = performance.now();
-    if (answer.status !== 201) throw new Error(`upload as ${user.id}: ${answer.status} ${JSON.stringify(answer.json)}`);
-    return { attachment: answer.json, answeredAt };
-  }
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function latency(sample: number[]): LatencyFigure {
-  return { uploads: sample.length, p50Ms: round(median(sample), 0), p95Ms: round(percentile(sample, 95), 0), maxMs: round(Math.max(...sample), 0) };
+  return { uploads: sample.length, ...spread(sample) };
 }
 
 /**

@@ -12,3 +12,12 @@ export const round = (value: number, digits = 1): number => Number(value.toFixed
 
 /** A ratio as a percentage, or a multiple, rounded for the table. */
 export const ratio = (value: number, reference: number): number => round(value / reference, 2);
+
+/** A latency sample (ms) as the tables show it: p50, p95 and the worst, whole ms. */
+export const spread = (sample: readonly number[]) => ({
+  p50Ms: round(median(sample), 0),
+  p95Ms: round(percentile(sample, 95), 0),
+  maxMs: round(Math.max(...sample), 0),
+});
+
+export type Spread = ReturnType<typeof spread>;
