@@ -67,7 +67,7 @@ const FILE_ACTIONS: Record<Exclude<FileAccess, 'list'>, string> = {
 
 /** The table and each of its indexes by name: Query on an index needs the index's ARN, and no `index/*` wildcard. */
 function tableResources({ arn, definition }: TableArn): string[] {
-  return [arn, ...definition.indexes.map((index) => `${arn}/index/${index.name}`)];
+  return [arn, ...[...definition.indexes, ...(definition.localIndexes ?? [])].map((index) => `${arn}/index/${index.name}`)];
 }
 
 /**
@@ -118,7 +118,8 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
   table(access.conversations, arns.conversations);
   table(access.attachments, arns.attachments);
   table(access.uploadSessions, arns.uploadSessions);
-  if (access.events) permissions.push({ actions: [...EVENTS_ACCESS[access.events]], resources: tableResources(arns.events) });
+  // A writer of a feed never queries it: the table alone; a reader of the feed also its type and resource indexes.
+  if (access.events) permissions.push({ actions: [...EVENTS_ACCESS[access.events]], resources: access.events === 'read' ? tableResources(arns.events) : [arns.events.arn] });
   if (route.idempotent) permissions.push({ actions: IDEMPOTENCY_ACTIONS, resources: tableResources(arns.idempotency) });
   const objectActions = [...new Set(access.files)].filter((action) => action !== 'list');
   if (objectActions.length) {

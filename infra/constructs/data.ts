@@ -97,6 +97,10 @@ function table(scope: Construct, id: string, definition: TableDefinition, epheme
       // ProjectionType ALL is the default: a filtered list reads whole conversations from the index.
     });
   }
+  for (const index of definition.localIndexes ?? []) {
+    // ALL again: a filtered feed serves whole events from the index, with no read of the table.
+    created.addLocalSecondaryIndex({ indexName: index.name, sortKey: string(index.sortKey) });
+  }
   return created;
 }
 

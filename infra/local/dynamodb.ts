@@ -142,7 +142,8 @@ export async function ensureTables(
   try {
     await Promise.all(
       Object.entries(tables).map(async ([name, table]) => {
-        const keys = new Set([table.partitionKey, table.sortKey, ...table.indexes.flatMap((i) => [i.partitionKey, i.sortKey])]);
+        const localIndexes = table.localIndexes ?? [];
+        const keys = new Set([table.partitionKey, table.sortKey, ...table.indexes.flatMap((i) => [i.partitionKey, i.sortKey]), ...localIndexes.map((i) => i.sortKey)]);
         try {
           await client.send(
             new CreateTableCommand({
@@ -160,6 +161,18 @@ export async function ensureTables(
                       IndexName: index.name,
                       KeySchema: [
                         { AttributeName: index.partitionKey, KeyType: 'HASH' },
+                        { AttributeName: index.sortKey, KeyType: 'RANGE' },
+                      ],
+                      Projection: { ProjectionType: 'ALL' },
+                    })),
+                  }
+                : {}),
+              ...(localIndexes.length > 0
+                ? {
+                    LocalSecondaryIndexes: localIndexes.map((index) => ({
+                      IndexName: index.name,
+                      KeySchema: [
+                        { AttributeName: table.partitionKey, KeyType: 'HASH' },
                         { AttributeName: index.sortKey, KeyType: 'RANGE' },
                       ],
                       Projection: { ProjectionType: 'ALL' },
@@ -205,6 +218,11 @@ async function addMissingIndexes(client: DynamoDBClient, name: string, table: Ta
     ...table.indexes.flatMap((index) => {
       const found = kept?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === index.name);
       return found && keyOf(found.KeySchema) !== `${index.partitionKey}, ${index.sortKey}` ? [`index ${index.name}`] : [];
+    }),
+    // DynamoDB makes a local index only with its table: one missing or keyed otherwise cannot be added.
+    ...(table.localIndexes ?? []).flatMap((index) => {
+      const found = kept?.LocalSecondaryIndexes?.find((candidate) => candidate.IndexName === index.name);
+      return found && keyOf(found.KeySchema) === `${table.partitionKey}, ${index.sortKey}` ? [] : [`local index ${index.name}`];
     }),
   ];
   if (changed.length > 0) {

@@ -82,6 +82,9 @@ export const lessThan = compare('<');
 export const atMost = compare('<=');
 export const greaterThan = compare('>');
 export const atLeast = compare('>=');
+/** `low` ≤ the attribute ≤ `high`: the one range a key condition can put on a sort key. */
+export const between = (attribute: string, low: unknown, high: unknown): Condition =>
+  operand((p) => `${p.name(attribute)} BETWEEN ${p.value(low)} AND ${p.value(high)}`);
 
 /** The item exists: the condition on its partition key, which every item has. */
 export const itemExists = (): Condition => exists(PARTITION_KEY);

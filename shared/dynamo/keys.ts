@@ -109,10 +109,11 @@ export const EVENT_SK_PREFIX = 'e#';
 /** 12 digits: a trillion events per user. */
 export const EVENT_SEQUENCE_DIGITS = 12;
 export const MAX_EVENT_SEQUENCE = 10 ** EVENT_SEQUENCE_DIGITS - 1;
-export const eventKey = (userId: string, sequence: number): ItemKey => ({
-  pk: userId,
-  sk: `${EVENT_SK_PREFIX}${String(sequence).padStart(EVENT_SEQUENCE_DIGITS, '0')}`,
-});
+/** A sequence number after a prefix, zero-padded: string order is sequence order (the feed's keys and its indexes' sort keys). */
+export const sequenceSort = (prefix: string, sequence: number): string => `${prefix}${String(sequence).padStart(EVENT_SEQUENCE_DIGITS, '0')}`;
+export const eventKey = (userId: string, sequence: number): ItemKey => ({ pk: userId, sk: sequenceSort(EVENT_SK_PREFIX, sequence) });
+/** Where the feed's type and resource indexes (eventIndexes) keep an event: `<type or resource>#<sequence>`. */
+export const eventGroupPrefix = (typeOrResource: string): string => `${typeOrResource}#`;
 export const feedHeadKey = (userId: string): ItemKey => ({ pk: userId, sk: 'head' });
 /**
  * A change another member made that a user's feed has recorded (the fan-out,

@@ -9,10 +9,21 @@ export interface IndexDefinition {
   sortKey: string;
 }
 
+/**
+ * An index of the table's own partitions under another sort key (DynamoDB's
+ * local secondary index): written in the same write as the item, read
+ * consistently. It can only be made with its table.
+ */
+export interface LocalIndexDefinition {
+  name: string;
+  sortKey: string;
+}
+
 export interface TableDefinition {
   partitionKey: string;
   sortKey: string;
   indexes: IndexDefinition[];
+  localIndexes?: LocalIndexDefinition[];
   timeToLiveAttribute?: string;
   /**
    * A DynamoDB stream of the table's changes, for the cleanup that removes
@@ -94,4 +105,23 @@ export const uploadSessionsTable: TableDefinition = {
  * 30 days; until then the reads leave it out themselves. The stream's new
  * items feed the EventBridge Pipe.
  */
-export const eventsTable: TableDefinition = { partitionKey: 'pk', sortKey: 'sk', indexes: [], timeToLiveAttribute: 'expires_at', stream: 'NEW_IMAGE' };
+export const eventIndexes = {
+  /** A user's events of one type, in feed order (`<type>#<sequence>`): the `type` filter of the feed. */
+  type: { name: 'by_type', sortKey: 'type_sort' },
+  /** A user's events of one resource, in feed order (`<resource>#<sequence>`): `type=attachment.*`. */
+  resource: { name: 'by_resource', sortKey: 'resource_sort' },
+} as const satisfies Record<string, LocalIndexDefinition>;
+
+/**
+ * The filtered feeds are local indexes, not global ones: read as consistently as
+ * the feed and written in the same transaction as the event, so a filtered sync
+ * with ending_before misses nothing either, and a page reads at most limit + 1.
+ */
+export const eventsTable: TableDefinition = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  indexes: [],
+  localIndexes: Object.values(eventIndexes),
+  timeToLiveAttribute: 'expires_at',
+  stream: 'NEW_IMAGE',
+};

@@ -1,5 +1,6 @@
-import { eventKey } from '../dynamo/keys.js';
-import { EVENT_RETENTION_SECONDS, type ApiEvent } from './model.js';
+import { eventGroupPrefix, eventKey, sequenceSort } from '../dynamo/keys.js';
+import { eventIndexes } from '../dynamo/tables.js';
+import { EVENT_RETENTION_SECONDS, resourceOf, type ApiEvent } from './model.js';
 
 /**
  * The stored event item, in one place: the outbox writes it
@@ -19,6 +20,8 @@ export const EVENT_ATTRIBUTE = 'event';
 export function eventItem(userId: string, sequence: number, event: ApiEvent): Record<string, unknown> {
   return {
     ...eventKey(userId, sequence),
+    [eventIndexes.type.sortKey]: sequenceSort(eventGroupPrefix(event.type), sequence),
+    [eventIndexes.resource.sortKey]: sequenceSort(eventGroupPrefix(resourceOf(event.type)), sequence),
     [USER_ATTRIBUTE]: userId,
     id: event.id,
     type: event.type,

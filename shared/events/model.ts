@@ -45,8 +45,8 @@ export type EventDraft = Omit<ApiEvent, 'id' | 'created_at'>;
 /** The `type` filter of the list: one type, or every type of a resource (`attachment.*`). */
 export type TypeFilter = { kind: 'exact'; type: EventType } | { kind: 'resource'; resource: EventResource };
 
-export const matchesType = (filter: TypeFilter | undefined, type: string): boolean =>
-  filter === undefined || (filter.kind === 'exact' ? type === filter.type : type.startsWith(`${filter.resource}.`));
+/** What a type is about: `attachment` of `attachment.created`. */
+export const resourceOf = (type: EventType): EventResource => type.slice(0, type.indexOf('.')) as EventResource;
 
 /** Events stay in the feed this long (and GET of one answers 404 after). */
 export const EVENT_RETENTION_SECONDS = 30 * 24 * 3600;

@@ -1,17 +1,15 @@
 import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { and, beginsWith, equals, expressions, greaterThan } from '../dynamo/expressions.js';
-import { EVENT_SK_PREFIX, eventKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
+import { and, between, equals, expressions, greaterThan } from '../dynamo/expressions.js';
+import { EVENT_SK_PREFIX, eventGroupPrefix, eventKey, MAX_EVENT_SEQUENCE, PARTITION_KEY, sequenceSort, SORT_KEY } from '../dynamo/keys.js';
+import { eventIndexes } from '../dynamo/tables.js';
 import type { QueryCost } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { systemClock, type Clock } from '../time.js';
 import { sequenceOf } from './ids.js';
 import { eventOf, EXPIRES_AT } from './item.js';
-import { matchesType, type ApiEvent, type TypeFilter } from './model.js';
+import type { ApiEvent, TypeFilter } from './model.js';
 
 type Item = Record<string, unknown>;
-
-/** Reads beyond this per Query are not worth it even when few events match the type. */
-const MAX_READ_AHEAD = 1_000;
 
 /**
  * A user's feed as the API reads it: consistent reads (a sync must see every
@@ -35,52 +33,67 @@ export class EventStore {
 
   /**
    * A page newest first, as every list (shared/dynamo/query-page.ts), over
-   * the sequence: the cursor's key is built from its id, never read. The
+   * the sequence: the feed's own keys, or with a type filter the local index
+   * of that type or resource, whose sort keys hold the same sequence. The
+   * cursors bound the key condition (the cursor's event is never read). The
    * window is the Query's filter. A feed's times go forward with its
    * sequence (shared/events/outbox.ts), so reading towards older events, the
-   * first one outside the window ends the feed: with no type filter a page
-   * reads at most limit + 1 items. The type filter reads ahead in proportion
-   * to its match rate so far, as a list's filter does.
+   * first one outside the window ends the feed: a page reads at most
+   * limit + 1 items, filtered or not.
    */
   async list(userId: string, type: TypeFilter | undefined, page: PageRequest): Promise<{ page: Page<ApiEvent>; cost: QueryCost }> {
     const now = this.clock();
-    const cursor = page.startingAfter ?? page.endingBefore;
     const backwards = page.endingBefore !== undefined;
+    const { low, high } = sequenceRange(page);
+    const cost: QueryCost = { queries: 0, itemsRead: 0 };
+    if (low > high) return { page: { has_more: false, data: [] }, cost };
+    const { index, sortKey, prefix } = rangeOf(type);
     const wanted = page.limit + 1;
     const found: Item[] = [];
-    const cost: QueryCost = { queries: 0, itemsRead: 0 };
-    let startKey: Item | undefined = cursor === undefined ? undefined : { ...eventKey(userId, sequenceOf(cursor) ?? 0) };
-    let batch = wanted;
+    let startKey: Item | undefined;
     let edge = false;
     do {
       const result = await this.client.send(
         new QueryCommand({
           TableName: this.table,
+          ...(index ? { IndexName: index } : {}),
           ...expressions({
-            keyCondition: and(equals(PARTITION_KEY, userId), beginsWith(SORT_KEY, EVENT_SK_PREFIX)),
+            keyCondition: and(equals(PARTITION_KEY, userId), between(sortKey, sequenceSort(prefix, low), sequenceSort(prefix, high))),
             filter: greaterThan(EXPIRES_AT, now),
           }),
           ConsistentRead: true,
           // Newest first; ending_before walks towards newer events and is turned round below.
           ScanIndexForward: backwards,
-          Limit: batch,
+          Limit: wanted - found.length,
           ...(startKey ? { ExclusiveStartKey: startKey } : {}),
         }),
       );
       cost.queries += 1;
       cost.itemsRead += result.ScannedCount ?? 0;
-      found.push(...(result.Items ?? []).filter((item) => matchesType(type, item.type as string)));
+      found.push(...(result.Items ?? []));
       startKey = result.LastEvaluatedKey;
       // Walking towards older events, one outside the window means every older one is too.
       edge = !backwards && (result.Count ?? 0) < (result.ScannedCount ?? 0);
-      const needed = wanted - found.length;
-      batch = type ? Math.min(MAX_READ_AHEAD, needed * Math.ceil(cost.itemsRead / Math.max(1, found.length))) : needed;
     } while (found.length < wanted && startKey && !edge);
 
     const data = found.slice(0, page.limit).map(eventOf);
     if (backwards) data.reverse();
     return { page: { has_more: found.length > page.limit, data }, cost };
   }
+}
+
+/** The sequence numbers a page may hold: below starting_after, above ending_before. */
+function sequenceRange(page: PageRequest): { low: number; high: number } {
+  const after = page.startingAfter === undefined ? undefined : (sequenceOf(page.startingAfter) ?? 0);
+  const before = page.endingBefore === undefined ? undefined : (sequenceOf(page.endingBefore) ?? 0);
+  return { low: before === undefined ? 0 : before + 1, high: after === undefined ? MAX_EVENT_SEQUENCE : after - 1 };
+}
+
+/** Where a filter's events are, in sequence order: the feed itself, or the index of the type or resource. */
+function rangeOf(type: TypeFilter | undefined): { index?: string; sortKey: string; prefix: string } {
+  if (!type) return { sortKey: SORT_KEY, prefix: EVENT_SK_PREFIX };
+  if (type.kind === 'exact') return { index: eventIndexes.type.name, sortKey: eventIndexes.type.sortKey, prefix: eventGroupPrefix(type.type) };
+  return { index: eventIndexes.resource.name, sortKey: eventIndexes.resource.sortKey, prefix: eventGroupPrefix(type.resource) };
 }
 
 const live = (item: Item, now: number): boolean => typeof item[EXPIRES_AT] === 'number' && item[EXPIRES_AT] > now;

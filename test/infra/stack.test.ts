@@ -138,7 +138,8 @@ describe('least privilege', () => {
       else expect(writes.length > 0).toBe(level === 'write');
       expect(grant.Action.includes('dynamodb:ConditionCheckItem')).toBe(level === 'activity');
       expect(grant.Action).not.toContain('dynamodb:Scan');
-      expect(indexNamesIn(grant.Resource)).toEqual(definition.indexes.map((index) => index.name));
+      const indexes = [...definition.indexes, ...(definition.localIndexes ?? [])].map((index) => index.name);
+      expect(indexNamesIn(grant.Resource)).toEqual(level === 'append' ? [] : indexes);
     }
     expect(dynamodb).toHaveLength(tables.filter(([level]) => level).length);
 
@@ -178,6 +179,7 @@ describe('data', () => {
     ['upload sessions', uploadSessionsTable],
     ['events', eventsTable],
   ] as const)('declares the %s table as the code queries it, on demand, recoverable, encrypted and retained', (_, definition) => {
+    const byName = (x: { AttributeName: string }, y: { AttributeName: string }) => x.AttributeName.localeCompare(y.AttributeName);
     const table = tableWith(definition);
     expect(table).toBeDefined();
     const keys = (pk: string, sk: string) => [
@@ -198,8 +200,17 @@ describe('data', () => {
         Projection: { ProjectionType: 'ALL' },
       })),
     );
-    const attributes = new Set([definition.partitionKey, definition.sortKey, ...definition.indexes.flatMap((i) => [i.partitionKey, i.sortKey])]);
-    expect(table!.Properties.AttributeDefinitions).toEqual([...attributes].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })));
+    const localIndexes = definition.localIndexes ?? [];
+    expect(table!.Properties.LocalSecondaryIndexes ?? []).toEqual(
+      localIndexes.map((index) => ({ IndexName: index.name, KeySchema: keys(definition.partitionKey, index.sortKey), Projection: { ProjectionType: 'ALL' } })),
+    );
+    const attributes = new Set([
+      definition.partitionKey,
+      definition.sortKey,
+      ...definition.indexes.flatMap((i) => [i.partitionKey, i.sortKey]),
+      ...localIndexes.map((i) => i.sortKey),
+    ]);
+    expect([...table!.Properties.AttributeDefinitions].sort(byName)).toEqual([...attributes].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })).sort(byName));
     if (definition.timeToLiveAttribute) {
       expect(table!.Properties.TimeToLiveSpecification).toEqual({ AttributeName: definition.timeToLiveAttribute, Enabled: true });
     }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { dynamo } from '../../shared/app.js';
-import { EVENT_RETENTION_SECONDS } from '../../shared/events/model.js';
+import { EVENT_RETENTION_SECONDS, type ApiEvent } from '../../shared/events/model.js';
 import { EventStore } from '../../shared/events/store.js';
 import type { TestApi, TestResponse } from '../support/api.js';
 import { upload, uploadForm } from '../support/attachments.js';
@@ -257,6 +257,35 @@ describe('GET /v1/events', () => {
       expect(response.status, type).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'parameter_invalid', param: 'type' });
     }
+  });
+
+  it('reads at most limit + 1 items a page with a type filter too, however rare the type among the events, and pages it both ways', async () => {
+    const user = await busyUser(6);
+    const first = await upload(t(), user, { bytes: 'x', filename: 'x.txt' });
+    const { body: conversation } = await created(user, { contact_id: 'rare' });
+    for (const is_pinned of [true, false, true, false]) expect((await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned } })).status).toBe(200);
+    const second = await upload(t(), user, { bytes: 'y', filename: 'y.txt' });
+    const store = new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => clock.now);
+    const ids = (page: { data: ApiEvent[] }) => page.data.map((event) => (event.data.object as { id: string }).id);
+
+    const newest = await store.list(user, { kind: 'exact', type: 'attachment.created' }, { limit: 1 });
+    expect(ids(newest.page)).toEqual([second.body.id]);
+    expect(newest.page.has_more).toBe(true);
+    expect(newest.cost).toEqual({ queries: 1, itemsRead: 2 });
+    const resource = await store.list(user, { kind: 'resource', resource: 'attachment' }, { limit: 10 });
+    expect(ids(resource.page)).toEqual([second.body.id, first.body.id]);
+    expect(resource.cost).toEqual({ queries: 1, itemsRead: 2 });
+    expect((await store.list(user, { kind: 'exact', type: 'attachment.deleted' }, { limit: 10 })).cost).toEqual({ queries: 1, itemsRead: 0 });
+
+    const [newer, older] = resource.page.data;
+    const after = await t().call(user, 'GET', `/v1/events?type=attachment.created&limit=1&starting_after=${newer!.id}`);
+    expect(after.body).toEqual({ has_more: false, data: [older] });
+    const before = await t().call(user, 'GET', `/v1/events?type=attachment.*&limit=1&ending_before=${older!.id}`);
+    expect(before.body).toEqual({ has_more: false, data: [newer] });
+    // A cursor need not be of the filtered type: the page is the filtered events on its side of it.
+    const pinned = (await feedOf(user, '&type=conversation.updated'))[0]!;
+    expect((await t().call(user, 'GET', `/v1/events?type=attachment.created&starting_after=${pinned.id}`)).body.data).toEqual([older]);
+    expect((await t().call(user, 'GET', `/v1/events?type=attachment.created&ending_before=${pinned.id}`)).body.data).toEqual([newer]);
   });
 
   it('refuses bad paging: both cursors, a cursor that is no event id, a limit out of range, an unknown parameter', async () => {

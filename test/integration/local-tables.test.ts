@@ -1,7 +1,7 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkJava, ensureTables } from '../../infra/local/dynamodb.js';
-import { conversationsTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
+import { conversationsTable, eventsTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
 // `npm start` keeps its tables under .data/: a table from an older version must get the indexes and the stream it lacks.
@@ -73,6 +73,28 @@ describe('ensureTables', () => {
       expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'OLD_IMAGE' });
       expect(Table?.LatestStreamArn).toBeDefined();
     }
+    client.destroy();
+  });
+
+  it('refuses a kept events table without its local indexes, which DynamoDB makes only with the table, naming the folder to remove', async () => {
+    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    const client = new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials });
+    const name = `older_events_${Date.now()}`;
+    await client.send(
+      new CreateTableCommand({
+        TableName: name,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: ['pk', 'sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+      }),
+    );
+    await expect(ensureTables(t.api.dynamodbEndpoint, 'us-east-1', credentials, { [name]: eventsTable })).rejects.toThrow(
+      /local index by_type and local index by_resource differ from this one's\. Remove the local data folder/,
+    );
     client.destroy();
   });
 });
