@@ -48,16 +48,23 @@ interface WireTransactItem {
 
 /**
  * The write units a TransactWriteItems request (its JSON body) costs in
- * `table`: a Put by its item; an Update by its key and every name and value
- * it names (at least the item it leaves when it sets every attribute, as a
- * feed's head update does). The outbox neither deletes nor checks items of
- * the feed: a Delete or ConditionCheck there is refused, not guessed at.
+ * `table`: a Put by its item, and again for each index of `indexSortKeys`
+ * the item has a sort key of (a local index projecting ALL holds the whole
+ * item; counted at the transactional rate, the upper bound of what AWS
+ * bills for an index write in a transaction); an Update by its key and
+ * every name and value it names (at least the item it leaves when it sets
+ * every attribute, as a feed's head update does). The outbox neither
+ * deletes nor checks items of the feed: a Delete or ConditionCheck there is
+ * refused, not guessed at.
  */
-export function transactionWriteUnits(body: string, table: string): number {
+export function transactionWriteUnits(body: string, table: string, indexSortKeys: readonly string[] = []): number {
   const { TransactItems } = JSON.parse(body) as { TransactItems: WireTransactItem[] };
   let units = 0;
   for (const item of TransactItems) {
-    if (item.Put?.TableName === table) units += transactionalWriteUnits(itemBytes(item.Put.Item));
+    if (item.Put?.TableName === table) {
+      const indexed = indexSortKeys.filter((sortKey) => sortKey in item.Put!.Item).length;
+      units += (1 + indexed) * transactionalWriteUnits(itemBytes(item.Put.Item));
+    }
     if (item.Update?.TableName === table) {
       const { Key, ExpressionAttributeNames = {}, ExpressionAttributeValues = {} } = item.Update;
       const names = Object.values(ExpressionAttributeNames).reduce((sum, name) => sum + utf8(name), 0);

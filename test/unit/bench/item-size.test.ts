@@ -43,6 +43,12 @@ describe('write units of a transaction', () => {
     expect(transactionWriteUnits(body([put('conversations', 100)]), 'events')).toBe(0);
   });
 
+  it('counts a Put again for each local index whose sort key the item has', () => {
+    const event = { Put: { TableName: 'events', Item: { pk: { S: 'u' }, sk: { S: 'e#1' }, type_sort: { S: 't#1' }, resource_sort: { S: 'r#1' } } } };
+    const marker = { Put: { TableName: 'events', Item: { pk: { S: 'u' }, sk: { S: 'r#x' } } } };
+    expect(transactionWriteUnits(body([event, marker]), 'events', ['type_sort', 'resource_sort'])).toBe(3 * 2 + 2);
+  });
+
   it('refuses what it has no rule for rather than guess', () => {
     expect(() => transactionWriteUnits(body([{ Delete: { TableName: 'events', Key: { pk: { S: 'u' } } } }]), 'events')).toThrow(/no rule/i);
   });
