@@ -178,7 +178,8 @@ function costSection(cost: CostFigure[]): string {
     `DynamoDB units; reading the stream is free for Lambda triggers. Each upload a second after the one before, so every fan-out ` +
     `moves the sides forward. "Outbox" columns: what the events table took of RRU, WRU and the DynamoDB dollars. Every write reads its ` +
     `user's feed head (one strongly consistent read, 1 RRU, as reported) and puts in its transaction the head's conditional update and ` +
-    `one Put per event; a transactional write costs 2 WRU per item per KB (rounded up per item), so an event under 1 KB adds 2 WRU to ` +
+    `one Put per event, which DynamoDB also writes into the feed's two local indexes; a transactional write costs 2 WRU per item per KB ` +
+    `(rounded up per item), and the index writes are counted at that rate too (the upper bound), so an event under 1 KB adds 6 WRU to ` +
     `the head's 2. Those write units are counted by that rule from the items each committed transaction sent (bench/item-size.ts), ` +
     `in the WRU column too in place of DynamoDB Local's figure for the events table, which does not add up a transaction's items ` +
     `(three 100-byte Puts in one transaction are reported as 2 WRU).\n\n` +

@@ -1,4 +1,4 @@
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, type StreamViewType } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkJava, ensureTables } from '../../infra/local/dynamodb.js';
 import { conversationsTable, eventsTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
@@ -50,23 +50,8 @@ describe('ensureTables', () => {
     const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
     const client = new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials });
     const older = { none: `older_sessions_${Date.now()}`, keysOnly: `older_sessions_keys_${Date.now()}` };
-    for (const [name, stream] of [
-      [older.none, undefined],
-      [older.keysOnly, 'KEYS_ONLY'],
-    ] as const) {
-      await client.send(
-        new CreateTableCommand({
-          TableName: name,
-          BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: ['pk', 'sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
-          KeySchema: [
-            { AttributeName: 'pk', KeyType: 'HASH' },
-            { AttributeName: 'sk', KeyType: 'RANGE' },
-          ],
-          ...(stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: stream } } : {}),
-        }),
-      );
-    }
+    await keyedOnly(client, older.none);
+    await keyedOnly(client, older.keysOnly, 'KEYS_ONLY');
     await ensureTables(t.api.dynamodbEndpoint, 'us-east-1', credentials, { [older.none]: uploadSessionsTable, [older.keysOnly]: uploadSessionsTable });
     for (const name of Object.values(older)) {
       const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
@@ -80,24 +65,29 @@ describe('ensureTables', () => {
     const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
     const client = new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials });
     const name = `older_events_${Date.now()}`;
-    await client.send(
-      new CreateTableCommand({
-        TableName: name,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: ['pk', 'sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
-      }),
-    );
+    await keyedOnly(client, name, 'NEW_IMAGE');
     await expect(ensureTables(t.api.dynamodbEndpoint, 'us-east-1', credentials, { [name]: eventsTable })).rejects.toThrow(
       /local index by_type and local index by_resource differ from this one's\. Remove the local data folder/,
     );
     client.destroy();
   });
 });
+
+/** A table as an older version made it: its key, no index, and the stream given. */
+function keyedOnly(client: DynamoDBClient, name: string, stream?: StreamViewType) {
+  return client.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: ['pk', 'sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      ...(stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: stream } } : {}),
+    }),
+  );
+}
 
 // The unit lane runs without Java (test/unit/infra/local/java-release.test.ts); this lane's DynamoDB Local needs it.
 describe('the Java check before DynamoDB Local starts', () => {
