@@ -70,7 +70,10 @@ function run() {
     draft('conversation.updated', { id: 'conv_A', last_active_at: 2 }, 'req-3a'),
     draft('attachment.updated', { id: 'att_B', filename: 'op3-renamed-by-4.txt' }, 'req-4'),
   ];
-  const feedOfV: Draft[] = [draft('conversation.created', { id: 'conv_V' }, null), draft('attachment.created', { id: 'att_B' }, null)];
+  const feedOfV: Draft[] = [
+    draft('conversation.created', { id: 'conv_V' }, null),
+    draft('attachment.created', { id: 'att_B', filename: `op3-${U}.bin`, uploaded_by: U, conversation_id: 'conv_V' }, null),
+  ];
   const audit = () => auditEvents(ledger, views, new Map([[U, listed(feedOfU)], [V, listed(feedOfV)]]));
   return { ledger, views, feedOfU, feedOfV, audit };
 }
@@ -174,5 +177,26 @@ describe('the events audit of the randomized run', () => {
     nullEvents[0] = { ...nullEvents[0]!, data: { object: {} } };
     const violations = auditEvents(r.ledger, r.views, new Map([[U, feed], [V, nullEvents]]));
     expect(kinds(violations)).toEqual(expect.arrayContaining(['feed not newest first', 'feed created_at goes forward', 'event listed twice', 'event without data.object.id']));
+  });
+
+  it("reports what reached a member twice, a removal of an attachment still there, another member's event in the uploader's feed, and an upload nobody made", () => {
+    const delivered = (type: string, object: Record<string, unknown>) => draft(type, object, null);
+    const seenByV = { id: 'att_B', filename: `op3-${U}.bin`, uploaded_by: U };
+    const cases: [string, (r: ReturnType<typeof run>) => void][] = [
+      ['two events for one change', (r) => r.feedOfV.push(delivered('attachment.created', seenByV))],
+      ['attachment.deleted for an attachment still there', (r) => r.feedOfV.push(delivered('attachment.deleted', { id: 'att_B', deleted: true }))],
+      ["another member's event in the uploader's own feed", (r) => r.feedOfU.push(delivered('attachment.updated', seenByV))],
+      ['event for an upload nobody made', (r) => r.feedOfV.push(delivered('attachment.created', { id: 'att_Z', filename: 'op9-made-up.bin', uploaded_by: U }))],
+    ];
+    for (const [kind, spoil] of cases) {
+      const r = run();
+      spoil(r);
+      expect(kinds(r.audit()), kind).toEqual([kind]);
+    }
+    // Renames may reach a member as often as they happen; the uploader's own removal by the cleanup has no request either.
+    const r = run();
+    r.feedOfV.push(delivered('attachment.updated', seenByV), delivered('attachment.updated', seenByV));
+    r.feedOfU.push(delivered('attachment.deleted', { id: 'att_gone', deleted: true }));
+    expect(r.audit()).toEqual([]);
   });
 });
