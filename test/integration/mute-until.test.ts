@@ -119,7 +119,8 @@ describe('mute until a time', () => {
       // Each side first in turn: the first list after a mute ends reads it before any write-back.
       for (const muted of step % 2 === 0 ? [false, true] : [true, false]) {
         const want = newestFirst.filter((id) => mutedAt(untilOf.get(id)!, clock.now) === muted);
-        for (const limit of [5, 2, 1]) {
+        // A page of one puts a page boundary between every two conversations; a page of five holds several.
+        for (const limit of [5, 1]) {
           expect(await walk(user, `&muted=${muted}`, limit, 'forwards'), `muted=${muted} after ${elapsed}s, limit ${limit}`).toEqual(want);
           expect(await walk(user, `&muted=${muted}`, limit, 'backwards'), `muted=${muted} after ${elapsed}s, limit ${limit}, backwards`).toEqual(want);
         }
