@@ -11,7 +11,8 @@ const POLL_EVERY_MS = 250;
  * uploads a file into their conversation with the second; the second reads
  * it by id and through its file_url, sees their side of the thread turn
  * unread (the fan-out from the attachments stream makes it when they hold
- * none), lists the file in that side's thread, and may not rename it (403
+ * none) and the file's attachment.created in their feed, lists the file in
+ * that side's thread, and may not rename it (403
  * not_owner). A side either user held before the run is theirs: it is used,
  * never deleted; what the run makes (both sides, the file) the cleanup
  * removes, as whichever user holds it.
@@ -58,6 +59,14 @@ export const sharing: Check = {
     if (!heldByOther) context.madeForOther.conversation(side.id, user.id);
     if (heldByOther) expect(side.id === heldByOther, `${other.label}'s unread side is ${side.id}, but they held ${heldByOther}`);
 
+    // The fan-out writes the contact's event in the same transaction as their side's activity: it is there now.
+    const feed = await client.call(other.token, 'GET', '/v1/events?type=attachment.created&limit=100');
+    const delivered = (feed.body?.data ?? []).find((event: { data?: { object?: { id?: string } } }) => event.data?.object?.id === attachmentId);
+    expect(
+      feed.status === 200 && delivered?.request_id === null && delivered.data.object.conversation_id === side.id,
+      `${other.label}'s feed has no attachment.created for ${attachmentId} in their side ${side.id} from no request of theirs: ${delivered ? JSON.stringify(delivered) : describe(feed)}`,
+    );
+
     const reread = await client.call(other.token, 'GET', `/v1/attachments/${attachmentId}`);
     expect(reread.status === 200 && reread.body.conversation_id === side.id, `GET /v1/attachments/${attachmentId} as ${other.label}: conversation_id ${reread.body?.conversation_id ?? describe(reread)}, not their side ${side.id}`);
     const thread = await client.call(other.token, 'GET', `/v1/attachments?conversation_id=${side.id}`);
@@ -69,7 +78,7 @@ export const sharing: Check = {
     const unchanged = await client.call(user.token, 'GET', `/v1/attachments/${attachmentId}`);
     expect(unchanged.status === 200 && unchanged.body.filename === uploaded.body.filename, `after ${other.label}'s refused rename the uploader reads ${unchanged.body?.filename ?? describe(unchanged)}`);
 
-    return `${attachmentId} → ${other.label}'s side ${side.id}, seen unread ${unreadAfterMs} ms after the upload's answer, rename 403 not_owner`;
+    return `${attachmentId} → ${other.label}'s side ${side.id} and feed, seen unread ${unreadAfterMs} ms after the upload's answer, rename 403 not_owner`;
   },
 };
 
