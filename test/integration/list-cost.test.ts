@@ -62,7 +62,8 @@ afterAll(async () => {
 describe('a list page reads at most limit + 1 items whatever the number of conversations', () => {
   const readsAt = new Map<string, number[]>();
 
-  for (const total of [1_000, 2_000]) {
+  // Twice the conversations, the same items read: the bench measures 1,000 to 100,000 (docs/performance.md).
+  for (const total of [500, 1_000]) {
     it(`with ${total} conversations, no filter and each single flag filter (unread and muted at request time included) read at most ${LIMIT + 1} items from their index`, async () => {
       const added = await seed(total - seeded.length, total);
       expect(seeded).toHaveLength(total);
@@ -82,7 +83,7 @@ describe('a list page reads at most limit + 1 items whatever the number of conve
     });
   }
 
-  it('reads the same number of items at 2,000 conversations as at 1,000', () => {
+  it('reads the same number of items at 1,000 conversations as at 500', () => {
     expect(readsAt.size).toBe(singleFilters.length);
     for (const [filter, reads] of readsAt) expect(reads, filter).toEqual([reads[0], reads[0]]);
   });
