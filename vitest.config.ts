@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { TEST_WORKERS } from './test/support/workers.js';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
@@ -39,12 +39,9 @@ class SlowFilesFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     pool: 'forks',
-    // Vitest's default is one worker less than the cores: one on a 2-core machine, the suite then runs
-    // file after file. Integration files mostly wait (on timeouts, stalls, the cleanup), so one more
-    // worker than cores keeps the cores busy.
-    maxWorkers: availableParallelism() + 1,
+    maxWorkers: TEST_WORKERS,
     sequence: { sequencer: SlowFilesFirst },
-    // A hang guard, not a speed check: on a loaded 2-core machine (three workers, one DynamoDB Local,
+    // A hang guard, not a speed check: on a loaded 2-core machine (three workers, their DynamoDB Locals,
     // CDK synths) a test that takes 3 s alone has taken over 30 s. Speed is measured in `npm run bench`.
     testTimeout: 120_000,
     // What a passing test logs (provoked 5xx lines, CDK's bundling) is noise; a failing test's output is kept.
@@ -69,7 +66,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          // One DynamoDB Local for the whole run; each test server has its own tables in it and its own S3 stand-in.
+          // One DynamoDB Local per worker; each test server has its own tables in its worker's and its own S3 stand-in.
           globalSetup: ['test/support/global-setup.ts'],
           // The files of a worker share its loaded modules: each file starts its own servers, so no state
           // is shared but code, and importing the handlers' graph once per worker instead of once per file

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { runDynamodb } from '../support/api.js';
 import { LOCK_FILE, lockDataDirectory } from '../../infra/local/data-lock.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 
@@ -39,7 +40,7 @@ interface Started {
 function npmStart(directory: string): Started {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPOSITORY_ROOT, 'infra/local/main.ts')], {
     cwd: REPOSITORY_ROOT,
-    env: { ...process.env, DATA_DIRECTORY: directory, PORT: '0', DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), LOCAL_STREAM_CONSUMERS: 'off' },
+    env: { ...process.env, DATA_DIRECTORY: directory, PORT: '0', DYNAMODB_ENDPOINT: runDynamodb(), LOCAL_STREAM_CONSUMERS: 'off' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);

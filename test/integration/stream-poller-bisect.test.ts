@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runDynamodb } from '../support/api.js';
 import { ensureTables } from '../../infra/local/dynamodb.js';
 import { startStreamPoller } from '../../infra/local/stream-poller.js';
 import { eventually } from '../support/eventually.js';
@@ -12,7 +13,7 @@ import { eventually } from '../support/eventually.js';
  * for one invocation still gets through, record by record in stream order.
  */
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-const endpoint = inject('dynamodbEndpoint');
+const endpoint = runDynamodb();
 const table = `bisect_${randomUUID().slice(0, 8)}`;
 let client: DynamoDBClient;
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runDynamodb, startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256, storedFilesOf, fileKeyOf } from '../support/attachments.js';
 import { cutEvery, dynamodbCall, startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
@@ -16,7 +16,7 @@ let t: TestApi;
 let sessions: SessionClient;
 
 beforeAll(async () => {
-  proxy = await startFaultProxy(inject('dynamodbEndpoint'));
+  proxy = await startFaultProxy(runDynamodb());
   t = await startTestApi({ sharedDynamodb: { endpoint: proxy.endpoint, tablePrefix: `f${randomBytes(6).toString('hex')}_` } });
   sessions = sessionClient(t);
 });

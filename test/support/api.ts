@@ -4,6 +4,7 @@ import { signToken } from '../../shared/auth/tokens.js';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../infra/local/server.js';
 import { encode, read } from '../../infra/smoke/client.js';
 import { OpenApiContract } from './openapi-contract.js';
+import { workerDynamodb } from './workers.js';
 
 /** One per test process: compiling the document's schemas once. */
 let contract: OpenApiContract | undefined;
@@ -82,7 +83,10 @@ export function apiCaller(url: string, token: (userId: string, claims?: TestToke
   };
 }
 
-/** The run's DynamoDB Local (test/support/global-setup.ts), under table names no other server uses. */
+/** This worker's DynamoDB Local (test/support/global-setup.ts). */
+export const runDynamodb = (): string => workerDynamodb(inject('dynamodbEndpoints'));
+
+/** This worker's DynamoDB Local, under table names no other server uses. */
 export function sharedDynamodb(): { endpoint: string; tablePrefix: string } {
-  return { endpoint: inject('dynamodbEndpoint'), tablePrefix: `t${randomBytes(6).toString('hex')}_` };
+  return { endpoint: runDynamodb(), tablePrefix: `t${randomBytes(6).toString('hex')}_` };
 }
