@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { busEnvelope, isBusRecord } from '../../shared/events/bus.js';
 import { logger } from '../../shared/observability.js';
@@ -63,21 +64,6 @@ async function deliver(body: string, id: string, { url, signal }: EventsForwarde
       failure = String((error as Error).cause ?? error);
     }
     if (attempt === 1) logger.warn(`EVENTS_FORWARD_URL ${failure}; retrying until it answers 2xx`, { envelope_id: id, url: url.href });
-    await wait(Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(attempt - 1, 4)), signal);
+    await sleep(Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(attempt - 1, 4)), undefined, { signal });
   }
-}
-
-function wait(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', stop, { once: true });
-  });
 }

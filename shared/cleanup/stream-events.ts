@@ -1,10 +1,29 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 
-/** Whether a record passes a filter pattern on its event name, as an event source mapping's filter does. */
+/**
+ * A filter pattern of an event source mapping or a pipe, as far as this
+ * project writes them: per field, the values allowed (exact, or a prefix),
+ * or a pattern for the fields within.
+ */
+export type FilterPattern = { readonly [field: string]: readonly (string | { readonly prefix: string })[] | FilterPattern };
+
+/**
+ * Whether a record passes a filter pattern, as the mapping's (or the
+ * pipe's) filter decides it: the local server applies the very pattern the
+ * stack gives AWS, so both hand a consumer the same records.
+ */
 export const passes =
-  (pattern: { eventName: readonly string[] }) =>
+  (pattern: FilterPattern) =>
   (record: DynamoDBRecord): boolean =>
-    pattern.eventName.includes(record.eventName ?? '');
+    matches(pattern, record);
+
+function matches(pattern: FilterPattern, value: unknown): boolean {
+  return Object.entries(pattern).every(([field, rule]) => {
+    const found = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : undefined;
+    if (!Array.isArray(rule)) return matches(rule as FilterPattern, found);
+    return rule.some((allowed: string | { prefix: string }) => (typeof allowed === 'string' ? found === allowed : typeof found === 'string' && found.startsWith(allowed.prefix)));
+  });
+}
 
 /**
  * What the cleanup reacts to: items removed from a table. The stack's event

@@ -2,20 +2,18 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conversationKey } from '../dynamo/keys.js';
 import { ConcurrentWrite, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { and, expressions } from '../dynamo/expressions.js';
-import { conversationUpdate, stillThere } from './dynamo-store.js';
+import { stillThere } from './dynamo-store.js';
 import { applied, Changes, fromItem, readTimes, shownAsRead, type Item } from './item-codec.js';
 import { caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
-import { headTaken, type Outbox } from '../events/outbox.js';
+import type { Outbox } from '../events/outbox.js';
 import { updatedEvents, type EventDraft } from '../events/model.js';
 
 /**
  * Activity in a conversation (a file its user added to it, or another
- * member's upload reaching it) written as one item of another write's transaction: the conversation must exist, and its
- * last_active_at and unread key move as the read-state case that holds for
- * its stored times says. The writer tries `first`; when the conversation's
- * condition fails, `caseNow` reads it and gives the case that holds now, or
- * undefined when the conversation is gone. A read only chooses which
- * conditional write to try next, as in DynamoConversationStore.write.
+ * member's upload reaching it) written as one item of another write's
+ * transaction, recorded in the user's feed: the conversation is read, and
+ * its last_active_at and unread key move as the read-state case that holds
+ * for its stored times says, on the condition that it is still as read.
  */
 export class ConversationActivity {
   private readonly cases: ReadStateCase[];
@@ -30,28 +28,6 @@ export class ConversationActivity {
     this.cases = readStateCases(write);
   }
 
-  get first(): ReadStateCase {
-    return this.cases[0]!;
-  }
-
-  /** The transaction item of `chosen`: an update, or only a check when the case moves nothing (an older activity). */
-  item(chosen: ReadStateCase): TransactItem {
-    const update = conversationUpdate(this.table, this.userId, this.conversationId, new Changes(), chosen);
-    if (update) return { Update: update };
-    return {
-      ConditionCheck: {
-        TableName: this.table,
-        Key: conversationKey(this.userId, this.conversationId),
-        ...expressions({ condition: stillThere(chosen) }),
-      },
-    };
-  }
-
-  async caseNow(): Promise<ReadStateCase | undefined> {
-    const stored = await this.read();
-    return stored ? caseHolding(this.cases, readTimes(stored)) : undefined;
-  }
-
   /** The conversation as stored now (consistent), or undefined when it is gone. */
   async read(): Promise<Item | undefined> {
     const { Item } = await this.client.send(
@@ -61,11 +37,11 @@ export class ConversationActivity {
   }
 
   /**
-   * The activity on the conversation as `stored`, for a writer that records
-   * it in the user's feed: the case that holds for the stored times, on the
-   * condition that everything the conversation shows is still as read (so
-   * the event's previous_attributes are true), and its conversation.updated
-   * event when the conversation shows a change (none for an older activity).
+   * The activity on the conversation as `stored`: the case that holds for
+   * the stored times, on the condition that everything the conversation
+   * shows is still as read (so the event's previous_attributes are true),
+   * and its conversation.updated event when the conversation shows a change
+   * (none for an older activity, whose item is then only a check).
    */
   recorded(stored: Item, at: number, requestId: string | null): { item: TransactItem; events: EventDraft[] } {
     const chosen = caseHolding(this.cases, readTimes(stored));
@@ -104,44 +80,37 @@ export type ActivityOutcome = { committed: true } | { committed: false; conditio
 /**
  * `items`, when `activity` is given the conversation's activity, and the
  * `feed`'s events, in one TransactWriteItems under the token
- * `tokenOf(attempt)` (the SDK's retry after a lost answer is a no-op). When
- * only the conversation's condition fails, the case that holds now is read
- * and the transaction tried again with it; a conversation that is gone is
- * the answer 'conversation-missing'. When only the feed's head fails,
- * another writer took its sequence: appended again and tried again. A
- * failed condition of the writer's own items is returned for the writer to read.
+ * `tokenOf(attempt)` (the SDK's retry after a lost answer is a no-op). The
+ * conversation is read first, to know what the activity changes; one that
+ * is gone is the answer 'conversation-missing'. When the conversation
+ * changed since it was read, or another writer took the feed's sequence,
+ * it is read and appended again and tried again. A failed condition of the
+ * writer's own items is returned for the writer to read.
  */
 export async function transactWithActivity(
   client: DynamoDBDocumentClient,
   items: TransactItem[],
   activity: ConversationActivity | undefined,
   tokenOf: (attempt: string) => string,
-  feed?: FeedWrite,
+  feed: FeedWrite,
 ): Promise<ActivityOutcome> {
-  let chosen = activity?.first;
   for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
-    let changed = activity && chosen ? [...items, activity.item(chosen)] : items;
-    let events = feed?.events ?? [];
-    if (feed && activity) {
-      // Recorded in the feed: the conversation is read first, to know what the activity changes.
+    let changed = items;
+    let events = feed.events;
+    if (activity) {
       const stored = await activity.read();
       if (!stored) return 'conversation-missing';
       const recorded = activity.recorded(stored, feed.at, feed.requestId);
       changed = [...items, recorded.item];
       events = [...events, ...recorded.events];
     }
-    const appended = feed ? await feed.outbox.append(feed.userId, events) : undefined;
-    const outcome = await transactWrite(client, [...changed, ...(appended?.items ?? [])], tokenOf(String(attempt)));
+    const appended = await feed.outbox.append(feed.userId, events);
+    const outcome = await transactWrite(client, [...changed, ...appended.items], tokenOf(String(attempt)));
     if (outcome.committed) return outcome;
     const own = outcome.conditionFailed.slice(0, items.length);
     if (own.includes(true)) return { committed: false, conditionFailed: own };
     if (outcome.conflict) throw new ConcurrentWrite();
-    // Another writer took the feed's sequence, or (read first) the conversation changed since it was read: again.
-    if (headTaken(outcome, changed.length) || (feed && activity)) continue;
-    if (!outcome.conditionFailed[items.length] || !activity) throw new ConcurrentWrite();
-    // The conversation is gone, or its read times moved under us: the case that holds now.
-    chosen = await activity.caseNow();
-    if (!chosen) return 'conversation-missing';
+    // The conversation changed since it was read, or another writer took the feed's sequence: again.
   }
   throw new ConcurrentWrite();
 }

@@ -37,8 +37,6 @@ const CONFLICT_ATTEMPTS = 10;
 /** Each retry of a read-state write follows a concurrent write to the same conversation. */
 const READ_STATE_ATTEMPTS = 8;
 
-
-
 /** Conversations under the user's partition, sort key = conversation id (a ULID: creation order). */
 export class DynamoConversationStore implements ConversationStore {
   constructor(
@@ -243,7 +241,7 @@ export class DynamoConversationStore implements ConversationStore {
  * on the conversation's ConditionalCheckFailed reads it and retries with the
  * case that holds, as `write` does). Undefined when nothing would be written.
  */
-export function conversationUpdate(table: string, userId: string, id: string, changes: Changes, readState?: ReadStateCase) {
+function conversationUpdate(table: string, userId: string, id: string, changes: Changes, readState?: ReadStateCase) {
   const update = changes.with(userId, readState);
   if (!update) return undefined;
   return { TableName: table, Key: conversationKey(userId, id), ...expressions({ update, condition: stillThere(readState) }) };

@@ -25,7 +25,7 @@ export interface MemberDelivery {
 }
 
 /** Where the fan-out finds a group's sides (DynamoConversationStore). */
-export interface ThreadSides {
+export interface SidesIndex {
   /** Every side of a thread, a page of its index at a time. */
   sidesOf(threadKey: string): AsyncIterable<{ userId: string; conversationId: string }[]>;
 }
@@ -52,7 +52,7 @@ const GROUP_WRITES_IN_FLIGHT = 16;
  */
 export class FanOut {
   constructor(
-    private readonly sides: ThreadSides,
+    private readonly sides: SidesIndex,
     private readonly members: MemberFeeds,
   ) {}
 

@@ -10,6 +10,7 @@ import { ConversationActivity } from './activity.js';
 import { latestUpload, memberEvents, type MemberDelivery, type ThreadChange } from './fan-out.js';
 import { toItem } from './item-codec.js';
 import { newConversation, type Conversation } from './model.js';
+import type { ThreadSides } from './membership.js';
 import { uniquenessItem } from './uniqueness.js';
 
 /**
@@ -18,11 +19,6 @@ import { uniquenessItem } from './uniqueness.js';
  * 100 items per transaction with room for the side, its event and the head.
  */
 const CHANGES_PER_WRITE = 40;
-
-/** Where a member's side is looked up when the thread's index did not name it (DynamoConversationStore). */
-export interface SideLookup {
-  sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined>;
-}
 
 /**
  * Writes what other members' changes bring one member (FanOut): in one
@@ -42,7 +38,8 @@ export class SideDelivery {
     private readonly client: DynamoDBDocumentClient,
     private readonly conversationsTable: string,
     private readonly eventsTable: string,
-    private readonly sides: SideLookup,
+    /** Where a direct contact's side is looked up (the index of a group's sides names them). */
+    private readonly sides: ThreadSides,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
   ) {}
