@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { busEnvelope, isBusRecord } from '../../shared/events/bus.js';
+import { busEnvelope } from '../../shared/events/bus.js';
 import { logger } from '../../shared/observability.js';
 
 export interface EventsForwarderOptions {
@@ -34,7 +34,7 @@ export function eventsForwarder(options: EventsForwarderOptions): (event: Dynamo
   return async ({ Records }) => {
     // Every entry of the batch first: an item that cannot become one fails the batch before any is POSTed, so the
     // poller's retry of the batch repeats nothing a receiver already took.
-    const envelopes = Records.filter(isBusRecord).map((record) =>
+    const envelopes = Records.map((record) =>
       busEnvelope(record, { id: randomUUID(), account: options.account, region: options.region, at: new Date() }),
     );
     for (const envelope of envelopes) await deliver(JSON.stringify(envelope), envelope.id, options);

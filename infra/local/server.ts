@@ -7,12 +7,11 @@ import { pathToFileURL } from 'node:url';
 import { App } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
 import { readConfig, type Config, type Environment } from '../../shared/config.js';
-import type { DynamoDBRecord } from 'aws-lambda';
-import { CHANGES_FILTER_PATTERN, isRemoval, passes } from '../../shared/cleanup/stream-events.js';
+import { CHANGES_FILTER_PATTERN, REMOVALS_FILTER_PATTERN, type FilterPattern } from '../../shared/cleanup/stream-events.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
-import { isBusRecord } from '../../shared/events/bus.js';
+import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes } from '../routes.js';
 import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
@@ -176,30 +175,30 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       // What the stack's event source mappings run (the cleanup, the fan-out), on whatever DynamoDB the handlers
       // use: tables someone else made may lack the stream, which each poller says once per table.
       const consumer = async (entry: string) => ((await loadModule(entry)).handler as { withApp(app: App): StreamHandler }).withApp(app);
-      const poller = (streamTables: Record<string, TableDefinition>, accepts: (record: DynamoDBRecord) => boolean, handler: StreamHandler) =>
+      const poller = (streamTables: Record<string, TableDefinition>, filter: FilterPattern, handler: StreamHandler) =>
         startStreamPoller({
           endpoint: dynamodbEndpoint,
           region,
           credentials,
           tables: Object.entries(streamTables).flatMap(([name, { stream }]) => (stream ? [{ name, stream }] : [])),
-          accepts,
+          filter,
           handler,
           functionTimeoutMs,
         });
       const cleanup = poller(
         { [tables.conversations]: conversationsTable, [tables.attachments]: attachmentsTable, [tables.uploadSessions]: uploadSessionsTable },
-        isRemoval,
+        REMOVALS_FILTER_PATTERN,
         actingAs(CLEANUP_FUNCTION, await consumer(CLEANUP_ENTRY)),
       );
       // No S3 calls, so no key of its own to act as.
-      const fanOut = poller({ [tables.attachments]: attachmentsTable }, passes(CHANGES_FILTER_PATTERN), await consumer(FAN_OUT_ENTRY));
+      const fanOut = poller({ [tables.attachments]: attachmentsTable }, CHANGES_FILTER_PATTERN, await consumer(FAN_OUT_ENTRY));
       stoppers.push(cleanup.stop, fanOut.stop);
       if (eventsForwardUrl) {
         // What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL.
         const forwarding = new AbortController();
         const forwarder = poller(
           { [tables.events]: eventsTable },
-          isBusRecord,
+          BUS_FILTER_PATTERN,
           eventsForwarder({ url: eventsForwardUrl, region, account: LOCAL_ACCOUNT, signal: forwarding.signal }),
         );
         stoppers.push(async () => {

@@ -7,6 +7,7 @@ import {
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { passes, type FilterPattern } from '../../shared/cleanup/stream-events.js';
 import { invocationTime, type InvocationTime } from '../../shared/deadline.js';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
@@ -17,8 +18,8 @@ export interface StreamPollerOptions {
   credentials: { accessKeyId: string; secretAccessKey: string };
   /** Tables whose streams feed the handler, each with the stream its definition asks for. */
   tables: { name: string; stream: NonNullable<TableDefinition['stream']> }[];
-  /** The records the stack's event source mapping keeps (its filter): only these reach the handler. */
-  accepts: (record: DynamoDBRecord) => boolean;
+  /** The filter pattern of the stack's event source mapping (or pipe): only the records it keeps reach the handler. */
+  filter: FilterPattern;
   /** The consuming function's handler, as Lambda would invoke it. */
   handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<void>;
   /** The function's timeout: the handler's time budget is drawn from it (not enforced: a late batch is not cut). */
@@ -62,6 +63,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
   const streamsAt = streamsEndpoint(options.endpoint);
   const streams = new DynamoDBStreamsClient({ ...(streamsAt ? { endpoint: streamsAt } : {}), region: options.region, credentials: options.credentials });
   const shards = new Map<string, ShardState>();
+  const accepts = passes(options.filter);
   let running = true;
   let wake: (() => void) | undefined;
   const pause = (ms: number) =>
@@ -124,7 +126,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     }
   }
 
-  /** Reads one batch of a shard and hands the records it accepts to the handler; whether it found records. */
+  /** Reads one batch of a shard and hands the records its filter keeps to the handler; whether it found records. */
   async function pollShard(shard: ShardState): Promise<boolean> {
     shard.iterator ??= (
       await streams.send(
@@ -151,7 +153,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       return true;
     }
     const { Records = [], NextShardIterator } = batch;
-    const accepted = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(options.accepts);
+    const accepted = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(accepts);
     if (accepted.length > 0) await invokeBisecting(accepted);
     const last = Records.at(-1)?.dynamodb?.SequenceNumber;
     if (last) shard.after = last;

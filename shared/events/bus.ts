@@ -1,5 +1,4 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { passes } from '../cleanup/stream-events.js';
 import { EVENT_SK_PREFIX } from '../dynamo/keys.js';
 import { EVENT_ATTRIBUTE, USER_ATTRIBUTE } from './item.js';
 
@@ -17,14 +16,12 @@ export const BUS_SOURCE = 'messaging-api';
  * The stream records that become entries: new event items. A user's counter
  * item (sk `head`) is written with every event and never reaches the bus, nor
  * do the fan-out's records of changes delivered (sk `r#…`). The pipe's
- * filter; the local forwarder applies the same pattern (`isBusRecord`).
+ * filter; the local stream poller applies the same pattern before the forwarder.
  */
 export const BUS_FILTER_PATTERN = {
   eventName: ['INSERT'],
   dynamodb: { Keys: { sk: { S: [{ prefix: EVENT_SK_PREFIX }] } } },
 } as const;
-
-export const isBusRecord = passes(BUS_FILTER_PATTERN);
 
 /** An entry's detail: the event object as `GET /v1/events/:id` shows it, plus `user_id`. */
 export interface BusDetail {

@@ -18,9 +18,7 @@ const LAST_AT = 'at';
  * `items` are the head's conditional update first, then one Put per event.
  */
 export interface FeedAppend {
-  userId: string;
   items: TransactItem[];
-  events: ApiEvent[];
 }
 
 /**
@@ -44,7 +42,7 @@ export class Outbox {
    * writer took the sequence first: append again and retry.
    */
   async append(userId: string, drafts: readonly EventDraft[]): Promise<FeedAppend> {
-    if (drafts.length === 0) return { userId, items: [], events: [] };
+    if (drafts.length === 0) return { items: [] };
     const { Item: head } = await this.client.send(new GetCommand({ TableName: this.table, Key: feedHeadKey(userId), ConsistentRead: true }));
     const last = typeof head?.[SEQUENCE] === 'number' ? head[SEQUENCE] : 0;
     // Never before the event behind it: a feed's times go forward with its sequence, so the retention's edge is one place in it.
@@ -71,12 +69,9 @@ export class Outbox {
         Put: { TableName: this.table, Item: eventItem(userId, last + 1 + index, event), ...expressions({ condition: itemAbsent() }) },
       }),
     );
-    return { userId, items: [moveHead, ...puts], events };
+    return { items: [moveHead, ...puts] };
   }
 }
-
-/** The items of several appends, in order, to follow a change's own items. */
-export const feedItems = (appends: readonly FeedAppend[]): TransactItem[] => appends.flatMap((append) => append.items);
 
 /**
  * Whether a cancelled transaction whose feed items start at `offset` failed
