@@ -25,7 +25,7 @@ import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns } 
 import { REPOSITORY_ROOT } from '../repository.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
 import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, EVENT_DETAIL_ENTRY, FAN_OUT_ENTRY, FUNCTION_SETTINGS, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
-import { CHANGES_FILTER_PATTERN, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
+import { CHANGES_FILTER_PATTERN, REMOVALS_FILTER_PATTERN, type FilterPattern } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
@@ -161,7 +161,7 @@ export class Functions extends Construct {
   private streamFeed(
     name: string,
     consumer: NodejsFunction,
-    feed: { tables: ITable[]; filter: { eventName: readonly string[] }; removalPolicy: RemovalPolicy; alarmDescription: string },
+    feed: { tables: ITable[]; filter: FilterPattern; removalPolicy: RemovalPolicy; alarmDescription: string },
   ): { deadLetters: Queue; alarm: Alarm } {
     const { deadLetters, alarm } = deadLettersWithAlarm(this, name, feed);
     for (const table of feed.tables) {

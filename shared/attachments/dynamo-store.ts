@@ -1,8 +1,8 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
 import { attachmentConversationKey, attachmentKey, orphanFileKey, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
-import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
-import { ConcurrentWrite, contentToken, requestToken, transactWrite } from '../dynamo/transactions.js';
+import { ConversationActivity, transactWithActivity, type ActivityOutcome } from '../conversations/activity.js';
+import { ConcurrentWrite, contentToken, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -43,12 +43,8 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * run that finds its record written by an earlier run writes none.
    */
   async add(record: AttachmentRecord, requestId: string): Promise<'added' | 'existed' | 'conversation-missing'> {
-    const put = { Put: { TableName: this.table, Item: attachmentItem(record), ...expressions({ condition: itemAbsent() }) } };
-    const activity = record.placement
-      ? new ConversationActivity(this.client, this.conversationsTable, record.uploaded_by, record.placement.conversation_id, { kind: 'own-upload', at: record.created_at })
-      : undefined;
-    const feed = { outbox: this.outbox, userId: record.uploaded_by, events: [createdEvent('attachment', uploadersObject(record), requestId)], requestId, at: record.created_at };
-    const outcome = await transactWithActivity(this.client, [put], activity, (attempt) => requestToken('upload', record.file_key, attempt), feed);
+    const tables = { attachments: this.table, conversations: this.conversationsTable };
+    const outcome = await putUpload(this.client, tables, this.outbox, record, requestId, (attempt) => requestToken('upload', record.file_key, attempt));
     if (outcome === 'conversation-missing') return outcome;
     // The record exists: its id is this upload's own (new, or its Idempotency-Key's seed), so an earlier run of it wrote it.
     return outcome.committed ? 'added' : 'existed';
@@ -170,6 +166,29 @@ export class DynamoAttachmentStore implements AttachmentStore {
       return headTaken(outcome, removal.length) ? retry : false;
     });
   }
+}
+
+/**
+ * An upload's write, by POST or by a completed session (after `before`, the
+ * session's close): the record put where none is, the uploader's own
+ * activity on the side it went into (active and read at once: see
+ * ConversationActivity) and their attachment.created, in one transaction.
+ */
+export function putUpload(
+  client: DynamoDBDocumentClient,
+  tables: { attachments: string; conversations: string },
+  outbox: Outbox,
+  record: AttachmentRecord,
+  requestId: string,
+  tokenOf: (attempt: string) => string,
+  before: TransactItem[] = [],
+): Promise<ActivityOutcome> {
+  const put: TransactItem = { Put: { TableName: tables.attachments, Item: attachmentItem(record), ...expressions({ condition: itemAbsent() }) } };
+  const activity = record.placement
+    ? new ConversationActivity(client, tables.conversations, record.uploaded_by, record.placement.conversation_id, { kind: 'own-upload', at: record.created_at })
+    : undefined;
+  const feed = { outbox, userId: record.uploaded_by, events: [createdEvent('attachment', uploadersObject(record), requestId)], requestId, at: record.created_at };
+  return transactWithActivity(client, [...before, put], activity, tokenOf, feed);
 }
 
 /** The record exists and the user uploaded it. */

@@ -1,3 +1,5 @@
+import { counterpartOf } from '../conversations/item-codec.js';
+import type { Conversation } from '../conversations/model.js';
 import type { Counterpart } from '../dynamo/keys.js';
 import type { Page, PageRequest } from '../pagination.js';
 
@@ -38,6 +40,9 @@ export interface Placement {
   conversation_id: string;
   counterpart: Counterpart;
 }
+
+/** Where an upload into the uploader's side `side` goes; null for an upload into no conversation. */
+export const placementIn = (side: Conversation | undefined): Placement | null => (side ? { conversation_id: side.id, counterpart: counterpartOf(side) } : null);
 
 /** What is stored about an attachment: no link, and the thread as the uploader placed it. */
 export interface AttachmentRecord {

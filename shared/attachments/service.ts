@@ -9,7 +9,7 @@ import { newSeed, seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
 import { systemClock, type Clock } from '../time.js';
-import { attachmentObject, type Attachment, type AttachmentRecord, type AttachmentStore, type NotOwner, type Upload } from './model.js';
+import { attachmentObject, placementIn, type Attachment, type AttachmentRecord, type AttachmentStore, type NotOwner, type Upload } from './model.js';
 import type { FileLinks, FileStore } from '../files/model.js';
 
 /** What the attachments ask of the conversations: membership of the user's own, and the reader's side of a thread. */
@@ -151,7 +151,7 @@ export class AttachmentService extends AttachmentViews {
       file_size: upload.file.bytes.length,
       created_at: this.clock(),
       uploaded_by: userId,
-      placement: side ? { conversation_id: side.id, counterpart: counterpartOf(side) } : null,
+      placement: placementIn(side),
       file_key: fileKey(userId, id, run),
     };
     try {

@@ -1,9 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { attachmentItem } from '../attachments/dynamo-store.js';
-import { uploadersObject, type AttachmentRecord } from '../attachments/model.js';
-import { createdEvent } from '../events/model.js';
+import { putUpload } from '../attachments/dynamo-store.js';
+import type { AttachmentRecord } from '../attachments/model.js';
 import type { Outbox } from '../events/outbox.js';
-import { ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { isConditionFailed, unlessConditionFails } from '../dynamo/errors.js';
 import { and, equals, expressions, itemAbsent, itemExists, notEquals } from '../dynamo/expressions.js';
 import { uploadSessionKey } from '../dynamo/keys.js';
@@ -80,23 +78,14 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
         ...expressions({ update: { set: { status: 'completed' } }, condition: STILL_PENDING }),
       },
     };
-    const put = {
-      Put: {
-        TableName: this.tables.attachments,
-        Item: attachmentItem(attachment),
-        ...expressions({ condition: itemAbsent() }),
-      },
-    };
-    const activity = attachment.placement
-      ? new ConversationActivity(this.client, this.tables.conversations, userId, attachment.placement.conversation_id, { kind: 'own-upload', at: attachment.created_at })
-      : undefined;
-    const feed = { outbox: this.outbox, userId, events: [createdEvent('attachment', uploadersObject(attachment), requestId)], requestId, at: attachment.created_at };
-    const outcome = await transactWithActivity(
+    const outcome = await putUpload(
       this.client,
-      [close, put],
-      activity,
+      this.tables,
+      this.outbox,
+      attachment,
+      requestId,
       (attempt) => requestToken('complete-upload-session', userId, sessionId, requestId, attempt),
-      feed,
+      [close],
     );
     if (outcome === 'conversation-missing') return 'conversation_missing';
     return outcome.committed ? 'completed' : 'session_not_pending';

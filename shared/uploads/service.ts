@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Attachment, AttachmentRecord } from '../attachments/model.js';
+import { placementIn, type Attachment, type AttachmentRecord } from '../attachments/model.js';
 import type { Groups } from '../auth/groups.js';
-import { counterpartOf } from '../conversations/item-codec.js';
 import type { MemberConversations, Reader } from '../conversations/membership.js';
 import { fileKey } from '../files/keys.js';
 import { referenceMissing, resourceMissing, serviceUnavailable } from '../http/errors.js';
@@ -165,7 +164,7 @@ export class UploadSessionService {
       file_size: size,
       created_at: now,
       uploaded_by: userId,
-      placement: side ? { conversation_id: side.id, counterpart: counterpartOf(side) } : null,
+      placement: placementIn(side),
       file_key: key,
     };
     const outcome = await this.sessions.complete(userId, id, attachment, requestId);
