@@ -2,9 +2,9 @@ import { parameterInvalid } from '../http/errors.js';
 import type { Reader } from '../http/params.js';
 import { cursor, limit } from '../pagination.js';
 import { isEventId } from './ids.js';
-import { EVENT_TYPES, type EventResource, type EventType, type TypeFilter } from './model.js';
+import { EVENT_TYPES, resourceOf, type EventResource, type EventType, type TypeFilter } from './model.js';
 
-const RESOURCES = [...new Set(EVENT_TYPES.map((type) => type.split('.')[0]))] as EventResource[];
+const RESOURCES: EventResource[] = [...new Set(EVENT_TYPES.map(resourceOf))];
 
 /** `type`: one of the types, or `<resource>.*` for every type of a resource. */
 const type: Reader<TypeFilter> = (value, name) => {

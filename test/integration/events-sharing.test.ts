@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { attachmentStore, dynamo, fanOut } from '../../shared/app.js';
-import { freshId, sharingApi, withoutLink, type FeedEvent, type Member } from '../support/sharing.js';
+import type { FeedEvent } from '../support/audit.js';
+import { freshId, sharingApi, withoutLink, type Member } from '../support/sharing.js';
 
 /**
  * Events that reach a user from another member (docs/api.md, "Events"): a

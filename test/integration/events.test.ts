@@ -7,6 +7,7 @@ import type { TestApi, TestResponse } from '../support/api.js';
 import { upload, uploadForm } from '../support/attachments.js';
 import { clockedApi } from '../support/conversations.js';
 import { sessionClient } from '../support/upload-sessions.js';
+import { feedOf as feedOfUser, type FeedEvent } from '../support/audit.js';
 
 /**
  * The events feed (docs/api.md, "Events"): one event per change the user
@@ -15,25 +16,8 @@ import { sessionClient } from '../support/upload-sessions.js';
 const START = 1_800_000_000;
 const { clock, t } = clockedApi(START);
 
-interface FeedEvent {
-  id: string;
-  type: string;
-  created_at: number;
-  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
-  request_id: string | null;
-}
-
-/** The user's whole feed, newest first, page by page with starting_after. */
-async function feedOf(userId: string, query = ''): Promise<FeedEvent[]> {
-  const events: FeedEvent[] = [];
-  for (let cursor: string | undefined; ; ) {
-    const response = await t().call(userId, 'GET', `/v1/events?limit=100${query}${cursor ? `&starting_after=${cursor}` : ''}`);
-    expect(response.status).toBe(200);
-    events.push(...response.body.data);
-    if (!response.body.has_more) return events;
-    cursor = events.at(-1)!.id;
-  }
-}
+/** The user's whole feed, newest first; `filter` e.g. `type=attachment.*`. */
+const feedOf = (userId: string, filter = '') => feedOfUser(t(), userId, filter);
 
 const requestIdOf = (response: TestResponse) => response.headers.get('x-request-id');
 
@@ -135,7 +119,7 @@ describe('attachment events, for the uploader', () => {
 
     const { file_url: _url, file_url_expires_at: _expires, ...shown } = uploaded.body;
     const { file_url: _url2, file_url_expires_at: _expires2, ...shownRenamed } = renamed.body;
-    expect((await feedOf(user, '&type=attachment.*')).reverse()).toEqual([
+    expect((await feedOf(user, 'type=attachment.*')).reverse()).toEqual([
       expect.objectContaining({ type: 'attachment.created', data: { object: shown }, request_id: requestIdOf(uploaded) }),
       expect.objectContaining({ type: 'attachment.updated', data: { object: shownRenamed, previous_attributes: { filename: 'a.txt' } }, request_id: requestIdOf(renamed) }),
       expect.objectContaining({ type: 'attachment.deleted', data: { object: { id: uploaded.body.id, deleted: true } }, request_id: requestIdOf(removed) }),
@@ -247,9 +231,9 @@ describe('GET /v1/events', () => {
     const user = await busyUser(3);
     await upload(t(), user, { bytes: 'z', filename: 'z.txt' });
     const all = await feedOf(user);
-    expect(await feedOf(user, '&type=conversation.updated')).toEqual(all.filter((event) => event.type === 'conversation.updated'));
-    expect(await feedOf(user, '&type=conversation.*')).toEqual(all.filter((event) => event.type.startsWith('conversation.')));
-    expect((await feedOf(user, '&type=attachment.*')).map((event) => event.type)).toEqual(['attachment.created']);
+    expect(await feedOf(user, 'type=conversation.updated')).toEqual(all.filter((event) => event.type === 'conversation.updated'));
+    expect(await feedOf(user, 'type=conversation.*')).toEqual(all.filter((event) => event.type.startsWith('conversation.')));
+    expect((await feedOf(user, 'type=attachment.*')).map((event) => event.type)).toEqual(['attachment.created']);
     const filteredPage = await t().call(user, 'GET', '/v1/events?limit=2&type=conversation.created');
     expect(filteredPage.body).toEqual({ has_more: true, data: all.filter((event) => event.type === 'conversation.created').slice(0, 2) });
     for (const type of ['conversation', 'message.created', '*', 'attachment.%2A%2A', 'Attachment.created']) {
@@ -283,7 +267,7 @@ describe('GET /v1/events', () => {
     const before = await t().call(user, 'GET', `/v1/events?type=attachment.*&limit=1&ending_before=${older!.id}`);
     expect(before.body).toEqual({ has_more: false, data: [newer] });
     // A cursor need not be of the filtered type: the page is the filtered events on its side of it.
-    const pinned = (await feedOf(user, '&type=conversation.updated'))[0]!;
+    const pinned = (await feedOf(user, 'type=conversation.updated'))[0]!;
     expect((await t().call(user, 'GET', `/v1/events?type=attachment.created&starting_after=${pinned.id}`)).body.data).toEqual([older]);
     expect((await t().call(user, 'GET', `/v1/events?type=attachment.created&ending_before=${pinned.id}`)).body.data).toEqual([newer]);
   });

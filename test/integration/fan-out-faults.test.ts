@@ -1,8 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
 import { upload } from '../support/attachments.js';
-import { listAll, type ListedConversation } from '../support/audit.js';
-import type { FeedEvent } from '../support/sharing.js';
+import { feedOf, listAll, type ListedConversation } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import type { ProxiedRequest, Rule } from '../support/fault-proxy.js';
 import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
@@ -79,7 +78,7 @@ async function uploadInto(userId: string, conversationId: string, filename: stri
  * the one before left it (none repeated).
  */
 async function expectEachChangeOnce(userId: string, uploads: { id: string }[]) {
-  const events = (await listAll<FeedEvent>(f.t, userId, '/v1/events')).reverse();
+  const events = (await feedOf(f.t, userId)).reverse();
   const ofType = (type: string) => events.filter((event) => event.type === type);
   expect(ofType('attachment.created').map((event) => event.data.object.id).sort()).toEqual(uploads.map((u) => u.id).sort());
   expect(ofType('conversation.created')).toHaveLength(1);
@@ -211,6 +210,8 @@ describe('DynamoDB down while a record is fanned out', () => {
     const after = await eventually(
       async () => refused.slice(refused.findIndex(forB) + 1),
       (later) => refused.some(forB) && later.filter(isStreamRead).length >= 2,
+      // The poller backs off up to 4 s between tries, and a loaded machine stretches each: generous.
+      60_000,
     );
     expect(refused.some(forB) && after.filter(isStreamRead).length >= 2).toBe(true);
     const whileDown = await f.t.call(a, 'GET', `/v1/conversations/${mine.id}`);

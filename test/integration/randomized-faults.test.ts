@@ -1,8 +1,8 @@
 import { beforeAll, expect, it } from 'vitest';
 import { logger } from '../../shared/observability.js';
-import { settledAudit, summary } from '../support/audit.js';
+import { feedOf, settledAudit, summary } from '../support/audit.js';
 import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
-import { auditEvents, feedOf } from '../support/randomized/events-audit.js';
+import { auditEvents } from '../support/randomized/events-audit.js';
 import { auditLedger, statusesOf, tally } from '../support/randomized/ledger-audit.js';
 import { auditSharing, uploadsOfDeletedSides, watchSharing, type SharingWatch } from '../support/randomized/sharing-audit.js';
 import { castOf, originOf, runWorkload } from '../support/randomized/workload.js';

@@ -48,6 +48,19 @@ export async function listAll<T extends { id: string }>(t: TestApi, userId: stri
   }
 }
 
+/** An event as GET /v1/events lists it. */
+export interface FeedEvent {
+  id: string;
+  type: string;
+  created_at: number;
+  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
+  request_id: string | null;
+}
+
+/** A user's whole feed, newest first, page after page; `filter` e.g. `type=attachment.*`. */
+export const feedOf = (t: TestApi, userId: string, filter = '', groups?: readonly string[]): Promise<FeedEvent[]> =>
+  listAll<FeedEvent>(t, userId, `/v1/events${filter ? `?${filter}` : ''}`, groups);
+
 export async function viewOf(t: TestApi, userId: string): Promise<UserView> {
   return {
     conversations: await listAll<ListedConversation>(t, userId, '/v1/conversations'),

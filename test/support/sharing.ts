@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { startTestApi, type CallInit, type TestApi, type TestResponse } from './api.js';
 import { uploadForm, type FileSpec } from './attachments.js';
+import { feedOf, type FeedEvent } from './audit.js';
 import { eventually } from './eventually.js';
 
 /**
@@ -37,15 +38,6 @@ export interface Attachment {
   uploaded_by: string;
   created_at: number;
   [field: string]: unknown;
-}
-
-/** An event as GET /v1/events shows it. */
-export interface FeedEvent {
-  id: string;
-  type: string;
-  created_at: number;
-  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
-  request_id: string | null;
 }
 
 /** An attachment as an event shows it: without its link. */
@@ -130,17 +122,8 @@ export function sharingCalls(api: () => TestApi) {
       return response.body.data;
     },
 
-    /** `who`'s whole feed, oldest first (GET /v1/events, every page; `query` e.g. `&type=attachment.*`). */
-    async feed(who: Member, query = ''): Promise<FeedEvent[]> {
-      const events: FeedEvent[] = [];
-      for (let cursor: string | undefined; ; ) {
-        const response = await call(who, 'GET', `/v1/events?limit=100${query}${cursor ? `&starting_after=${cursor}` : ''}`);
-        expect(response.status, response.text).toBe(200);
-        events.push(...response.body.data);
-        if (!response.body.has_more) return events.reverse();
-        cursor = events.at(-1)!.id;
-      }
-    },
+    /** `who`'s whole feed, oldest first. */
+    feed: async (who: Member): Promise<FeedEvent[]> => (await feedOf(api(), who.id, '', who.groups)).reverse(),
 
     /** `who`'s feed, oldest first, once it holds at least `count` events (or `count` says it is complete). */
     feedOf: (who: Member, count: number | ((events: FeedEvent[]) => boolean)): Promise<FeedEvent[]> =>

@@ -1,6 +1,5 @@
 import { EVENT_TYPES, type EventType } from '../../../shared/events/model.js';
-import type { TestApi } from '../api.js';
-import { listAll, type UserView, type Violation } from '../audit.js';
+import type { FeedEvent, UserView, Violation } from '../audit.js';
 import { mayHaveWorked } from './ledger-audit.js';
 import { originOf, type Attempt, type Ledger, type Removal } from './workload.js';
 
@@ -18,18 +17,6 @@ import { originOf, type Attempt, type Ledger, type Removal } from './workload.js
  * reaches a user from other members or from the cleanup) are only held to
  * the event's shape here.
  */
-
-/** An event as the feed lists it: what the audit reads. */
-export interface FeedEvent {
-  id: string;
-  type: string;
-  created_at: number;
-  data: { object: Record<string, unknown> };
-  request_id: string | null;
-}
-
-/** A user's whole feed, newest first, page after page. */
-export const feedOf = (t: TestApi, userId: string): Promise<FeedEvent[]> => listAll<FeedEvent>(t, userId, '/v1/events');
 
 /** One operation of the ledger, as the events audit holds it. */
 interface Operation {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventId } from '../../../shared/events/ids.js';
-import type { UserView } from '../../support/audit.js';
-import { auditEvents, type FeedEvent } from '../../support/randomized/events-audit.js';
+import type { FeedEvent, UserView } from '../../support/audit.js';
+import { auditEvents } from '../../support/randomized/events-audit.js';
 import type { Attempt, Ledger } from '../../support/randomized/workload.js';
 
 /**
