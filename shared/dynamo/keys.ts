@@ -58,6 +58,16 @@ export const muteEndKey = (userId: string): string => composite(userId);
 export const muteEndSort = (mutedUntil: number): string => String(mutedUntil).padStart(MUTE_END_DIGITS, '0');
 
 /**
+ * A conversation's place in the activity order (the by_activity and
+ * by_archived_activity indexes): its activity time (last_active_at, or
+ * created_at while that is null) zero-padded so that string order is time
+ * order, then its id, so that ties go by id and every place is one
+ * conversation's. Conversation ids hold no `#`.
+ */
+const ACTIVITY_DIGITS = 16;
+export const activitySort = (activeAt: number, conversationId: string): string => `${String(activeAt).padStart(ACTIVITY_DIGITS, '0')}#${conversationId}`;
+
+/**
  * A thread: the two sides of a direct conversation (each user's conversation
  * with the other), or every member's side of a group's. Its key is the same
  * from either side: a direct thread's holds both user ids in a canonical
