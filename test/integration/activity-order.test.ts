@@ -1,5 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { App, dynamo } from '../../shared/app.js';
+import { backfillActivityPlaces } from '../../shared/conversations/activity-backfill.js';
+import { toItem } from '../../shared/conversations/item-codec.js';
+import { newConversation } from '../../shared/conversations/model.js';
+import { newId } from '../../shared/ids.js';
 import { uploadForm } from '../support/attachments.js';
 import { clockedApi } from '../support/conversations.js';
 
@@ -217,6 +223,27 @@ describe('GET /v1/conversations?order=activity', () => {
     expect(new Set(mine)).toEqual(new Set(ids(all)));
     const ownCursor = await list('inbox_stranger', `order=activity&limit=100&starting_after=${all[0]!.id}&cursor_active_at=${clock.now + 10}`);
     expect(ids(ownCursor.data).every((id) => !mine.includes(id))).toBe(true);
+  });
+});
+
+describe('conversations written before the activity order', () => {
+  it('are not in it until the backfill gives them their place, which a second run leaves as it is', async () => {
+    const app = new App(t().api.config);
+    try {
+      const user = 'inbox_old_timer';
+      const current = await create(user);
+      const old = { ...newConversation(newId('conv'), { kind: 'contact', id: 'old_contact' }, clock.now - 1_000), last_active_at: clock.now + 50 };
+      const { activity_sort: _place, ...asBefore } = toItem(user, old);
+      await app.use(dynamo).send(new PutCommand({ TableName: app.config.conversationsTable, Item: asBefore }));
+      expect(ids((await list(user, 'order=activity')).data)).toEqual([current]);
+      const first = await backfillActivityPlaces(app.use(dynamo), app.config.conversationsTable);
+      expect(first.written).toBeGreaterThanOrEqual(1);
+      expect(ids((await list(user, 'order=activity')).data)).toEqual([old.id, current]);
+      expect(ids((await list(user, 'order=activity&archived=false')).data)).toEqual([old.id, current]);
+      expect((await backfillActivityPlaces(app.use(dynamo), app.config.conversationsTable)).written).toBe(0);
+    } finally {
+      app.destroy();
+    }
   });
 });
 
