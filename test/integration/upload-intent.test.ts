@@ -90,7 +90,7 @@ describe('an upload whose file S3 stored while DynamoDB went down', () => {
     await new Promise((resolve) => setTimeout(resolve, FUNCTION_TIMEOUT_MS + 12_000));
     const { violations } = await settledAudit(f, [userId], { expectedBytes: () => Buffer.from('committed, unacknowledged') });
     expect(summary(violations)).toEqual([]);
-    expect((await listAll(f.t, userId, '/v1/attachments')).map((attachment) => attachment.filename)).toEqual(['committed-record.txt']);
+    expect((await listAll<{ id: string; filename: string }>(f.t, userId, '/v1/attachments')).map((attachment) => attachment.filename)).toEqual(['committed-record.txt']);
     expect(await intentsLeft()).toEqual([]);
   }, 60_000);
 });
