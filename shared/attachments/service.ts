@@ -187,14 +187,14 @@ export class AttachmentService extends AttachmentViews {
    * After a failed record write: the intent is removed first, so that no
    * attempt still in flight can commit after the answer below (its
    * transaction needs the intent); then the record, if it is there after
-   * all, is this run's answer. Neither reachable: undefined (503), and the
-   * intent's expiry hands the file over.
+   * all (this run's, or an earlier run's of its Idempotency-Key: either
+   * holds its own file), is the answer. Neither reachable: undefined (503),
+   * and the intent's expiry hands the file over.
    */
   private async storedAfterFailure(record: AttachmentRecord, intent: UploadIntent): Promise<AttachmentRecord | undefined> {
     await this.abandon(intent);
     try {
-      const stored = await this.store.get(record.id);
-      return stored?.file_key === record.file_key ? stored : undefined;
+      return await this.store.get(record.id);
     } catch (error) {
       logger.warn('upload outcome unknown', { attachment_id: record.id, error: String(error) });
       return undefined;
