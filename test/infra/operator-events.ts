@@ -138,8 +138,8 @@ export function operatorEventsTests(template: () => Template): void {
       expect(againstRecord).toEqual({ Source: 'messaging-api', DetailType: 'Messaging API event', Detail: { ...storedEvent, user_id: 'user_1' } });
       // The path the pipe had (issue 26): the event type in the enrichment's output, nothing in the stream record.
       const [oldAgainstRecord, oldAgainstEnrichment] = entriesPutBy({ ...target, DetailType: '$.type' }, eventRecord, detail);
-      expect(oldAgainstEnrichment.DetailType).toBe('attachment.created');
-      expect(oldAgainstRecord.DetailType).toBeUndefined();
+      expect(oldAgainstEnrichment!.DetailType).toBe('attachment.created');
+      expect(oldAgainstRecord!.DetailType).toBeUndefined();
     });
 
     it('delivers what the local forwarder POSTs: the same detail, detail-type and source for the same record', async () => {
