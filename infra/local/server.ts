@@ -23,6 +23,7 @@ import { startS3 } from './s3.js';
 import { readLocalSettings } from './settings.js';
 import { actingAs, CLEANUP_FUNCTION, functionCredentials } from './s3-roles.js';
 import { startStreamPoller } from './stream-poller.js';
+import { startTimeToLive } from './time-to-live.js';
 import { eventsForwarder } from './events-forwarder.js';
 import { answerClientError, createGateway, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 
@@ -192,7 +193,11 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       );
       // No S3 calls, so no key of its own to act as.
       const fanOut = poller({ [tables.attachments]: attachmentsTable }, CHANGES_FILTER_PATTERN, await consumer(FAN_OUT_ENTRY));
-      stoppers.push(cleanup.stop, fanOut.stop);
+      // What DynamoDB's TTL does on AWS, for the upload intents of the attachments table: an intent its run
+      // left behind expires, and its REMOVE reaches the cleanup. (The other tables' TTL is not run: see
+      // docs/consistency.md, "DynamoDB Local and AWS".)
+      const timeToLive = startTimeToLive({ endpoint: dynamodbEndpoint, region, credentials, table: { name: tables.attachments, definition: attachmentsTable }, functionTimeoutMs });
+      stoppers.push(cleanup.stop, fanOut.stop, timeToLive.stop);
       if (eventsForwardUrl) {
         // What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL.
         const forwarding = new AbortController();

@@ -78,6 +78,8 @@ export const attachmentsTable: TableDefinition = {
   partitionKey: 'pk',
   sortKey: 'sk',
   indexes: Object.values(attachmentIndexes),
+  // Only upload intents carry it (shared/dynamo/keys.ts): one whose run died goes, and its REMOVE hands the file to the cleanup.
+  timeToLiveAttribute: 'expires_at',
   // The cleanup removes a removed record's file (its key is in the old image); the fan-out reads a new record.
   stream: 'NEW_AND_OLD_IMAGES',
 };
