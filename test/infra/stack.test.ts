@@ -6,6 +6,7 @@ import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shar
 import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 import { operatorEventsTests } from './operator-events.js';
+import { realtimeTests } from './realtime.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 
 let synthesized: Synthesized;
@@ -18,9 +19,9 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it('has one function per route plus the authorizer, the cleanup, the fan-out and the events pipe\'s enrichment, all Node.js 24 on arm64 with tracing and their own log group', () => {
+  it('has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe\'s enrichment, the real-time authorizer and publisher, all Node.js 24 on arm64 with tracing and their own log group', () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 4);
+    expect(functions).toHaveLength(routes.length + 6);
     for (const { Properties } of functions) {
       expect(Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -469,6 +470,7 @@ describe('fan-out from the attachments stream', () => {
 });
 
 operatorEventsTests(template);
+realtimeTests(template);
 
 describe('cdk-nag', () => {
   it('finds nothing unacknowledged in the AwsSolutions pack (the synth above would have failed on an error)', () => {
