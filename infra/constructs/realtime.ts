@@ -1,9 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
-import { AppSyncAuthorizationType, AppSyncFieldLogLevel, ChannelNamespace, EventApi } from 'aws-cdk-lib/aws-appsync';
+import { AppSyncAuthorizationType, ChannelNamespace, EventApi } from 'aws-cdk-lib/aws-appsync';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
 import { realtimePublisherPermissions } from '../permissions.js';
@@ -56,7 +55,8 @@ export class Realtime extends Construct {
         defaultSubscribeAuthModeTypes: [AppSyncAuthorizationType.LAMBDA],
         defaultPublishAuthModeTypes: [AppSyncAuthorizationType.IAM],
       },
-      logConfig: { fieldLogLevel: AppSyncFieldLogLevel.ERROR, retention: RetentionDays.ONE_MONTH },
+      // No Event API logs: CDK's log role carries an AWS managed policy and its retention a custom resource;
+      // what can fail is in the authorizer's and the publisher's own logs, and publishes that fail are dead-lettered.
     });
     this.namespace = new ChannelNamespace(this, 'Inbox', {
       api: this.api,
