@@ -68,21 +68,22 @@ describe('functions', () => {
     ]);
   });
 
-  it('gives the authorizer alone the arm64 Parameters and Secrets extension layer for the region it is deployed to', () => {
-    const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    const withLayers = functions.filter(({ Properties }) => Properties.Layers);
-    expect(withLayers).toHaveLength(1);
-    const [authorizer] = withLayers;
-    expect(authorizer!.Properties.Environment.Variables).toHaveProperty('AUTH_SECRET_ARN');
-    expect(authorizer!.Properties.Layers).toEqual([{ 'Fn::FindInMap': [expect.any(String), { Ref: 'AWS::Region' }, expect.stringMatching(/arm64$/)] }]);
-    const [map, , key] = authorizer!.Properties.Layers[0]['Fn::FindInMap'];
-    const layerArns = Object.values(template().toJSON().Mappings[map] as Record<string, Record<string, string>>).map((row) => row[key]);
-    expect(layerArns.length).toBeGreaterThan(0);
-    for (const arn of layerArns) expect(arn).toMatch(/^arn:aws:lambda:[a-z0-9-]+:\d{12}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:\d+$/);
-    expect(authorizer!.Properties.Environment.Variables).toMatchObject({
-      PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '2773',
-      PARAMETERS_SECRETS_EXTENSION_CACHE_ENABLED: 'true',
-    });
+  it('gives the two authorizers (REST and real-time) alone the arm64 Parameters and Secrets extension layer for the region it is deployed to', () => {
+    const functions = Object.entries(resourcesOf(template(), 'AWS::Lambda::Function'));
+    const withLayers = functions.filter(([, { Properties }]) => Properties.Layers);
+    expect(withLayers.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['FunctionsAuthorizer', 'FunctionsRealtimeAuthorizer']);
+    for (const [, authorizer] of withLayers) {
+      expect(authorizer!.Properties.Environment.Variables).toHaveProperty('AUTH_SECRET_ARN');
+      expect(authorizer!.Properties.Layers).toEqual([{ 'Fn::FindInMap': [expect.any(String), { Ref: 'AWS::Region' }, expect.stringMatching(/arm64$/)] }]);
+      const [map, , key] = authorizer!.Properties.Layers[0]['Fn::FindInMap'];
+      const layerArns = Object.values(template().toJSON().Mappings[map] as Record<string, Record<string, string>>).map((row) => row[key]);
+      expect(layerArns.length).toBeGreaterThan(0);
+      for (const arn of layerArns) expect(arn).toMatch(/^arn:aws:lambda:[a-z0-9-]+:\d{12}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:\d+$/);
+      expect(authorizer!.Properties.Environment.Variables).toMatchObject({
+        PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '2773',
+        PARAMETERS_SECRETS_EXTENSION_CACHE_ENABLED: 'true',
+      });
+    }
   });
 });
 
