@@ -31,6 +31,7 @@ export interface RealtimeFigures {
     held: number;
     connectSeconds: number;
     holdSeconds: number;
+    /** The server's resident memory before the first connection, and the most it held while they were open (sampled each second). */
     serverRssBeforeMiB: number;
     serverRssWithMiB: number;
     serverKiBPerConnection: number;
@@ -107,10 +108,11 @@ export async function measureRealtime(
   const server = await localServer(backends, authSecret, { consumers: true });
   try {
     const api = new Api(server.url, authSecret);
-    step(`realtime: commit to hint over ${settings.changes} changes`);
-    const commitToHint = await measureCommitToHint(api, run, settings.changes);
+    // Connections first, on a fresh server: its memory then grows by what they hold, not by garbage of earlier work.
     step(`realtime: ${settings.connections} connections held ${settings.holdSeconds} s`);
     const connections = await measureConnections(api, server.pid, run, settings);
+    step(`realtime: commit to hint over ${settings.changes} changes`);
+    const commitToHint = await measureCommitToHint(api, run, settings.changes);
     return { commitToHint, connections, cost: realtimeCost() };
   } finally {
     await server.stop();
@@ -148,6 +150,8 @@ async function measureCommitToHint(api: Api, run: string, changes: number): Prom
 }
 
 async function measureConnections(api: Api, serverPid: number, run: string, settings: RealtimeSettings): Promise<RealtimeFigures['connections']> {
+  // One request first, so that the handlers' modules and clients are loaded before the baseline.
+  await api.expect(200, await api.user(`realtime-warm-${run}`), 'GET', '/v1/realtime');
   const before = rssMiB(serverPid);
   const heard = new Map<number, number>();
   const clients: RealtimeClient[] = [];
@@ -166,9 +170,12 @@ async function measureConnections(api: Api, serverPid: number, run: string, sett
       clients.push(...batch);
     }
     const connectSeconds = round((performance.now() - started) / 1000);
-    await sleep(settings.holdSeconds * 1000);
+    let withConnections = rssMiB(serverPid);
+    for (let second = 0; second < settings.holdSeconds; second += 1) {
+      await sleep(1000);
+      withConnections = Math.max(withConnections, rssMiB(serverPid));
+    }
     const open = clients.filter((client) => client.closed === undefined).length;
-    const withConnections = rssMiB(serverPid);
     // Every connection still works after the hold: a sample of users each makes a change and hears it.
     const sample = Array.from({ length: Math.min(HEARD_SAMPLE, settings.connections) }, (_, k) => Math.floor((k * settings.connections) / Math.min(HEARD_SAMPLE, settings.connections)));
     await Promise.all(sample.map((index) => api.side(users[index]!, { contact_id: `realtime-held-contact-${run}` })));

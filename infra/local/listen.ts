@@ -27,15 +27,38 @@ const api = async (path: string) => {
 };
 
 let newest = values.since;
+/** Whether "now" was taken as the starting point: until then, a feed without a cursor starts at its newest event. */
+let started = newest !== undefined;
+type FeedEvent = { id: string; type: string; data: { object: { id: string } } };
+const show = (events: FeedEvent[]) => {
+  for (const event of events) console.log(`${event.id}  ${event.type}  ${event.data.object.id}`);
+  if (events.length > 0) newest = events.at(-1)!.id;
+};
+
 /** Everything after the newest id held, oldest first, page after page. */
 async function catchUp(): Promise<void> {
+  if (!started) {
+    // First read without --since: start from now (the newest event, if any).
+    started = true;
+    show((await api('/events?limit=1')).data);
+    return;
+  }
+  if (!newest) {
+    // The feed was empty when we started: all of it is new.
+    const all: FeedEvent[] = [];
+    for (let after = ''; ; ) {
+      const page = await api(`/events?limit=100${after ? `&starting_after=${after}` : ''}`);
+      all.push(...page.data);
+      if (!page.has_more) break;
+      after = page.data.at(-1).id;
+    }
+    return show(all.reverse());
+  }
   for (;;) {
-    const page = await api(newest ? `/events?ending_before=${newest}&limit=100` : '/events?limit=1');
-    // ending_before pages come newest first; the one next to the cursor is the last of the page.
-    const events = [...page.data].reverse() as { id: string; type: string; data: { object: { id: string } } }[];
-    for (const event of events) console.log(`${event.id}  ${event.type}  ${event.data.object.id}`);
-    if (events.length > 0) newest = events.at(-1)!.id;
-    if (!newest || !page.has_more) return;
+    const page = await api(`/events?ending_before=${newest}&limit=100`);
+    // An ending_before page holds the events just after the cursor, newest first.
+    show([...page.data].reverse());
+    if (!page.has_more) return;
   }
 }
 
