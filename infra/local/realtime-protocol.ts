@@ -50,31 +50,36 @@ export interface Namespaces {
   has(namespace: string): boolean;
 }
 
-/** Who hears what is published: every open subscription by channel pattern. */
+/** Who hears what is published: every open subscription, by exact channel, and the wildcard ones apart. */
 export class RealtimeHub {
-  private readonly subscriptions = new Set<Subscription>();
+  private readonly exact = new Map<string, Set<Subscription>>();
+  private readonly wildcards = new Set<Subscription>();
 
   add(subscription: Subscription): void {
-    this.subscriptions.add(subscription);
+    if (subscription.channel.endsWith('/*')) this.wildcards.add(subscription);
+    else this.exact.set(subscription.channel, (this.exact.get(subscription.channel) ?? new Set()).add(subscription));
   }
 
   remove(subscription: Subscription): void {
-    this.subscriptions.delete(subscription);
+    this.wildcards.delete(subscription);
+    const same = this.exact.get(subscription.channel);
+    same?.delete(subscription);
+    if (same?.size === 0) this.exact.delete(subscription.channel);
   }
 
   /** Sends each event to every subscription whose channel pattern matches, in order; how many subscriptions heard it. */
   publish(channel: string, events: readonly string[]): number {
-    let reached = 0;
-    for (const subscription of this.subscriptions) {
-      if (!channelMatches(subscription.channel, channel)) continue;
+    const hearing = [...(this.exact.get(channel) ?? []), ...[...this.wildcards].filter((subscription) => channelMatches(subscription.channel, channel))];
+    for (const subscription of hearing) {
       for (const event of events) subscription.socket.send({ type: 'data', id: subscription.id, event });
-      reached += 1;
     }
-    return reached;
+    return hearing.length;
   }
 
   get size(): number {
-    return this.subscriptions.size;
+    let size = this.wildcards.size;
+    for (const same of this.exact.values()) size += same.size;
+    return size;
   }
 }
 

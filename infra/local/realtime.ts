@@ -93,7 +93,11 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
   };
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (new URL(request.url ?? '/', 'http://local').pathname !== REALTIME_PATH) return;
+    if (new URL(request.url ?? '/', 'http://local').pathname !== REALTIME_PATH) {
+      // Nothing else on this port speaks WebSocket.
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
     const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
     if (!offered.includes(EVENT_SUBPROTOCOL)) {
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');

@@ -5,6 +5,9 @@ import { RealtimeClient, RealtimeRefused, headerSubprotocol } from '../../infra/
 import { eventually } from '../support/eventually.js';
 import { freshId, sharingApi, type Member } from '../support/sharing.js';
 import WebSocket from 'ws';
+import { EventApiPublisher } from '../../shared/realtime/publisher.js';
+import { functionKeyId } from '../../infra/local/s3-roles.js';
+import { REALTIME_PUBLISHER_FUNCTION } from '../../infra/local/server.js';
 
 /**
  * The live inbox over the local server (docs/api.md, "The live inbox"): a
@@ -168,6 +171,30 @@ describe('refusals', () => {
       socket.once('error', (error) => resolve(`error ${error.message}`));
     });
     expect(outcome).toBe('http 400');
+    const elsewhere = new WebSocket(url.replace('/event/realtime', '/v1/events'), ['aws-appsync-event-ws']);
+    const answered = await new Promise<string>((resolve) => {
+      elsewhere.once('open', () => resolve('open'));
+      elsewhere.once('unexpected-response', (_request, response) => resolve(`http ${response.statusCode}`));
+      elsewhere.once('error', (error) => resolve(`error ${error.message}`));
+    });
+    expect(answered).toBe('http 404');
+  });
+
+  it("publishing over HTTP takes only a SigV4 signature by a key whose role holds appsync:EventPublish: the publisher's", async () => {
+    const a = { id: freshId('a') };
+    const { client, hints, endpoint } = await listening(a);
+    const { config } = s.t().api;
+    const base = config.credentials!;
+    const signedBy = (accessKeyId: string, secretAccessKey = base.secretAccessKey) =>
+      new EventApiPublisher({ url: endpoint.url, host: endpoint.host }, config.region, { accessKeyId, secretAccessKey });
+    await expect(signedBy(functionKeyId(base, 'ListEvents')).publish(endpoint.channel, ['{"type":"forged"}'])).rejects.toThrow(/answered 401.*appsync:EventPublish/);
+    await expect(signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION), 'not-the-secret').publish(endpoint.channel, ['{"type":"forged"}'])).rejects.toThrow(/answered 401.*signature/);
+    await expect(signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION)).publish('/elsewhere/x', ['{"type":"x"}'])).rejects.toThrow(/answered 404/);
+    await expect(signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION)).publish(endpoint.channel, ['not json'])).rejects.toThrow(/answered 400/);
+    await signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION)).publish(endpoint.channel, ['{"type":"probe"}']);
+    await eventually(async () => hints, (heard) => heard.length >= 1);
+    expect(hints).toEqual([{ type: 'probe' }]);
+    await client.close();
   });
 
   it('a client may not publish: over the WebSocket publish_error, over HTTP without an IAM signature 401', async () => {
