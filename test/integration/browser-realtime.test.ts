@@ -41,7 +41,7 @@ describe.skipIf(!runBrowserTests)('a browser client of the live inbox', () => {
         const header = btoa(JSON.stringify(headers)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
         const socket = new WebSocket(endpoint.url, ['aws-appsync-event-ws', `header-${header}`]);
         const state = { protocol: '', received: [] as { type: string; id?: string; event?: string }[], hints: [] as unknown[] };
-        (window as unknown as { live: typeof state }).live = state;
+        (globalThis as unknown as { live: typeof state }).live = state;
         return new Promise<{ protocol: string; acked: boolean; channel: string }>((resolve, reject) => {
           socket.onerror = () => reject(new Error('WebSocket failed'));
           socket.onopen = () => {
@@ -64,8 +64,8 @@ describe.skipIf(!runBrowserTests)('a browser client of the live inbox', () => {
 
     const created = await t.call(user, 'POST', '/v1/conversations', { form: { contact_id: 'alice' } });
     expect(created.status).toBe(201);
-    await page.waitForFunction(() => (window as unknown as { live: { hints: unknown[] } }).live.hints.length >= 1, undefined, { timeout: 20_000 });
-    const hints = await page.evaluate(() => (window as unknown as { live: { hints: unknown[] } }).live.hints);
+    await page.waitForFunction(() => (globalThis as unknown as { live: { hints: unknown[] } }).live.hints.length >= 1, undefined, { timeout: 20_000 });
+    const hints = await page.evaluate(() => (globalThis as unknown as { live: { hints: unknown[] } }).live.hints);
     const [event] = await feedOf(t, user);
     expect(hints).toEqual([{ type: 'feed', event_id: event!.id, event_type: 'conversation.created' }]);
     await page.close();
