@@ -11,6 +11,8 @@ import { startProcess, type BackendProcess } from './processes.js';
  */
 export interface CountedServer {
   url: string;
+  /** The server process, whose memory a part may read. */
+  pid: number;
   counter: DynamoCounter;
   stop(): Promise<void>;
 }
@@ -24,9 +26,9 @@ export interface ServerOptions {
 
 export async function localServer(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }, authSecret: string, options: ServerOptions): Promise<CountedServer> {
   const counter = await countingProxy(backends.DYNAMODB_ENDPOINT);
-  let server: BackendProcess<{ url: string }>;
+  let server: BackendProcess<{ url: string; pid: number }>;
   try {
-    server = await startProcess<{ url: string }>('server-process.ts', {
+    server = await startProcess<{ url: string; pid: number }>('server-process.ts', {
       ...backends,
       DYNAMODB_ENDPOINT: counter.endpoint,
       AUTH_SECRET: authSecret,
@@ -39,6 +41,7 @@ export async function localServer(backends: { DYNAMODB_ENDPOINT: string; S3_ENDP
   }
   return {
     url: server.info.url,
+    pid: server.info.pid,
     counter,
     async stop() {
       await server.stop();

@@ -8,6 +8,7 @@ const FUNCTION_NOTE = `${FUNCTION_SETTINGS.memoryMb} MB ${FUNCTION_SETTINGS.arch
 import type { GrowthFigures } from './list-cost.js';
 import type { ProfileShare } from './profile.js';
 import { SHARING_TARGETS, type SharingFigures } from './sharing.js';
+import { REALTIME_PRICES, REALTIME_TARGETS, type RealtimeFigures } from './realtime.js';
 import type { SessionFlowFigures } from './upload-sessions.js';
 import type { UploadFigures } from './uploads.js';
 import type { WarmFigure } from './warm.js';
@@ -29,6 +30,7 @@ export interface Results {
   uploadSessions?: SessionFlowFigures;
   sharing?: SharingFigures;
   events?: EventFigures;
+  realtime?: RealtimeFigures;
   durationSeconds: number;
 }
 
@@ -62,6 +64,7 @@ export function markdown(results: Results): string {
   if (results.uploads) sections.push(uploadsSection(results.uploads));
   if (results.uploadSessions) sections.push(uploadSessionsSection(results.uploadSessions));
   if (results.sharing) sections.push(sharingSection(results.sharing));
+  if (results.realtime) sections.push(realtimeSection(results.realtime));
   if (results.events) sections.push(eventsSection(results.events));
   if (results.cost) sections.push(costSection(results.cost));
   return sections.join('\n\n');
@@ -340,4 +343,29 @@ function uploadSessionsSection(figures: SessionFlowFigures): string {
     `(the bytes never reach a function). Per GiB uploaded: API requests ${list(figures.apiRequestsPerGiB)}; DynamoDB operations ${list(figures.dynamodbPerGiB)}; ` +
     `capacity ${figures.capacityPerGiB.readUnits} RCU and ${figures.capacityPerGiB.writeUnits} WCU (strongly consistent reads, transactional writes at 2 WCU per item).`
   );
+}
+
+function realtimeSection({ commitToHint, connections, cost }: RealtimeFigures): string {
+  const usd = (value: number) => `$${value}`;
+  return [
+    '### Realtime',
+    `Commit to hint on the local server (the answer of a write to its hint on a subscribed WebSocket client), ${commitToHint.changes} changes one at a time:`,
+    table(
+      ['p50 (ms)', 'p95 (ms)', 'max (ms)', `p95 ≤ ${REALTIME_TARGETS.commitToHintP95Ms} ms`],
+      [[commitToHint.p50Ms, commitToHint.p95Ms, commitToHint.maxMs, mark(commitToHint.p95Ms <= REALTIME_TARGETS.commitToHintP95Ms)]],
+    ),
+    `Connections held at once, each subscribed to its own channel (${connections.holdSeconds} s):`,
+    table(
+      ['Held', 'Connect all (s)', 'Server RSS before (MiB)', 'With them (MiB)', 'KiB per connection', 'Heard after the hold'],
+      [[connections.held, connections.connectSeconds, connections.serverRssBeforeMiB, connections.serverRssWithMiB, connections.serverKiBPerConnection, `${connections.heardAfterHold.heard}/${connections.heardAfterHold.sampled}`]],
+    ),
+    `Price (us-east-1 list prices: AppSync Events $${REALTIME_PRICES.appsyncOperationPerMillion}/M operations, $${REALTIME_PRICES.appsyncConnectionMinutePerMillion}/M connection-minutes; API Gateway WebSockets $${REALTIME_PRICES.apiGatewayMessagePerMillion}/M messages, $${REALTIME_PRICES.apiGatewayConnectionMinutePerMillion}/M connection-minutes):`,
+    table(
+      ['', 'AppSync Events', 'API Gateway WebSockets'],
+      [
+        ['Per million pushes to one client', usd(cost.appsyncPerMillionPushes), usd(cost.apiGatewayPerMillionPushes)],
+        ['Per connected user-month', usd(cost.appsyncPerConnectedUserMonth), usd(cost.apiGatewayPerConnectedUserMonth)],
+      ],
+    ),
+  ].join('\n\n');
 }

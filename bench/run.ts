@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -12,14 +13,15 @@ import { measureListCost } from './list-cost.js';
 import { benchApp, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { markdown, type Results } from './report.js';
+import { measureRealtime, type RealtimeFigures } from './realtime.js';
 import { measureSharing, type SharingFigures } from './sharing.js';
 import { round } from './stats.js';
 import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events --profile]`
-const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events'] as const;
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime --profile]`
+const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events', 'realtime'] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
@@ -41,6 +43,10 @@ const { values } = parseArgs({
     'forward-writes': { type: 'string', default: '200' },
     'forward-users': { type: 'string', default: '4' },
     'feed-writes': { type: 'string', default: '1000' },
+    // Realtime: changes timed from their answer to their hint on a subscribed client; connections held at once, and for how long.
+    'realtime-changes': { type: 'string', default: '200' },
+    'realtime-connections': { type: 'string', default: '1000' },
+    'realtime-hold': { type: 'string', default: '30' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
   },
@@ -77,6 +83,11 @@ const eventSettings = {
   forwardWrites: positive('forward-writes', values['forward-writes']),
   forwardUsers: positive('forward-users', values['forward-users']),
   feedWrites: positive('feed-writes', values['feed-writes']),
+};
+const realtimeSettings = {
+  changes: positive('realtime-changes', values['realtime-changes']),
+  connections: positive('realtime-connections', values['realtime-connections']),
+  holdSeconds: positive('realtime-hold', values['realtime-hold']),
 };
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
@@ -154,6 +165,12 @@ try {
     if (cost) events.outbox = cost.map(({ endpoint, outbox }) => ({ endpoint, ...outbox }));
   }
 
+  let realtime: RealtimeFigures | undefined;
+  if (wanted('realtime')) {
+    step('realtime: commit-to-hint latency on a subscribed WebSocket client, connections held, the price of pushes');
+    realtime = await measureRealtime(backends, fixture.authSecret, randomBytes(3).toString('hex'), realtimeSettings, step);
+  }
+
   const results: Results = {
     machine: {
       node: process.version,
@@ -175,6 +192,7 @@ try {
     ...(uploadSessions ? { uploadSessions } : {}),
     ...(sharing ? { sharing } : {}),
     ...(events ? { events } : {}),
+    ...(realtime ? { realtime } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   // A partial run (--only) writes beside the full run's results, never over them.

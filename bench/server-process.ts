@@ -9,4 +9,4 @@ const api = await startLocalApi({
   port: 0,
   env: { DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT!, LOCAL_STREAM_CONSUMERS: process.env.BENCH_STREAM_CONSUMERS === 'on' ? 'on' : 'off' },
 });
-announceReady({ url: api.url }, api.close);
+announceReady({ url: api.url, pid: process.pid }, api.close);

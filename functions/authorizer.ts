@@ -1,8 +1,8 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { lambdaConfig, type Config } from '../shared/config.js';
 import { allowPolicy, denyPolicy } from '../shared/auth/policy.js';
-import { loadVerifierSettings } from '../shared/auth/settings.js';
-import { TokenRejected, tokenVerifier, type TokenVerifier } from '../shared/auth/tokens.js';
+import { lazyVerifier } from '../shared/auth/settings.js';
+import { TokenRejected } from '../shared/auth/tokens.js';
 
 const BEARER = /^Bearer ([^\s]+)$/;
 
@@ -10,16 +10,13 @@ type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGat
 
 /** The authorizer on the `auth` settings of a configuration, read (with the secret behind AUTH_SECRET_ARN) once per cold start. */
 function tokenAuthorizer(config: () => Config): TokenAuthorizer {
-  let verifier: Promise<TokenVerifier> | undefined;
+  const verifier = lazyVerifier(() => config().auth);
   return async (event) => {
     const token = BEARER.exec(event.authorizationToken ?? '')?.[1];
     // API Gateway answers this itself (identity validation expression); the throw covers direct calls.
     if (!token) throw new Error('Unauthorized');
-    verifier ??= loadVerifierSettings(config().auth).then(tokenVerifier);
-    const tokens = await verifier.catch((error: unknown) => {
-      verifier = undefined; // a failed secret read is retried on the next call, not cached
-      throw error;
-    });
+    // A failed secret read is retried on the next call, not cached.
+    const tokens = await verifier();
     try {
       return allowPolicy(await tokens.verify(token), event.methodArn);
     } catch (error) {

@@ -143,3 +143,20 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
 export function listFilesPermission(filesBucketArn: string): Permission {
   return { actions: ['s3:ListBucket'], resources: [filesBucketArn], conditions: { StringLike: { 's3:prefix': `${FILES_PREFIX}*` } } };
 }
+
+/**
+ * The real-time publisher (functions/realtime-publisher.ts): publishing to
+ * the Event API's one channel namespace over HTTP with IAM, nothing else
+ * (no connect, no subscribe; the events stream's reads come with the event
+ * source mapping, granted by CDK). The namespace publishes with IAM only, so
+ * this grant is what makes publishing the service's alone.
+ */
+export const REALTIME_PUBLISH_ACTION = 'appsync:EventPublish';
+
+export function realtimePublisherPermissions(namespaceArn: string): Permission[] {
+  return [{ actions: [REALTIME_PUBLISH_ACTION], resources: [namespaceArn] }];
+}
+
+/** A channel namespace's ARN, as IAM names it for appsync:Event* actions. */
+export const channelNamespaceArn = (api: { region: string; account: string; apiId: string }, namespace: string) =>
+  `arn:aws:appsync:${api.region}:${api.account}:apis/${api.apiId}/channelNamespace/${namespace}`;

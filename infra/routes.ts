@@ -133,6 +133,8 @@ export const AbortUploadSession = {
 } as const satisfies Route;
 export const ListEvents = { name: 'ListEvents', method: 'GET', path: '/v1/events', entry: 'functions/events/list.ts', access: { events: 'read' } } as const satisfies Route;
 export const GetEvent = { name: 'GetEvent', method: 'GET', path: '/v1/events/{id}', entry: 'functions/events/get.ts', access: { events: 'read' } } as const satisfies Route;
+// Where the user's clients connect for pushes (the Event API) and their channel: configuration only, no data.
+export const GetRealtime = { name: 'GetRealtime', method: 'GET', path: '/v1/realtime', entry: 'functions/realtime/get.ts', access: {} } as const satisfies Route;
 
 export const routes: readonly Route[] = [
   ListConversations,
@@ -152,6 +154,7 @@ export const routes: readonly Route[] = [
   AbortUploadSession,
   ListEvents,
   GetEvent,
+  GetRealtime,
 ];
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
@@ -164,6 +167,12 @@ export const FAN_OUT_ENTRY = 'functions/fan-out.ts';
 
 /** The events pipe's enrichment: a new event item's record as the bus entry's detail (shared/events/bus.ts). */
 export const EVENT_DETAIL_ENTRY = 'functions/event-detail.ts';
+
+/** The Event API's Lambda authorizer: the REST authorizer's token checks, each user to their own channel (shared/realtime/authorization.ts). */
+export const REALTIME_AUTHORIZER_ENTRY = 'functions/realtime-authorizer.ts';
+
+/** The function that pushes a hint per new event to its user's channel, fed by the events table's stream. */
+export const REALTIME_PUBLISHER_ENTRY = 'functions/realtime-publisher.ts';
 
 /** Media types API Gateway must pass through as binary (base64), else uploads arrive corrupted. */
 export const BINARY_MEDIA_TYPES = ['multipart/form-data'];

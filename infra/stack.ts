@@ -5,6 +5,8 @@ import { Api } from './constructs/api.js';
 import { Data } from './constructs/data.js';
 import { Functions } from './constructs/functions.js';
 import { OperatorEvents } from './constructs/operator-events.js';
+import { Realtime } from './constructs/realtime.js';
+import { GetRealtime } from './routes.js';
 import type { StackSettings } from './settings.js';
 
 export interface MessagingStackProps extends StackProps {
@@ -21,6 +23,7 @@ export class MessagingStack extends Stack {
   readonly functions: Functions;
   readonly api: Api;
   readonly operatorEvents: OperatorEvents;
+  readonly realtime: Realtime;
 
   constructor(scope: Construct, id: string, props: MessagingStackProps) {
     super(scope, id, props);
@@ -56,6 +59,13 @@ export class MessagingStack extends Stack {
       removalPolicy: settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     });
 
+    this.realtime = new Realtime(this, 'Realtime', {
+      apiName: `${this.stackName}-inbox`,
+      authorizer: this.functions.realtimeAuthorizer,
+      publisher: this.functions.realtimePublisher,
+      told: [this.functions.byRoute.get(GetRealtime)!, this.functions.realtimePublisher],
+    });
+
     const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });
     output('ApiUrl', `${this.api.restApi.url}v1`, 'Base URL of the API (append /conversations, /attachments)');
     output('ConversationsTableName', this.data.conversations.tableName, 'DynamoDB table of conversations');
@@ -63,6 +73,8 @@ export class MessagingStack extends Stack {
     output('IdempotencyTableName', this.data.idempotency.tableName, 'DynamoDB table of Idempotency-Key records');
     output('FilesBucketName', this.data.files.bucketName, 'S3 bucket of attachment files');
     output('EventBusName', this.operatorEvents.bus.eventBusName, "EventBridge bus of every user's events (source messaging-api)");
+    output('RealtimeUrl', this.realtime.url, "AppSync Events real-time endpoint (GET /v1/realtime answers it with the user's channel)");
+    output('RealtimeHost', this.realtime.host, "AppSync Events HTTP domain (the host of a connection's authorization; the publisher posts here)");
     if (authSecret) output('AuthSecretArn', authSecret.secretArn, 'Secrets Manager secret holding the HS256 token key');
   }
 }

@@ -15,6 +15,7 @@ import { IdempotencyService } from './idempotency/service.js';
 import { Outbox } from './events/outbox.js';
 import { EventService } from './events/service.js';
 import { EventStore } from './events/store.js';
+import { EventApiPublisher } from './realtime/publisher.js';
 import type { S3Bucket } from './s3/bucket.js';
 import { createFilesBucket } from './s3/client.js';
 import { S3Presigner } from './s3/presigner.js';
@@ -160,3 +161,10 @@ export const fanOut: Part<FanOut> = (app) => {
 
 export const idempotency: Part<IdempotencyService> = (app) =>
   new IdempotencyService(new DynamoIdempotencyStore(app.use(dynamo), app.config.idempotencyTable));
+
+/** For the real-time publisher: posts hints to the Event API, signed with the function's own credentials. */
+export const realtimePublisher: Part<EventApiPublisher> = (app) => {
+  const { realtime, region } = app.config;
+  if (!realtime) throw new Error('REALTIME_URL and REALTIME_HOST are not set: the publisher has no Event API to post to');
+  return new EventApiPublisher(realtime, region, app.use(credentials));
+};

@@ -42,6 +42,20 @@ export interface Config {
   s3Credentials?: Credentials;
   /** Which tokens the authorizer accepts; checked when it first verifies one (shared/auth/settings.ts). */
   auth: AuthConfig;
+  /** The Event API that pushes hints (REALTIME_URL, REALTIME_HOST); absent where none is configured. */
+  realtime?: RealtimeConfig;
+}
+
+/**
+ * Where clients connect for pushes and where the publisher posts them: the
+ * Event API's real-time WebSocket URL (`wss://…/event/realtime`) and its HTTP
+ * domain (the `host` a client signs its connection with). The publisher posts
+ * to the HTTP domain, over https when the URL is wss (AWS) and http when it
+ * is ws (the local server).
+ */
+export interface RealtimeConfig {
+  url: string;
+  host: string;
 }
 
 /**
@@ -131,7 +145,18 @@ export function readConfig(env: Environment): Config {
       groupsClaim: optional(env, 'GROUPS_CLAIM'),
       secretsExtensionPort: optional(env, 'PARAMETERS_SECRETS_EXTENSION_HTTP_PORT') ?? DEFAULT_SECRETS_EXTENSION_PORT,
     },
+    ...realtimeConfig(env),
   };
+}
+
+function realtimeConfig(env: Environment): { realtime?: RealtimeConfig } {
+  const url = optional(env, 'REALTIME_URL');
+  const host = optional(env, 'REALTIME_HOST');
+  if (!url && !host) return {};
+  if (!url || !host || !/^wss?:\/\/[^/]+\/event\/realtime$/.test(url) || !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(host)) {
+    throw new Error(`REALTIME_URL (ws:// or wss://<domain>/event/realtime) and REALTIME_HOST (the Event API's HTTP domain) go together, got ${JSON.stringify({ url, host })}`);
+  }
+  return { realtime: { url, host } };
 }
 
 /**

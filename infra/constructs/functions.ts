@@ -24,7 +24,19 @@ import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, EVENT_DETAIL_ENTRY, FAN_OUT_ENTRY, FUNCTION_SETTINGS, FUNCTION_TIMEOUT_SECONDS, routes, type Route } from '../routes.js';
+import {
+  AUTHORIZER_ENTRY,
+  CLEANUP_ENTRY,
+  EVENT_DETAIL_ENTRY,
+  FAN_OUT_ENTRY,
+  FUNCTION_SETTINGS,
+  FUNCTION_TIMEOUT_SECONDS,
+  REALTIME_AUTHORIZER_ENTRY,
+  REALTIME_PUBLISHER_ENTRY,
+  routes,
+  type Route,
+} from '../routes.js';
+import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import { CHANGES_FILTER_PATTERN, REMOVALS_FILTER_PATTERN, type FilterPattern } from '../../shared/cleanup/stream-events.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
@@ -58,6 +70,13 @@ export class Functions extends Construct {
   readonly fanOutAlarm: Alarm;
   /** The events pipe's enrichment (operator-events.ts): reads nothing, writes nothing, only its logs. */
   readonly eventDetail: NodejsFunction;
+  /** The Event API's Lambda authorizer (realtime.ts): the REST authorizer's settings and secret, no other access. */
+  readonly realtimeAuthorizer: NodejsFunction;
+  /** A hint per new event to its user's channel, from the events table's stream; its publish grant comes with the Event API (realtime.ts). */
+  readonly realtimePublisher: NodejsFunction;
+  /** Stream batches the publisher could not push after its retries; the alarm fires on the first. */
+  readonly realtimePublisherDeadLetters: Queue;
+  readonly realtimePublisherAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -139,11 +158,29 @@ export class Functions extends Construct {
 
     this.eventDetail = this.lambda('EventDetail', EVENT_DETAIL_ENTRY, {}, removalPolicy);
 
+    // Pushes: the events table's stream has two readers, the operators' pipe and this mapping, which is all
+    // DynamoDB advises per shard; a third consumer of the events must read the bus instead.
+    this.realtimePublisher = this.lambda('RealtimePublisher', REALTIME_PUBLISHER_ENTRY, {}, removalPolicy);
+    const publisherFeed = this.streamFeed('RealtimePublisher', this.realtimePublisher, {
+      tables: [data.events],
+      // New event items only: the pipe's own filter, which the local stream poller applies too.
+      filter: BUS_FILTER_PATTERN,
+      removalPolicy,
+      alarmDescription:
+        "A stream batch of the real-time publisher failed every retry: users' connected clients missed hints (their feeds are whole; clients catch up when they reconnect). Redrive the dead-letter queue after fixing the cause.",
+    });
+    this.realtimePublisherDeadLetters = publisherFeed.deadLetters;
+    this.realtimePublisherAlarm = publisherFeed.alarm;
+
     this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
       // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
       paramsAndSecrets: secretsExtension,
     });
     props.authSecret?.grantRead(this.authorizer);
+    this.realtimeAuthorizer = this.lambda('RealtimeAuthorizer', REALTIME_AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
+      paramsAndSecrets: secretsExtension,
+    });
+    props.authSecret?.grantRead(this.realtimeAuthorizer);
 
     // Applies to every function's role below this construct.
     Validations.of(this).acknowledge({

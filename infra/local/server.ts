@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,7 +12,11 @@ import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, FUNCTION_TIMEOUT_SECONDS, routes } from '../routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, FUNCTION_TIMEOUT_SECONDS, REALTIME_AUTHORIZER_ENTRY, REALTIME_PUBLISHER_ENTRY, routes } from '../routes.js';
+import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
+import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../shared/realtime/authorization.js';
+import { channelNamespaceArn, realtimePublisherPermissions, type Permission } from '../permissions.js';
+import { attachRealtime, type LocalRealtime } from './realtime.js';
 import type { Clock } from '../../shared/time.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { logger } from '../../shared/observability.js';
@@ -21,7 +25,7 @@ import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
 import { readLocalSettings } from './settings.js';
-import { actingAs, CLEANUP_FUNCTION, functionCredentials } from './s3-roles.js';
+import { actingAs, CLEANUP_FUNCTION, functionCredentials, functionKeyId } from './s3-roles.js';
 import { startStreamPoller } from './stream-poller.js';
 import { startTimeToLive } from './time-to-live.js';
 import { eventsForwarder } from './events-forwarder.js';
@@ -58,6 +62,8 @@ export interface LocalApiOptions {
   clock?: Clock;
   /** The functions' timeout the emulator enforces; default Lambda's (FUNCTION_TIMEOUT_SECONDS). Tests set a short one. */
   functionTimeoutMs?: number;
+  /** How often the real-time endpoint sends `ka`; default AppSync's minute. Tests set a short one. */
+  keepAliveMs?: number;
 }
 
 export interface LocalApi {
@@ -72,8 +78,13 @@ export interface LocalApi {
   config: Config;
   /** The App (clients, services) the handlers run on. */
   app: App;
+  /** The Event API's stand-in: its WebSocket URL and HTTP host (what GET /v1/realtime answers), its connections. */
+  realtime: LocalRealtime & { url: string; host: string };
   close(): Promise<void>;
 }
+
+/** The name the stack gives the real-time publisher: locally it signs its publishes with this function's key. */
+export const REALTIME_PUBLISHER_FUNCTION = 'RealtimePublisher';
 
 /**
  * The API as `npm start` serves it: DynamoDB Local (a child process) and the
@@ -145,6 +156,21 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     }
     const authSecret = env.AUTH_SECRET || localSecret(options.dataDirectory);
 
+    // Listening first: the port is part of the real-time endpoint the handlers answer (GET /v1/realtime).
+    let handle: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) => {
+      response.writeHead(503, { 'content-length': 0 });
+      response.end();
+    };
+    const server = createServer((request, response) => handle(request, response));
+    server.on('clientError', answerClientError);
+    await listen(server, host, options.port ?? 3000);
+    stoppers.push(async () => {
+      await new Promise<void>((done) => server.close(() => done()));
+      server.closeAllConnections();
+    });
+    const { port } = server.address() as AddressInfo;
+    const realtimeHost = `${host}:${port}`;
+
     // What the handlers see, as Lambda's environment: passed to them, not written to process.env.
     const handlerEnv: Environment = {
       ...env,
@@ -157,6 +183,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       IDEMPOTENCY_TABLE: tables.idempotency,
       UPLOAD_SESSIONS_TABLE: tables.uploadSessions,
       EVENTS_TABLE: tables.events,
+      REALTIME_URL: `ws://${realtimeHost}${REALTIME_PATH}`,
+      REALTIME_HOST: realtimeHost,
       // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
       ...options.env,
     };
@@ -198,6 +226,13 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       // docs/consistency.md, "DynamoDB Local and AWS".)
       const timeToLive = startTimeToLive({ endpoint: dynamodbEndpoint, region, credentials, table: { name: tables.attachments, definition: attachmentsTable }, functionTimeoutMs });
       stoppers.push(cleanup.stop, fanOut.stop, timeToLive.stop);
+      // What the stack's publisher mapping runs: a hint per new event item, published to the Event API below, as its own function.
+      const publisher = poller(
+        { [tables.events]: eventsTable },
+        BUS_FILTER_PATTERN,
+        actingAs(REALTIME_PUBLISHER_FUNCTION, await consumer(REALTIME_PUBLISHER_ENTRY)),
+      );
+      stoppers.push(publisher.stop);
       if (eventsForwardUrl) {
         // What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL.
         const forwarding = new AbortController();
@@ -215,9 +250,26 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       }
     }
     const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
+    const realtimeAuthorizer = (
+      (await loadModule(REALTIME_AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): (event: EventApiAuthorizerEvent) => Promise<EventApiAuthorizerResult> }
+    ).withConfig(config);
+    // Which local keys may publish: those whose role's permissions grant appsync:EventPublish on the namespace, as IAM answers.
+    const namespaceArn = channelNamespaceArn({ region, account: LOCAL_ACCOUNT, apiId: 'local' }, REALTIME_NAMESPACE);
+    const publishingRoles = new Map<string, Permission[]>([[functionKeyId(credentials, REALTIME_PUBLISHER_FUNCTION), realtimePublisherPermissions(namespaceArn)]]);
+    const realtime = attachRealtime(server, {
+      authorizer: realtimeAuthorizer,
+      region,
+      account: LOCAL_ACCOUNT,
+      secretAccessKey: credentials.secretAccessKey,
+      mayPublish: (accessKeyId) =>
+        // The base key is the developer's own, outside any function, which may do anything (as in s3-roles.ts).
+        accessKeyId === credentials.accessKeyId ||
+        (publishingRoles.get(accessKeyId) ?? []).some((permission) => permission.actions.includes('appsync:EventPublish') && permission.resources.includes(namespaceArn)),
+      ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
+    });
+    stoppers.push(realtime.close);
     const openApiJson = JSON.stringify(loadOpenApi());
-    const server = createServer(
-      createGateway({
+    const gateway = createGateway({
         routes: loaded,
         authorizer,
         region,
@@ -229,15 +281,10 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
             response.end(openApiJson);
           },
         },
-      }),
-    );
-    server.on('clientError', answerClientError);
-    await listen(server, host, options.port ?? 3000);
-    stoppers.push(async () => {
-      await new Promise<void>((done) => server.close(() => done()));
-      server.closeAllConnections();
-    });
-    const { port } = server.address() as AddressInfo;
+      });
+    handle = (request, response) => {
+      if (!realtime.handleRequest(request, response)) void gateway(request, response);
+    };
 
     return {
       url: `http://${host}:${port}`,
@@ -247,6 +294,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       s3Endpoint,
       config,
       app,
+      realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL!, host: realtimeHost }),
       close: stopAll,
     };
   } catch (error) {

@@ -210,7 +210,7 @@ export function unusableStream(wanted: NonNullable<TableDefinition['stream']>, a
     return `its stream is ${actual.StreamViewType}, without the removed item the cleanup reads (${wanted}); what is removed there is not cleaned up`;
   }
   if (wanted === 'NEW_IMAGE' && actual.StreamViewType !== 'NEW_IMAGE' && actual.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
-    return `its stream is ${actual.StreamViewType}, without the added item the events forwarder reads (${wanted}); new events are not forwarded`;
+    return `its stream is ${actual.StreamViewType}, without the added item the events forwarder and the real-time publisher read (${wanted}); new events are not forwarded or pushed`;
   }
   if (wanted === 'NEW_AND_OLD_IMAGES' && actual.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
     return `its stream is ${actual.StreamViewType}, without the items the consumers read (${wanted}); what is added or removed there is not followed up`;

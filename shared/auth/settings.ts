@@ -1,7 +1,7 @@
 import type { AuthConfig } from '../config.js';
 import { extensionSecret } from './extension-secret.js';
 import { groupsClaimName } from './groups.js';
-import type { VerifierSettings } from './tokens.js';
+import { tokenVerifier, type TokenVerifier, type VerifierSettings } from './tokens.js';
 
 /**
  * Which tokens the authorizer accepts, from its configuration (`auth` of
@@ -22,4 +22,20 @@ export async function loadVerifierSettings(
   const secret = auth.secret ?? (secretArn && (await readSecret(secretArn)));
   if (secret) return { mode: 'secret', secret, issuer, audience, groupsClaim };
   throw new Error('Set AUTH_JWKS_URL, AUTH_SECRET or AUTH_SECRET_ARN for the authorizer');
+}
+
+/**
+ * The verifier of these settings, built on first use and kept (once per cold
+ * start); a failed build (the secret's read) is not kept, so the next call
+ * tries again. The REST and the real-time authorizers each hold one.
+ */
+export function lazyVerifier(auth: () => AuthConfig): () => Promise<TokenVerifier> {
+  let verifier: Promise<TokenVerifier> | undefined;
+  return () => {
+    verifier ??= loadVerifierSettings(auth()).then(tokenVerifier);
+    return verifier.catch((error: unknown) => {
+      verifier = undefined;
+      throw error;
+    });
+  };
 }

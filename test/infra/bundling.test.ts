@@ -3,9 +3,9 @@ import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleSettings, esbuildOptions } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, routes } from '../../infra/routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, REALTIME_AUTHORIZER_ENTRY, REALTIME_PUBLISHER_ENTRY, routes } from '../../infra/routes.js';
 
-const ENTRIES = [...routes.map((route) => route.entry), AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY];
+const ENTRIES = [...routes.map((route) => route.entry), AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, REALTIME_AUTHORIZER_ENTRY, REALTIME_PUBLISHER_ENTRY];
 
 /** One build of every entry: its metafile's inputs are the union of what each function bundles, its outputs each function's own. */
 async function buildAll(): Promise<Metafile> {
@@ -73,5 +73,13 @@ describe('function bundles', () => {
     const fanOut = ownModulesOf(metafile, FAN_OUT_ENTRY);
     expect(fanOut).toContain('shared/conversations/fan-out.ts');
     for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/attachments/s3-file-store.ts']) expect(fanOut, absent).not.toContain(absent);
+    // The Event API's authorizer is the REST one's verifier and its decision, nothing of the App.
+    const realtimeAuthorizer = ownModulesOf(metafile, REALTIME_AUTHORIZER_ENTRY);
+    expect(realtimeAuthorizer).toContain('shared/realtime/authorization.ts');
+    expect(realtimeAuthorizer).not.toContain('shared/app.ts');
+    // The publisher posts hints: no store, no S3, no DynamoDB of ours.
+    const publisher = ownModulesOf(metafile, REALTIME_PUBLISHER_ENTRY);
+    expect(publisher).toContain('shared/realtime/publisher.ts');
+    for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/conversations/dynamo-store.ts', 'shared/events/store.ts']) expect(publisher, absent).not.toContain(absent);
   });
 });

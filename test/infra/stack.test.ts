@@ -6,6 +6,7 @@ import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shar
 import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 import { operatorEventsTests } from './operator-events.js';
+import { realtimeTests } from './realtime.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
 
 let synthesized: Synthesized;
@@ -18,9 +19,9 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it('has one function per route plus the authorizer, the cleanup, the fan-out and the events pipe\'s enrichment, all Node.js 24 on arm64 with tracing and their own log group', () => {
+  it('has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe\'s enrichment, the real-time authorizer and publisher, all Node.js 24 on arm64 with tracing and their own log group', () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 4);
+    expect(functions).toHaveLength(routes.length + 6);
     for (const { Properties } of functions) {
       expect(Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -67,21 +68,22 @@ describe('functions', () => {
     ]);
   });
 
-  it('gives the authorizer alone the arm64 Parameters and Secrets extension layer for the region it is deployed to', () => {
-    const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    const withLayers = functions.filter(({ Properties }) => Properties.Layers);
-    expect(withLayers).toHaveLength(1);
-    const [authorizer] = withLayers;
-    expect(authorizer!.Properties.Environment.Variables).toHaveProperty('AUTH_SECRET_ARN');
-    expect(authorizer!.Properties.Layers).toEqual([{ 'Fn::FindInMap': [expect.any(String), { Ref: 'AWS::Region' }, expect.stringMatching(/arm64$/)] }]);
-    const [map, , key] = authorizer!.Properties.Layers[0]['Fn::FindInMap'];
-    const layerArns = Object.values(template().toJSON().Mappings[map] as Record<string, Record<string, string>>).map((row) => row[key]);
-    expect(layerArns.length).toBeGreaterThan(0);
-    for (const arn of layerArns) expect(arn).toMatch(/^arn:aws:lambda:[a-z0-9-]+:\d{12}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:\d+$/);
-    expect(authorizer!.Properties.Environment.Variables).toMatchObject({
-      PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '2773',
-      PARAMETERS_SECRETS_EXTENSION_CACHE_ENABLED: 'true',
-    });
+  it('gives the two authorizers (REST and real-time) alone the arm64 Parameters and Secrets extension layer for the region it is deployed to', () => {
+    const functions = Object.entries(resourcesOf(template(), 'AWS::Lambda::Function'));
+    const withLayers = functions.filter(([, { Properties }]) => Properties.Layers);
+    expect(withLayers.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['FunctionsAuthorizer', 'FunctionsRealtimeAuthorizer']);
+    for (const [, authorizer] of withLayers) {
+      expect(authorizer!.Properties.Environment.Variables).toHaveProperty('AUTH_SECRET_ARN');
+      expect(authorizer!.Properties.Layers).toEqual([{ 'Fn::FindInMap': [expect.any(String), { Ref: 'AWS::Region' }, expect.stringMatching(/arm64$/)] }]);
+      const [map, , key] = authorizer!.Properties.Layers[0]['Fn::FindInMap'];
+      const layerArns = Object.values(template().toJSON().Mappings[map] as Record<string, Record<string, string>>).map((row) => row[key]);
+      expect(layerArns.length).toBeGreaterThan(0);
+      for (const arn of layerArns) expect(arn).toMatch(/^arn:aws:lambda:[a-z0-9-]+:\d{12}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:\d+$/);
+      expect(authorizer!.Properties.Environment.Variables).toMatchObject({
+        PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '2773',
+        PARAMETERS_SECRETS_EXTENSION_CACHE_ENABLED: 'true',
+      });
+    }
   });
 });
 
@@ -469,6 +471,7 @@ describe('fan-out from the attachments stream', () => {
 });
 
 operatorEventsTests(template);
+realtimeTests(template);
 
 describe('cdk-nag', () => {
   it('finds nothing unacknowledged in the AwsSolutions pack (the synth above would have failed on an error)', () => {

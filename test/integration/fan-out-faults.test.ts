@@ -143,8 +143,8 @@ describe("a fan-out write whose answer is lost after DynamoDB applied it", () =>
     const theirs = await conversationWith(b, a);
     // Both uploads reach the stream before either consumer reads it again: the fan-out gets them in one batch.
     const streamReads = f.dynamodb.inject({ match: (request) => request.target === 'DynamoDBStreams_20120810.GetRecords', times: Number.POSITIVE_INFINITY, fault: { kind: 'hold' } });
-    // Two pollers (cleanup and fan-out), each waiting on its one read: both are held.
-    await eventually(async () => streamReads.fired, (fired) => fired >= 2);
+    // Three pollers (cleanup, fan-out and the real-time publisher), each waiting on its one read: all are held.
+    await eventually(async () => streamReads.fired, (fired) => fired >= 3);
     const earlier = await uploadInto(a, mine.id, 'earlier.txt');
     clock.now += 10;
     const later = await uploadInto(a, mine.id, 'later.txt');

@@ -1,0 +1,24 @@
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { realtimePublisher, type App } from '../shared/app.js';
+import { logger } from '../shared/observability.js';
+import { hintOfRecord } from '../shared/realtime/hint.js';
+import { streamConsumer } from '../shared/stream-consumer.js';
+
+/**
+ * Pushes one hint per new event item to its user's channel on the Event API
+ * (shared/realtime/hint.ts: the event's id and type, never the resource),
+ * fed by the events table's stream with the pipe's own filter (new event
+ * items only). Every hint of the batch is built first, so a malformed item
+ * fails the batch before anything is published; a publish that fails throws,
+ * so the event source mapping retries the batch (bisecting it), then hands
+ * it to the dead-letter queue and its alarm; the local stream poller retries
+ * until it succeeds. A hint published again after a retry is harmless.
+ */
+async function push(event: DynamoDBStreamEvent, app: App): Promise<void> {
+  const hints = event.Records.map(hintOfRecord);
+  if (hints.length === 0) return;
+  const channels = await app.use(realtimePublisher).publishAll(hints);
+  logger.info('hints pushed', { hints: hints.length, channels });
+}
+
+export const handler = streamConsumer(push);

@@ -1,0 +1,63 @@
+import { TokenRejected, type TokenVerifier } from '../auth/tokens.js';
+import { channelOf } from './channel.js';
+
+/**
+ * The Event API's Lambda authorizer (functions/realtime-authorizer.ts) and
+ * the local server's real-time endpoint run this one decision: the REST
+ * authorizer's token checks (shared/auth/tokens.ts, the same HS256 or JWKS
+ * settings), then what the operation may do with a valid token.
+ *
+ * - EVENT_CONNECT: any valid token opens a connection.
+ * - EVENT_SUBSCRIBE: only the token's own user's channel (channelOf), never a
+ *   wildcard, never another user's.
+ * - EVENT_PUBLISH: never: the namespace publishes with IAM only, the
+ *   service's publisher role; a token never does.
+ */
+export type RealtimeOperation = 'EVENT_CONNECT' | 'EVENT_SUBSCRIBE' | 'EVENT_PUBLISH';
+
+/** What AppSync Events hands a Lambda authorizer. */
+export interface EventApiAuthorizerEvent {
+  /** The `Authorization` value the client sent (in the connection's header subprotocol, or in a message's `authorization`). */
+  authorizationToken: string;
+  requestContext: {
+    apiId: string;
+    accountId: string;
+    requestId: string;
+    operation: RealtimeOperation;
+    channelNamespaceName?: string;
+    channel?: string;
+  };
+  requestHeaders?: Record<string, string>;
+}
+
+/** What AppSync Events expects back. */
+export interface EventApiAuthorizerResult {
+  isAuthorized: boolean;
+  /**
+   * Seconds AppSync may cache the answer. Always 0: AppSync caches per
+   * token, and an answer for one channel must never stand for another.
+   */
+  ttlOverride: number;
+  handlerContext?: Record<string, string>;
+}
+
+const BEARER = /^Bearer ([^\s]+)$/;
+
+export const refused: EventApiAuthorizerResult = { isAuthorized: false, ttlOverride: 0 };
+
+export async function authorizeRealtime(event: EventApiAuthorizerEvent, verifier: () => Promise<TokenVerifier>): Promise<EventApiAuthorizerResult> {
+  const token = BEARER.exec(event.authorizationToken ?? '')?.[1];
+  if (!token) return refused;
+  const tokens = await verifier();
+  let userId: string;
+  try {
+    ({ userId } = await tokens.verify(token));
+  } catch (error) {
+    if (error instanceof TokenRejected) return refused;
+    throw error;
+  }
+  const { operation, channel } = event.requestContext;
+  if (operation === 'EVENT_CONNECT') return { isAuthorized: true, ttlOverride: 0 };
+  if (operation === 'EVENT_SUBSCRIBE' && channel === channelOf(userId)) return { isAuthorized: true, ttlOverride: 0 };
+  return refused;
+}
