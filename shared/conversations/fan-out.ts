@@ -119,8 +119,11 @@ export class FanOut {
       const deliveries = await this.members.notYetDelivered(all);
       outcome.skipped += all.length - deliveries.length;
       for (let start = 0; start < deliveries.length; start += GROUP_WRITES_IN_FLIGHT) {
-        const delivered = await Promise.all(deliveries.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((delivery) => this.members.deliver(delivery)));
-        outcome.reached += delivered.filter(Boolean).length;
+        // Every write of the chunk settled before a failure is answered: none goes on after the invocation ends.
+        const settled = await Promise.allSettled(deliveries.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((delivery) => this.members.deliver(delivery)));
+        outcome.reached += settled.filter((result) => result.status === 'fulfilled' && result.value).length;
+        const failed = settled.find((result) => result.status === 'rejected');
+        if (failed) throw failed.reason;
       }
     }
   }
