@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { measureBundles } from './bundles.js';
 import { measureColdStarts } from './cold-start.js';
+import { measureConsumers, type ConsumerFigures } from './consumers.js';
 import { measureCost } from './cost.js';
 import { measureEvents, type EventFigures } from './event-feed.js';
 import { seedFixture } from './fixture.js';
@@ -18,8 +19,8 @@ import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events --profile]`
-const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events'] as const;
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,consumers --profile]`
+const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events', 'consumers'] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
@@ -41,6 +42,9 @@ const { values } = parseArgs({
     'forward-writes': { type: 'string', default: '200' },
     'forward-users': { type: 'string', default: '4' },
     'feed-writes': { type: 'string', default: '1000' },
+    // Consumers: the sides of the group one upload reaches, the uploads of the side whose removal is cleaned up.
+    'consumer-group-sides': { type: 'string', default: '10000' },
+    'consumer-side-uploads': { type: 'string', default: '10000' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
   },
@@ -77,6 +81,10 @@ const eventSettings = {
   forwardWrites: positive('forward-writes', values['forward-writes']),
   forwardUsers: positive('forward-users', values['forward-users']),
   feedWrites: positive('feed-writes', values['feed-writes']),
+};
+const consumerSettings = {
+  groupSides: positive('consumer-group-sides', values['consumer-group-sides']),
+  sideUploads: positive('consumer-side-uploads', values['consumer-side-uploads']),
 };
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
@@ -154,6 +162,12 @@ try {
     if (cost) events.outbox = cost.map(({ endpoint, outbox }) => ({ endpoint, ...outbox }));
   }
 
+  let consumers: ConsumerFigures | undefined;
+  if (wanted('consumers')) {
+    step('consumers: an upload into a group of many sides, the cleanup of a side of many uploads, through a server with its stream consumers');
+    consumers = await measureConsumers(app, backends, fixture.authSecret, consumerSettings, step);
+  }
+
   const results: Results = {
     machine: {
       node: process.version,
@@ -175,6 +189,7 @@ try {
     ...(uploadSessions ? { uploadSessions } : {}),
     ...(sharing ? { sharing } : {}),
     ...(events ? { events } : {}),
+    ...(consumers ? { consumers } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   // A partial run (--only) writes beside the full run's results, never over them.
