@@ -79,7 +79,7 @@ const GROUP_POLL_MS = 1_000;
 const CLEANUP_POLL_MS = 1_000;
 const EVENT_INDEX_SORT_KEYS = (eventsTable.localIndexes ?? []).map((index) => index.sortKey);
 const TRANSACT_WRITES = new Set(['TransactWriteCommand', 'TransactWriteItemsCommand']);
-const READS = new Set(['GetCommand', 'QueryCommand', 'ScanCommand', 'BatchGetCommand', 'TransactGetCommand']);
+const READS = new Set(['GetCommand', 'QueryCommand', 'ScanCommand', 'BatchGetCommand', 'TransactGetCommand', 'GetItemCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
 
 export async function measureConsumers(app: App, backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }, authSecret: string, settings: ConsumerSettings, step: (message: string) => void): Promise<ConsumerFigures> {
   const run = randomBytes(3).toString('hex');
