@@ -1,5 +1,6 @@
 import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
+import type { ConsumerFigures } from './consumers.js';
 import { multipartDollarsPerGiB, PRICE_LIST, PRICES, type CostFigure } from './cost.js';
 import { FUNCTION_SETTINGS } from '../infra/routes.js';
 import type { EventFigures } from './event-feed.js';
@@ -31,6 +32,7 @@ export interface Results {
   sharing?: SharingFigures;
   events?: EventFigures;
   realtime?: RealtimeFigures;
+  consumers?: ConsumerFigures;
   durationSeconds: number;
 }
 
@@ -66,6 +68,7 @@ export function markdown(results: Results): string {
   if (results.sharing) sections.push(sharingSection(results.sharing));
   if (results.realtime) sections.push(realtimeSection(results.realtime));
   if (results.events) sections.push(eventsSection(results.events));
+  if (results.consumers) sections.push(consumersSection(results.consumers));
   if (results.cost) sections.push(costSection(results.cost));
   return sections.join('\n\n');
 }
@@ -251,6 +254,25 @@ function sharingSection(sharing: SharingFigures): string {
       ['Reader', 'Status', 'Reads', 'Calls', 'Target'],
       sharing.memberReads.map((figure) => [figure.reader, figure.status, figure.reads, list(figure.operations), mark(figure.reads <= SHARING_TARGETS.memberGetReads)]),
     )
+  );
+}
+
+function consumersSection({ group, sideCleanup }: ConsumerFigures): string {
+  const list = (counts: Record<string, number>) => Object.entries(counts).map(([name, count]) => `${name} ${count.toLocaleString('en')}`).join(', ') || 'none';
+  const units = (figure: { readUnits: number; writeUnits: number; dollars: number }) =>
+    `${figure.readUnits.toLocaleString('en')} RRU and ${figure.writeUnits.toLocaleString('en')} WRU ($${figure.dollars} on demand)`;
+  return (
+    `### Stream consumers at size
+
+On the local server with its stream pollers, every DynamoDB call of its App metered (units as reported, the events ` +
+    `table's transactional writes by AWS's rule). A group of ${group.sides.toLocaleString('en')} sides (seeded by BatchWriteItem in ${group.seedSeconds} s), ` +
+    `one upload: half the sides show it ${group.halfSidesMs} ms after the 201, the last (${group.reached.toLocaleString('en')} of ` +
+    `${(group.sides - 1).toLocaleString('en')}) ${group.lastSideMs} ms after (sides read every ${group.pollMs} ms); ${units(group)}; calls: ${list(group.calls)}.
+
+` +
+    `A side of ${sideCleanup.uploads.toLocaleString('en')} uploads and their files (seeded in ${sideCleanup.seedSeconds} s), deleted: its records gone ` +
+    `${sideCleanup.recordsGoneMs} ms after the DELETE's 200, its files ${sideCleanup.filesGoneMs} ms after (read every ${sideCleanup.pollMs} ms); ` +
+    `${units(sideCleanup)}; calls: ${list(sideCleanup.calls)}; S3: ${list(sideCleanup.s3Calls)}.`
   );
 }
 

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { measureBundles } from './bundles.js';
 import { measureColdStarts } from './cold-start.js';
+import { measureConsumers, type ConsumerFigures } from './consumers.js';
 import { measureCost } from './cost.js';
 import { measureEvents, type EventFigures } from './event-feed.js';
 import { seedFixture } from './fixture.js';
@@ -20,8 +21,8 @@ import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime --profile]`
-const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events', 'realtime'] as const;
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime,consumers --profile]`
+const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events', 'realtime', 'consumers'] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
@@ -47,6 +48,9 @@ const { values } = parseArgs({
     'realtime-changes': { type: 'string', default: '200' },
     'realtime-connections': { type: 'string', default: '1000' },
     'realtime-hold': { type: 'string', default: '30' },
+    // Consumers: the sides of the group one upload reaches, the uploads of the side whose removal is cleaned up.
+    'consumer-group-sides': { type: 'string', default: '10000' },
+    'consumer-side-uploads': { type: 'string', default: '10000' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
   },
@@ -88,6 +92,10 @@ const realtimeSettings = {
   changes: positive('realtime-changes', values['realtime-changes']),
   connections: positive('realtime-connections', values['realtime-connections']),
   holdSeconds: positive('realtime-hold', values['realtime-hold']),
+};
+const consumerSettings = {
+  groupSides: positive('consumer-group-sides', values['consumer-group-sides']),
+  sideUploads: positive('consumer-side-uploads', values['consumer-side-uploads']),
 };
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
@@ -171,6 +179,12 @@ try {
     realtime = await measureRealtime(backends, fixture.authSecret, randomBytes(3).toString('hex'), realtimeSettings, step);
   }
 
+  let consumers: ConsumerFigures | undefined;
+  if (wanted('consumers')) {
+    step('consumers: an upload into a group of many sides, the cleanup of a side of many uploads, through a server with its stream consumers');
+    consumers = await measureConsumers(app, backends, fixture.authSecret, consumerSettings, step);
+  }
+
   const results: Results = {
     machine: {
       node: process.version,
@@ -193,6 +207,7 @@ try {
     ...(sharing ? { sharing } : {}),
     ...(events ? { events } : {}),
     ...(realtime ? { realtime } : {}),
+    ...(consumers ? { consumers } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   // A partial run (--only) writes beside the full run's results, never over them.

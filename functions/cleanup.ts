@@ -1,6 +1,6 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { attachmentWriter, sessionLeftovers, type App } from '../shared/app.js';
-import { streamConsumer } from '../shared/stream-consumer.js';
+import { eachInOrder, streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
 import { isRemoval, removedKey, removedString, tableOf } from '../shared/cleanup/stream-events.js';
 import { ATTACHMENT_SK, CONVERSATION_SK_PREFIX, UPLOAD_INTENT_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
@@ -11,17 +11,20 @@ import { logger } from '../shared/observability.js';
  * removed attachment record's file, and the file of a failed upload run (an
  * orphan-file marker, see AttachmentService), and what a removed upload
  * session left in S3 unless an attachment holds it (SessionLeftovers). Every
- * step is idempotent (records are delivered at least once). A failure
- * throws: the event source mapping retries the batch (bisecting it to find
- * the record that fails), then hands it to the dead-letter queue and its alarm;
- * the local stream poller retries until it succeeds.
+ * step is idempotent (records are delivered at least once), and a removed
+ * conversation's attachments are found by their index, so a retry takes up
+ * what is left. A failure stops the batch at its record: the event source
+ * mapping retries from there (streamConsumer's partial batch response;
+ * bisecting a batch that failed at its first record), then hands it to the
+ * dead-letter queue and its alarm; the local stream poller retries until it
+ * succeeds.
  */
-async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
+async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<Unfinished | undefined> {
   const { conversationsTable, attachmentsTable, uploadSessionsTable } = app.config;
   const attachments = app.use(attachmentWriter);
-  for (const record of event.Records) {
+  return eachInOrder(event.Records, async (record) => {
     const key = removedKey(record);
-    if (!isRemoval(record) || !key) continue;
+    if (!isRemoval(record) || !key) return;
     const table = tableOf(record);
     if (table === conversationsTable && key.sk.startsWith(CONVERSATION_SK_PREFIX)) {
       const removed = await attachments.removeAllOf(key.pk, key.sk);
@@ -39,7 +42,7 @@ async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
     } else if (table === uploadSessionsTable) {
       await cleanUpSession(record, key, app);
     }
-  }
+  });
 }
 
 /** A removed upload session (TTL expiry, abort): its upload and object go unless it became an attachment. */

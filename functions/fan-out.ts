@@ -5,22 +5,30 @@ import { fromItem } from '../shared/attachments/dynamo-store.js';
 import { addedItem, removedItem, tableOf } from '../shared/cleanup/stream-events.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
-import { streamConsumer } from '../shared/stream-consumer.js';
+import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
 
 /**
  * Moves every change of an attachment in a thread (an upload, a rename, a
  * removal) to the thread's other members, from the attachments table's
  * stream (shared/conversations/fan-out.ts). Each member's write records the
- * changes it delivered, so records delivered again change nothing. A
- * failure throws: the event source mapping retries the batch (bisecting
- * it), then hands it to the dead-letter queue and its alarm; the local
- * stream poller retries until it succeeds.
+ * changes it delivered, so records delivered again change nothing, and a
+ * group's members already reached are passed over by one cheap read. A
+ * failure stops the batch at the first record of the thread that failed:
+ * the event source mapping retries from there (streamConsumer's partial
+ * batch response), then hands it to the dead-letter queue and its alarm;
+ * the local stream poller retries until it succeeds.
  */
-async function spread(event: DynamoDBStreamEvent, app: App): Promise<void> {
-  const changes = event.Records.filter((record) => tableOf(record) === app.config.attachmentsTable).flatMap(threadChange);
-  if (changes.length === 0) return;
-  const reached = await app.use(fanOut).deliver(changes);
-  logger.info('attachment changes reached their threads', { changes: changes.length, members: reached });
+async function spread(event: DynamoDBStreamEvent, app: App): Promise<Unfinished | undefined> {
+  const records = new Map<string, DynamoDBRecord>();
+  const changes = event.Records.filter((record) => tableOf(record) === app.config.attachmentsTable).flatMap((record) => {
+    const change = threadChange(record);
+    for (const { id } of change) records.set(id, record);
+    return change;
+  });
+  if (changes.length === 0) return undefined;
+  const { reached, skipped, unfinished } = await app.use(fanOut).deliver(changes);
+  logger.info('attachment changes reached their threads', { changes: changes.length, members: reached, members_reached_before: skipped });
+  return unfinished && { record: records.get(unfinished.change.id)!, error: unfinished.error };
 }
 
 /** The record as a change of an attachment placed in a thread; none for other items (orphan-file markers) or unplaced uploads. */

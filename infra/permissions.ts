@@ -106,6 +106,8 @@ export function fanOutPermissions(arns: DataArns): Permission[] {
     { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: [arns.conversations.arn] },
     { actions: ['dynamodb:Query'], resources: [`${arns.conversations.arn}/index/${conversationIndexes.thread.name}`] },
     { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
+    // A group's check of which changes its members were delivered already (SideDelivery.notYetDelivered).
+    { actions: ['dynamodb:BatchGetItem'], resources: [arns.events.arn] },
   ];
 }
 

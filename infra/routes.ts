@@ -199,6 +199,18 @@ export const LAMBDA_MAX_INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
 export const FUNCTION_TIMEOUT_SECONDS = 20;
 
 /**
+ * The stream consumers' timeout (the cleanup, the fan-out): Lambda's most,
+ * 15 minutes. Nothing waits on them, and one record can be long work (an
+ * upload into a group of 10,000 sides, a side with 10,000 uploads removed):
+ * the longer each invocation, the fewer retries a batch takes, and the
+ * mapping's retries are few (STREAM_RETRY_ATTEMPTS). Their budget
+ * (shared/deadline.ts, consumerBudgetFor) ends shortly before it, so a batch
+ * still unfinished reports where it stopped rather than being cut
+ * (docs/decisions.md, "Stream consumers sized for their work").
+ */
+export const CONSUMER_TIMEOUT_SECONDS = 900;
+
+/**
  * Every function's memory and architecture: the stack deploys them, the bench
  * prices GB-seconds with them, the secrets extension's layer is per
  * architecture. 512 MB buys the CPU that parsing a 4 MiB multipart body and

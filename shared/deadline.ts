@@ -52,6 +52,25 @@ export function budgetFor(remainingMs: number, now: number): Budget {
   };
 }
 
+/** What a stream consumer keeps at most after its last call: its partial batch response and its log line. */
+export const CONSUMER_ANSWER_RESERVE_MS = 10_000;
+/** What a stream consumer's fallbacks may use at most after its main path's calls stop. */
+export const CONSUMER_FALLBACK_RESERVE_MS = 5_000;
+
+/**
+ * A stream consumer's budget: nobody waits on its answer, so of a 900 s
+ * function its calls go on until 885 s, fallbacks until 890 s. A short
+ * timeout (the local tests') keeps the API's shares, whichever ends later.
+ */
+export function consumerBudgetFor(remainingMs: number, now: number): Budget {
+  const left = Math.max(0, remainingMs);
+  const shares = budgetFor(left, now);
+  return {
+    callsEndAt: Math.max(shares.callsEndAt, now + left - CONSUMER_ANSWER_RESERVE_MS - CONSUMER_FALLBACK_RESERVE_MS),
+    fallbacksEndAt: Math.max(shares.fallbacksEndAt, now + left - CONSUMER_ANSWER_RESERVE_MS),
+  };
+}
+
 interface Scope {
   budget: Budget;
   /** Inside a fallback: calls may use the reserve. */
@@ -63,10 +82,10 @@ interface Scope {
 const scopes = new AsyncLocalStorage<Scope>();
 
 /** Runs an invocation's work within its budget (none when the caller gives no time, as a direct call does). */
-export function withinBudget<T>(time: InvocationTime | undefined, work: () => Promise<T>): Promise<T> {
+export function withinBudget<T>(time: InvocationTime | undefined, work: () => Promise<T>, budgetOf: typeof budgetFor = budgetFor): Promise<T> {
   if (!time) return work();
   const remaining = time.getRemainingTimeInMillis();
-  return scopes.run({ budget: budgetFor(remaining, performance.now()), fallback: false, endsAt: Date.now() + Math.max(0, remaining) }, work);
+  return scopes.run({ budget: budgetOf(remaining, performance.now()), fallback: false, endsAt: Date.now() + Math.max(0, remaining) }, work);
 }
 
 /**

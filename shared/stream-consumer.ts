@@ -1,20 +1,69 @@
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { lambdaApp, type App } from './app.js';
-import { withinBudget, type InvocationTime } from './deadline.js';
+import { consumerBudgetFor, withinBudget, type InvocationTime } from './deadline.js';
+import { logger } from './observability.js';
 
 /**
- * `time`: Lambda's context. Within its budget a stalled backend fails the
- * batch with an error before the function's timeout, so the batch is retried
- * (and bisected) as any failure, with a log line that says which call failed.
+ * `time`: Lambda's context. Within its budget (consumerBudgetFor) a stalled
+ * backend fails the record it was at before the function's timeout. The
+ * answer is a partial batch response (the mapping's ReportBatchItemFailures):
+ * Lambda keeps the records before the first one not finished and retries
+ * from it.
  */
-export type StreamHandler = (event: DynamoDBStreamEvent, time?: InvocationTime) => Promise<void>;
+export type StreamHandler = (event: DynamoDBStreamEvent, time?: InvocationTime) => Promise<DynamoDBBatchResponse>;
+
+/** Where a consumer stopped: the first record (in the batch's order) it did not finish, and why. */
+export interface Unfinished {
+  record: DynamoDBRecord;
+  error: unknown;
+}
+
+/** What a consumer does with a batch: undefined when it finished every record. */
+export type Consume = (event: DynamoDBStreamEvent, app: App) => Promise<Unfinished | undefined>;
 
 /**
  * A stream-fed function's handler: on Lambda on the process's App; the local
  * stream poller runs it on the server's App (withApp).
  */
-export function streamConsumer(consume: (event: DynamoDBStreamEvent, app: App) => Promise<void>): StreamHandler & { withApp(app: App): StreamHandler } {
-  return Object.assign((event: DynamoDBStreamEvent, time?: InvocationTime) => withinBudget(time, () => consume(event, lambdaApp())), {
-    withApp: (app: App) => (event: DynamoDBStreamEvent, time?: InvocationTime) => withinBudget(time, () => consume(event, app)),
+export function streamConsumer(consume: Consume): StreamHandler & { withApp(app: App): StreamHandler } {
+  const run = (event: DynamoDBStreamEvent, app: App, time?: InvocationTime) =>
+    withinBudget(time, async () => batchResponse(event, await consume(event, app)), consumerBudgetFor);
+  return Object.assign((event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, lambdaApp(), time), {
+    withApp: (app: App) => (event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, app, time),
   });
+}
+
+/**
+ * The answer for a batch stopped at `unfinished`: the record's sequence
+ * number, so Lambda retries from it and keeps what came before. A batch
+ * stopped at its first record kept nothing: the error is thrown, as a
+ * failure of the whole batch, so that the mapping bisects it (a partial
+ * response at the first record would retry the same batch whole every time,
+ * and a record that always fails would never be set apart from the others).
+ */
+export function batchResponse(event: DynamoDBStreamEvent, unfinished: Unfinished | undefined): DynamoDBBatchResponse {
+  if (!unfinished) return { batchItemFailures: [] };
+  const { record, error } = unfinished;
+  const sequenceNumber = record.dynamodb?.SequenceNumber;
+  if (record === event.Records[0] || !sequenceNumber) throw error;
+  logger.warn('stream batch stopped; the rest is retried from the record it stopped at', {
+    error: String(error),
+    event_id: record.eventID,
+    sequence_number: sequenceNumber,
+    records_finished: event.Records.indexOf(record),
+    records: event.Records.length,
+  });
+  return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };
+}
+
+/** Each record in the batch's order, until one fails: a consumer whose records are independent work. */
+export async function eachInOrder(records: readonly DynamoDBRecord[], handle: (record: DynamoDBRecord) => Promise<void>): Promise<Unfinished | undefined> {
+  for (const record of records) {
+    try {
+      await handle(record);
+    } catch (error) {
+      return { record, error };
+    }
+  }
+  return undefined;
 }

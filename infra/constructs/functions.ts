@@ -27,6 +27,7 @@ import { secretsExtensionLayer } from '../secrets-extension.js';
 import {
   AUTHORIZER_ENTRY,
   CLEANUP_ENTRY,
+  CONSUMER_TIMEOUT_SECONDS,
   EVENT_DETAIL_ENTRY,
   FAN_OUT_ENTRY,
   FUNCTION_SETTINGS,
@@ -125,7 +126,7 @@ export class Functions extends Construct {
     }
 
     // What hangs off removed items (a conversation's attachments, every file, an upload session's leftovers), from the tables' streams.
-    this.cleanup = this.lambda('Cleanup', CLEANUP_ENTRY, environment, removalPolicy);
+    this.cleanup = this.lambda('Cleanup', CLEANUP_ENTRY, environment, removalPolicy, { timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS) });
     for (const permission of cleanupPermissions(arns)) this.cleanup.addToRolePolicy(new PolicyStatement(permission));
     Validations.of(this.cleanup.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
@@ -143,7 +144,7 @@ export class Functions extends Construct {
     this.cleanupAlarm = cleanupFeed.alarm;
 
     // Attachment changes reaching the other members of their thread (their events, their activity, a contact's new side), from the attachments stream.
-    this.fanOut = this.lambda('FanOut', FAN_OUT_ENTRY, environment, removalPolicy);
+    this.fanOut = this.lambda('FanOut', FAN_OUT_ENTRY, environment, removalPolicy, { timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS) });
     for (const permission of fanOutPermissions(arns)) this.fanOut.addToRolePolicy(new PolicyStatement(permission));
     const fanOutFeed = this.streamFeed('FanOut', this.fanOut, {
       tables: [data.attachments],
@@ -209,6 +210,8 @@ export class Functions extends Construct {
           batchSize: 100,
           // A failing batch is split until the record that fails is alone; the others go through.
           bisectBatchOnError: true,
+          // The consumer answers where it stopped (shared/stream-consumer.ts): a retry resumes there, the records before are kept.
+          reportBatchItemFailures: true,
           retryAttempts: STREAM_RETRY_ATTEMPTS,
           onFailure: new SqsDlq(deadLetters),
           filters: [FilterCriteria.filter(feed.filter as unknown as Record<string, unknown>)],
@@ -223,7 +226,7 @@ export class Functions extends Construct {
     entry: string,
     environment: Record<string, string>,
     removalPolicy: RemovalPolicy,
-    extra: Pick<FunctionOptions, 'paramsAndSecrets'> = {},
+    extra: Pick<FunctionOptions, 'paramsAndSecrets' | 'timeout'> = {},
   ): NodejsFunction {
     const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy });
     // An own role without the AWS managed basic-execution policy: logs go to this function's group only.
@@ -237,7 +240,8 @@ export class Functions extends Construct {
       runtime: LAMBDA_RUNTIME,
       architecture: Architecture.ARM_64.name === FUNCTION_SETTINGS.architecture ? Architecture.ARM_64 : Architecture.X86_64,
       memorySize: FUNCTION_SETTINGS.memoryMb,
-      // Under API Gateway's 29 s integration timeout; each invocation's backend calls end before it (shared/deadline.ts).
+      // Under API Gateway's 29 s integration timeout, unless `extra` says otherwise (the stream consumers); each
+      // invocation's backend calls end before it (shared/deadline.ts).
       timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
       tracing: Tracing.ACTIVE,
       logGroup,

@@ -12,7 +12,7 @@ import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, FUNCTION_TIMEOUT_SECONDS, REALTIME_AUTHORIZER_ENTRY, REALTIME_PUBLISHER_ENTRY, routes } from '../routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, CONSUMER_TIMEOUT_SECONDS, FAN_OUT_ENTRY, FUNCTION_TIMEOUT_SECONDS, REALTIME_AUTHORIZER_ENTRY, REALTIME_PUBLISHER_ENTRY, routes } from '../routes.js';
 import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
 import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../shared/realtime/authorization.js';
 import { channelNamespaceArn, realtimePublisherPermissions, type Permission } from '../permissions.js';
@@ -26,7 +26,7 @@ import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
 import { readLocalSettings } from './settings.js';
 import { actingAs, CLEANUP_FUNCTION, functionCredentials, functionKeyId } from './s3-roles.js';
-import { startStreamPoller } from './stream-poller.js';
+import { startStreamPoller, type StreamPollerOptions } from './stream-poller.js';
 import { startTimeToLive } from './time-to-live.js';
 import { eventsForwarder } from './events-forwarder.js';
 import { answerClientError, createGateway, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
@@ -64,6 +64,8 @@ export interface LocalApiOptions {
   functionTimeoutMs?: number;
   /** How often the real-time endpoint sends `ka`; default AppSync's minute. Tests set a short one. */
   keepAliveMs?: number;
+  /** The stream consumers' timeout, from which their time budget is drawn; default Lambda's (CONSUMER_TIMEOUT_SECONDS). */
+  consumerTimeoutMs?: number;
 }
 
 export interface LocalApi {
@@ -204,7 +206,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       // What the stack's event source mappings run (the cleanup, the fan-out), on whatever DynamoDB the handlers
       // use: tables someone else made may lack the stream, which each poller says once per table.
       const consumer = async (entry: string) => ((await loadModule(entry)).handler as { withApp(app: App): StreamHandler }).withApp(app);
-      const poller = (streamTables: Record<string, TableDefinition>, filter: FilterPattern, handler: StreamHandler) =>
+      const consumerTimeoutMs = options.consumerTimeoutMs ?? CONSUMER_TIMEOUT_SECONDS * 1000;
+      const poller = (streamTables: Record<string, TableDefinition>, filter: FilterPattern, handler: StreamPollerOptions['handler'], timeoutMs = consumerTimeoutMs) =>
         startStreamPoller({
           endpoint: dynamodbEndpoint,
           region,
@@ -212,7 +215,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
           tables: Object.entries(streamTables).flatMap(([name, { stream }]) => (stream ? [{ name, stream }] : [])),
           filter,
           handler,
-          functionTimeoutMs,
+          functionTimeoutMs: timeoutMs,
         });
       const cleanup = poller(
         { [tables.conversations]: conversationsTable, [tables.attachments]: attachmentsTable, [tables.uploadSessions]: uploadSessionsTable },
@@ -240,6 +243,8 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
           { [tables.events]: eventsTable },
           BUS_FILTER_PATTERN,
           eventsForwarder({ url: eventsForwardUrl, region, account: LOCAL_ACCOUNT, signal: forwarding.signal }),
+          // The pipe's enrichment is a function of the API's settings.
+          functionTimeoutMs,
         );
         stoppers.push(async () => {
           // Stopping first, so that the delivery the abort ends is not reported as a failure to retry.

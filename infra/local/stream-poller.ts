@@ -6,7 +6,7 @@ import {
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { passes, type FilterPattern } from '../../shared/cleanup/stream-events.js';
 import { invocationTime, type InvocationTime } from '../../shared/deadline.js';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
@@ -20,8 +20,12 @@ export interface StreamPollerOptions {
   tables: { name: string; stream: NonNullable<TableDefinition['stream']> }[];
   /** The filter pattern of the stack's event source mapping (or pipe): only the records it keeps reach the handler. */
   filter: FilterPattern;
-  /** The consuming function's handler, as Lambda would invoke it. */
-  handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<void>;
+  /**
+   * The consuming function's handler, as Lambda would invoke it. What it
+   * answers is read as a partial batch response, as the stack's mappings
+   * read it (ReportBatchItemFailures).
+   */
+  handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<DynamoDBBatchResponse | void>;
   /** The function's timeout: the handler's time budget is drawn from it (not enforced: a late batch is not cut). */
   functionTimeoutMs: number;
 }
@@ -38,7 +42,7 @@ interface ShardState {
   streamArn: string;
   shardId: string;
   iterator?: string;
-  /** The last record handed to the handler successfully: where to resume. */
+  /** The last record the handler finished (or the filter dropped): where to resume. */
   after?: string;
   closed: boolean;
 }
@@ -49,8 +53,9 @@ interface ShardState {
  * GetRecords against DynamoDB Local or any other DynamoDB), keeps the records the mapping's filter
  * keeps, and invokes the same handler module with the same
  * DynamoDBStreamEvent shape, one shard's batch at a time, in order. A batch
- * whose handler fails is handed again in halves, and retried (from the same
- * place) until it succeeds, so
+ * whose handler fails is handed again in halves; a partial batch response
+ * keeps the records before the one it names and hands the rest again; what
+ * still fails is retried from the last record finished until it succeeds, so
  * the cleanup and the fan-out always finish once the backend is back. Each
  * poller keeps its own place in each shard, as each mapping does.
  *
@@ -112,18 +117,28 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
   /**
    * As the mapping's BisectBatchOnFunctionError: a failed batch is handed
    * again in halves, each an invocation with a time budget of its own, so a
-   * batch too large for one budget still gets through; a single record that
-   * fails fails the batch, which is then retried from its start.
+   * batch too large for one budget still gets through. With its
+   * ReportBatchItemFailures: a partial batch response keeps the records
+   * before the one it names (`finished`), and the batch is split there, the
+   * rest handed again. A single record that fails, or a response naming the
+   * batch's first, fails the batch, which is then retried from the last
+   * record finished.
    */
-  async function invokeBisecting(records: DynamoDBRecord[]): Promise<void> {
+  async function invokeBisecting(records: DynamoDBRecord[], finished: (record: DynamoDBRecord) => void): Promise<void> {
+    let resumeAt: number | undefined;
     try {
-      await options.handler({ Records: records }, invocationTime(options.functionTimeoutMs));
+      resumeAt = checkpointOf(records, await options.handler({ Records: records }, invocationTime(options.functionTimeoutMs)));
     } catch (error) {
       if (records.length === 1 || !running) throw error;
       const half = Math.ceil(records.length / 2);
-      await invokeBisecting(records.slice(0, half));
-      await invokeBisecting(records.slice(half));
+      await invokeBisecting(records.slice(0, half), finished);
+      await invokeBisecting(records.slice(half), finished);
+      return;
     }
+    if (resumeAt === undefined) return finished(records.at(-1)!);
+    if (resumeAt > 0) finished(records[resumeAt - 1]!);
+    if (resumeAt === 0 || !running) throw new Error(`the handler reported record ${records[resumeAt]!.dynamodb?.SequenceNumber} of ${records.length} failed`);
+    await invokeBisecting(records.slice(resumeAt), finished);
   }
 
   /** Reads one batch of a shard and hands the records its filter keeps to the handler; whether it found records. */
@@ -154,7 +169,11 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     }
     const { Records = [], NextShardIterator } = batch;
     const accepted = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(accepts);
-    if (accepted.length > 0) await invokeBisecting(accepted);
+    if (accepted.length > 0) {
+      await invokeBisecting(accepted, (record) => {
+        shard.after = record.dynamodb?.SequenceNumber ?? shard.after;
+      });
+    }
     const last = Records.at(-1)?.dynamodb?.SequenceNumber;
     if (last) shard.after = last;
     shard.iterator = NextShardIterator;
@@ -216,6 +235,26 @@ export function unusableStream(wanted: NonNullable<TableDefinition['stream']>, a
     return `its stream is ${actual.StreamViewType}, without the items the consumers read (${wanted}); what is added or removed there is not followed up`;
   }
   return undefined;
+}
+
+/**
+ * Where a partial batch response says to resume, as Lambda reads it: the
+ * record of the smallest sequence number named (its index in `records`), or
+ * undefined when none is named (an answer without batchItemFailures, or an
+ * empty list: the whole batch succeeded). An identifier that is empty, not a
+ * string, or names no record of the batch fails the whole batch (thrown).
+ */
+export function checkpointOf(records: readonly DynamoDBRecord[], response: DynamoDBBatchResponse | void | null): number | undefined {
+  const failures: unknown[] = response?.batchItemFailures ?? [];
+  if (failures.length === 0) return undefined;
+  let first: number | undefined;
+  for (const failure of failures) {
+    const identifier = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier;
+    const index = typeof identifier === 'string' && identifier !== '' ? records.findIndex((record) => record.dynamodb?.SequenceNumber === identifier) : -1;
+    if (index < 0) throw new Error(`partial batch response names no record of the batch: ${JSON.stringify(failure)}`);
+    first = first === undefined ? index : Math.min(first, index);
+  }
+  return first;
 }
 
 /**

@@ -34,6 +34,24 @@ export interface SidesIndex {
 export interface MemberFeeds {
   /** The member's events, their side's activity, and in a direct thread their side made when they hold none: false when they hold no side. */
   deliver(delivery: MemberDelivery): Promise<boolean>;
+  /**
+   * The deliveries less the changes an earlier delivery recorded (a retried
+   * batch), and less those that show nothing; a delivery left with none is
+   * left out. A cheap read that spares a retried batch the reads and
+   * transaction of every member it had reached; a change not known to be
+   * recorded stays in (the write's own conditions decide).
+   */
+  notYetDelivered(deliveries: readonly MemberDelivery[]): Promise<MemberDelivery[]>;
+}
+
+/** What a batch's delivery came to. */
+export interface FanOutOutcome {
+  /** Members reached now. */
+  reached: number;
+  /** Group members left alone: an earlier delivery of these changes had reached them. */
+  skipped: number;
+  /** The batch's first change not delivered to every member of its thread, and why: what is retried from. */
+  unfinished?: { change: ThreadChange; error: unknown };
 }
 
 /** Members of a group written at once: enough to reach 1,000 sides in seconds, few enough not to throttle one partition. */
@@ -56,13 +74,22 @@ export class FanOut {
     private readonly members: MemberFeeds,
   ) {}
 
-  /** How many members it reached. */
-  async deliver(changes: ThreadChange[]): Promise<number> {
-    let reached = 0;
+  /**
+   * Thread by thread, in the order of their first change in the batch; a
+   * thread that fails stops the batch there, so every change before that
+   * thread's first was delivered to every member (`unfinished`).
+   */
+  async deliver(changes: ThreadChange[]): Promise<FanOutOutcome> {
+    const outcome: FanOutOutcome = { reached: 0, skipped: 0 };
     for (const { thread, changes: ofThread } of byThread(changes)) {
-      reached += thread.kind === 'direct' ? await this.direct(thread.members, ofThread) : await this.group(thread.groupId, ofThread);
+      try {
+        if (thread.kind === 'direct') outcome.reached += await this.direct(thread.members, ofThread);
+        else await this.group(thread.groupId, ofThread, outcome);
+      } catch (error) {
+        return { ...outcome, unfinished: { change: ofThread[0]!, error } };
+      }
     }
-    return reached;
+    return outcome;
   }
 
   /** Each member of a direct thread gets the other's changes (a thread of one has no other side). */
@@ -79,18 +106,26 @@ export class FanOut {
     return reached;
   }
 
-  private async group(groupId: string, changes: ThreadChange[]): Promise<number> {
-    let reached = 0;
+  /**
+   * A page of the thread's sides at a time: the members an earlier delivery
+   * reached (a retried batch) are left out by one cheap read, the others
+   * written GROUP_WRITES_IN_FLIGHT at once.
+   */
+  private async group(groupId: string, changes: ThreadChange[], outcome: FanOutOutcome): Promise<void> {
     for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }))) {
-      const deliveries = page
+      const all = page
         .map((side): MemberDelivery => ({ ...side, counterpart: { kind: 'group', id: groupId }, changes: changes.filter((change) => change.record.uploaded_by !== side.userId) }))
         .filter((delivery) => delivery.changes.length > 0);
+      const deliveries = await this.members.notYetDelivered(all);
+      outcome.skipped += all.length - deliveries.length;
       for (let start = 0; start < deliveries.length; start += GROUP_WRITES_IN_FLIGHT) {
-        const delivered = await Promise.all(deliveries.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((delivery) => this.members.deliver(delivery)));
-        reached += delivered.filter(Boolean).length;
+        // Every write of the chunk settled before a failure is answered: none goes on after the invocation ends.
+        const settled = await Promise.allSettled(deliveries.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((delivery) => this.members.deliver(delivery)));
+        outcome.reached += settled.filter((result) => result.status === 'fulfilled' && result.value).length;
+        const failed = settled.find((result) => result.status === 'rejected');
+        if (failed) throw failed.reason;
       }
     }
-    return reached;
   }
 }
 
@@ -119,6 +154,15 @@ export function memberEvents(change: ThreadChange, conversationId: string): Even
     case 'removed':
       return [deletedEvent('attachment', change.record.id, null)];
   }
+}
+
+/**
+ * Whether a change puts an event in a member's feed, and so is recorded as
+ * delivered (a rename that shows nothing new does neither). It does not
+ * depend on the member's side, hence any side id.
+ */
+export function showsAnything(change: ThreadChange): boolean {
+  return memberEvents(change, '').length > 0;
 }
 
 /**

@@ -27,13 +27,23 @@ describe('functions', () => {
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         MemorySize: 512,
-        Timeout: 20,
         TracingConfig: { Mode: 'Active' },
         LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } },
       });
     }
     const logGroups = Object.values(resourcesOf(template(), 'AWS::Logs::LogGroup'));
     expect(logGroups.every(({ Properties }) => Properties.RetentionInDays > 0)).toBe(true);
+  });
+
+  it("stops the API's functions at 20 s, under API Gateway's 29 s, and lets the stream consumers, which nobody waits on, run Lambda's 15 minutes", () => {
+    const functions = resourcesOf(template(), 'AWS::Lambda::Function');
+    const timeouts = Object.entries(functions).map(([id, { Properties }]) => [id.replace(/^Functions/, '').replace(/[0-9A-F]{8}$/, ''), Properties.Timeout]);
+    const consumers = timeouts.filter(([name]) => name === 'Cleanup' || name === 'FanOut');
+    expect(consumers.sort()).toEqual([
+      ['Cleanup', 900],
+      ['FanOut', 900],
+    ]);
+    for (const [name, timeout] of timeouts.filter(([name]) => name !== 'Cleanup' && name !== 'FanOut')) expect(timeout, String(name)).toBe(20);
   });
 
   it('gives the route handlers and the stream consumers their tables, bucket and limits, and endpoints sam local can override', () => {
@@ -359,7 +369,7 @@ describe('cleanup from the tables\' streams', () => {
     expect(streamOf('Idempotency')).toBeUndefined();
   });
 
-  it('feeds the three streams to the cleanup function: removals only, retried, bisected, then to one dead-letter queue', () => {
+  it('feeds the three streams to the cleanup function: removals only, retried from the record a batch stopped at, bisected, then to one dead-letter queue', () => {
     const mappings = mappingsOf('Cleanup');
     expect(mappings.map(({ Properties }) => Properties.EventSourceArn['Fn::GetAtt']).sort()).toEqual(
       ['Conversations', 'Attachments', 'UploadSessions'].map((name) => [tableIdOf(name), 'StreamArn']).sort(),
@@ -370,6 +380,7 @@ describe('cleanup from the tables\' streams', () => {
         FunctionName: { Ref: expect.stringMatching(/^FunctionsCleanup/) },
         StartingPosition: 'TRIM_HORIZON',
         BisectBatchOnFunctionError: true,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
         MaximumRetryAttempts: 10,
         FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ eventName: ['REMOVE'] }) }] },
         DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
@@ -422,7 +433,7 @@ describe('fan-out from the attachments stream', () => {
     expect(Properties.FilterCriteria).toEqual({ Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT', 'MODIFY', 'REMOVE'] }) }] });
     expect(Properties.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] } } });
     expect(queueIdOf('FanOut')).not.toBe(queueIdOf('Cleanup'));
-    expect(Properties).toMatchObject({ StartingPosition: 'TRIM_HORIZON', BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10 });
+    expect(Properties).toMatchObject({ StartingPosition: 'TRIM_HORIZON', BisectBatchOnFunctionError: true, FunctionResponseTypes: ['ReportBatchItemFailures'], MaximumRetryAttempts: 10 });
     // Every other setting (batch size, record age, ...) as the cleanup's: one place decides how a stream is consumed.
     const settings = ({ FunctionName, EventSourceArn, FilterCriteria, DestinationConfig, ...rest }: Record<string, unknown>) => rest;
     const [cleanupMapping] = mappingsOf('Cleanup').filter((mapping) => ref(mapping.Properties.EventSourceArn).includes(tableIdOf('Attachments')));
@@ -443,13 +454,14 @@ describe('fan-out from the attachments stream', () => {
     });
   });
 
-  it('lets the fan-out read, update and put conversations, query their by_thread index, append to feeds, read the attachments stream and send to its queue, nothing else', () => {
+  it('lets the fan-out read, update and put conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('FanOut')).filter((s) => !isLoggingOrTracing(s));
     const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
     const resourcesOfAction = (action: string) => statements.filter((s) => s.Action.includes(action)).flatMap((s) => [s.Resource].flat());
     expect([...new Set(statements.flatMap((s) => s.Action))].sort()).toEqual([
       ...streamReads,
+      'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:ListStreams',
       'dynamodb:PutItem',
@@ -462,6 +474,7 @@ describe('fan-out from the attachments stream', () => {
     const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
     for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([conversations, events]);
     expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [conversations, '/index/by_thread']] }]);
+    expect(resourcesOfAction('dynamodb:BatchGetItem')).toEqual([events]);
     for (const action of streamReads) expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);
     expect(resourcesOfAction('dynamodb:ListStreams')).toEqual(['*']);
     for (const action of ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) {

@@ -47,8 +47,33 @@ async function fanOut(batch: ThreadChange[], sides: Record<string, string[]>): P
       yield sides[groupId]!.map((userId) => ({ userId, conversationId: `conv_${userId}_${groupId}` }));
     },
   };
-  await new FanOut(threads, { deliver: async (delivery) => (delivered.push(delivery), true) }).deliver(batch);
+  await new FanOut(threads, { deliver: async (delivery) => (delivered.push(delivery), true), notYetDelivered: async (deliveries) => [...deliveries] }).deliver(batch);
   return delivered;
+}
+
+/** Sides of one group, each member named by its index. */
+function groupOf(groupId: string, members: number): { sidesOf(key: string): AsyncIterable<{ userId: string; conversationId: string }[]> } {
+  return {
+    async *sidesOf(key: string) {
+      if (key !== threadKey({ kind: 'group', groupId })) return;
+      yield Array.from({ length: members }, (_, index) => ({ userId: `m${index}`, conversationId: `conv_m${index}` }));
+    },
+  };
+}
+
+function upload(id: string, groupId: string, by = 'uploader'): ThreadChange {
+  const r: AttachmentRecord = {
+    id: `att_${id}`,
+    message_id: null,
+    filename: 'a.txt',
+    file_type: 'text/plain',
+    file_size: 1,
+    created_at: 1_800_000_000,
+    uploaded_by: by,
+    placement: { conversation_id: 'conv_uploader', counterpart: { kind: 'group', id: groupId } },
+    file_key: 'files/k',
+  };
+  return { kind: 'created', id, record: r };
 }
 
 /** The members a change should reach: the other side of a direct thread, every other side holder of a group's. */
@@ -101,5 +126,40 @@ describe('the fan-out of a batch', () => {
         }
       }),
     );
+  });
+
+  it("stops at the first thread that fails and names that thread's first change: every change before it reached every member", async () => {
+    const batch = [upload('e1', 'ok'), upload('e2', 'failing'), upload('e3', 'ok'), upload('e4', 'failing'), upload('e5', 'later')];
+    const sides = {
+      async *sidesOf(key: string) {
+        for (const groupId of ['ok', 'failing', 'later']) if (key === threadKey({ kind: 'group', groupId })) yield [{ userId: `member-of-${groupId}`, conversationId: 'conv' }];
+      },
+    };
+    const handed: string[] = [];
+    const failure = new Error('throttled');
+    const outcome = await new FanOut(sides, {
+      deliver: async (delivery) => {
+        handed.push(delivery.userId);
+        if (delivery.userId === 'member-of-failing') throw failure;
+        return true;
+      },
+      notYetDelivered: async (deliveries) => [...deliveries],
+    }).deliver(batch);
+    expect(outcome.unfinished).toEqual({ change: batch[1], error: failure });
+    expect(outcome.reached).toBe(1);
+    // The thread after the failing one is not begun: it is retried with it.
+    expect(handed).toEqual(['member-of-ok', 'member-of-failing']);
+  });
+
+  it('leaves out the members a check finds reached before, and reaches the others', async () => {
+    const change = upload('e1', 'big');
+    const written: string[] = [];
+    const outcome = await new FanOut(groupOf('big', 50), {
+      deliver: async (delivery) => (written.push(delivery.userId), true),
+      // As a retried batch finds it: the first 30 members were reached by the run that stopped.
+      notYetDelivered: async (deliveries) => deliveries.filter((delivery) => Number(delivery.userId.slice(1)) >= 30),
+    }).deliver([change]);
+    expect(outcome).toEqual({ reached: 20, skipped: 30 });
+    expect(written.sort()).toEqual(Array.from({ length: 20 }, (_, index) => `m${index + 30}`).sort());
   });
 });

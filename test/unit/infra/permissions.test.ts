@@ -61,11 +61,12 @@ describe('permissions from a route access declaration', () => {
 });
 
 describe('the fan-out', () => {
-  it("reads, updates and puts conversations, queries only the index of a thread's sides, appends to feeds, and touches nothing else", () => {
+  it("reads, updates and puts conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, and touches nothing else", () => {
     expect(fanOutPermissions(arns)).toEqual([
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:conversations'] },
       { actions: ['dynamodb:Query'], resources: ['arn:conversations/index/by_thread'] },
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
+      { actions: ['dynamodb:BatchGetItem'], resources: ['arn:events'] },
     ]);
     // The index it names is one the conversations table declares, keyed by thread.
     expect(conversationsTable.indexes).toContainEqual(expect.objectContaining({ name: 'by_thread', partitionKey: 'thread_key' }));

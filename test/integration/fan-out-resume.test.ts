@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
+import { uploadForm } from '../support/attachments.js';
+import { feedOf, listAll, type ListedConversation } from '../support/audit.js';
+import { eventually } from '../support/eventually.js';
+import type { ProxiedRequest } from '../support/fault-proxy.js';
+import { faultyApiForFile } from '../support/faulty-api.js';
+
+/**
+ * A fan-out batch that fails midway is retried from where it stopped: the
+ * members it had reached are not written again, neither within one record
+ * (a group's sides: passed over by the check of their delivered-change
+ * records) nor across records (the partial batch response keeps the records
+ * before the one that failed). Every fan-out transaction passes the fault
+ * proxy, which records them; the members' feeds are read through the API.
+ */
+const faultyApi = faultyApiForFile();
+
+const bodyOf = (request: ProxiedRequest): Record<string, any> => JSON.parse(request.body.toString('utf8'));
+const isCall = (request: ProxiedRequest, operation: string) => request.target === `DynamoDB_20120810.${operation}`;
+/**
+ * The member a fan-out delivery writes to, or undefined for any other call:
+ * a delivery is the transaction that records a change delivered (an `r#`
+ * item in the member's partition).
+ */
+function deliveredTo(request: ProxiedRequest): string | undefined {
+  if (!isCall(request, 'TransactWriteItems')) return undefined;
+  const marks = (bodyOf(request).TransactItems ?? []).map((item: any) => item.Put?.Item).filter((item: any) => item?.sk?.S?.startsWith('r#'));
+  return marks[0]?.pk?.S;
+}
+
+/** Every fan-out delivery the proxy sees, by member, tried or not; installed before any rule so it sees them all. */
+function recordDeliveries(f: ReturnType<typeof faultyApi>): { tries: Map<string, number>; order: string[]; checks: () => number } {
+  const tries = new Map<string, number>();
+  const order: string[] = [];
+  let checks = 0;
+  f.dynamodb.inject({
+    match: (request) => {
+      const member = deliveredTo(request);
+      if (member) {
+        tries.set(member, (tries.get(member) ?? 0) + 1);
+        order.push(member);
+      }
+      if (isCall(request, 'BatchGetItem')) checks += 1;
+      return false;
+    },
+    times: Number.POSITIVE_INFINITY,
+    fault: { kind: 'delay', ms: 0 },
+  });
+  return { tries, order, checks: () => checks };
+}
+
+/** Every try of the deliveries to `victim()` fails before reaching DynamoDB, until the SDK gives up once. */
+const failDeliveriesTo = (f: ReturnType<typeof faultyApi>, victim: (request: ProxiedRequest) => boolean) =>
+  f.dynamodb.inject({ match: victim, times: DYNAMODB_TIMEOUTS.maxAttempts, fault: { kind: 'reset_before' } });
+
+const attachmentCreated = async (f: ReturnType<typeof faultyApi>, userId: string, groups?: string[]) =>
+  (await feedOf(f.t, userId, 'type=attachment.created', groups)).map((event) => event.data.object.id);
+
+describe('a fan-out to a group that fails midway', () => {
+  it('is retried without writing again to the members it had reached: each gets one transaction and the upload once in their feed', async () => {
+    const f = faultyApi();
+    const group = `resume-${randomUUID().slice(0, 8)}`;
+    const members = Array.from({ length: 40 }, (_, index) => `resume-${group}-${index}`);
+    const sides = new Map<string, string>();
+    for (const member of members) {
+      const response = await f.t.call(member, 'POST', '/v1/conversations', { form: { group_id: group }, groups: [group] });
+      expect(response.status).toBe(201);
+      sides.set(member, response.body.id);
+    }
+    const deliveries = recordDeliveries(f);
+    // The member of the 21st delivery: 16 are written at once, so the first 16 and some of the next are reached
+    // when it fails, and the last ones are not begun.
+    let victim: string | undefined;
+    let seen = 0;
+    const failing = failDeliveriesTo(f, (request) => {
+      const member = deliveredTo(request);
+      if (!member) return false;
+      if (victim === undefined && (seen += 1) === 21) victim = member;
+      return member === victim;
+    });
+
+    const uploader = members[0]!;
+    const uploaded = await f.t.call(uploader, 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'to the group', filename: 'g.txt' }, { conversation_id: sides.get(uploader)! }), groups: [group] });
+    expect(uploaded.status).toBe(201);
+    const others = members.slice(1);
+    await eventually(
+      async () => others.filter((member) => (deliveries.tries.get(member) ?? 0) > 0).length,
+      (reached) => reached === others.length && failing.fired === DYNAMODB_TIMEOUTS.maxAttempts,
+      60_000,
+    );
+    // Every member shows the upload once, in their own side, which is unread.
+    for (const member of others) {
+      const created = await eventually(() => attachmentCreated(f, member, [group]), (ids) => ids.length > 0);
+      expect(created, member).toEqual([uploaded.body.id]);
+      const unread = await listAll<ListedConversation>(f.t, member, `/v1/conversations?group_id=${group}&unread=true`, [group]);
+      expect(unread.map((side) => side.id), member).toEqual([sides.get(member)]);
+    }
+    // The victim's tries failed before DynamoDB saw them; the retry wrote to it once. Every other member was
+    // written to once: the retry passed over the ones reached before it failed.
+    expect(victim).toBeDefined();
+    const reachedBeforeFailure = deliveries.order.slice(0, deliveries.order.indexOf(victim!)).length;
+    expect(reachedBeforeFailure).toBeGreaterThanOrEqual(16);
+    for (const member of others) expect(deliveries.tries.get(member), member).toBe(member === victim ? DYNAMODB_TIMEOUTS.maxAttempts + 1 : 1);
+    // The check ran, on the first run and on the retry.
+    expect(deliveries.checks()).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('a fan-out batch of several records that fails at a later one', () => {
+  it('keeps the records before it: their members are not written again when the rest is retried', async () => {
+    const f = faultyApi();
+    const run = randomUUID().slice(0, 8);
+    const pairs = [0, 1, 2].map((index) => ({ uploader: `batch-${run}-up-${index}`, contact: `batch-${run}-to-${index}` }));
+    const sides: string[] = [];
+    for (const { uploader, contact } of pairs) {
+      const response = await f.t.call(uploader, 'POST', '/v1/conversations', { form: { contact_id: contact } });
+      expect(response.status).toBe(201);
+      sides.push(response.body.id);
+    }
+    // Wait until the consumers are idle, then keep the stream pollers from reading until the three uploads are
+    // in the stream, so that they reach the fan-out in one batch.
+    const held = f.dynamodb.inject({ match: (request) => request.target === 'DynamoDBStreams_20120810.GetRecords', times: Number.POSITIVE_INFINITY, fault: { kind: 'hold' } });
+    await held.hit;
+    const deliveries = recordDeliveries(f);
+    const failing = failDeliveriesTo(f, (request) => deliveredTo(request) === pairs[1]!.contact);
+    const uploads: string[] = [];
+    for (const [index, { uploader }] of pairs.entries()) {
+      const response = await f.t.call(uploader, 'POST', '/v1/attachments', { body: uploadForm({ bytes: `upload ${index}`, filename: 'b.txt' }, { conversation_id: sides[index]! }) });
+      expect(response.status).toBe(201);
+      uploads.push(response.body.id);
+    }
+    held.release();
+
+    for (const [index, { contact }] of pairs.entries()) {
+      const created = await eventually(() => attachmentCreated(f, contact), (ids) => ids.length > 0, 60_000);
+      expect(created, contact).toEqual([uploads[index]]);
+    }
+    expect(failing.fired).toBe(DYNAMODB_TIMEOUTS.maxAttempts);
+    // The first record's member was written to once: the retry began at the second record, whose member's tries
+    // failed and was then written to once, with the third's.
+    expect(deliveries.tries.get(pairs[0]!.contact)).toBe(1);
+    expect(deliveries.tries.get(pairs[1]!.contact)).toBe(DYNAMODB_TIMEOUTS.maxAttempts + 1);
+    expect(deliveries.tries.get(pairs[2]!.contact)).toBe(1);
+  });
+});
