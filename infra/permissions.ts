@@ -34,7 +34,8 @@ export interface TableArn {
 // writes and delete-what-belongs-to-it need. A TransactWriteItems is authorised
 // item by item on these same actions (Put → PutItem, Update → UpdateItem,
 // Delete → DeleteItem, ConditionCheck → ConditionCheckItem, which only the
-// 'activity' level holds).
+// 'activity' level and the fan-out hold). The local stand-ins enforce these
+// permissions with an IAM evaluator (infra/local/iam.ts).
 const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:Query'];
 const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 /** Idempotency-Key records are read, claimed (put) and released (delete) by key, never queried or updated. */
@@ -95,7 +96,10 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  * the other members of their thread. It reads a contact's uniqueness record
  * and a side (GetItem), finds a group thread's sides on the conversations
  * table's by_thread index (Query there and on no other index), and writes
- * each member's transaction: their side's activity (UpdateItem) or, for a
+ * each member's transaction: their side's activity (UpdateItem, or only a
+ * ConditionCheck, authorised as ConditionCheckItem, when the side is already
+ * at or after the upload's time: a redelivered record, two uploads in the
+ * same second) or, for a
  * contact, their new side with its uniqueness record (PutItem), and their
  * events with the records of the changes delivered (the feed's head and
  * PutItem). No S3, no other table. The attachments stream's reads come with
@@ -103,7 +107,7 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  */
 export function fanOutPermissions(arns: DataArns): Permission[] {
   return [
-    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: [arns.conversations.arn] },
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'], resources: [arns.conversations.arn] },
     { actions: ['dynamodb:Query'], resources: [`${arns.conversations.arn}/index/${conversationIndexes.thread.name}`] },
     { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
   ];

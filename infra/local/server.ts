@@ -21,7 +21,8 @@ import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
 import { readLocalSettings } from './settings.js';
-import { actingAs, CLEANUP_FUNCTION, functionCredentials } from './s3-roles.js';
+import { actingAs, CLEANUP_FUNCTION, EVENTS_PIPE, FAN_OUT_FUNCTION, functionCredentials, functionKeyId, localIam, type GrantsOverride } from './iam.js';
+import { startDynamoDbEnforcer } from './dynamodb-iam.js';
 import { startStreamPoller } from './stream-poller.js';
 import { eventsForwarder } from './events-forwarder.js';
 import { answerClientError, createGateway, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
@@ -57,6 +58,11 @@ export interface LocalApiOptions {
   clock?: Clock;
   /** The functions' timeout the emulator enforces; default Lambda's (FUNCTION_TIMEOUT_SECONDS). Tests set a short one. */
   functionTimeoutMs?: number;
+  /**
+   * The functions' permissions the local DynamoDB and S3 enforce, from those the stack grants
+   * (infra/local/iam.ts); default: as granted. A test takes one away to prove what needs it.
+   */
+  grants?: GrantsOverride;
 }
 
 export interface LocalApi {
@@ -136,9 +142,19 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         [tables.events]: eventsTable,
       });
     }
+    // Every function's role as the stack grants it over this server's tables and bucket, enforced by both stand-ins.
+    const iam = localIam(credentials, { account: LOCAL_ACCOUNT, region, tables, bucket: names.filesBucket }, options.grants);
+    // IAM in front of a DynamoDB without it (DynamoDB Local, whoever started it); a DynamoDB over HTTPS is AWS's, which has its own.
+    let functionsDynamodb = dynamodbEndpoint;
+    const enforcing = new URL(dynamodbEndpoint).protocol === 'http:';
+    if (enforcing) {
+      const enforcer = await startDynamoDbEnforcer({ host, upstream: dynamodbEndpoint, evaluator: iam, resources: { account: LOCAL_ACCOUNT, region } });
+      stoppers.push(enforcer.close);
+      functionsDynamodb = enforcer.endpoint;
+    }
     let s3Endpoint = env.S3_ENDPOINT;
     if (!s3Endpoint) {
-      const s3 = await startS3(host, names.filesBucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port, names.corsOrigins);
+      const s3 = await startS3(host, names.filesBucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port, names.corsOrigins, iam);
       stoppers.push(s3.close);
       s3Endpoint = s3.endpoint;
     }
@@ -148,7 +164,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const handlerEnv: Environment = {
       ...env,
       AWS_REGION: region,
-      DYNAMODB_ENDPOINT: dynamodbEndpoint,
+      DYNAMODB_ENDPOINT: functionsDynamodb,
       S3_ENDPOINT: s3Endpoint,
       AUTH_SECRET: authSecret,
       CONVERSATIONS_TABLE: tables.conversations,
@@ -162,7 +178,12 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     // A stand-in of ours (this server's, or one a test hands over) knows each function's key; an S3 the user
     // configured in the environment (MinIO) knows the user's.
     const standInS3 = !process.env.S3_ENDPOINT || options.env?.S3_ENDPOINT !== undefined;
-    const config: Config = { ...readConfig(handlerEnv), credentials, ...(standInS3 ? { s3Credentials: functionCredentials(credentials) } : {}) };
+    const config: Config = {
+      ...readConfig(handlerEnv),
+      credentials,
+      ...(standInS3 ? { s3Credentials: functionCredentials(credentials) } : {}),
+      ...(enforcing ? { dynamodbCredentials: functionCredentials(credentials) } : {}),
+    };
     const app = new App(config, options.clock);
     stoppers.push(async () => app.destroy());
     // Powertools (a library) reads this Lambda variable itself: on-demand instances count a cold start.
@@ -175,28 +196,31 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       // What the stack's event source mappings run (the cleanup, the fan-out), on whatever DynamoDB the handlers
       // use: tables someone else made may lack the stream, which each poller says once per table.
       const consumer = async (entry: string) => ((await loadModule(entry)).handler as { withApp(app: App): StreamHandler }).withApp(app);
-      const poller = (streamTables: Record<string, TableDefinition>, filter: FilterPattern, handler: StreamHandler) =>
+      // Each reads its streams as its role (the event source mapping's, the pipe's) through the IAM in front.
+      const poller = (reader: string, streamTables: Record<string, TableDefinition>, filter: FilterPattern, handler: StreamHandler) =>
         startStreamPoller({
-          endpoint: dynamodbEndpoint,
+          endpoint: functionsDynamodb,
           region,
           credentials,
+          streamCredentials: enforcing ? { ...credentials, accessKeyId: functionKeyId(credentials, reader) } : credentials,
           tables: Object.entries(streamTables).flatMap(([name, { stream }]) => (stream ? [{ name, stream }] : [])),
           filter,
           handler,
           functionTimeoutMs,
         });
       const cleanup = poller(
+        CLEANUP_FUNCTION,
         { [tables.conversations]: conversationsTable, [tables.attachments]: attachmentsTable, [tables.uploadSessions]: uploadSessionsTable },
         REMOVALS_FILTER_PATTERN,
         actingAs(CLEANUP_FUNCTION, await consumer(CLEANUP_ENTRY)),
       );
-      // No S3 calls, so no key of its own to act as.
-      const fanOut = poller({ [tables.attachments]: attachmentsTable }, CHANGES_FILTER_PATTERN, await consumer(FAN_OUT_ENTRY));
+      const fanOut = poller(FAN_OUT_FUNCTION, { [tables.attachments]: attachmentsTable }, CHANGES_FILTER_PATTERN, actingAs(FAN_OUT_FUNCTION, await consumer(FAN_OUT_ENTRY)));
       stoppers.push(cleanup.stop, fanOut.stop);
       if (eventsForwardUrl) {
         // What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL.
         const forwarding = new AbortController();
         const forwarder = poller(
+          EVENTS_PIPE,
           { [tables.events]: eventsTable },
           BUS_FILTER_PATTERN,
           eventsForwarder({ url: eventsForwardUrl, region, account: LOCAL_ACCOUNT, signal: forwarding.signal }),

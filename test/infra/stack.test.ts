@@ -441,13 +441,14 @@ describe('fan-out from the attachments stream', () => {
     });
   });
 
-  it('lets the fan-out read, update and put conversations, query their by_thread index, append to feeds, read the attachments stream and send to its queue, nothing else', () => {
+  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, read the attachments stream and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('FanOut')).filter((s) => !isLoggingOrTracing(s));
     const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
     const resourcesOfAction = (action: string) => statements.filter((s) => s.Action.includes(action)).flatMap((s) => [s.Resource].flat());
     expect([...new Set(statements.flatMap((s) => s.Action))].sort()).toEqual([
       ...streamReads,
+      'dynamodb:ConditionCheckItem',
       'dynamodb:GetItem',
       'dynamodb:ListStreams',
       'dynamodb:PutItem',
@@ -459,6 +460,8 @@ describe('fan-out from the attachments stream', () => {
     ].sort());
     const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
     for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([conversations, events]);
+    // A side already at the upload's time is only checked in the member's transaction (a redelivery, two uploads in one second).
+    expect(resourcesOfAction('dynamodb:ConditionCheckItem')).toEqual([conversations]);
     expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [conversations, '/index/by_thread']] }]);
     for (const action of streamReads) expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);
     expect(resourcesOfAction('dynamodb:ListStreams')).toEqual(['*']);

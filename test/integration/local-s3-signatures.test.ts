@@ -4,7 +4,7 @@ import { formatUrl } from '@aws-sdk/core/util';
 import type { HttpRequest } from '@smithy/core/protocols';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3 } from '../../infra/local/s3.js';
-import { actingAs, functionCredentials, functionKeyId } from '../../infra/local/s3-roles.js';
+import { actingAs, functionCredentials, functionKeyId } from '../../infra/local/iam.js';
 import { BucketLocation, type ObjectRequestParts } from '../../shared/s3/addressing.js';
 import { S3Bucket, type S3Transport } from '../../shared/s3/bucket.js';
 import { S3_TIMEOUTS } from '../../shared/s3/client.js';

@@ -61,9 +61,9 @@ describe('permissions from a route access declaration', () => {
 });
 
 describe('the fan-out', () => {
-  it("reads, updates and puts conversations, queries only the index of a thread's sides, appends to feeds, and touches nothing else", () => {
+  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, and touches nothing else", () => {
     expect(fanOutPermissions(arns)).toEqual([
-      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:conversations'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'], resources: ['arn:conversations'] },
       { actions: ['dynamodb:Query'], resources: ['arn:conversations/index/by_thread'] },
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
     ]);
