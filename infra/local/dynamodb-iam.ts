@@ -25,7 +25,6 @@ export async function startDynamoDbEnforcer(options: {
 }): Promise<{ endpoint: string; close(): Promise<void> }> {
   const upstream = new URL(options.upstream);
   const sockets = new Set<Socket>();
-  const said = new Set<string>();
   const server = createServer((client) => {
     const backend = connect({ host: upstream.hostname, port: Number(upstream.port || 80) });
     for (const socket of [client, backend]) {
@@ -54,11 +53,6 @@ export async function startDynamoDbEnforcer(options: {
             logger.error('local IAM evaluation failed', { error: String(denial) });
             client.write(dynamodbError(500, 'com.amazonaws.dynamodb.v20120810#InternalServerError', String(denial)));
           } else if (denial) {
-            if (!said.has(denial.message)) {
-              // What AWS would refuse, said once per kind of call: the developer's lead to a missing grant.
-              said.add(denial.message);
-              logger.warn(`refused by the local IAM: ${denial.message}`);
-            }
             client.write(dynamodbError(400, 'com.amazon.coral.service#AccessDeniedException', denial.message));
           } else {
             backend.write(bytes);

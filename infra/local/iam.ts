@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { Config } from '../../shared/config.js';
+import { logger } from '../../shared/observability.js';
 import type { Credentials } from '../../shared/s3/signer.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns, type Permission } from '../permissions.js';
@@ -176,6 +177,8 @@ export function denialMessage(role: FunctionRole, request: AccessRequest, explic
 export class PolicyEvaluator {
   private readonly decisions = new Map<string, Promise<'Allowed' | 'ImplicitlyDenied' | 'ExplicitlyDenied'>>();
   private readonly policies = new Map<FunctionRole, object>();
+  /** Every call refused so far, in AWS's words, each once: what a developer or a test looks at to find a missing grant. */
+  readonly refused = new Set<string>();
 
   constructor(
     readonly roles: ReadonlyMap<string, FunctionRole>,
@@ -193,7 +196,12 @@ export class PolicyEvaluator {
       const result = await this.decide(role, request);
       if (result !== 'Allowed') {
         const explicit = result === 'ExplicitlyDenied';
-        return { request, role, explicit, message: denialMessage(role, request, explicit) };
+        const message = denialMessage(role, request, explicit);
+        if (!this.refused.has(message)) {
+          this.refused.add(message);
+          logger.warn(`refused by the local IAM: ${message}`);
+        }
+        return { request, role, explicit, message };
       }
     }
     return undefined;

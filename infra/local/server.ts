@@ -77,6 +77,8 @@ export interface LocalApi {
   config: Config;
   /** The App (clients, services) the handlers run on. */
   app: App;
+  /** Every call of a function the local IAM refused (DynamoDB's and S3's), in AWS's words, each once. */
+  iamRefusals(): string[];
   close(): Promise<void>;
 }
 
@@ -266,6 +268,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       s3Endpoint,
       config,
       app,
+      iamRefusals: () => [...iam.refused],
       close: stopAll,
     };
   } catch (error) {

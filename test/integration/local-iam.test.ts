@@ -1,0 +1,142 @@
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { AbortMultipartUploadCommand, S3Client } from '@aws-sdk/client-s3';
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLEANUP_FUNCTION, FAN_OUT_FUNCTION, type GrantsOverride } from '../../infra/local/iam.js';
+import type { Permission } from '../../infra/permissions.js';
+import { uploadSessionKey } from '../../shared/dynamo/keys.js';
+import { fileKey } from '../../shared/files/keys.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { upload, uploadForm } from '../support/attachments.js';
+import { eventually } from '../support/eventually.js';
+import { sessionClient } from '../support/upload-sessions.js';
+
+/**
+ * The local stand-ins refuse what AWS would refuse each function's role
+ * (infra/local/iam.ts): with one grant of the stack taken away, the behaviour
+ * that needs it fails, and the call is refused with AWS's AccessDenied. Each
+ * case first shows the behaviour with the grants as the stack gives them, so
+ * that the failure is the grant's, nothing else's.
+ */
+let t: TestApi | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+/** The grants as the stack gives them, but `action` taken from `role` (on `resource` only, when given). */
+const without =
+  (role: string, action: string, resource?: string): GrantsOverride =>
+  (name, granted) =>
+    name !== role
+      ? granted
+      : granted.flatMap((permission): Permission[] => {
+          if (!permission.actions.includes(action)) return [permission];
+          const kept = resource === undefined ? [] : permission.resources.filter((arn) => !arn.endsWith(resource));
+          const others = permission.actions.filter((other) => other !== action);
+          return [...(others.length ? [{ ...permission, actions: others }] : []), ...(kept.length ? [{ ...permission, actions: [action], resources: kept }] : [])];
+        });
+
+const refusalOf = (api: TestApi, pattern: RegExp) =>
+  eventually(
+    async () => api.api.iamRefusals(),
+    (refusals) => refusals.some((message) => pattern.test(message)),
+    60_000,
+  ).then((refusals) => refusals.filter((message) => pattern.test(message)));
+
+describe("the fan-out's dynamodb:ConditionCheckItem", () => {
+  const clock = { now: 1_950_000_000 };
+  /** Two uploads by a into a group of two in one second: the second finds b's side already at that time, and only checks it. */
+  async function twoUploadsInOneSecond(api: TestApi) {
+    const g = `iam-g-${randomBytes(3).toString('hex')}`;
+    const [a, b] = [`${g}-a`, `${g}-b`];
+    const sides: Record<string, string> = {};
+    for (const who of [a, b]) sides[who] = (await api.call(who, 'POST', '/v1/conversations', { form: { group_id: g }, groups: [g] })).body.id;
+    const uploadAs = async (name: string) => {
+      const response = await api.call(a, 'POST', '/v1/attachments', { body: uploadForm({ bytes: name, filename: name }, { conversation_id: sides[a]! }), groups: [g] });
+      expect(response.status).toBe(201);
+      return response.body.id as string;
+    };
+    const reached = async () =>
+      (await api.call(b, 'GET', '/v1/events?limit=100', { groups: [g] })).body.data.filter((e: any) => e.type === 'attachment.created').map((e: any) => e.data.object.id);
+    const first = await uploadAs('first.txt');
+    await eventually(reached, (ids) => ids.includes(first));
+    const second = await uploadAs('second.txt');
+    return { second, reached };
+  }
+
+  it('lets the second reach the member; without it, the fan-out is refused with AccessDenied and the member is not reached', async () => {
+    t = await startTestApi({ clock: () => clock.now });
+    const granted = await twoUploadsInOneSecond(t);
+    expect(await eventually(granted.reached, (ids) => ids.includes(granted.second))).toContain(granted.second);
+    expect(t.api.iamRefusals()).toEqual([]);
+    await t.close();
+
+    t = await startTestApi({ clock: () => clock.now, grants: without(FAN_OUT_FUNCTION, 'dynamodb:ConditionCheckItem') });
+    const refused = await twoUploadsInOneSecond(t);
+    expect(await refusalOf(t, /FanOut is not authorized to perform: dynamodb:ConditionCheckItem on resource: .*_conversations because no identity-based policy allows/)).toHaveLength(1);
+    expect(await refused.reached()).not.toContain(refused.second);
+  });
+});
+
+describe("the cleanup's Query on the attachments' by_conversation index", () => {
+  async function deletedConversationWithUpload(api: TestApi) {
+    const user = `iam-cleanup-${randomBytes(3).toString('hex')}`;
+    const conversation = (await api.call(user, 'POST', '/v1/conversations', { form: { contact_id: 'someone' } })).body;
+    const uploaded = await upload(api, user, { bytes: 'in the conversation', filename: 'in.txt' }, { conversation_id: conversation.id });
+    expect(uploaded.status).toBe(201);
+    expect((await api.call(user, 'DELETE', `/v1/conversations/${conversation.id}`)).status).toBe(200);
+    return { user, attachment: uploaded.body.id as string };
+  }
+
+  it('removes a deleted conversation\'s attachments; without it, the cleanup is refused with AccessDenied and they stay', async () => {
+    t = await startTestApi();
+    const granted = await deletedConversationWithUpload(t);
+    const gone = await eventually(() => t!.call(granted.user, 'GET', `/v1/attachments/${granted.attachment}`), (response) => response.status === 404);
+    expect(gone.status).toBe(404);
+    expect(t.api.iamRefusals()).toEqual([]);
+    await t.close();
+
+    t = await startTestApi({ grants: without(CLEANUP_FUNCTION, 'dynamodb:Query', '/index/by_conversation') });
+    const refused = await deletedConversationWithUpload(t);
+    expect(await refusalOf(t, /Cleanup is not authorized to perform: dynamodb:Query on resource: .*_attachments\/index\/by_conversation because/)).toHaveLength(1);
+    expect((await t.call(refused.user, 'GET', `/v1/attachments/${refused.attachment}`)).status).toBe(200);
+  });
+});
+
+describe("the completion's s3:ListBucket on the files prefix", () => {
+  /** A completion whose multipart upload S3 no longer holds (an abort came first): it must tell the file is gone. */
+  async function completionOfAbortedUpload(api: TestApi) {
+    const user = `iam-list-${randomBytes(3).toString('hex')}`;
+    const sessions = sessionClient(api);
+    const session = (await sessions.start(user, { filename: 'a.bin', file_size: 1000 })).body;
+    const parts = await sessions.uploadAll(user, session, randomBytes(1000));
+    // Aborted behind the API's back, with the server's own key (which may do anything).
+    const base = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+    const dynamodb = new DynamoDBClient({ ...base, endpoint: api.api.dynamodbEndpoint });
+    const s3 = new S3Client({ ...base, endpoint: api.api.s3Endpoint, forcePathStyle: true });
+    try {
+      const key = uploadSessionKey(user, session.id);
+      const { Item } = await dynamodb.send(new GetItemCommand({ TableName: api.api.config.uploadSessionsTable, Key: { pk: { S: String(key.pk) }, sk: { S: String(key.sk) } } }));
+      const Key = fileKey(user, Item!.attachment_id!.S!, session.id);
+      await s3.send(new AbortMultipartUploadCommand({ Bucket: api.api.config.filesBucket, Key, UploadId: Item!.upload_id!.S! }));
+    } finally {
+      dynamodb.destroy();
+      s3.destroy();
+    }
+    return sessions.complete(user, session.id, parts);
+  }
+
+  it('answers 404 for a file gone; without it, S3 answers the HEAD 403 AccessDenied and the completion fails', async () => {
+    t = await startTestApi();
+    const granted = await completionOfAbortedUpload(t);
+    expect(granted.status).toBe(404);
+    expect(t.api.iamRefusals()).toEqual([]);
+    await t.close();
+
+    t = await startTestApi({ grants: without('CompleteUploadSession', 's3:ListBucket') });
+    const refused = await completionOfAbortedUpload(t);
+    expect(refused.status).toBe(500);
+    expect(await refusalOf(t, /CompleteUploadSession is not authorized to perform: s3:ListBucket on resource: arn:aws:s3:::/)).toHaveLength(1);
+  });
+});
