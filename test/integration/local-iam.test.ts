@@ -1,22 +1,20 @@
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { AbortMultipartUploadCommand, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLEANUP_FUNCTION, FAN_OUT_FUNCTION, type GrantsOverride } from '../../infra/local/iam.js';
 import type { Permission } from '../../infra/permissions.js';
-import { uploadSessionKey } from '../../shared/dynamo/keys.js';
-import { fileKey } from '../../shared/files/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { upload, uploadForm } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
-import { sessionClient } from '../support/upload-sessions.js';
 
 /**
  * The local stand-ins refuse what AWS would refuse each function's role
  * (infra/local/iam.ts): with one grant of the stack taken away, the behaviour
  * that needs it fails, and the call is refused with AWS's AccessDenied. Each
  * case first shows the behaviour with the grants as the stack gives them, so
- * that the failure is the grant's, nothing else's.
+ * that the failure is the grant's, nothing else's. The completion's
+ * s3:ListBucket is proven the same way by the race of a completion and an
+ * abort (test/integration/upload-sessions-s3-faults.test.ts), whose 404 is
+ * a 500 without it.
  */
 let t: TestApi | undefined;
 afterEach(async () => {
@@ -101,42 +99,5 @@ describe("the cleanup's Query on the attachments' by_conversation index", () => 
     const refused = await deletedConversationWithUpload(t);
     expect(await refusalOf(t, /Cleanup is not authorized to perform: dynamodb:Query on resource: .*_attachments\/index\/by_conversation because/)).toHaveLength(1);
     expect((await t.call(refused.user, 'GET', `/v1/attachments/${refused.attachment}`)).status).toBe(200);
-  });
-});
-
-describe("the completion's s3:ListBucket on the files prefix", () => {
-  /** A completion whose multipart upload S3 no longer holds (an abort came first): it must tell the file is gone. */
-  async function completionOfAbortedUpload(api: TestApi) {
-    const user = `iam-list-${randomBytes(3).toString('hex')}`;
-    const sessions = sessionClient(api);
-    const session = (await sessions.start(user, { filename: 'a.bin', file_size: 1000 })).body;
-    const parts = await sessions.uploadAll(user, session, randomBytes(1000));
-    // Aborted behind the API's back, with the server's own key (which may do anything).
-    const base = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
-    const dynamodb = new DynamoDBClient({ ...base, endpoint: api.api.dynamodbEndpoint });
-    const s3 = new S3Client({ ...base, endpoint: api.api.s3Endpoint, forcePathStyle: true });
-    try {
-      const key = uploadSessionKey(user, session.id);
-      const { Item } = await dynamodb.send(new GetItemCommand({ TableName: api.api.config.uploadSessionsTable, Key: { pk: { S: String(key.pk) }, sk: { S: String(key.sk) } } }));
-      const Key = fileKey(user, Item!.attachment_id!.S!, session.id);
-      await s3.send(new AbortMultipartUploadCommand({ Bucket: api.api.config.filesBucket, Key, UploadId: Item!.upload_id!.S! }));
-    } finally {
-      dynamodb.destroy();
-      s3.destroy();
-    }
-    return sessions.complete(user, session.id, parts);
-  }
-
-  it('answers 404 for a file gone; without it, S3 answers the HEAD 403 AccessDenied and the completion fails', async () => {
-    t = await startTestApi();
-    const granted = await completionOfAbortedUpload(t);
-    expect(granted.status).toBe(404);
-    expect(t.api.iamRefusals()).toEqual([]);
-    await t.close();
-
-    t = await startTestApi({ grants: without('CompleteUploadSession', 's3:ListBucket') });
-    const refused = await completionOfAbortedUpload(t);
-    expect(refused.status).toBe(500);
-    expect(await refusalOf(t, /CompleteUploadSession is not authorized to perform: s3:ListBucket on resource: arn:aws:s3:::/)).toHaveLength(1);
   });
 });
