@@ -38,8 +38,12 @@ export interface TableArn {
 // permissions with an IAM evaluator (infra/local/iam.ts).
 const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:Query'];
 const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
-/** Idempotency-Key records are read, claimed (put) and released (delete) by key, never queried or updated. */
-const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'];
+/**
+ * Idempotency-Key records are read, claimed and completed (conditional UpdateItem,
+ * shared/idempotency/dynamo-store.ts) and released (delete) by key, never queried.
+ * The local IAM found the UpdateItem missing (issue 26).
+ */
+const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 
 /** Reads, and UpdateItem of existing items: the conversation list writes ended mutes back, nothing more. */
 const TABLE_UPDATE = [...TABLE_READ, 'dynamodb:UpdateItem'];
