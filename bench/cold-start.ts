@@ -5,7 +5,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayProxyResult } from 'aws-lamb
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes, type Route } from '../infra/routes.js';
 import { readConfig } from '../shared/config.js';
-import { orphanFileKey } from '../shared/dynamo/keys.js';
+import { uploadIntentKey } from '../shared/dynamo/keys.js';
 import { fileKey } from '../shared/files/keys.js';
 import { REFERENCE_NAME, type BundleFigure } from './bundles.js';
 import { authorizerEvent, proxyEvent, streamRemovalEvent } from './events.js';
@@ -119,8 +119,8 @@ function firstEvent(name: string, fixture: Fixture, round: number, env: Record<s
     case 'AbortUploadSession':
       return proxyEvent({ route: route(name), userId, pathParameters: { id: fixture.sessionIds[fixture.sessionIds.length - 1 - round]! } });
     case 'Cleanup':
-      // A failed upload's orphan-file marker gone from the stream: a read of the record, a delete of the file.
-      return streamRemovalEvent(readConfig({ ...LOCAL_ENV, ...env }).attachmentsTable, orphanFileKey(`att_cold${round}`, 'run'), {
+      // A failed upload's intent gone from the stream: a read of the record, a delete of the file.
+      return streamRemovalEvent(readConfig({ ...LOCAL_ENV, ...env }).attachmentsTable, uploadIntentKey(`att_cold${round}`, 'run'), {
         file_key: fileKey(userId, `att_cold${round}`, 'run'),
       });
     default:

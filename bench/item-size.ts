@@ -75,3 +75,36 @@ export function transactionWriteUnits(body: string, table: string, indexSortKeys
   }
   return units;
 }
+
+/** A stored item as the document client reads it: strings, numbers and booleans, as a conversation holds. */
+export type PlainItem = Record<string, unknown>;
+
+function plainValueBytes(value: unknown): number {
+  if (typeof value === 'string') return utf8(value);
+  if (typeof value === 'number') return numberBytes(String(value));
+  if (typeof value === 'boolean' || value === null) return 1;
+  throw new Error(`No size rule here for ${JSON.stringify(value)}: add it to bench/item-size.ts`);
+}
+
+export const plainItemBytes = (item: PlainItem): number => Object.entries(item).reduce((sum, [name, value]) => sum + utf8(name) + plainValueBytes(value), 0);
+
+/**
+ * The write units of one transactional update of an item from `before` to
+ * `after`, the table's and its global indexes': the table item at the larger
+ * of its two sizes; each index (projecting ALL) that holds the item before or
+ * after writes it once, or twice (a delete and a put) when its key moves or it
+ * enters or leaves the index, each at the transactional rate (the upper bound,
+ * as above). An item holds an index when it has both its key attributes.
+ */
+export function updateWriteUnits(before: PlainItem, after: PlainItem, indexes: readonly { partitionKey: string; sortKey: string }[]): number {
+  const units = (item: PlainItem) => transactionalWriteUnits(plainItemBytes(item));
+  let total = Math.max(units(before), units(after));
+  for (const { partitionKey, sortKey } of indexes) {
+    const held = (item: PlainItem) => item[partitionKey] !== undefined && item[sortKey] !== undefined;
+    const keyOf = (item: PlainItem) => `${String(item[partitionKey])}\u0000${String(item[sortKey])}`;
+    if (held(before) && held(after)) total += keyOf(before) === keyOf(after) ? units(after) : units(before) + units(after);
+    else if (held(before)) total += units(before);
+    else if (held(after)) total += units(after);
+  }
+  return total;
+}

@@ -4,6 +4,8 @@ import { dynamo, type App } from '../shared/app.js';
 import { attachmentItem } from '../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../shared/attachments/model.js';
 import { conversationKey } from '../shared/dynamo/keys.js';
+import { conversationIndexes, conversationsTable } from '../shared/dynamo/tables.js';
+import { updateWriteUnits, type PlainItem } from './item-size.js';
 import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
 import type { DynamoCounter } from './dynamodb-counter.js';
@@ -60,6 +62,14 @@ export interface GroupFanOut {
   pollerCalls: Record<string, number>;
   /** Items written per upload: single-item writes plus the items of transactions and batches. */
   itemsWritten: number;
+  /**
+   * Write units of the sides' updates (each side as read before the upload
+   * and after its fan-out, bench/item-size.ts's updateWriteUnits): with every
+   * index of the conversations table, and as they were before the activity
+   * order's indexes (without by_activity, by_archived_activity and the
+   * activity_sort they are keyed by).
+   */
+  sideWriteUnits: { withActivityIndexes: number; withoutActivityIndexes: number; perSide: { withActivityIndexes: number; withoutActivityIndexes: number } };
 }
 
 export interface ListReadFigure {
@@ -201,6 +211,7 @@ async function groupFanOut(app: App, api: Api, counter: DynamoCounter, run: stri
   const seedSeconds = round((performance.now() - seedStarted) / 1000);
   const keys = members.map((member, index) => conversationKey(member.id, sideIds[index]!));
   await settle(counter);
+  const sidesBefore = await sideItems(app, keys);
 
   counter.reset();
   const { attachment, answeredAt } = await api.upload(members[0]!, sideIds[0]!);
@@ -221,6 +232,7 @@ async function groupFanOut(app: App, api: Api, counter: DynamoCounter, run: stri
     const page = await api.expect(200, members[index]!, 'GET', `/v1/conversations?group_id=${encodeURIComponent(groupId)}&unread=true`);
     if (page.data.length !== 1) throw new Error(`member ${index}'s side is not unread after the fan-out: ${JSON.stringify(page)}`);
   }
+  const sideWriteUnits = sidesWriteUnits(sidesBefore, await sideItems(app, keys));
   const operations = Object.fromEntries(Object.entries(counts).filter(([name]) => !isPollerCall(name)));
   const pollerCalls = Object.fromEntries(Object.entries(counts).filter(([name]) => isPollerCall(name)));
   return {
@@ -233,7 +245,44 @@ async function groupFanOut(app: App, api: Api, counter: DynamoCounter, run: stri
     requestOperations,
     pollerCalls,
     itemsWritten: itemsWritten(operations),
+    sideWriteUnits,
   };
+}
+
+const ACTIVITY_INDEXES: readonly string[] = [conversationIndexes.activity.name, conversationIndexes.archivedActivity.name];
+
+/** What the fan-out's side updates cost in write units, with the activity indexes and without them (see GroupFanOut). */
+function sidesWriteUnits(before: Map<string, PlainItem>, after: Map<string, PlainItem>): GroupFanOut['sideWriteUnits'] {
+  const withoutActivity = (item: PlainItem) => Object.fromEntries(Object.entries(item).filter(([name]) => name !== conversationIndexes.activity.sortKey));
+  const olderIndexes = conversationsTable.indexes.filter((index) => !ACTIVITY_INDEXES.includes(index.name));
+  let withIndexes = 0;
+  let withoutIndexes = 0;
+  for (const [key, old] of before) {
+    const now = after.get(key);
+    if (!now) throw new Error(`side ${key} is gone after the fan-out`);
+    withIndexes += updateWriteUnits(old, now, conversationsTable.indexes);
+    withoutIndexes += updateWriteUnits(withoutActivity(old), withoutActivity(now), olderIndexes);
+  }
+  return {
+    withActivityIndexes: withIndexes,
+    withoutActivityIndexes: withoutIndexes,
+    perSide: { withActivityIndexes: round(withIndexes / before.size), withoutActivityIndexes: round(withoutIndexes / before.size) },
+  };
+}
+
+/** The sides as stored, whole, by key (BatchGetItem, 100 keys a call, not counted). */
+async function sideItems(app: App, keys: { pk: string; sk: string }[]): Promise<Map<string, PlainItem>> {
+  const table = app.config.conversationsTable;
+  const items = new Map<string, PlainItem>();
+  for (let start = 0; start < keys.length; start += 100) {
+    let pending: Record<string, unknown>[] = keys.slice(start, start + 100);
+    while (pending.length > 0) {
+      const { Responses, UnprocessedKeys } = await app.use(dynamo).send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+      for (const item of Responses?.[table] ?? []) items.set(`${String(item.pk)}\u0000${String(item.sk)}`, item);
+      pending = (UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
+    }
+  }
+  return items;
 }
 
 function itemsWritten(counts: Record<string, number>): number {

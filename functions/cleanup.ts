@@ -2,7 +2,7 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { attachmentWriter, sessionLeftovers, type App } from '../shared/app.js';
 import { streamConsumer } from '../shared/stream-consumer.js';
 import { isRemoval, removedKey, removedString, tableOf } from '../shared/cleanup/stream-events.js';
-import { ATTACHMENT_SK, CONVERSATION_SK_PREFIX, ORPHAN_FILE_SK_PREFIX } from '../shared/dynamo/keys.js';
+import { ATTACHMENT_SK, CONVERSATION_SK_PREFIX, UPLOAD_INTENT_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
 
 /**
@@ -26,7 +26,7 @@ async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
     if (table === conversationsTable && key.sk.startsWith(CONVERSATION_SK_PREFIX)) {
       const removed = await attachments.removeAllOf(key.pk, key.sk);
       logger.info('conversation cleaned up', { conversation_id: key.sk, attachments_removed: removed });
-    } else if (table === attachmentsTable && (key.sk === ATTACHMENT_SK || key.sk.startsWith(ORPHAN_FILE_SK_PREFIX))) {
+    } else if (table === attachmentsTable && (key.sk === ATTACHMENT_SK || key.sk.startsWith(UPLOAD_INTENT_SK_PREFIX))) {
       const fileKey = removedString(record, 'file_key');
       if (!fileKey) {
         // Only a record from a stream without the item's image (not this stack's view type): nothing names the file.
@@ -34,7 +34,7 @@ async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<void> {
       } else if (key.sk === ATTACHMENT_SK) {
         await attachments.removeFile(fileKey);
       } else {
-        await attachments.removeOrphanFile(key.pk, fileKey);
+        await attachments.removeUnheldFile(key.pk, fileKey);
       }
     } else if (table === uploadSessionsTable) {
       await cleanUpSession(record, key, app);

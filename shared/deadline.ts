@@ -56,6 +56,8 @@ interface Scope {
   budget: Budget;
   /** Inside a fallback: calls may use the reserve. */
   fallback: boolean;
+  /** Where Lambda stops the invocation, on the wall clock (epoch milliseconds). */
+  endsAt: number;
 }
 
 const scopes = new AsyncLocalStorage<Scope>();
@@ -63,7 +65,16 @@ const scopes = new AsyncLocalStorage<Scope>();
 /** Runs an invocation's work within its budget (none when the caller gives no time, as a direct call does). */
 export function withinBudget<T>(time: InvocationTime | undefined, work: () => Promise<T>): Promise<T> {
   if (!time) return work();
-  return scopes.run({ budget: budgetFor(time.getRemainingTimeInMillis(), performance.now()), fallback: false }, work);
+  const remaining = time.getRemainingTimeInMillis();
+  return scopes.run({ budget: budgetFor(remaining, performance.now()), fallback: false, endsAt: Date.now() + Math.max(0, remaining) }, work);
+}
+
+/**
+ * When the current invocation ends (epoch milliseconds): nothing of it runs
+ * after, so nothing it started can still write. Undefined outside an invocation.
+ */
+export function invocationEndsAt(): number | undefined {
+  return scopes.getStore()?.endsAt;
 }
 
 /**

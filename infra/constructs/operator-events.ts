@@ -8,7 +8,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnPipe } from 'aws-cdk-lib/aws-pipes';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { BUS_FILTER_PATTERN, BUS_SOURCE, DETAIL_TYPE_PATH } from '../../shared/events/bus.js';
+import { BUS_DETAIL_TYPE, BUS_FILTER_PATTERN, BUS_SOURCE } from '../../shared/events/bus.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 
 /** How old a stream record may get before the pipe gives up on it: well inside the stream's 24 hours. */
@@ -27,7 +27,8 @@ export interface OperatorEventsProps {
  * (docs/events-for-operators.md): an EventBridge Pipe reads the events
  * table's stream, keeps new event items (shared/events/bus.ts), has the
  * enrichment turn each into its detail and puts it on the bus with `source`
- * messaging-api and `detail-type` the event's type. No publisher of ours: the
+ * messaging-api and one constant `detail-type` (the event's type is
+ * `detail.type`: see BUS_DETAIL_TYPE). No publisher of ours: the
  * pipe reads, retries, bisects and dead-letters as the cleanup's event source
  * mappings do, and the same alarm fires on the first dead letter.
  */
@@ -45,7 +46,7 @@ export class OperatorEvents extends Construct {
     const streamArn = events.tableStreamArn;
     if (!streamArn) throw new Error('The events table has no stream to feed the pipe (shared/dynamo/tables.ts)');
 
-    this.bus = new EventBus(this, 'Bus', { description: "Every user's events of the messaging API (source messaging-api, detail-type the event type)" });
+    this.bus = new EventBus(this, 'Bus', { description: "Every user's events of the messaging API (source messaging-api, the event type in detail.type)" });
 
     const failures = deadLettersWithAlarm(this, 'Pipe', {
       removalPolicy,
@@ -94,7 +95,8 @@ export class OperatorEvents extends Construct {
       target: this.bus.eventBusArn,
       targetParameters: {
         // No input template: the enrichment's output is the detail as it is (a template would have to re-quote it).
-        eventBridgeEventBusParameters: { source: BUS_SOURCE, detailType: DETAIL_TYPE_PATH },
+        // No dynamic path either: what one resolves against after an enrichment is not settled (BUS_DETAIL_TYPE).
+        eventBridgeEventBusParameters: { source: BUS_SOURCE, detailType: BUS_DETAIL_TYPE },
       },
       logConfiguration: { level: 'ERROR', cloudwatchLogsLogDestination: { logGroupArn: logs.logGroupArn } },
     });

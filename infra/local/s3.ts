@@ -43,6 +43,11 @@ export async function startS3(
     directory: root,
     // s3rver's own check approximates SigV4 and never sees the multipart calls; s3-signatures.ts checks them all, as S3 does.
     allowMismatchedSignatures: true,
+    // Path-style only, as every client of ours addresses it (forcePathStyle): by default s3rver takes any Host that
+    // is not an IP, localhost or this machine's name as a virtual-hosted bucket and rewrites the path before the
+    // signature check, so the functions of `sam local`, which reach it as host.docker.internal, all failed with
+    // SignatureDoesNotMatch (docs/deploying.md).
+    vhostBuckets: false,
     configureBuckets: [{ name: bucket, configs: corsOrigins.length > 0 ? [corsXml(corsOrigins)] : [] }],
   });
   // Just before s3rver's router: SigV4 as S3 checks it (s3-signatures.ts), what s3rver lacks of S3's multipart

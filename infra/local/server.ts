@@ -24,6 +24,7 @@ import { readLocalSettings } from './settings.js';
 import { actingAs, CLEANUP_FUNCTION, EVENTS_PIPE, FAN_OUT_FUNCTION, functionCredentials, functionKeyId, localIam, type GrantsOverride } from './iam.js';
 import { startDynamoDbEnforcer } from './dynamodb-iam.js';
 import { startStreamPoller } from './stream-poller.js';
+import { startTimeToLive } from './time-to-live.js';
 import { eventsForwarder } from './events-forwarder.js';
 import { answerClientError, createGateway, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 
@@ -217,7 +218,11 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         actingAs(CLEANUP_FUNCTION, await consumer(CLEANUP_ENTRY)),
       );
       const fanOut = poller(FAN_OUT_FUNCTION, { [tables.attachments]: attachmentsTable }, CHANGES_FILTER_PATTERN, actingAs(FAN_OUT_FUNCTION, await consumer(FAN_OUT_ENTRY)));
-      stoppers.push(cleanup.stop, fanOut.stop);
+      // What DynamoDB's TTL does on AWS, for the upload intents of the attachments table: an intent its run
+      // left behind expires, and its REMOVE reaches the cleanup. (The other tables' TTL is not run: see
+      // docs/consistency.md, "DynamoDB Local and AWS".) DynamoDB's own deletes: no role, straight to the table.
+      const timeToLive = startTimeToLive({ endpoint: dynamodbEndpoint, region, credentials, table: { name: tables.attachments, definition: attachmentsTable }, functionTimeoutMs });
+      stoppers.push(cleanup.stop, fanOut.stop, timeToLive.stop);
       if (eventsForwardUrl) {
         // What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL.
         const forwarding = new AbortController();

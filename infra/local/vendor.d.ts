@@ -8,6 +8,7 @@ declare module '@20minutes/s3rver' {
     directory?: string;
     resetOnClose?: boolean;
     allowMismatchedSignatures?: boolean;
+    vhostBuckets?: boolean;
     configureBuckets?: { name: string; configs?: (string | Buffer)[] }[];
   }
   export default class S3rver {

@@ -1,12 +1,12 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
-import { attachmentConversationKey, attachmentKey, orphanFileKey, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
+import { attachmentConversationKey, attachmentKey, threadKey, threadOf, uploadIntentKey, type Counterpart } from '../dynamo/keys.js';
 import { ConversationActivity, transactWithActivity, type ActivityOutcome } from '../conversations/activity.js';
 import { ConcurrentWrite, contentToken, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { uploadersObject, type AttachmentRecord, type AttachmentStore, type NotOwner } from './model.js';
+import { uploadersObject, type AttachmentRecord, type AttachmentStore, type NotOwner, type UploadIntent } from './model.js';
 import { headTaken, withFeed, type Outbox } from '../events/outbox.js';
 import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 
@@ -40,14 +40,20 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * conversation gone, never in between. The token (this run's file key is
    * unique to the run) makes the SDK's retry after a lost answer a no-op.
    * The uploader's attachment.created event is in the same transaction: a
-   * run that finds its record written by an earlier run writes none.
+   * run that finds its record written by an earlier run writes none. The
+   * run's intent is removed in it too, on the condition that it is still
+   * there: once the run's failure path (or the intent's expiry) removed it,
+   * the cleanup has the file, and no late attempt can make a record of it.
    */
-  async add(record: AttachmentRecord, requestId: string): Promise<'added' | 'existed' | 'conversation-missing'> {
+  async add(record: AttachmentRecord, requestId: string, intent: UploadIntent): Promise<'added' | 'existed' | 'conversation-missing' | 'intent-gone'> {
     const tables = { attachments: this.table, conversations: this.conversationsTable };
-    const outcome = await putUpload(this.client, tables, this.outbox, record, requestId, (attempt) => requestToken('upload', record.file_key, attempt));
+    const replaced: TransactItem = { Delete: { TableName: this.table, Key: uploadIntentKey(intent.attachmentId, intent.run), ...expressions({ condition: itemExists() }) } };
+    const outcome = await putUpload(this.client, tables, this.outbox, record, requestId, (attempt) => requestToken('upload', record.file_key, attempt), [replaced]);
     if (outcome === 'conversation-missing') return outcome;
+    if (outcome.committed) return 'added';
+    if (outcome.conditionFailed[0]) return 'intent-gone';
     // The record exists: its id is this upload's own (new, or its Idempotency-Key's seed), so an earlier run of it wrote it.
-    return outcome.committed ? 'added' : 'existed';
+    return 'existed';
   }
 
   async get(id: string): Promise<AttachmentRecord | undefined> {
@@ -126,14 +132,15 @@ export class DynamoAttachmentStore implements AttachmentStore {
     return { has_more: items.has_more, data: items.data.map(fromItem) };
   }
 
-  /**
-   * Hands a file to the cleanup (see ORPHAN_FILE_SK_PREFIX): one put and one
-   * delete of its marker, each idempotent. Throws when DynamoDB does.
-   */
-  async handOverOrphanFile(attachmentId: string, run: string, fileKey: string): Promise<void> {
-    const Key = orphanFileKey(attachmentId, run);
-    await this.client.send(new PutCommand({ TableName: this.table, Item: { ...Key, file_key: fileKey } }));
-    await this.client.send(new DeleteCommand({ TableName: this.table, Key }));
+  /** An upload run's intent (see UPLOAD_INTENT_SK_PREFIX): one put, idempotent. */
+  async intend(intent: UploadIntent): Promise<void> {
+    const Item = { ...uploadIntentKey(intent.attachmentId, intent.run), file_key: intent.fileKey, expires_at: intent.expiresAt };
+    await this.client.send(new PutCommand({ TableName: this.table, Item }));
+  }
+
+  /** Its removal: its REMOVE hands the file to the cleanup. One delete, idempotent (none when it is gone already). */
+  async abandon(intent: UploadIntent): Promise<void> {
+    await this.client.send(new DeleteCommand({ TableName: this.table, Key: uploadIntentKey(intent.attachmentId, intent.run) }));
   }
 
   /**

@@ -64,12 +64,15 @@ export type NotOwner = { refused: 'not-owner'; record: AttachmentRecord };
 
 export interface AttachmentStore {
   /**
-   * Writes a new record (never overwriting one) and, when it goes into a
-   * conversation, the uploader's activity on that side, on the condition that
-   * the side exists; all or nothing. 'existed': a record of this id is there
-   * (an earlier run of the same Idempotency-Key).
+   * Writes a new record (never overwriting one) in place of its run's
+   * intent and, when it goes into a conversation, the uploader's activity on
+   * that side, on the condition that the side exists and the intent is still
+   * there; all or nothing. 'existed': a record of this id is there (an
+   * earlier run of the same Idempotency-Key). 'intent-gone': the run's intent
+   * was removed (by its own failure path, or its expiry), so its file is the
+   * cleanup's and no record may hold it.
    */
-  add(record: AttachmentRecord, requestId: string): Promise<'added' | 'existed' | 'conversation-missing'>;
+  add(record: AttachmentRecord, requestId: string, intent: UploadIntent): Promise<'added' | 'existed' | 'conversation-missing' | 'intent-gone'>;
   get(id: string): Promise<AttachmentRecord | undefined>;
   /** Only the uploader's: undefined when there is no such attachment, NotOwner when it is someone else's. */
   rename(uploaderId: string, id: string, filename: string, requestId: string): Promise<AttachmentRecord | NotOwner | undefined>;
@@ -81,8 +84,24 @@ export interface AttachmentStore {
   listThread(threadKey: string, page: PageRequest): Promise<Page<AttachmentRecord>>;
   /** Removes the record of every attachment the user uploaded into one of their conversations; how many there were. */
   removeAllOf(userId: string, conversationId: string): Promise<number>;
-  /** Hands a file that no record may hold to the cleanup (throws when that cannot be written). */
-  handOverOrphanFile(attachmentId: string, run: string, fileKey: string): Promise<void>;
+  /** Writes an upload run's intent, before its file exists (throws when DynamoDB does). */
+  intend(intent: UploadIntent): Promise<void>;
+  /** Removes an upload run's intent: the cleanup then removes its file unless a record holds it (throws when DynamoDB does). */
+  abandon(intent: UploadIntent): Promise<void>;
+}
+
+/**
+ * What an upload run is about to write to S3, recorded before it does: the
+ * hand-over of its file to the cleanup, in force before the file exists
+ * (docs/consistency.md, "An upload's intent").
+ */
+export interface UploadIntent {
+  attachmentId: string;
+  /** The run: one intent per run, as one file key per run. */
+  run: string;
+  fileKey: string;
+  /** Epoch seconds, DynamoDB's TTL attribute: after the run's invocation ended, when nothing of the run can still write. */
+  expiresAt: number;
 }
 
 /** A file as it arrived in an upload, its name and type already normalised. */

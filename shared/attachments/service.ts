@@ -2,14 +2,14 @@ import type { Groups } from '../auth/groups.js';
 import { counterpartOf } from '../conversations/item-codec.js';
 import { membersCounterpart, seesAttachment, type MemberConversations, type Reader, type ThreadSides } from '../conversations/membership.js';
 import { threadKey, threadOf } from '../dynamo/keys.js';
-import { inFallback } from '../deadline.js';
+import { DeadlineExceeded, inFallback, invocationEndsAt } from '../deadline.js';
 import { fileKey } from '../files/keys.js';
 import { notOwner, referenceMissing, resourceMissing } from '../http/errors.js';
 import { newSeed, seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
 import { systemClock, type Clock } from '../time.js';
-import { attachmentObject, placementIn, type Attachment, type AttachmentRecord, type AttachmentStore, type NotOwner, type Upload } from './model.js';
+import { attachmentObject, placementIn, type Attachment, type AttachmentRecord, type AttachmentStore, type NotOwner, type Upload, type UploadIntent } from './model.js';
 import type { FileLinks, FileStore } from '../files/model.js';
 
 /** What the attachments ask of the conversations: membership of the user's own, and the reader's side of a thread. */
@@ -112,11 +112,12 @@ export class AttachmentViews {
 /**
  * What writes and removes attachment files: the upload, and the cleanup that
  * follows deletes from the tables' streams. The rule that keeps record and
- * file consistent: a record only ever exists while its file does. So a file is
- * written before its record, and removed only after its record is gone (from
- * the table's stream, functions/cleanup.ts, however often that must retry).
- * Each upload run writes a key of its own, so one run's cleanup never
- * removes another run's file.
+ * file consistent: a record only ever exists while its file does, and a file
+ * only while a record or an upload intent holds it. So an upload run writes
+ * its intent, then its file, then its record in place of the intent; a file
+ * is removed only after what held it is gone (from the table's stream,
+ * functions/cleanup.ts, however often that must retry). Each upload run
+ * writes a key of its own, so one run's cleanup never removes another run's file.
  */
 export class AttachmentService extends AttachmentViews {
   constructor(
@@ -130,10 +131,10 @@ export class AttachmentService extends AttachmentViews {
   }
 
   /**
-   * The conversation's membership check, the file, then the record in one
-   * transaction with its conversation's check: an upload into a
-   * conversation that is gone, or being deleted, stores nothing and answers
-   * 400 resource_missing.
+   * The conversation's membership check, the run's intent, the file, then
+   * the record in one transaction with its conversation's check and the
+   * intent's removal: an upload into a conversation that is gone, or being
+   * deleted, keeps nothing and answers 400 resource_missing.
    */
   async upload(userId: string, groups: Groups, upload: Upload, seed: string | undefined, requestId: string): Promise<Attachment> {
     // Before the file is written: a refusal (403 not_a_member, or a conversation that is not there) leaves nothing behind.
@@ -154,63 +155,63 @@ export class AttachmentService extends AttachmentViews {
       placement: placementIn(side),
       file_key: fileKey(userId, id, run),
     };
+    const intent: UploadIntent = { attachmentId: id, run, fileKey: record.file_key, expiresAt: intentExpiry() };
+    // Durable before the file exists: whatever fails from here on, the intent's removal (or expiry) hands the file to the cleanup.
+    await this.store.intend(intent);
     try {
       await this.files.put(record.file_key, upload.file.bytes, record.file_type);
     } catch (error) {
       // Written or not (the answer may be what was lost): no record will hold it.
-      await inFallback(() => this.dropFile(record, run, { unheld: false }));
+      await inFallback(() => this.abandon(intent));
       throw error;
     }
-    let outcome: 'added' | 'existed' | 'conversation-missing';
+    let outcome: Awaited<ReturnType<AttachmentStore['add']>>;
     try {
-      outcome = await this.store.add(record, requestId);
+      outcome = await this.store.add(record, requestId, intent);
     } catch (error) {
       // The record may or may not have been written (every retry's answer was lost): ask.
-      const stored = await inFallback(() => this.storedAfterFailure(record, run));
+      const stored = await inFallback(() => this.storedAfterFailure(record, intent));
       if (stored) return this.relink(stored);
       throw error;
     }
     if (outcome === 'added') return this.relink(record);
     // This run's file is not held: the record that is there (an earlier run's) or none holds another.
-    await inFallback(() => this.dropFile(record, run, { unheld: true }));
+    await inFallback(() => this.abandon(intent));
     if (outcome === 'conversation-missing') throw conversationMissing(upload.conversation_id ?? '');
+    // Only a run past its invocation's end meets its intent expired: its time is spent, nothing stored (503).
+    if (outcome === 'intent-gone') throw new DeadlineExceeded();
     return this.relink((await this.store.get(id)) ?? notFound(id));
   }
 
-  /** After a failed record write: the record if it is there after all; when it is not this run's (or that cannot be known), this run's file is dropped. */
-  private async storedAfterFailure(record: AttachmentRecord, run: string): Promise<AttachmentRecord | undefined> {
-    let stored: AttachmentRecord | undefined;
+  /**
+   * After a failed record write: the intent is removed first, so that no
+   * attempt still in flight can commit after the answer below (its
+   * transaction needs the intent); then the record, if it is there after
+   * all (this run's, or an earlier run's of its Idempotency-Key: either
+   * holds its own file), is the answer. Neither reachable: undefined (503),
+   * and the intent's expiry hands the file over.
+   */
+  private async storedAfterFailure(record: AttachmentRecord, intent: UploadIntent): Promise<AttachmentRecord | undefined> {
+    await this.abandon(intent);
     try {
-      stored = await this.store.get(record.id);
+      return await this.store.get(record.id);
     } catch (error) {
       logger.warn('upload outcome unknown', { attachment_id: record.id, error: String(error) });
+      return undefined;
     }
-    if (stored?.file_key !== record.file_key) await this.dropFile(record, run, { unheld: false });
-    return stored;
   }
 
   /**
-   * A failed upload run's file. When it is surely there and no record can
-   * hold it (`unheld`), it is removed at once. Otherwise (its PUT's outcome
-   * is unknown, and a delayed PUT could still land; or a record may hold it;
-   * or S3 refused the removal) it goes to the cleanup, which removes it,
-   * retrying until S3 answers, unless the record holds it by then. Only when
-   * even that hand-over cannot be written does it stay: an unreachable
-   * orphan, logged.
+   * A failed upload run's file goes to the cleanup: its intent is removed,
+   * and the cleanup removes the file (retrying until S3 answers) unless the
+   * record holds it. When the removal fails too, the intent expires after
+   * the invocation, with the same effect, later.
    */
-  private async dropFile(record: AttachmentRecord, run: string, { unheld }: { unheld: boolean }): Promise<void> {
-    if (unheld) {
-      try {
-        await this.files.remove(record.file_key);
-        return;
-      } catch {
-        // S3 is failing: the cleanup retries.
-      }
-    }
+  private async abandon(intent: UploadIntent): Promise<void> {
     try {
-      await this.store.handOverOrphanFile(record.id, run, record.file_key);
+      await this.store.abandon(intent);
     } catch (error) {
-      logger.error('orphan file after failed upload', { attachment_id: record.id, key: record.file_key, error: String(error) });
+      logger.warn('upload intent left to its expiry', { attachment_id: intent.attachmentId, key: intent.fileKey, expires_at: intent.expiresAt, error: String(error) });
     }
   }
 
@@ -219,8 +220,12 @@ export class AttachmentService extends AttachmentViews {
     return this.store.removeAllOf(userId, conversationId);
   }
 
-  /** Cleanup: a failed upload run's file (see dropFile), unless the record holds it after all. */
-  async removeOrphanFile(attachmentId: string, key: string): Promise<void> {
+  /**
+   * Cleanup: the file of an upload run whose intent is gone, unless the
+   * record holds it (its transaction removed the intent). No record can come
+   * to hold it later: that transaction needs the intent.
+   */
+  async removeUnheldFile(attachmentId: string, key: string): Promise<void> {
     if ((await this.store.get(attachmentId))?.file_key === key) return;
     await this.files.remove(key);
   }
@@ -230,6 +235,18 @@ export class AttachmentService extends AttachmentViews {
     return this.files.remove(key);
   }
 }
+
+/**
+ * How long an upload's intent must outlive its run: a PUT sent just before
+ * the invocation ended may still be stored by S3 a moment later, and the
+ * cleanup must come after it.
+ */
+const INTENT_GRACE_MS = 10_000;
+/** Outside a Lambda invocation (scripts, the bench's direct calls): Lambda's longest. */
+const LONGEST_INVOCATION_MS = 15 * 60_000;
+
+/** The intent's expires_at (epoch seconds, on the wall clock as DynamoDB's TTL reads it, whatever the domain's clock says). */
+const intentExpiry = (): number => Math.ceil(((invocationEndsAt() ?? Date.now() + LONGEST_INVOCATION_MS) + INTENT_GRACE_MS) / 1000);
 
 const conversationMissing = (id: string) => referenceMissing('conversation_id', `No such conversation: ${id}`);
 

@@ -45,7 +45,7 @@ export class ConversationActivity {
    */
   recorded(stored: Item, at: number, requestId: string | null): { item: TransactItem; events: EventDraft[] } {
     const chosen = caseHolding(this.cases, readTimes(stored));
-    const update = new Changes().with(this.userId, chosen);
+    const update = new Changes().with(this.userId, this.conversationId, chosen);
     const Key = conversationKey(this.userId, this.conversationId);
     const condition = and(stillThere(chosen), shownAsRead(stored));
     const item: TransactItem = update

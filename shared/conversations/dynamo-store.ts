@@ -21,7 +21,9 @@ import {
   type ConversationStore,
   type Counterpart,
   type ListCost,
+  type ListOrder,
 } from './model.js';
+import { activityPage } from './activity-list.js';
 import { HOLDER, holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import { headTaken, withFeed, type Outbox } from '../events/outbox.js';
@@ -134,7 +136,7 @@ export class DynamoConversationStore implements ConversationStore {
       if (!item) return undefined;
       const now = this.clock();
       const chosen = readState ? caseHolding(cases, readTimes(item)) : undefined;
-      const update = planned.with(userId, chosen);
+      const update = planned.with(userId, id, chosen);
       const before = fromItem(item, now);
       const after = update ? fromItem(applied(item, update), now) : before;
       const events = updatedEvents('conversation', before, after, requestId);
@@ -216,8 +218,12 @@ export class DynamoConversationStore implements ConversationStore {
    * so they cost extra reads only until then. The answer never depends on the
    * write-back having happened.
    */
-  async list(userId: string, filter: ConversationFilter, page: PageRequest): Promise<{ page: Page<Conversation>; cost: ListCost }> {
+  async list(userId: string, filter: ConversationFilter, page: PageRequest, order: ListOrder = { by: 'created' }): Promise<{ page: Page<Conversation>; cost: ListCost }> {
     const now = this.clock();
+    if (order.by === 'activity') {
+      const { page: items, cost } = await activityPage(this.client, this.table, userId, filter, page, order, now);
+      return { page: { has_more: items.has_more, data: items.data.map((item) => fromItem(item, now)) }, cost };
+    }
     const plan = listPlan(userId, filter, now);
     const { query, startKeyOf } = listQuery(this.table, userId, plan);
     const ended = plan.index?.name === conversationIndexes.muted.name
@@ -242,7 +248,7 @@ export class DynamoConversationStore implements ConversationStore {
  * case that holds, as `write` does). Undefined when nothing would be written.
  */
 function conversationUpdate(table: string, userId: string, id: string, changes: Changes, readState?: ReadStateCase) {
-  const update = changes.with(userId, readState);
+  const update = changes.with(userId, id, readState);
   if (!update) return undefined;
   return { TableName: table, Key: conversationKey(userId, id), ...expressions({ update, condition: stillThere(readState) }) };
 }

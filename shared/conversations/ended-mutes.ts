@@ -60,7 +60,7 @@ export async function endedMutes(
  * response shows depends on it; a failure is logged and left for the next list.
  */
 export async function writeBackEndedMutes(client: DynamoDBDocumentClient, table: string, userId: string, items: Item[]): Promise<void> {
-  const unmute = Changes.of(userId, { mute: { kind: 'off' } }).with(userId)!;
+  const unmute = Changes.of(userId, { mute: { kind: 'off' } });
   const writeBack = async (item: Item) => {
     try {
       await unlessConditionFails(
@@ -68,7 +68,7 @@ export async function writeBackEndedMutes(client: DynamoDBDocumentClient, table:
           new UpdateCommand({
             TableName: table,
             Key: conversationKey(userId, item.id as string),
-            ...expressions({ update: unmute, condition: equals('muted_until', item.muted_until) }),
+            ...expressions({ update: unmute.with(userId, item.id as string)!, condition: equals('muted_until', item.muted_until) }),
           }),
         ),
       );

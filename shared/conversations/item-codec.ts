@@ -1,5 +1,5 @@
 import { and, equals, hasType, notExists, or, type Condition, type Update } from '../dynamo/expressions.js';
-import { conversationKey, contactKey, flagKey, groupKey, muteEndKey, muteEndSort, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
+import { activitySort, conversationKey, contactKey, flagKey, groupKey, muteEndKey, muteEndSort, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import type { Conversation, ConversationChanges, Mute } from './model.js';
 import { shownMute } from './mute.js';
@@ -30,8 +30,18 @@ export function toItem(userId: string, conversation: Conversation): Item {
     ...(conversation.group_id ? { [conversationIndexes.group.partitionKey]: groupKey(userId, conversation.group_id) } : {}),
     ...(conversation.contact_id ? { [conversationIndexes.contact.partitionKey]: contactKey(userId, conversation.contact_id) } : {}),
     [conversationIndexes.thread.partitionKey]: threadKey(threadOf(userId, counterpartOf(conversation))),
+    [conversationIndexes.activity.sortKey]: activitySort(activeAt(conversation), conversation.id),
   };
 }
+
+/** When a conversation was last active: its last activity, or its creation while it has had none. */
+export const activeAt = (conversation: Pick<Conversation, 'last_active_at' | 'created_at'>): number => conversation.last_active_at ?? conversation.created_at;
+
+/** Where a stored conversation stands in the activity order (activitySort), from its fields (an item written before the index has no key). */
+export const activityPlace = (item: Item): string => {
+  const conversation = { ...readTimes(item), created_at: item.created_at as number };
+  return activitySort(activeAt(conversation), item.id as string);
+};
 
 /** The conversation as a response shows it at `now`. */
 export function fromItem(item: Item, now: number): Conversation {
@@ -128,17 +138,22 @@ export class Changes {
   }
 
   /**
-   * The update of these changes plus a read-state case: its times and its
-   * unread index key (its condition goes with the write's). Undefined when
-   * nothing would be written (no fields, and a case that moves nothing).
+   * The update of these changes to the user's conversation `conversationId`
+   * plus a read-state case: its times, its unread index key and, when it
+   * moves the activity, the conversation's place in the activity order (its
+   * condition goes with the write's). Undefined when nothing would be written
+   * (no fields, and a case that moves nothing).
    */
-  with(userId: string, readState?: ReadStateCase): Update | undefined {
+  with(userId: string, conversationId: string, readState?: ReadStateCase): Update | undefined {
     const set = new Map(this.set);
     const remove = new Set(this.remove);
     if (readState) {
       for (const [attribute, value] of Object.entries(readState.set)) set.set(attribute, value);
       for (const attribute of readState.remove) remove.add(attribute);
       if (readState.unread !== undefined) set.set(conversationIndexes.unread.partitionKey, flagKey(userId, readState.unread));
+      // Activity only moves forward and is never removed (read-state.ts): its place moves with it.
+      const active = readState.set.last_active_at;
+      if (active !== undefined) set.set(conversationIndexes.activity.sortKey, activitySort(active, conversationId));
     }
     if (set.size === 0 && remove.size === 0) return undefined;
     return { set, remove };

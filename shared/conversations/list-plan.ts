@@ -36,6 +36,18 @@ export type Condition = Expression;
 type Candidate = { index: ConversationIndex; value: string; own?: Condition; residual: Condition };
 
 export function listPlan(userId: string, filter: ConversationFilter, now: number): ListPlan {
+  const [chosen, ...rest] = candidatesOf(userId, filter, now);
+  if (!chosen) return { residual: [], expiredMutes: false };
+  return {
+    index: indexOf(chosen),
+    ...(chosen.own ? { own: chosen.own } : {}),
+    residual: rest.map((candidate) => candidate.residual),
+    expiredMutes: chosen.index === 'muted' && filter.muted === false,
+  };
+}
+
+/** Every filter as an index it could be read from, the most selective first (see ListPlan). */
+function candidatesOf(userId: string, filter: ConversationFilter, now: number): Candidate[] {
   const placeholders = new Placeholders('r');
   const residual = (attribute: string, stored: unknown): Condition => fragment(equals(attribute, stored), placeholders);
   const mute = (wanted: boolean): Pick<Candidate, 'own' | 'residual'> => {
@@ -70,15 +82,42 @@ export function listPlan(userId: string, filter: ConversationFilter, now: number
   for (const wanted of [true, false]) {
     for (const [index, given] of flags) if (given === wanted) candidates.push(flag(index, given));
   }
-  const [chosen, ...rest] = candidates;
-  if (!chosen) return { residual: [], expiredMutes: false };
-  const definition = conversationIndexes[chosen.index];
-  return {
-    index: { name: definition.name, partitionKey: definition.partitionKey, value: chosen.value },
-    ...(chosen.own ? { own: chosen.own } : {}),
-    residual: rest.map((candidate) => candidate.residual),
-    expiredMutes: chosen.index === 'muted' && filter.muted === false,
-  };
+  return candidates;
+}
+
+function indexOf(candidate: Candidate): NonNullable<ListPlan['index']> {
+  const definition = conversationIndexes[candidate.index];
+  return { name: definition.name, partitionKey: definition.partitionKey, value: candidate.value };
+}
+
+/**
+ * How a list in activity order is read: an index sorted by activity
+ * (`ordered`: by_archived_activity when `archived` is given, else
+ * by_activity), from which a page reads `limit + 1` matches; or, when a
+ * filter names a set that is small by nature (a contact's or a group's
+ * conversation, of which the user holds one; the pinned ones), that set's
+ * index read whole and ordered in memory (`whole`). The other filters are
+ * residual, as in listPlan. The activity indexes hold no mute state at all,
+ * so `muted` is always a residual here, evaluated at `now` like every other.
+ */
+export interface ActivityPlan {
+  kind: 'ordered' | 'whole';
+  index: NonNullable<ListPlan['index']>;
+  residual: Condition[];
+}
+
+export function activityPlan(userId: string, filter: ConversationFilter, now: number): ActivityPlan {
+  const candidates = candidatesOf(userId, filter, now);
+  const residualBut = (chosen?: Candidate) => candidates.filter((candidate) => candidate !== chosen).map((candidate) => candidate.residual);
+  const small = candidates.find((candidate) => candidate.index === 'contact' || candidate.index === 'group' || (candidate.index === 'pinned' && filter.pinned === true));
+  if (small) return { kind: 'whole', index: indexOf(small), residual: residualBut(small) };
+  const archived = candidates.find((candidate) => candidate.index === 'archived');
+  if (archived) {
+    const { name, partitionKey } = conversationIndexes.archivedActivity;
+    return { kind: 'ordered', index: { name, partitionKey, value: archived.value }, residual: residualBut(archived) };
+  }
+  const { name, partitionKey } = conversationIndexes.activity;
+  return { kind: 'ordered', index: { name, partitionKey, value: userId }, residual: residualBut() };
 }
 
 /** Conditions ANDed into one FilterExpression with their names and values; undefined when there are none. */

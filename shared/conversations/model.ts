@@ -30,6 +30,12 @@ export interface ConversationFilter {
   contact_id?: string;
 }
 
+/**
+ * The order of a list: creation (newest first, the default) or activity
+ * (newest activity first; with `pinnedFirst`, the pinned ones first).
+ */
+export type ListOrder = { by: 'created' } | { by: 'activity'; pinnedFirst: boolean; cursorActiveAt?: number };
+
 /** A mute as stored: none, with no end, or until a time (Unix seconds). */
 export type Mute = { kind: 'off' } | { kind: 'forever' } | { kind: 'until'; until: number };
 
@@ -68,7 +74,7 @@ export interface ConversationStore {
   update(userId: string, id: string, changes: ConversationChanges, requestId: string): Promise<Conversation | undefined>;
   /** Removes the conversation and its uniqueness record in one write; false when there was none. */
   remove(userId: string, id: string, requestId: string): Promise<boolean>;
-  list(userId: string, filter: ConversationFilter, page: PageRequest): Promise<{ page: Page<Conversation>; cost: ListCost }>;
+  list(userId: string, filter: ConversationFilter, page: PageRequest, order?: ListOrder): Promise<{ page: Page<Conversation>; cost: ListCost }>;
   /** The id of the user's conversation with this contact or group, if they hold one. */
   sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined>;
 }

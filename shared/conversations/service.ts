@@ -13,6 +13,7 @@ import type {
   ConversationUpdate,
   Counterpart,
   ListCost,
+  ListOrder,
 } from './model.js';
 
 /** What the conversation endpoints do, whatever stores them. */
@@ -68,8 +69,9 @@ export class ConversationService {
     userId: string,
     filter: ConversationFilter,
     page: PageRequest,
+    order: ListOrder = { by: 'created' },
   ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
-    return this.store.list(userId, filter, page);
+    return this.store.list(userId, filter, page, order);
   }
 }
 

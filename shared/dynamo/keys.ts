@@ -58,6 +58,16 @@ export const muteEndKey = (userId: string): string => composite(userId);
 export const muteEndSort = (mutedUntil: number): string => String(mutedUntil).padStart(MUTE_END_DIGITS, '0');
 
 /**
+ * A conversation's place in the activity order (the by_activity and
+ * by_archived_activity indexes): its activity time (last_active_at, or
+ * created_at while that is null) zero-padded so that string order is time
+ * order, then its id, so that ties go by id and every place is one
+ * conversation's. Conversation ids hold no `#`.
+ */
+const ACTIVITY_DIGITS = 16;
+export const activitySort = (activeAt: number, conversationId: string): string => `${String(activeAt).padStart(ACTIVITY_DIGITS, '0')}#${conversationId}`;
+
+/**
  * A thread: the two sides of a direct conversation (each user's conversation
  * with the other), or every member's side of a group's. Its key is the same
  * from either side: a direct thread's holds both user ids in a canonical
@@ -85,13 +95,14 @@ export const threadOf = (userId: string, counterpart: Counterpart): Thread =>
 export const ATTACHMENT_SK = 'attachment';
 export const attachmentKey = (attachmentId: string): ItemKey => ({ pk: attachmentId, sk: ATTACHMENT_SK });
 /**
- * A file that no record may hold any more (a failed upload), handed to the
- * cleanup by writing and removing this item in the attachments table (its
- * REMOVE reaches the cleanup through the stream, retried until it succeeds).
- * One per upload run: the run's own file key is in the item.
+ * An upload run's intent: written before its file is (shared/attachments/service.ts),
+ * removed by the transaction that writes the record holding the file, else
+ * by the run's failure path, else by DynamoDB's TTL after `expires_at`. Its
+ * REMOVE reaches the cleanup through the stream, which removes the run's file
+ * unless the record holds it. One per upload run: the run's own file key is in the item.
  */
-export const ORPHAN_FILE_SK_PREFIX = 'orphan#';
-export const orphanFileKey = (attachmentId: string, run: string): ItemKey => ({ pk: attachmentId, sk: `${ORPHAN_FILE_SK_PREFIX}${run}` });
+export const UPLOAD_INTENT_SK_PREFIX = 'intent#';
+export const uploadIntentKey = (attachmentId: string, run: string): ItemKey => ({ pk: attachmentId, sk: `${UPLOAD_INTENT_SK_PREFIX}${run}` });
 /** The uploader's side an attachment went into: the cleanup of that side finds the uploader's files of it. */
 export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
 

@@ -33,16 +33,40 @@ export async function queryPage(
 ): Promise<{ page: Page<Item>; cost: QueryCost }> {
   const cursor = page.startingAfter ?? page.endingBefore;
   const backwards = page.endingBefore !== undefined;
-  const wanted = page.limit + 1;
-  const found: Item[] = [];
   const cost: QueryCost = { queries: 0, itemsRead: 0 };
-  let startKey: Item | undefined = cursor === undefined ? undefined : startKeyOf(cursor);
+  const found = await collectMatches(client, query, { wanted: page.limit + 1, backwards, ...(cursor === undefined ? {} : { startKey: startKeyOf(cursor) }) }, cost);
+  return { page: pageOf(found, page.limit, backwards), cost };
+}
+
+/** The page of `limit` out of the matches collected (one more only tells that there are more), in list order. */
+export function pageOf(found: Item[], limit: number, backwards: boolean): Page<Item> {
+  const data = found.slice(0, limit);
+  if (backwards) data.reverse();
+  return { has_more: found.length > limit, data };
+}
+
+/**
+ * Up to `wanted` matches of one Query, newest first (or, `backwards`, from
+ * `startKey` towards newer ones), read after `startKey`; the reads are added
+ * to `cost`. Without a filter that is `wanted` items read; with one, the reads
+ * go on (ahead in proportion to the match rate so far) until enough match or
+ * the data ends.
+ */
+export async function collectMatches(
+  client: DynamoDBDocumentClient,
+  query: ListQuery,
+  { wanted, backwards, startKey: from }: { wanted: number; backwards: boolean; startKey?: Item },
+  cost: QueryCost,
+): Promise<Item[]> {
+  const found: Item[] = [];
+  const start = { queries: cost.queries, itemsRead: cost.itemsRead };
+  let startKey = from;
   let batch = wanted;
-  do {
+  while (found.length < wanted) {
     const result = await client.send(
       new QueryCommand({
         ...query,
-        // Newest first; ending_before walks towards newer objects and is turned round below.
+        // Newest first; ending_before walks towards newer objects and is turned round by pageOf.
         ScanIndexForward: backwards,
         Limit: batch,
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
@@ -52,15 +76,12 @@ export async function queryPage(
     cost.itemsRead += result.ScannedCount ?? 0;
     found.push(...(result.Items ?? []));
     startKey = result.LastEvaluatedKey;
+    if (!startKey) break;
     const needed = wanted - found.length;
-    batch = query.FilterExpression
-      ? Math.min(MAX_READ_AHEAD, needed * Math.ceil(cost.itemsRead / Math.max(1, found.length)))
-      : needed;
-  } while (found.length < wanted && startKey);
-
-  const data = found.slice(0, page.limit);
-  if (backwards) data.reverse();
-  return { page: { has_more: found.length > page.limit, data }, cost };
+    const read = cost.itemsRead - start.itemsRead;
+    batch = query.FilterExpression ? Math.min(MAX_READ_AHEAD, needed * Math.ceil(read / Math.max(1, found.length))) : needed;
+  }
+  return found.slice(0, wanted);
 }
 
 /**

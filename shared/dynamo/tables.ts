@@ -43,6 +43,13 @@ export const conversationIndexes = {
   unread: { name: 'by_unread', partitionKey: 'unread_key', sortKey: 'sk' },
   /** Sparse: only conversations muted until a time; sorted by that time (see conversations/mute.ts). */
   muteEnd: { name: 'by_mute_end', partitionKey: 'mute_end_key', sortKey: 'mute_end_at' },
+  /**
+   * Every conversation of a user in activity order (activitySort); the
+   * uniqueness records have no activity_sort and stay out. `order=activity`.
+   */
+  activity: { name: 'by_activity', partitionKey: 'pk', sortKey: 'activity_sort' },
+  /** The archived (or not archived) conversations of a user in activity order: `order=activity` with `archived`. */
+  archivedActivity: { name: 'by_archived_activity', partitionKey: 'archived_key', sortKey: 'activity_sort' },
   /** Every side of a thread, one per user: the fan-out finds a group thread's sides here. */
   thread: { name: 'by_thread', partitionKey: 'thread_key', sortKey: 'pk' },
 } as const satisfies Record<string, IndexDefinition>;
@@ -71,6 +78,8 @@ export const attachmentsTable: TableDefinition = {
   partitionKey: 'pk',
   sortKey: 'sk',
   indexes: Object.values(attachmentIndexes),
+  // Only upload intents carry it (shared/dynamo/keys.ts): one whose run died goes, and its REMOVE hands the file to the cleanup.
+  timeToLiveAttribute: 'expires_at',
   // The cleanup removes a removed record's file (its key is in the old image); the fan-out reads a new record.
   stream: 'NEW_AND_OLD_IMAGES',
 };

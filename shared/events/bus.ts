@@ -32,10 +32,17 @@ export interface BusDetail {
 }
 
 /**
- * `detail-type`, as a JSON path into the detail: the pipe's dynamic
- * DetailType parameter, and what the local forwarder reads (`detailTypeOf`).
+ * `detail-type` of every entry, one constant: the pipe's target parameters
+ * hold no dynamic path. AWS's Pipes documentation does not settle what a
+ * dynamic path in target parameters resolves against once an enrichment
+ * reshapes the record: "data from the event payload itself", which "can't
+ * reference new or transformed values" (target parameters), while for
+ * targets "the event payload is what is returned from the enrichment" (input
+ * transformation). `$.type` is the event type in the enrichment's output and
+ * nothing in the stream record, where an unresolved path fails the entry. So
+ * the type is `detail.type`, which rules match (docs/events-for-operators.md).
  */
-export const DETAIL_TYPE_PATH = '$.type';
+export const BUS_DETAIL_TYPE = 'Messaging API event';
 
 export class MalformedEventItem extends Error {
   override readonly name = 'MalformedEventItem';
@@ -65,15 +72,6 @@ export function busDetail(record: DynamoDBRecord): BusDetail {
   return { ...event, id: event.id, type: event.type, user_id: userId };
 }
 
-/** The value at a `$.a.b` path of the detail: what the pipe puts in DetailType. */
-export function detailTypeOf(detail: BusDetail): string {
-  const value = DETAIL_TYPE_PATH.slice(2)
-    .split('.')
-    .reduce<unknown>((at, name) => (isObject(at) ? at[name] : undefined), detail);
-  if (typeof value !== 'string') throw new MalformedEventItem(`detail ${detail.id} has no string at ${DETAIL_TYPE_PATH}`);
-  return value;
-}
-
 /** An entry as EventBridge delivers it to a rule's target. */
 export interface BusEnvelope {
   version: '0';
@@ -97,7 +95,7 @@ export function busEnvelope(record: DynamoDBRecord, put: { id: string; account: 
   return {
     version: '0',
     id: put.id,
-    'detail-type': detailTypeOf(detail),
+    'detail-type': BUS_DETAIL_TYPE,
     source: BUS_SOURCE,
     account: put.account,
     time: put.at.toISOString().replace(/\.\d{3}Z$/, 'Z'),

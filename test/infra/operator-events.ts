@@ -63,7 +63,7 @@ export function operatorEventsTests(template: () => Template): void {
     return Object.entries(pattern).every(([key, inner]) => matches(inner, (value as Record<string, unknown>)[key]));
   }
 
-  /** The value at a `$.a.b` dynamic path, as Pipes resolves a target parameter against the payload. */
+  /** The value at a `$.a.b` dynamic path of a payload, as Pipes resolves a target parameter. */
   const atPath = (payload: unknown, path: string) => path.slice(2).split('.').reduce<any>((at, name) => at?.[name], payload);
 
   describe('the operators\' event bus', () => {
@@ -107,24 +107,51 @@ export function operatorEventsTests(template: () => Template): void {
       expect(cases.map(passes(BUS_FILTER_PATTERN))).toEqual(cases.map((each) => matches(pattern, each)));
     });
 
-    it('has the enrichment turn each record into its detail and puts it on the bus with source messaging-api and the event type, without an input template', () => {
+    it('has the enrichment turn each record into its detail and puts it on the bus with source messaging-api and one detail-type, without an input template', () => {
       const { Properties } = pipe();
       expect(Properties.Enrichment).toEqual(getAtt(enrichmentId()));
       expect(Properties.EnrichmentParameters).toBeUndefined();
       expect(Properties.Target).toEqual(getAtt(busId()));
-      expect(Properties.TargetParameters).toEqual({ EventBridgeEventBusParameters: { Source: 'messaging-api', DetailType: '$.type' } });
+      expect(Properties.TargetParameters).toEqual({ EventBridgeEventBusParameters: { Source: 'messaging-api', DetailType: 'Messaging API event' } });
       expect(Properties.LogConfiguration).toEqual({ Level: 'ERROR', CloudwatchLogsLogDestination: { LogGroupArn: getAtt(idOf('AWS::Logs::LogGroup', 'OperatorEventsPipeLogs')) } });
+    });
+
+    /**
+     * What Pipes makes of one record with this pipe: the enrichment's output
+     * element is the entry's Detail as it is (no input template), and each
+     * target parameter is its value, or, for a dynamic path (`$…`), the value
+     * at that path of the payload Pipes resolves it against, which AWS's
+     * documentation leaves open once an enrichment reshapes the record: the
+     * source record or the enrichment's output. Both are tried; the entry
+     * must be the same, and complete, either way.
+     */
+    function entriesPutBy(target: Record<string, string>, sourceRecord: DynamoDBRecord, detail: unknown) {
+      const resolve = (value: string, payload: unknown) => (value.startsWith('$') ? atPath(payload, value) : value);
+      return [sourceRecord, detail].map((payload) => ({ Source: resolve(target.Source!, payload), DetailType: resolve(target.DetailType!, payload), Detail: detail }));
+    }
+
+    it('puts the same entry whether its dynamic paths resolve against the stream record or the enrichment output: there are none', async () => {
+      const [detail] = await enrich([eventRecord]);
+      const { EventBridgeEventBusParameters: target } = pipe().Properties.TargetParameters;
+      const [againstRecord, againstEnrichment] = entriesPutBy(target, eventRecord, detail);
+      expect(againstRecord).toEqual(againstEnrichment);
+      expect(againstRecord).toEqual({ Source: 'messaging-api', DetailType: 'Messaging API event', Detail: { ...storedEvent, user_id: 'user_1' } });
+      // The path the pipe had (issue 26): the event type in the enrichment's output, nothing in the stream record.
+      const [oldAgainstRecord, oldAgainstEnrichment] = entriesPutBy({ ...target, DetailType: '$.type' }, eventRecord, detail);
+      expect(oldAgainstEnrichment!.DetailType).toBe('attachment.created');
+      expect(oldAgainstRecord!.DetailType).toBeUndefined();
     });
 
     it('delivers what the local forwarder POSTs: the same detail, detail-type and source for the same record', async () => {
       const [detail, ...rest] = await enrich([eventRecord]);
       expect(rest).toEqual([]);
       const { EventBridgeEventBusParameters: target } = pipe().Properties.TargetParameters;
+      const [entry] = entriesPutBy(target, eventRecord, detail);
       const local = busEnvelope(eventRecord, { id: 'local', account: '000000000000', region: 'eu-west-1', at: new Date() });
       expect(detail).toEqual({ ...storedEvent, user_id: 'user_1' });
-      expect(local.detail).toEqual(detail);
-      expect(local['detail-type']).toBe(atPath(detail, target.DetailType));
-      expect(local.source).toBe(target.Source);
+      expect(local.detail).toEqual(entry!.Detail);
+      expect(local['detail-type']).toBe(entry!.DetailType);
+      expect(local.source).toBe(entry!.Source);
     });
 
     it('enriches a batch in order, one detail per record, and fails the batch on an item it cannot read', async () => {

@@ -14,12 +14,12 @@ afterAll(async () => {
 });
 
 describe('when DynamoDB is unreachable', () => {
-  it('answers an upload with 503, and keeps the file it stored since it cannot know whether its record was written', async () => {
+  it('answers an upload with 503 and stores no file: the intent that would hand it to the cleanup cannot be written first', async () => {
     const response = await upload(t, 'unlucky', { bytes: 'orphan?', filename: 'orphan.txt' });
     expect(response.status).toBe(503);
     expect(response.body.error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });
-    // A record without its file is never risked: the file stays (logged), unreachable through the API.
-    expect(await storedFileKeys(t.api.s3Endpoint)).toHaveLength(1);
+    // Before issue 26 the file was stored and kept, unreachable: the upload's intent now comes before the file.
+    expect(await storedFileKeys(t.api.s3Endpoint)).toEqual([]);
   });
 
   it('answers list, get, rename and delete with 503 in the error shape', async () => {

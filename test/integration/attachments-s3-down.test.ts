@@ -50,7 +50,10 @@ describe('when S3 is unreachable', () => {
       new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
     );
     const id = newId('att');
-    await new DynamoAttachmentStore(client, t.api.config.attachmentsTable, t.api.config.conversationsTable, new Outbox(client, t.api.config.eventsTable)).add({
+    const store = new DynamoAttachmentStore(client, t.api.config.attachmentsTable, t.api.config.conversationsTable, new Outbox(client, t.api.config.eventsTable));
+    const intent = { attachmentId: id, run: 'earlier-run', fileKey: fileKey('unlucky', id, 'earlier-run'), expiresAt: Math.ceil(Date.now() / 1000) + 600 };
+    await store.intend(intent);
+    await store.add({
       id,
       message_id: null,
       filename: 'earlier.txt',
@@ -59,8 +62,8 @@ describe('when S3 is unreachable', () => {
       created_at: 1_700_000_000,
       uploaded_by: 'unlucky',
       placement: null,
-      file_key: fileKey('unlucky', id, 'earlier-run'),
-    }, 'earlier-request');
+      file_key: intent.fileKey,
+    }, 'earlier-request', intent);
     client.destroy();
     expect((await t.call('unlucky', 'GET', `/v1/attachments/${id}`)).status).toBe(200);
 

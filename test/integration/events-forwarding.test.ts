@@ -106,7 +106,7 @@ const user = (name: string) => `${name}_${run}`;
 const ids = (envelopes: BusEnvelope[] | ApiEvent[]) => envelopes.map((e) => ('detail' in e ? e.detail.id : e.id));
 
 describe('EVENTS_FORWARD_URL', () => {
-  it("POSTs a new event item in EventBridge's envelope: detail-type the event type, source messaging-api, detail the event plus user_id", async () => {
+  it("POSTs a new event item in EventBridge's envelope: source messaging-api, the one detail-type, detail the event plus user_id", async () => {
     const userId = user('forwarded');
     const object = { id: 'att_1', object: 'attachment', filename: 'Été "report".txt', size: 12, conversation_id: null, uploaded_by: userId };
     const event = await appendEvent(userId, 1, 'attachment.created', object);
@@ -116,7 +116,7 @@ describe('EVENTS_FORWARD_URL', () => {
     expect(envelope).toEqual({
       version: '0',
       id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
-      'detail-type': 'attachment.created',
+      'detail-type': 'Messaging API event',
       source: 'messaging-api',
       account: '000000000000',
       time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/),
@@ -157,7 +157,7 @@ describe('EVENTS_FORWARD_URL', () => {
 
     const delivered = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length >= 4);
     expect(ids(delivered)).toEqual(ids(events));
-    expect(delivered.map((e) => e['detail-type'])).toEqual(['conversation.created', 'attachment.deleted', 'attachment.deleted', 'attachment.deleted']);
+    expect(delivered.map((e) => e.detail.type)).toEqual(['conversation.created', 'attachment.deleted', 'attachment.deleted', 'attachment.deleted']);
     // Nothing twice: each entry was acknowledged once.
     expect(new Set(delivered.map((e) => e.id)).size).toBe(4);
   });
@@ -183,7 +183,7 @@ describe('a change made through the API', () => {
     for (const envelope of delivered) {
       const shown = await t.call(userId, 'GET', `/v1/events/${envelope.detail.id}`);
       expect(shown.status).toBe(200);
-      expect(envelope).toMatchObject({ version: '0', source: 'messaging-api', 'detail-type': shown.body.type, resources: [] });
+      expect(envelope).toMatchObject({ version: '0', source: 'messaging-api', 'detail-type': 'Messaging API event', resources: [] });
       expect(envelope.detail).toEqual({ ...shown.body, user_id: userId });
     }
 
@@ -191,7 +191,7 @@ describe('a change made through the API', () => {
     const deleted = await t.call(userId, 'DELETE', `/v1/attachments/${uploaded.body.id}`);
     expect(deleted.status).toBe(200);
     const after = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length > feed.length);
-    expect(after.map((envelope) => envelope['detail-type'])).toEqual([...delivered.map((envelope) => envelope['detail-type']), 'attachment.deleted']);
+    expect(after.map((envelope) => envelope.detail.type)).toEqual([...delivered.map((envelope) => envelope.detail.type), 'attachment.deleted']);
     expect(after.at(-1)!.detail).toEqual({ ...(await t.call(userId, 'GET', '/v1/events?limit=1')).body.data[0], user_id: userId });
   });
 });

@@ -27,6 +27,17 @@ const singleFilters: { filter: ConversationFilter; index: string; matches: (c: C
   { filter: { pinned: false }, index: 'by_pinned', matches: (c) => !c.is_pinned },
 ];
 
+/** The filters that `order=activity` reads from an index sorted by activity: limit + 1 items, as without an order. */
+const activityFilters: { filter: ConversationFilter; index: string; matches: (c: Conversation) => boolean }[] = [
+  { filter: {}, index: 'by_activity', matches: () => true },
+  { filter: { archived: true }, index: 'by_archived_activity', matches: (c) => c.archived_at !== null },
+  { filter: { archived: false }, index: 'by_archived_activity', matches: (c) => c.archived_at === null },
+];
+
+const activeAt = (c: Conversation) => c.last_active_at ?? c.created_at;
+/** Newest activity first, ties by id. */
+const byActivity = (a: Conversation, b: Conversation) => activeAt(b) - activeAt(a) || (a.id < b.id ? 1 : -1);
+
 let api: TestApi;
 /** The server's own configuration: its tables in the run's DynamoDB Local. */
 let app: App;
@@ -81,10 +92,44 @@ describe('a list page reads at most limit + 1 items whatever the number of conve
         readsAt.set(key, [...(readsAt.get(key) ?? []), cost.itemsRead]);
       }
     });
+
+    it(`with ${total} conversations, order=activity alone and with archived reads at most ${LIMIT + 1} items, on the first page and after a cursor`, async () => {
+      expect(seeded).toHaveLength(total);
+      for (const { filter, index, matches } of activityFilters) {
+        const expected = seeded.filter(matches).sort(byActivity);
+        const order = { by: 'activity', pinnedFirst: false } as const;
+        const first = await store.list(USER, filter, { limit: LIMIT }, order);
+        expect(first.page.data.map((c) => c.id), JSON.stringify(filter)).toEqual(expected.slice(0, LIMIT).map((c) => c.id));
+        expect(first.cost.index).toBe(index);
+        expect(first.cost.itemsRead, JSON.stringify(filter)).toBeLessThanOrEqual(LIMIT + 1);
+        // Page 3 of the walk: the cursor is the conversation the client holds and the activity time it shows.
+        const cursor = expected[2 * LIMIT - 1]!;
+        const later = await store.list(USER, filter, { limit: LIMIT, startingAfter: cursor.id }, { ...order, cursorActiveAt: activeAt(cursor) });
+        expect(later.page.data.map((c) => c.id)).toEqual(expected.slice(2 * LIMIT, 3 * LIMIT).map((c) => c.id));
+        expect(later.cost.itemsRead, JSON.stringify(filter)).toBeLessThanOrEqual(LIMIT + 1);
+        const key = `activity ${JSON.stringify(filter)}`;
+        readsAt.set(key, [...(readsAt.get(key) ?? []), first.cost.itemsRead]);
+      }
+    });
   }
 
+  it('order=activity with pinned_first reads the pinned conversations, then limit + 1 of the rest and the pinned ones among them', async () => {
+    const pinned = seeded.filter((c) => c.is_pinned);
+    expect(pinned.length).toBeGreaterThan(LIMIT);
+    const expected = [...pinned.sort(byActivity), ...seeded.filter((c) => !c.is_pinned).sort(byActivity)];
+    const order = { by: 'activity', pinnedFirst: true } as const;
+    const first = await store.list(USER, {}, { limit: LIMIT }, order);
+    expect(first.page.data.map((c) => c.id)).toEqual(expected.slice(0, LIMIT).map((c) => c.id));
+    expect(first.cost.itemsRead).toBeLessThanOrEqual(pinned.length);
+    // Across the boundary: the pinned set again, then the rest with the pinned ones it skips, and the cursor's read.
+    const cursor = expected[pinned.length - 3]!;
+    const across = await store.list(USER, {}, { limit: LIMIT, startingAfter: cursor.id }, { ...order, cursorActiveAt: activeAt(cursor) });
+    expect(across.page.data.map((c) => c.id)).toEqual(expected.slice(pinned.length - 2, pinned.length - 2 + LIMIT).map((c) => c.id));
+    expect(across.cost.itemsRead).toBeLessThanOrEqual(1 + pinned.length + LIMIT + 1 + pinned.length);
+  });
+
   it('reads the same number of items at 1,000 conversations as at 500', () => {
-    expect(readsAt.size).toBe(singleFilters.length);
+    expect(readsAt.size).toBe(singleFilters.length + activityFilters.length);
     for (const [filter, reads] of readsAt) expect(reads, filter).toEqual([reads[0], reads[0]]);
   });
 

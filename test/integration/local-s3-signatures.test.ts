@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { formatUrl } from '@aws-sdk/core/util';
 import type { HttpRequest } from '@smithy/core/protocols';
@@ -312,5 +313,43 @@ describe('the local server (npm start)', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('a request whose Host is not the loopback address (sam local: host.docker.internal)', () => {
+  /**
+   * Signed path-style for `http://<host>:<port>` as the functions in SAM's
+   * containers sign it (S3_ENDPOINT of infra/sam-env.json), and sent to the
+   * stand-in with that Host header, as Docker's host gateway delivers it.
+   */
+  async function sendAs(host: string, key: string, parts: ObjectRequestParts): Promise<{ status: number; body: string }> {
+    const { port } = new URL(s3.endpoint);
+    const location = new BucketLocation({ ...address, endpoint: `http://${host}:${port}` });
+    const signed = await s3Signer(address.region, BASE).sign(location.objectRequest(key, parts));
+    expect(signed.headers.host).toBe(`${host}:${port}`);
+    return new Promise((resolve, reject) => {
+      const query = new URLSearchParams(signed.query as Record<string, string>).toString();
+      const request = httpRequest({ host: '127.0.0.1', port: Number(port), method: signed.method, path: `${signed.path}${query ? `?${query}` : ''}`, headers: signed.headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      });
+      request.on('error', reject);
+      request.end(parts.body);
+    });
+  }
+
+  it('is a path-style request of the bucket, not a virtual-hosted bucket named after the host: its signature holds and the file is stored', async () => {
+    const body = Buffer.from('through the docker host gateway');
+    const put = await sendAs('host.docker.internal', 'files/u/docker-host', {
+      method: 'PUT',
+      query: { 'x-id': 'PutObject' },
+      headers: { 'content-type': 'text/plain', 'content-length': String(body.length) },
+      body,
+    });
+    expect(put.body).not.toContain('SignatureDoesNotMatch');
+    expect(put.status).toBe(200);
+    const read = await sendAs('host.docker.internal', 'files/u/docker-host', { method: 'GET', query: { 'x-id': 'GetObject' } });
+    expect(read).toEqual({ status: 200, body: 'through the docker host gateway' });
   });
 });

@@ -1,4 +1,4 @@
-import type { AttachmentRecord } from '../../shared/attachments/model.js';
+import type { AttachmentRecord, UploadIntent } from '../../shared/attachments/model.js';
 import { fileKey } from '../../shared/files/keys.js';
 import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { EventStore } from '../../shared/events/store.js';
@@ -96,9 +96,10 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable, t.api.app.use(outbox));
     const id = newId('att');
     const record = attachmentRecord('retry-attachment', id, null);
-    expect(await store.add(record, 'request-1')).toBe('added');
+    expect(await store.add(record, 'request-1', await intended(store, record))).toBe('added');
     // The same upload written again (a run of the same Idempotency-Key): its record is there, the caller answers with it.
-    expect(await store.add({ ...record, file_key: `${record.file_key}-2` }, 'request-2')).toBe('existed');
+    const again = { ...record, file_key: `${record.file_key}-2` };
+    expect(await store.add(again, 'request-2', await intended(store, again))).toBe('existed');
     expect(await store.remove('retry-attachment', id, 'request-1')).toBe(true);
     expect((await sendLastAgain()).committed).toBe(true);
     expect(await store.remove('retry-attachment', id, 'request-2')).toBe(false);
@@ -109,7 +110,7 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable, t.api.app.use(outbox));
     const id = newId('att');
     const record = attachmentRecord('retry-attachment', id, newId('conv'));
-    expect(await store.add(record, 'request-1')).toBe('conversation-missing');
+    expect(await store.add(record, 'request-1', await intended(store, record))).toBe('conversation-missing');
     expect(await store.get(id)).toBeUndefined();
   });
 
@@ -144,6 +145,13 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
 });
 
 /** A record as an upload writes it, into the user's conversation with contact yan (or none). */
+/** A record's run's intent, written as an upload writes it before its file. */
+async function intended(store: DynamoAttachmentStore, record: AttachmentRecord): Promise<UploadIntent> {
+  const intent = { attachmentId: record.id, run: record.file_key, fileKey: record.file_key, expiresAt: Math.ceil(Date.now() / 1000) + 600 };
+  await store.intend(intent);
+  return intent;
+}
+
 const attachmentRecord = (userId: string, id: string, conversationId: string | null): AttachmentRecord => ({
   id,
   message_id: null,

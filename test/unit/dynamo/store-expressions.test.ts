@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoAttachmentStore } from '../../../shared/attachments/dynamo-store.js';
-import type { AttachmentRecord } from '../../../shared/attachments/model.js';
+import type { AttachmentRecord, UploadIntent } from '../../../shared/attachments/model.js';
 import { DynamoConversationStore } from '../../../shared/conversations/dynamo-store.js';
 import type { ConversationFilter } from '../../../shared/conversations/model.js';
 import type { ThreadChange } from '../../../shared/conversations/fan-out.js';
@@ -88,6 +88,7 @@ const conditionFailed = () => Object.assign(new Error('failed'), { name: 'Condit
 
 const USER = 'user-1';
 const conversationItem = { pk: USER, sk: 'conv_1', id: 'conv_1', contact_id: 'c1', created_at: 1, last_active_at: 100, last_opened_at: 50, is_muted: true, muted_until: 5 };
+const INTENT: UploadIntent = { attachmentId: 'att_1', run: 'run', fileKey: 'files/u/att_1/run', expiresAt: 1_700_000_000 };
 const attachment = (conversationId: string | null): AttachmentRecord => ({
   id: 'att_1',
   message_id: null,
@@ -189,20 +190,21 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
     'attachments',
     async (client) => {
       const store = new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations', outboxOf(client));
-      await store.add(attachment(null), 'request-1');
-      await store.add(attachment('conv_1'), 'request-1');
+      await store.intend(INTENT);
+      await store.add(attachment(null), 'request-1', INTENT);
+      await store.add(attachment('conv_1'), 'request-1', INTENT);
       await store.get('att_1');
       await store.rename(USER, 'att_1', 'b.txt', 'request-1');
       await store.remove(USER, 'att_1', 'request-1');
       await store.listUploads(USER, page);
       await store.listThread('g#g1', page);
-      await store.handOverOrphanFile('att_1', 'run', 'files/u/att_1/run');
+      await store.abandon(INTENT);
       await store.removeAllOf(USER, 'conv_1');
     },
   ],
   [
     'conversation activity, re-read after its condition failed (a check only: the stored activity is newer)',
-    async (client) => new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations', outboxOf(client)).add(attachment('conv_1'), 'request-1'),
+    async (client) => new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations', outboxOf(client)).add(attachment('conv_1'), 'request-1', INTENT),
   ],
   [
     'upload sessions',
