@@ -1,20 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLEANUP_FUNCTION, FAN_OUT_FUNCTION, type GrantsOverride } from '../../infra/local/iam.js';
+import { CLEANUP_FUNCTION, FAN_OUT_FUNCTION, localIam, tablesOf, type GrantsOverride } from '../../infra/local/iam.js';
+import { LOCAL_ACCOUNT } from '../../infra/local/gateway.js';
+import { startS3 } from '../../infra/local/s3.js';
 import type { Permission } from '../../infra/permissions.js';
+import { CompleteUploadSession } from '../../infra/routes.js';
+import { readConfig } from '../../shared/config.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { upload, uploadForm } from '../support/attachments.js';
+import { storedFilesOf, upload, uploadForm } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
+import { isS3Head, startFaultProxy } from '../support/fault-proxy.js';
+import { sessionClient } from '../support/upload-sessions.js';
 
 /**
  * The local stand-ins refuse what AWS would refuse each function's role
  * (infra/local/iam.ts): with one grant of the stack taken away, the behaviour
  * that needs it fails, and the call is refused with AWS's AccessDenied. Each
  * case first shows the behaviour with the grants as the stack gives them, so
- * that the failure is the grant's, nothing else's. The completion's
- * s3:ListBucket is proven the same way by the race of a completion and an
- * abort (test/integration/upload-sessions-s3-faults.test.ts), whose 404 is
- * a 500 without it.
+ * that the failure is the grant's, nothing else's.
  */
 let t: TestApi | undefined;
 afterEach(async () => {
@@ -99,5 +102,55 @@ describe("the cleanup's Query on the attachments' by_conversation index", () => 
     const refused = await deletedConversationWithUpload(t);
     expect(await refusalOf(t, /Cleanup is not authorized to perform: dynamodb:Query on resource: .*_attachments\/index\/by_conversation because/)).toHaveLength(1);
     expect((await t.call(refused.user, 'GET', `/v1/attachments/${refused.attachment}`)).status).toBe(200);
+  });
+});
+
+describe("the completion's s3:ListBucket on the files prefix", () => {
+  const BASE = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+  /**
+   * A completion whose file an abort took away after S3 assembled it: its HEAD finds no file, which S3
+   * answers 404 only to a role that may list the files prefix (else 403). The completion's HEAD is held
+   * at the S3 stand-in (started here with the roles as given, or with the grant taken away) until the
+   * abort is done.
+   */
+  async function completionAfterAbort(grants?: GrantsOverride) {
+    const { filesBucket } = readConfig(process.env);
+    const iam = localIam(BASE, { account: LOCAL_ACCOUNT, region: 'us-east-1', tables: tablesOf(readConfig({})), bucket: filesBucket }, grants);
+    const s3 = await startS3('127.0.0.1', filesBucket, BASE, undefined, 0, [], iam);
+    const proxy = await startFaultProxy(s3.endpoint);
+    t = await startTestApi({ env: { S3_ENDPOINT: proxy.endpoint } });
+    try {
+      const sessions = sessionClient(t);
+      const user = `iam-list-${randomBytes(3).toString('hex')}`;
+      const session = (await sessions.start(user, { filename: 'a.bin', file_size: 1000 })).body;
+      const parts = await sessions.uploadAll(user, session, randomBytes(1000));
+      const held = proxy.inject({ match: isS3Head, fault: { kind: 'hold' } });
+      const completing = sessions.complete(user, session.id, parts);
+      await held.hit;
+      expect((await sessions.abort(user, session.id)).status).toBe(200);
+      held.release();
+      const completed = await completing;
+      return { completed, refusals: [...iam.refused], files: await storedFilesOf(s3.endpoint, user) };
+    } finally {
+      await t.close();
+      t = undefined;
+      await proxy.close();
+      await s3.close();
+    }
+  }
+
+  it('tells the completion the file is gone (404); without it, S3 refuses the HEAD with AccessDenied and the completion fails', async () => {
+    const granted = await completionAfterAbort();
+    expect(granted.completed.status).toBe(404);
+    expect(granted.completed.body.error).toMatchObject({ code: 'resource_missing', param: 'id' });
+    expect(granted.refusals).toEqual([]);
+    expect(granted.files).toEqual([]);
+
+    const refused = await completionAfterAbort(without(CompleteUploadSession.name, 's3:ListBucket'));
+    expect(refused.refusals).toEqual([
+      expect.stringMatching(/CompleteUploadSession is not authorized to perform: s3:ListBucket on resource: arn:aws:s3:::[^ ]+ because no identity-based policy allows/),
+    ]);
+    expect(refused.completed.status).toBe(500);
   });
 });
