@@ -39,11 +39,12 @@ export interface TableArn {
 const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:Query'];
 const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 /**
- * Idempotency-Key records are read, claimed and completed (conditional UpdateItem,
- * shared/idempotency/dynamo-store.ts) and released (delete) by key, never queried.
- * The local IAM found the UpdateItem missing (issue 26).
+ * Idempotency-Key records are read, claimed and completed (conditional UpdateItem, which
+ * also creates the claim: shared/idempotency/dynamo-store.ts) and released (DeleteItem)
+ * by key, never put whole nor queried. The local IAM found the UpdateItem missing and the
+ * PutItem unused (issue 26).
  */
-const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
+const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 
 /** Reads, and UpdateItem of existing items: the conversation list writes ended mutes back, nothing more. */
 const TABLE_UPDATE = [...TABLE_READ, 'dynamodb:UpdateItem'];

@@ -135,6 +135,8 @@ describe('least privilege', () => {
       if (level === 'update' || level === 'activity') expect(writes).toEqual(['dynamodb:UpdateItem']);
       // A feed is appended to (the head moved, events put), never deleted from nor queried by a writer.
       else if (level === 'append') expect([...grant.Action].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+      // Idempotency-Key records: claimed and completed by conditional updates, released by a delete, never put whole.
+      else if (logicalPrefix === 'DataIdempotency') expect([...grant.Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']);
       else expect(writes.length > 0).toBe(level === 'write');
       expect(grant.Action.includes('dynamodb:ConditionCheckItem')).toBe(level === 'activity');
       expect(grant.Action).not.toContain('dynamodb:Scan');

@@ -37,11 +37,11 @@ describe('permissions from a route access declaration', () => {
     expect(grant!.resources).toEqual(['arn:attachments', 'arn:attachments/index/by_uploader', 'arn:attachments/index/by_thread', 'arn:attachments/index/by_conversation']);
   });
 
-  it('gives idempotent routes their key records (read, claimed and completed by update, released) and others none', () => {
+  it('gives idempotent routes their key records (read, claimed and completed by update, released; never put whole) and others none', () => {
     const withKeys = permissionsFor({ access: { conversations: 'write' }, idempotent: true }, arns);
     expect(withKeys.map((p) => p.resources[0])).toEqual(['arn:conversations', 'arn:idempotency']);
     // Claimed and completed with conditional updates (shared/idempotency/dynamo-store.ts).
-    expect(withKeys[1]!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
+    expect(withKeys[1]!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
     expect(permissionsFor({ access: { conversations: 'write' } }, arns).map((p) => p.resources[0])).toEqual(['arn:conversations']);
   });
 
