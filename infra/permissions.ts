@@ -34,11 +34,17 @@ export interface TableArn {
 // writes and delete-what-belongs-to-it need. A TransactWriteItems is authorised
 // item by item on these same actions (Put → PutItem, Update → UpdateItem,
 // Delete → DeleteItem, ConditionCheck → ConditionCheckItem, which only the
-// 'activity' level holds).
+// 'activity' level and the fan-out hold). The local stand-ins enforce these
+// permissions with an IAM evaluator (infra/local/iam.ts).
 const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:Query'];
 const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
-/** Idempotency-Key records are read, claimed (put) and released (delete) by key, never queried or updated. */
-const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'];
+/**
+ * Idempotency-Key records are read, claimed and completed (conditional UpdateItem, which
+ * also creates the claim: shared/idempotency/dynamo-store.ts) and released (DeleteItem)
+ * by key, never put whole nor queried. The local IAM found the UpdateItem missing and the
+ * PutItem unused (issue 26).
+ */
+const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 
 /** Reads, and UpdateItem of existing items: the conversation list writes ended mutes back, nothing more. */
 const TABLE_UPDATE = [...TABLE_READ, 'dynamodb:UpdateItem'];
@@ -95,7 +101,10 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  * the other members of their thread. It reads a contact's uniqueness record
  * and a side (GetItem), finds a group thread's sides on the conversations
  * table's by_thread index (Query there and on no other index), and writes
- * each member's transaction: their side's activity (UpdateItem) or, for a
+ * each member's transaction: their side's activity (UpdateItem, or only a
+ * ConditionCheck, authorised as ConditionCheckItem, when the side is already
+ * at or after the upload's time: a redelivered record, two uploads in the
+ * same second) or, for a
  * contact, their new side with its uniqueness record (PutItem), and their
  * events with the records of the changes delivered (the feed's head and
  * PutItem). No S3, no other table. The attachments stream's reads come with
@@ -103,7 +112,7 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  */
 export function fanOutPermissions(arns: DataArns): Permission[] {
   return [
-    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: [arns.conversations.arn] },
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'], resources: [arns.conversations.arn] },
     { actions: ['dynamodb:Query'], resources: [`${arns.conversations.arn}/index/${conversationIndexes.thread.name}`] },
     { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
     // A group's check of which changes its members were delivered already (SideDelivery.notYetDelivered).

@@ -121,8 +121,9 @@ export const CompleteUploadSession = {
   idempotent: true,
   // One transaction closes the session, writes the attachment and marks its conversation active;
   // get: the size, the first bytes and file_url; delete: a refused file is removed; list: a file an abort or the
-  // cleanup took away meanwhile is a 404 to HEAD and GET, told apart from a refusal (UploadSessionService.complete).
-  access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete', 'list'], events: 'append' },
+  // cleanup took away meanwhile is a 404 to HEAD and GET, told apart from a refusal (UploadSessionService.complete);
+  // abort: a session whose conversation is gone ends its multipart upload (found by the local IAM, issue 26).
+  access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete', 'list', 'abort'], events: 'append' },
 } as const satisfies Route;
 export const AbortUploadSession = {
   name: 'AbortUploadSession',

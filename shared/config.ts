@@ -40,6 +40,13 @@ export interface Config {
    * function signs with its role.
    */
   s3Credentials?: Credentials;
+  /**
+   * What DynamoDB calls are signed with, ahead of `credentials` and the default
+   * chain: the local server's, each function with its own key, so the local
+   * DynamoDB's IAM (infra/local/dynamodb-iam.ts) answers it as its role would.
+   * Resolved at each call (not once per client), since one App serves every function.
+   */
+  dynamodbCredentials?: Credentials;
   /** Which tokens the authorizer accepts; checked when it first verifies one (shared/auth/settings.ts). */
   auth: AuthConfig;
   /** The Event API that pushes hints (REALTIME_URL, REALTIME_HOST); absent where none is configured. */

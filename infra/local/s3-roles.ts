@@ -1,112 +1,120 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import S3Error from '@20minutes/s3rver/lib/models/error.js';
-import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
-import type { Credentials } from '../../shared/s3/signer.js';
-import { cleanupPermissions, permissionsFor, type DataArns, type Permission } from '../permissions.js';
-import { routes } from '../routes.js';
+import type { AccessRequest, PolicyEvaluator } from './iam.js';
 
 /**
- * Each function's IAM role, for the local S3: on AWS every function signs
- * with its own role, which the stack grants from the route's `access`
- * (infra/permissions.ts); locally all functions run on one App. So the local
- * server runs each function inside `actingAs(name)`, signs its S3 calls and
- * URLs with a key of that function's own (`functionCredentials`), and the
- * local S3 (infra/local/s3.ts) looks the key up here and answers as S3
- * answers that role, from the same permissions the stack grants.
- *
- * What it answers from the role: a GET or HEAD of a missing key is 404 only
- * for a role that may list the key (s3:ListBucket), else 403 AccessDenied, as
- * S3 does. Calls made outside any function (a test reaching into the App, the
- * server's own set-up) sign with the base key, which may do anything.
+ * IAM, for the local S3: every request signed with a function's key
+ * (infra/local/iam.ts) is authorised as S3 authorises it for that function's
+ * role, from the same permissions the stack grants; a refused one is answered
+ * as S3 answers it, 403 AccessDenied with S3's XML body. A GET or HEAD of a
+ * missing key is then 404 only to a role that may list that key
+ * (s3:ListBucket with the key as s3:prefix), else 403 AccessDenied, as S3
+ * does. Requests signed with the base key (the server's own set-up, a test
+ * reaching into the bucket) may do anything.
  */
 
-/** The function the stack names the cleanup (infra/constructs/functions.ts). */
-export const CLEANUP_FUNCTION = 'Cleanup';
-
-const acting = new AsyncLocalStorage<string>();
-
-/** Runs `work` as the function `name`: its S3 calls sign with that function's key. */
-export function actingAs<A extends unknown[], R>(name: string, work: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  return (...args) => acting.run(name, () => work(...args));
-}
-
-/** The key of one function: the base key id with the function's name, the same secret. */
-export const functionKeyId = (base: { accessKeyId: string }, name: string) => `${base.accessKeyId}-${name}`;
-
-/** Credentials that are, at each signing, those of the function acting then (the base ones outside any). */
-export function functionCredentials(base: { accessKeyId: string; secretAccessKey: string }): Credentials {
-  return async () => {
-    const name = acting.getStore();
-    return name === undefined ? base : { ...base, accessKeyId: functionKeyId(base, name) };
-  };
-}
-
-/** Every function's key id and the permissions its role holds over a bucket of that name. */
-export function functionRoles(base: { accessKeyId: string }, bucket: string): Map<string, Permission[]> {
-  const arns: DataArns = {
-    conversations: { arn: 'arn:aws:dynamodb:::table/conversations', definition: conversationsTable },
-    attachments: { arn: 'arn:aws:dynamodb:::table/attachments', definition: attachmentsTable },
-    idempotency: { arn: 'arn:aws:dynamodb:::table/idempotency', definition: idempotencyTable },
-    uploadSessions: { arn: 'arn:aws:dynamodb:::table/upload_sessions', definition: uploadSessionsTable },
-    events: { arn: 'arn:aws:dynamodb:::table/events', definition: eventsTable },
-    filesBucket: bucketArn(bucket),
-  };
-  return new Map([
-    ...routes.map((route) => [functionKeyId(base, route.name), permissionsFor(route, arns)] as const),
-    [functionKeyId(base, CLEANUP_FUNCTION), cleanupPermissions(arns)],
-  ]);
-}
+type Query = Record<string, string | string[] | undefined>;
+type Headers = Record<string, string | string[] | undefined>;
 
 const bucketArn = (bucket: string) => `arn:aws:s3:::${bucket}`;
+const objectArn = (bucket: string, key: string) => `arn:aws:s3:::${bucket}/${key}`;
+const has = (query: Query, name: string) => query[name] !== undefined;
 
 /**
- * Whether these permissions let S3 tell their holder a key of the bucket is
- * missing: an s3:ListBucket on the bucket whose conditions the key meets as
- * s3:prefix (how S3 evaluates it for a GET or HEAD; StringLike is the only
- * operator the stack uses, any other is read as not met).
+ * What S3 authorises one request as (the actions of the S3 API reference's
+ * "Permissions" of each operation): object reads GetObject, every write of an
+ * object or of a multipart upload's parts PutObject (a copy also GetObject on
+ * its source), ListMultipartUploadParts, AbortMultipartUpload, DeleteObject; a
+ * bucket listing ListBucket with its s3:prefix, s3:delimiter and s3:max-keys.
+ * A multi-object delete is authorised as DeleteObject on the whole bucket,
+ * stricter than S3, which checks each key: no function makes one.
  */
-export function mayList(permissions: readonly Permission[], bucket: string, key: string): boolean {
-  return permissions.some(
-    (permission) =>
-      permission.actions.includes('s3:ListBucket') &&
-      permission.resources.includes(bucketArn(bucket)) &&
-      Object.entries(permission.conditions ?? {}).every(
-        ([operator, keys]) =>
-          operator === 'StringLike' &&
-          Object.entries(keys).every(([name, patterns]) => name === 's3:prefix' && [patterns].flat().some((pattern) => globMatches(pattern, key))),
-      ),
-  );
+export function s3AccessRequests(method: string, bucket: string, key: string | undefined, query: Query, headers: Headers): AccessRequest[] {
+  if (method === 'OPTIONS') return [];
+  if (key === undefined) return bucketRequests(method, bucket, query);
+  const on = (action: string): AccessRequest => ({ action, resource: objectArn(bucket, key) });
+  const copied = copySource(headers);
+  const withCopy = (requests: AccessRequest[]) => (copied ? [...requests, { action: 's3:GetObject', resource: objectArn(copied.bucket, copied.key) }] : requests);
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      if (has(query, 'uploadId')) return [on('s3:ListMultipartUploadParts')];
+      if (has(query, 'tagging')) return [on('s3:GetObjectTagging')];
+      return [on(has(query, 'versionId') ? 's3:GetObjectVersion' : 's3:GetObject')];
+    case 'PUT':
+      if (has(query, 'tagging')) return [on('s3:PutObjectTagging')];
+      return withCopy([on('s3:PutObject')]);
+    case 'POST':
+      return [on(has(query, 'restore') ? 's3:RestoreObject' : 's3:PutObject')];
+    case 'DELETE':
+      if (has(query, 'uploadId')) return [on('s3:AbortMultipartUpload')];
+      if (has(query, 'tagging')) return [on('s3:DeleteObjectTagging')];
+      return [on('s3:DeleteObject')];
+    default:
+      return [on(`s3:${method}Object`)];
+  }
 }
 
-/** IAM's StringLike: `*` any run of characters, `?` any one. */
-function globMatches(pattern: string, value: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${source}$`, 's').test(value);
+function bucketRequests(method: string, bucket: string, query: Query): AccessRequest[] {
+  const on = (action: string, context?: Record<string, string>): AccessRequest => ({ action, resource: bucketArn(bucket), ...(context ? { context } : {}) });
+  if (method === 'GET' || method === 'HEAD') {
+    if (has(query, 'uploads')) return [on('s3:ListBucketMultipartUploads')];
+    if (has(query, 'cors')) return [on('s3:GetBucketCORS')];
+    if (has(query, 'location')) return [on('s3:GetBucketLocation')];
+    if (has(query, 'versions')) return [on('s3:ListBucketVersions')];
+    return [on('s3:ListBucket', listContext(query))];
+  }
+  if (has(query, 'cors')) return [on('s3:PutBucketCORS')];
+  if (method === 'POST' && has(query, 'delete')) return [{ action: 's3:DeleteObject', resource: objectArn(bucket, '*') }];
+  if (method === 'PUT') return [on('s3:CreateBucket')];
+  if (method === 'DELETE') return [on('s3:DeleteBucket')];
+  return [on(`s3:${method}Bucket`)];
 }
+
+/** A listing's condition keys: S3 sets s3:prefix (empty when the request has none), s3:delimiter and s3:max-keys when given. */
+function listContext(query: Query): Record<string, string> {
+  const one = (name: string) => [query[name]].flat()[0];
+  const delimiter = one('delimiter');
+  const maxKeys = one('max-keys');
+  return { 's3:prefix': one('prefix') ?? '', ...(delimiter !== undefined ? { 's3:delimiter': delimiter } : {}), ...(maxKeys !== undefined ? { 's3:max-keys': maxKeys } : {}) };
+}
+
+function copySource(headers: Headers): { bucket: string; key: string } | undefined {
+  const source = [headers['x-amz-copy-source']].flat()[0];
+  const match = source && /^\/?([^/]+)\/(.+?)(?:\?versionId=.*)?$/.exec(source);
+  return match ? { bucket: decodeURIComponent(match[1]!), key: decodeURIComponent(match[2]!) } : undefined;
+}
+
+/** What S3 checks before it tells a GET or HEAD of a missing key 404 rather than 403: that the caller may list that key. */
+export const listingOf = (bucket: string, key: string): AccessRequest => ({ action: 's3:ListBucket', resource: bucketArn(bucket), context: { 's3:prefix': key } });
 
 interface Context {
   method: string;
   path: string;
-  query: Record<string, string | string[] | undefined>;
-  headers: Record<string, string | string[] | undefined>;
+  query: Query;
+  headers: Headers;
 }
 
 /**
- * A Koa middleware in front of s3rver's router: a GET or HEAD of a missing
- * object by a function whose role may not list it is answered as S3 answers
- * it, 403 AccessDenied with S3's XML body, rather than s3rver's 404 NoSuchKey.
+ * A Koa middleware in front of s3rver's router, after the signature check:
+ * a function's request its role does not allow is refused before s3rver does
+ * anything, and a GET or HEAD of a missing object by a function whose role
+ * may not list it is answered 403 AccessDenied rather than s3rver's 404 NoSuchKey.
  */
-export function missingKeyAsS3Answers(roles: ReadonlyMap<string, readonly Permission[]>) {
-  return async function missingKey(ctx: Context, next: () => Promise<unknown>): Promise<unknown> {
-    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.query.uploadId !== undefined) return next();
+export function iamAsS3Answers(evaluator: PolicyEvaluator) {
+  return async function iam(ctx: Context, next: () => Promise<unknown>): Promise<unknown> {
+    const role = evaluator.roleOf(accessKeyIdOf(ctx));
+    const target = /^\/([^/]+)(?:\/(.*))?$/s.exec(ctx.path);
+    if (!role || !target) return next();
+    const bucket = decodeURIComponent(target[1]!);
+    const key = target[2] ? decodeURIComponent(target[2]) : undefined;
+    if (await evaluator.denial(role, s3AccessRequests(ctx.method, bucket, key, ctx.query, ctx.headers))) throw new S3Error('AccessDenied', 'Access Denied');
+    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || key === undefined || has(ctx.query, 'uploadId')) return next();
     try {
       return await next();
     } catch (error) {
-      const role = roles.get(accessKeyIdOf(ctx) ?? '');
-      const target = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
-      if ((error as { code?: string }).code !== 'NoSuchKey' || !role || !target) throw error;
-      if (mayList(role, decodeURIComponent(target[1]!), decodeURIComponent(target[2]!))) throw error;
-      throw new S3Error('AccessDenied', 'Access Denied');
+      if ((error as { code?: string }).code !== 'NoSuchKey') throw error;
+      if (await evaluator.denial(role, [listingOf(bucket, key)])) throw new S3Error('AccessDenied', 'Access Denied');
+      throw error;
     }
   };
 }

@@ -5,7 +5,10 @@ import S3rver from '@20minutes/s3rver';
 import { DUMMY_ACCOUNT } from '@20minutes/s3rver/lib/models/account.js';
 import { filesBucketCors } from '../../shared/http/cors.js';
 import { multipartFidelity } from './s3-multipart.js';
-import { functionRoles, missingKeyAsS3Answers } from './s3-roles.js';
+import { readConfig } from '../../shared/config.js';
+import { LOCAL_ACCOUNT } from './gateway.js';
+import { localIam, tablesOf, type PolicyEvaluator } from './iam.js';
+import { iamAsS3Answers } from './s3-roles.js';
 import { signatureCheck } from './s3-signatures.js';
 
 export interface S3Credentials {
@@ -25,11 +28,12 @@ export async function startS3(
   directory?: string,
   port = 0,
   corsOrigins: readonly string[] = [],
+  /** The functions' roles it answers as (the local server's); by default, each as the stack grants it over this bucket. */
+  iam: PolicyEvaluator = localIam(credentials, { account: LOCAL_ACCOUNT, region: 'us-east-1', tables: tablesOf(readConfig({})), bucket }),
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
   // s3rver refuses access keys it does not know, and knows only its own unless told: the base key, and each function's.
   DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
-  const roles = functionRoles(credentials, bucket);
-  for (const keyId of roles.keys()) DUMMY_ACCOUNT.createKeyPair(keyId, credentials.secretAccessKey);
+  for (const keyId of iam.roles.keys()) DUMMY_ACCOUNT.createKeyPair(keyId, credentials.secretAccessKey);
   const root = directory ?? mkdtempSync(join(tmpdir(), 'messaging-s3-'));
   mkdirSync(root, { recursive: true });
   const server = new S3rver({
@@ -47,10 +51,10 @@ export async function startS3(
     configureBuckets: [{ name: bucket, configs: corsOrigins.length > 0 ? [corsXml(corsOrigins)] : [] }],
   });
   // Just before s3rver's router: SigV4 as S3 checks it (s3-signatures.ts), what s3rver lacks of S3's multipart
-  // uploads (s3-multipart.ts), and of IAM (s3-roles.ts). Every key it knows has the base secret.
+  // uploads (s3-multipart.ts), and of IAM (s3-roles.ts: authorised before anything is done). Every key it knows has the base secret.
   const secretOf = (accessKeyId: string) =>
-    accessKeyId === credentials.accessKeyId || roles.has(accessKeyId) ? credentials.secretAccessKey : undefined;
-  server.middleware.splice(server.middleware.length - 1, 0, signatureCheck(secretOf), multipartFidelity(server.store), missingKeyAsS3Answers(roles));
+    accessKeyId === credentials.accessKeyId || iam.roles.has(accessKeyId) ? credentials.secretAccessKey : undefined;
+  server.middleware.splice(server.middleware.length - 1, 0, signatureCheck(secretOf), iamAsS3Answers(iam), multipartFidelity(server.store));
   const address = await server.run();
   return {
     endpoint: `http://${host}:${address.port}`,

@@ -25,7 +25,8 @@ import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { startS3 } from './s3.js';
 import { readLocalSettings } from './settings.js';
-import { actingAs, CLEANUP_FUNCTION, functionCredentials, functionKeyId } from './s3-roles.js';
+import { actingAs, CLEANUP_FUNCTION, EVENTS_PIPE, FAN_OUT_FUNCTION, functionCredentials, functionKeyId, localIam, REALTIME_PUBLISHER_FUNCTION, type GrantsOverride } from './iam.js';
+import { startDynamoDbEnforcer } from './dynamodb-iam.js';
 import { startStreamPoller, type StreamPollerOptions } from './stream-poller.js';
 import { startTimeToLive } from './time-to-live.js';
 import { eventsForwarder } from './events-forwarder.js';
@@ -66,6 +67,11 @@ export interface LocalApiOptions {
   keepAliveMs?: number;
   /** The stream consumers' timeout, from which their time budget is drawn; default Lambda's (CONSUMER_TIMEOUT_SECONDS). */
   consumerTimeoutMs?: number;
+  /**
+   * The functions' permissions the local DynamoDB and S3 enforce, from those the stack grants
+   * (infra/local/iam.ts); default: as granted. A test takes one away to prove what needs it.
+   */
+  grants?: GrantsOverride;
 }
 
 export interface LocalApi {
@@ -82,11 +88,10 @@ export interface LocalApi {
   app: App;
   /** The Event API's stand-in: its WebSocket URL and HTTP host (what GET /v1/realtime answers), its connections. */
   realtime: LocalRealtime & { url: string; host: string };
+  /** Every call of a function the local IAM refused (DynamoDB's and S3's), in AWS's words, each once. */
+  iamRefusals(): string[];
   close(): Promise<void>;
 }
-
-/** The name the stack gives the real-time publisher: locally it signs its publishes with this function's key. */
-export const REALTIME_PUBLISHER_FUNCTION = 'RealtimePublisher';
 
 /**
  * The API as `npm start` serves it: DynamoDB Local (a child process) and the
@@ -150,9 +155,19 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         [tables.events]: eventsTable,
       });
     }
+    // Every function's role as the stack grants it over this server's tables and bucket, enforced by both stand-ins.
+    const iam = localIam(credentials, { account: LOCAL_ACCOUNT, region, tables, bucket: names.filesBucket }, options.grants);
+    // IAM in front of a DynamoDB without it (DynamoDB Local, whoever started it); a DynamoDB over HTTPS is AWS's, which has its own.
+    let functionsDynamodb = dynamodbEndpoint;
+    const enforcing = new URL(dynamodbEndpoint).protocol === 'http:';
+    if (enforcing) {
+      const enforcer = await startDynamoDbEnforcer({ host, upstream: dynamodbEndpoint, evaluator: iam, resources: { account: LOCAL_ACCOUNT, region } });
+      stoppers.push(enforcer.close);
+      functionsDynamodb = enforcer.endpoint;
+    }
     let s3Endpoint = env.S3_ENDPOINT;
     if (!s3Endpoint) {
-      const s3 = await startS3(host, names.filesBucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port, names.corsOrigins);
+      const s3 = await startS3(host, names.filesBucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port, names.corsOrigins, iam);
       stoppers.push(s3.close);
       s3Endpoint = s3.endpoint;
     }
@@ -177,7 +192,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const handlerEnv: Environment = {
       ...env,
       AWS_REGION: region,
-      DYNAMODB_ENDPOINT: dynamodbEndpoint,
+      DYNAMODB_ENDPOINT: functionsDynamodb,
       S3_ENDPOINT: s3Endpoint,
       AUTH_SECRET: authSecret,
       CONVERSATIONS_TABLE: tables.conversations,
@@ -193,7 +208,12 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     // A stand-in of ours (this server's, or one a test hands over) knows each function's key; an S3 the user
     // configured in the environment (MinIO) knows the user's.
     const standInS3 = !process.env.S3_ENDPOINT || options.env?.S3_ENDPOINT !== undefined;
-    const config: Config = { ...readConfig(handlerEnv), credentials, ...(standInS3 ? { s3Credentials: functionCredentials(credentials) } : {}) };
+    const config: Config = {
+      ...readConfig(handlerEnv),
+      credentials,
+      ...(standInS3 ? { s3Credentials: functionCredentials(credentials) } : {}),
+      ...(enforcing ? { dynamodbCredentials: functionCredentials(credentials) } : {}),
+    };
     const app = new App(config, options.clock);
     stoppers.push(async () => app.destroy());
     // Powertools (a library) reads this Lambda variable itself: on-demand instances count a cold start.
@@ -207,30 +227,39 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       // use: tables someone else made may lack the stream, which each poller says once per table.
       const consumer = async (entry: string) => ((await loadModule(entry)).handler as { withApp(app: App): StreamHandler }).withApp(app);
       const consumerTimeoutMs = options.consumerTimeoutMs ?? CONSUMER_TIMEOUT_SECONDS * 1000;
-      const poller = (streamTables: Record<string, TableDefinition>, filter: FilterPattern, handler: StreamPollerOptions['handler'], timeoutMs = consumerTimeoutMs) =>
+      // Each reads its streams as its role (the event source mapping's, the pipe's) through the IAM in front.
+      const poller = (
+        reader: string,
+        streamTables: Record<string, TableDefinition>,
+        filter: FilterPattern,
+        handler: StreamPollerOptions['handler'],
+        timeoutMs = consumerTimeoutMs,
+      ) =>
         startStreamPoller({
-          endpoint: dynamodbEndpoint,
+          endpoint: functionsDynamodb,
           region,
           credentials,
+          streamCredentials: enforcing ? { ...credentials, accessKeyId: functionKeyId(credentials, reader) } : credentials,
           tables: Object.entries(streamTables).flatMap(([name, { stream }]) => (stream ? [{ name, stream }] : [])),
           filter,
           handler,
           functionTimeoutMs: timeoutMs,
         });
       const cleanup = poller(
+        CLEANUP_FUNCTION,
         { [tables.conversations]: conversationsTable, [tables.attachments]: attachmentsTable, [tables.uploadSessions]: uploadSessionsTable },
         REMOVALS_FILTER_PATTERN,
         actingAs(CLEANUP_FUNCTION, await consumer(CLEANUP_ENTRY)),
       );
-      // No S3 calls, so no key of its own to act as.
-      const fanOut = poller({ [tables.attachments]: attachmentsTable }, CHANGES_FILTER_PATTERN, await consumer(FAN_OUT_ENTRY));
+      const fanOut = poller(FAN_OUT_FUNCTION, { [tables.attachments]: attachmentsTable }, CHANGES_FILTER_PATTERN, actingAs(FAN_OUT_FUNCTION, await consumer(FAN_OUT_ENTRY)));
       // What DynamoDB's TTL does on AWS, for the upload intents of the attachments table: an intent its run
       // left behind expires, and its REMOVE reaches the cleanup. (The other tables' TTL is not run: see
-      // docs/consistency.md, "DynamoDB Local and AWS".)
+      // docs/consistency.md, "DynamoDB Local and AWS".) DynamoDB's own deletes: no role, straight to the table.
       const timeToLive = startTimeToLive({ endpoint: dynamodbEndpoint, region, credentials, table: { name: tables.attachments, definition: attachmentsTable }, functionTimeoutMs });
       stoppers.push(cleanup.stop, fanOut.stop, timeToLive.stop);
       // What the stack's publisher mapping runs: a hint per new event item, published to the Event API below, as its own function.
       const publisher = poller(
+        REALTIME_PUBLISHER_FUNCTION,
         { [tables.events]: eventsTable },
         BUS_FILTER_PATTERN,
         actingAs(REALTIME_PUBLISHER_FUNCTION, await consumer(REALTIME_PUBLISHER_ENTRY)),
@@ -240,6 +269,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         // What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL.
         const forwarding = new AbortController();
         const forwarder = poller(
+          EVENTS_PIPE,
           { [tables.events]: eventsTable },
           BUS_FILTER_PATTERN,
           eventsForwarder({ url: eventsForwardUrl, region, account: LOCAL_ACCOUNT, signal: forwarding.signal }),
@@ -300,6 +330,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       config,
       app,
       realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL!, host: realtimeHost }),
+      iamRefusals: () => [...iam.refused],
       close: stopAll,
     };
   } catch (error) {

@@ -15,7 +15,10 @@ import { logger } from '../../shared/observability.js';
 export interface StreamPollerOptions {
   endpoint: string;
   region: string;
+  /** The poller's own calls (finding each table's stream: DescribeTable), which no function makes. */
   credentials: { accessKeyId: string; secretAccessKey: string };
+  /** The stream reads (DescribeStream, GetShardIterator, GetRecords): the reader's role, as the mapping reads with the function's. */
+  streamCredentials?: { accessKeyId: string; secretAccessKey: string };
   /** Tables whose streams feed the handler, each with the stream its definition asks for. */
   tables: { name: string; stream: NonNullable<TableDefinition['stream']> }[];
   /** The filter pattern of the stack's event source mapping (or pipe): only the records it keeps reach the handler. */
@@ -66,7 +69,7 @@ interface ShardState {
 export function startStreamPoller(options: StreamPollerOptions): { stop(): Promise<void> } {
   const dynamodb = new DynamoDBClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
   const streamsAt = streamsEndpoint(options.endpoint);
-  const streams = new DynamoDBStreamsClient({ ...(streamsAt ? { endpoint: streamsAt } : {}), region: options.region, credentials: options.credentials });
+  const streams = new DynamoDBStreamsClient({ ...(streamsAt ? { endpoint: streamsAt } : {}), region: options.region, credentials: options.streamCredentials ?? options.credentials });
   const shards = new Map<string, ShardState>();
   const accepts = passes(options.filter);
   let running = true;

@@ -14,13 +14,24 @@ import { boundedTransport } from '../transport.js';
  */
 export const DYNAMODB_TIMEOUTS = { maxAttempts: 3, connectionTimeout: 1_000, requestTimeout: 3_000 } as const;
 
+/**
+ * Credentials the client asks for at each request. The SDK keeps whatever a
+ * provider first answers (and shares one answer among concurrent requests)
+ * unless the provider says it memoizes itself, which this one does, so that
+ * each request is signed with the key of the function making it.
+ */
+function resolvedAtEachCall(credentials: NonNullable<Config['dynamodbCredentials']>) {
+  const provider = typeof credentials === 'function' ? async () => credentials() : async () => credentials;
+  return Object.assign(provider, { memoized: true });
+}
+
 export function createDynamoClient(config: Config): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: config.region,
     maxAttempts: DYNAMODB_TIMEOUTS.maxAttempts,
     requestHandler: boundedTransport(DYNAMODB_TIMEOUTS),
     ...(config.dynamodbEndpoint ? { endpoint: config.dynamodbEndpoint } : {}),
-    ...(config.credentials ? { credentials: config.credentials } : {}),
+    ...(config.dynamodbCredentials ? { credentials: resolvedAtEachCall(config.dynamodbCredentials) } : config.credentials ? { credentials: config.credentials } : {}),
   });
   return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
 }

@@ -147,6 +147,8 @@ describe('least privilege', () => {
       if (level === 'update' || level === 'activity') expect(writes).toEqual(['dynamodb:UpdateItem']);
       // A feed is appended to (the head moved, events put), never deleted from nor queried by a writer.
       else if (level === 'append') expect([...grant.Action].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+      // Idempotency-Key records: claimed and completed by conditional updates, released by a delete, never put whole.
+      else if (logicalPrefix === 'DataIdempotency') expect([...grant.Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']);
       else expect(writes.length > 0).toBe(level === 'write');
       expect(grant.Action.includes('dynamodb:ConditionCheckItem')).toBe(level === 'activity');
       expect(grant.Action).not.toContain('dynamodb:Scan');
@@ -454,7 +456,7 @@ describe('fan-out from the attachments stream', () => {
     });
   });
 
-  it('lets the fan-out read, update and put conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream and send to its queue, nothing else', () => {
+  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('FanOut')).filter((s) => !isLoggingOrTracing(s));
     const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
@@ -462,6 +464,7 @@ describe('fan-out from the attachments stream', () => {
     expect([...new Set(statements.flatMap((s) => s.Action))].sort()).toEqual([
       ...streamReads,
       'dynamodb:BatchGetItem',
+      'dynamodb:ConditionCheckItem',
       'dynamodb:GetItem',
       'dynamodb:ListStreams',
       'dynamodb:PutItem',
@@ -473,6 +476,8 @@ describe('fan-out from the attachments stream', () => {
     ].sort());
     const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
     for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([conversations, events]);
+    // A side already at the upload's time is only checked in the member's transaction (a redelivery, two uploads in one second).
+    expect(resourcesOfAction('dynamodb:ConditionCheckItem')).toEqual([conversations]);
     expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [conversations, '/index/by_thread']] }]);
     expect(resourcesOfAction('dynamodb:BatchGetItem')).toEqual([events]);
     for (const action of streamReads) expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);

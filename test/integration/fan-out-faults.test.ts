@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
-import { upload } from '../support/attachments.js';
+import { upload, uploadForm } from '../support/attachments.js';
 import { feedOf, listAll, type ListedConversation } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import type { ProxiedRequest, Rule } from '../support/fault-proxy.js';
@@ -268,5 +268,66 @@ describe("the contact's POST racing the fan-out's create of their side", () => {
     expect(sides[0]).toMatchObject({ contact_id: a, last_active_at: uploaded.created_at });
     expect(await unreadIds(b)).toEqual([posted.body.id]);
     await expectEachChangeOnce(b, [uploaded]);
+  });
+});
+
+describe("a group member whose side is already at the upload's time, reached again", () => {
+  /** A group of three with a side each; `a` uploads. The calls carry the group in the token. */
+  async function groupOfThree(name: string) {
+    const g = `${name}-g`;
+    const [a, b, c] = [`${name}-a`, `${name}-b`, `${name}-c`];
+    const sides: Record<string, Side> = {};
+    for (const who of [a, b, c]) {
+      const opened = await f.t.call(who, 'POST', '/v1/conversations', { form: { group_id: g }, groups: [g] });
+      expect(opened.status).toBe(201);
+      sides[who] = opened.body;
+    }
+    const uploadAs = async (who: string, filename: string) => {
+      const response = await f.t.call(who, 'POST', '/v1/attachments', { body: uploadForm({ bytes: `bytes of ${filename}`, filename }, { conversation_id: sides[who]!.id }), groups: [g] });
+      expect(response.status, response.text).toBe(201);
+      return response.body as { id: string; created_at: number };
+    };
+    const sideOf = async (who: string) => {
+      const response = await f.t.call(who, 'GET', `/v1/conversations/${sides[who]!.id}`, { groups: [g] });
+      expect(response.status).toBe(200);
+      return response.body as Side;
+    };
+    const createdIn = async (who: string) =>
+      (await feedOf(f.t, who, '', [g])).filter((event) => event.type === 'attachment.created').map((event) => event.data.object.id as string);
+    return { a, b, c, sides, uploadAs, sideOf, createdIn };
+  }
+
+  it("by a redelivery of the same change (its first delivery's write landed, its answer lost): the record goes through, and what follows it", async () => {
+    const { a, b, c, uploadAs, sideOf, createdIn } = await groupOfThree('fo-redeliver');
+    const next = await groupOfThree('fo-redeliver-next');
+    // b's transaction lands on every try and its answers are lost: the batch fails and the change comes again,
+    // when b's side is already at the upload's time (the transaction then only checks it: ConditionCheck).
+    const lost = loseEveryTry((request) => isCall(request, 'TransactWriteItems') && writesOf(b)(request));
+    const uploaded = await uploadAs(a, 'redelivered.txt');
+    await everyTryMade(lost);
+    // An upload into another group, later in the same stream: it reaches that group's members only after the
+    // failed record went through (the poller never skips one), and cannot stand for it (another thread).
+    clock.now += 10;
+    const later = await next.uploadAs(next.a, 'after-the-redelivery.txt');
+
+    await eventually(() => next.createdIn(next.b), (ids) => ids.includes(later.id), 60_000);
+    expect(await next.createdIn(next.b)).toEqual([later.id]);
+    expect(await createdIn(b)).toEqual([uploaded.id]);
+    expect(await createdIn(c)).toEqual([uploaded.id]);
+    for (const member of [b, c]) expect((await sideOf(member)).last_active_at).toBe(uploaded.created_at);
+  });
+
+  it('by a second upload in the same second: it reaches every member, whose side stays at that time', async () => {
+    const { a, b, c, uploadAs, sideOf, createdIn } = await groupOfThree('fo-same-second');
+    const first = await uploadAs(a, 'first.txt');
+    for (const member of [b, c]) await eventually(() => sideOf(member), (side) => side.last_active_at === first.created_at);
+    const second = await uploadAs(a, 'second.txt');
+    expect(second.created_at).toBe(first.created_at);
+
+    for (const member of [b, c]) {
+      await eventually(() => createdIn(member), (ids) => ids.includes(second.id), 60_000);
+      expect((await createdIn(member)).sort()).toEqual([first.id, second.id].sort());
+      expect((await sideOf(member)).last_active_at).toBe(first.created_at);
+    }
   });
 });

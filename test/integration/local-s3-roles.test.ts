@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3 } from '../../infra/local/s3.js';
-import { actingAs, functionCredentials } from '../../infra/local/s3-roles.js';
+import { actingAs, functionCredentials } from '../../infra/local/iam.js';
 import { S3Bucket } from '../../shared/s3/bucket.js';
 import { S3_TIMEOUTS } from '../../shared/s3/client.js';
 import { S3Presigner } from '../../shared/s3/presigner.js';

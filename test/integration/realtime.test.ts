@@ -6,8 +6,7 @@ import { eventually } from '../support/eventually.js';
 import { freshId, sharingApi, type Member } from '../support/sharing.js';
 import WebSocket from 'ws';
 import { EventApiPublisher } from '../../shared/realtime/publisher.js';
-import { functionKeyId } from '../../infra/local/s3-roles.js';
-import { REALTIME_PUBLISHER_FUNCTION } from '../../infra/local/server.js';
+import { functionKeyId, REALTIME_PUBLISHER_FUNCTION } from '../../infra/local/iam.js';
 
 /**
  * The live inbox over the local server (docs/api.md, "The live inbox"): a

@@ -37,10 +37,11 @@ describe('permissions from a route access declaration', () => {
     expect(grant!.resources).toEqual(['arn:attachments', 'arn:attachments/index/by_uploader', 'arn:attachments/index/by_thread', 'arn:attachments/index/by_conversation']);
   });
 
-  it('gives idempotent routes their key records and others none', () => {
+  it('gives idempotent routes their key records (read, claimed and completed by update, released; never put whole) and others none', () => {
     const withKeys = permissionsFor({ access: { conversations: 'write' }, idempotent: true }, arns);
     expect(withKeys.map((p) => p.resources[0])).toEqual(['arn:conversations', 'arn:idempotency']);
-    expect(withKeys[1]!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem']);
+    // Claimed and completed with conditional updates (shared/idempotency/dynamo-store.ts).
+    expect(withKeys[1]!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
     expect(permissionsFor({ access: { conversations: 'write' } }, arns).map((p) => p.resources[0])).toEqual(['arn:conversations']);
   });
 
@@ -61,9 +62,9 @@ describe('permissions from a route access declaration', () => {
 });
 
 describe('the fan-out', () => {
-  it("reads, updates and puts conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, and touches nothing else", () => {
+  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, and touches nothing else", () => {
     expect(fanOutPermissions(arns)).toEqual([
-      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:conversations'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'], resources: ['arn:conversations'] },
       { actions: ['dynamodb:Query'], resources: ['arn:conversations/index/by_thread'] },
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
       { actions: ['dynamodb:BatchGetItem'], resources: ['arn:events'] },
