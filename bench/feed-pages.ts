@@ -98,7 +98,7 @@ async function seedFeed(app: App, userId: string, writes: number): Promise<void>
 async function wholeFeed(app: App, userId: string): Promise<ApiEvent[]> {
   const feed: ApiEvent[] = [];
   for (;;) {
-    const page = await app.use(events).listEvents(userId, undefined, { limit: 100, ...(feed.length > 0 ? { startingAfter: feed.at(-1)!.id } : {}) });
+    const page = await app.use(events).listEvents(userId, new Set(), undefined, { limit: 100, ...(feed.length > 0 ? { startingAfter: feed.at(-1)!.id } : {}) });
     feed.push(...page.data);
     if (!page.has_more) return feed;
   }

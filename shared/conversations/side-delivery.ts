@@ -88,7 +88,8 @@ export class SideDelivery {
       const marks = shown.map((change): TransactItem => ({ Put: { TableName: this.eventsTable, Item: this.deliveredItem(userId, change.id), ...expressions({ condition: itemAbsent() }) } }));
       const events = [...side.before, ...changeEvents.flat(), ...side.after];
       if (events.length === 0) return true;
-      const feed = await this.outbox.append(userId, events);
+      // A group's events are its members' alone: a reader whose token no longer lists it reads them redacted.
+      const feed = await this.outbox.append(userId, events, counterpart.kind === 'group' ? counterpart.id : null);
       const items = [...side.items, ...marks, ...feed.items];
       const outcome = await transactWrite(this.client, items, contentToken(items));
       if (outcome.committed) return true;

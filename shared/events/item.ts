@@ -1,6 +1,6 @@
 import { eventGroupPrefix, eventKey, sequenceSort } from '../dynamo/keys.js';
 import { eventIndexes } from '../dynamo/tables.js';
-import { EVENT_RETENTION_SECONDS, resourceOf, type ApiEvent } from './model.js';
+import { EVENT_RETENTION_SECONDS, resourceOf, type ApiEvent, type StoredEvent } from './model.js';
 
 /**
  * The stored event item, in one place: the outbox writes it
@@ -16,8 +16,15 @@ export const USER_ATTRIBUTE = 'user_id';
 /** The event exactly as the API shows it, as JSON text: served as it is, never rebuilt. */
 export const EVENT_ATTRIBUTE = 'event';
 
-/** The item of the user's event at `sequence`: its key, what the reads filter on, and the event itself. */
-export function eventItem(userId: string, sequence: number, event: ApiEvent): Record<string, unknown> {
+/**
+ * The group whose members alone read the event (StoredEvent): beside the
+ * event, not in it, so the event stays exactly what the API shows a member
+ * and what the operators' bus carries.
+ */
+export const GROUP_ATTRIBUTE = 'group_id';
+
+/** The item of the user's event at `sequence`: its key, what the reads filter on, the group it is private to, and the event itself. */
+export function eventItem(userId: string, sequence: number, event: ApiEvent, group: string | null = null): Record<string, unknown> {
   return {
     ...eventKey(userId, sequence),
     [eventIndexes.type.sortKey]: sequenceSort(eventGroupPrefix(event.type), sequence),
@@ -28,8 +35,15 @@ export function eventItem(userId: string, sequence: number, event: ApiEvent): Re
     created_at: event.created_at,
     [EXPIRES_AT]: event.created_at + EVENT_RETENTION_SECONDS,
     [EVENT_ATTRIBUTE]: JSON.stringify(event),
+    ...(group === null ? {} : { [GROUP_ATTRIBUTE]: group }),
   };
 }
 
 /** The event a stored item holds, as the API shows it. */
 export const eventOf = (item: Record<string, unknown>): ApiEvent => JSON.parse(item[EVENT_ATTRIBUTE] as string) as ApiEvent;
+
+/** The event a stored item holds with the group it is private to (none on items written before groups were recorded). */
+export const storedEventOf = (item: Record<string, unknown>): StoredEvent => ({
+  event: eventOf(item),
+  group: typeof item[GROUP_ATTRIBUTE] === 'string' ? item[GROUP_ATTRIBUTE] : null,
+});

@@ -42,6 +42,40 @@ export interface ApiEvent {
 /** An event as a change describes it, before the feed gives it its id and time. */
 export type EventDraft = Omit<ApiEvent, 'id' | 'created_at'>;
 
+/**
+ * An event as the feed stores it: the event, and the group whose members
+ * alone may read it (docs/api.md, "Who reads a group's events"): set on
+ * what another member's change of a group's thread brought the user (the
+ * fan-out's events), null on everything else (the user's own changes, a
+ * direct thread's, and events stored before the group was recorded).
+ */
+export interface StoredEvent {
+  event: ApiEvent;
+  group: string | null;
+}
+
+/** What `data.object` of a redacted event is: nothing of the change but that it was redacted. */
+export interface RedactedObject {
+  redacted: true;
+}
+
+/**
+ * The event as a reader whose token does not list its group sees it: its id,
+ * type and time stay (they are its place in the feed, and what a push hint
+ * carries), everything the change said goes.
+ */
+export const redactedEvent = ({ id, type, created_at }: ApiEvent): ApiEvent => ({
+  id,
+  type,
+  created_at,
+  data: { object: { redacted: true } satisfies RedactedObject },
+  request_id: null,
+});
+
+/** The stored event as a reader with these groups may see it: whole for a member of its group (or when it has none), else redacted. */
+export const shownTo = (groups: ReadonlySet<string>, { event, group }: StoredEvent): ApiEvent =>
+  group === null || groups.has(group) ? event : redactedEvent(event);
+
 /** The `type` filter of the list: one type, or every type of a resource (`attachment.*`). */
 export type TypeFilter = { kind: 'exact'; type: EventType } | { kind: 'resource'; resource: EventResource };
 

@@ -39,9 +39,11 @@ export class Outbox {
    * The items that append `drafts` to the user's feed, for one attempt of a
    * transaction: one consistent read of the head. None for no drafts. When
    * the transaction is cancelled on the head alone (`headTaken`), another
-   * writer took the sequence first: append again and retry.
+   * writer took the sequence first: append again and retry. `group`: the
+   * group whose members alone may read these events (StoredEvent), for what
+   * another member's change of a group's thread brings the user.
    */
-  async append(userId: string, drafts: readonly EventDraft[]): Promise<FeedAppend> {
+  async append(userId: string, drafts: readonly EventDraft[], group: string | null = null): Promise<FeedAppend> {
     if (drafts.length === 0) return { items: [] };
     const { Item: head } = await this.client.send(new GetCommand({ TableName: this.table, Key: feedHeadKey(userId), ConsistentRead: true }));
     const last = typeof head?.[SEQUENCE] === 'number' ? head[SEQUENCE] : 0;
@@ -66,7 +68,7 @@ export class Outbox {
     };
     const puts = events.map(
       (event, index): TransactItem => ({
-        Put: { TableName: this.table, Item: eventItem(userId, last + 1 + index, event), ...expressions({ condition: itemAbsent() }) },
+        Put: { TableName: this.table, Item: eventItem(userId, last + 1 + index, event, group), ...expressions({ condition: itemAbsent() }) },
       }),
     );
     return { items: [moveHead, ...puts] };

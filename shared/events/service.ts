@@ -1,19 +1,28 @@
+import type { Groups } from '../auth/groups.js';
 import { resourceMissing } from '../http/errors.js';
 import type { Page, PageRequest } from '../pagination.js';
-import type { ApiEvent, TypeFilter } from './model.js';
+import { shownTo, type ApiEvent, type TypeFilter } from './model.js';
 import type { EventStore } from './store.js';
 
-/** What the event endpoints do: a user's own feed, nobody else's. */
+/**
+ * What the event endpoints do: a user's own feed, nobody else's, each event
+ * as the groups of the reader's token let them see it (docs/api.md, "Who
+ * reads a group's events"): an event of a group the token does not list
+ * keeps its place and is redacted, so the feed still only grows at its head
+ * and a page reads no more than it did.
+ */
 export class EventService {
   constructor(private readonly store: EventStore) {}
 
   /** Another user's event, or one past the retention, is not found. */
-  async getEvent(userId: string, id: string): Promise<ApiEvent> {
-    return (await this.store.get(userId, id)) ?? notFound(id);
+  async getEvent(userId: string, groups: Groups, id: string): Promise<ApiEvent> {
+    const stored = (await this.store.get(userId, id)) ?? notFound(id);
+    return shownTo(groups, stored);
   }
 
-  async listEvents(userId: string, type: TypeFilter | undefined, page: PageRequest): Promise<Page<ApiEvent>> {
-    return (await this.store.list(userId, type, page)).page;
+  async listEvents(userId: string, groups: Groups, type: TypeFilter | undefined, page: PageRequest): Promise<Page<ApiEvent>> {
+    const { has_more, data } = (await this.store.list(userId, type, page)).page;
+    return { has_more, data: data.map((stored) => shownTo(groups, stored)) };
   }
 }
 

@@ -6,8 +6,8 @@ import type { QueryCost } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { systemClock, type Clock } from '../time.js';
 import { sequenceOf } from './ids.js';
-import { eventOf, EXPIRES_AT } from './item.js';
-import type { ApiEvent, TypeFilter } from './model.js';
+import { EXPIRES_AT, storedEventOf } from './item.js';
+import type { StoredEvent, TypeFilter } from './model.js';
 
 type Item = Record<string, unknown>;
 
@@ -24,11 +24,11 @@ export class EventStore {
   ) {}
 
   /** One GetItem at the sequence the id names; the stored id must be this very id (another user's names a sequence of ours). */
-  async get(userId: string, id: string): Promise<ApiEvent | undefined> {
+  async get(userId: string, id: string): Promise<StoredEvent | undefined> {
     const sequence = sequenceOf(id);
     if (sequence === undefined) return undefined;
     const { Item } = await this.client.send(new GetCommand({ TableName: this.table, Key: eventKey(userId, sequence), ConsistentRead: true }));
-    return Item && Item.id === id && live(Item, this.clock()) ? eventOf(Item) : undefined;
+    return Item && Item.id === id && live(Item, this.clock()) ? storedEventOf(Item) : undefined;
   }
 
   /**
@@ -41,7 +41,7 @@ export class EventStore {
    * first one outside the window ends the feed: a page reads at most
    * limit + 1 items, filtered or not.
    */
-  async list(userId: string, type: TypeFilter | undefined, page: PageRequest): Promise<{ page: Page<ApiEvent>; cost: QueryCost }> {
+  async list(userId: string, type: TypeFilter | undefined, page: PageRequest): Promise<{ page: Page<StoredEvent>; cost: QueryCost }> {
     const now = this.clock();
     const backwards = page.endingBefore !== undefined;
     const { low, high } = sequenceRange(page);
@@ -76,7 +76,7 @@ export class EventStore {
       edge = !backwards && (result.Count ?? 0) < (result.ScannedCount ?? 0);
     } while (found.length < wanted && startKey && !edge);
 
-    const data = found.slice(0, page.limit).map(eventOf);
+    const data = found.slice(0, page.limit).map(storedEventOf);
     if (backwards) data.reverse();
     return { page: { has_more: found.length > page.limit, data }, cost };
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { dynamo } from '../../shared/app.js';
-import { EVENT_RETENTION_SECONDS, type ApiEvent } from '../../shared/events/model.js';
+import { EVENT_RETENTION_SECONDS, type StoredEvent } from '../../shared/events/model.js';
 import { EventStore } from '../../shared/events/store.js';
 import type { TestApi, TestResponse } from '../support/api.js';
 import { upload, uploadForm } from '../support/attachments.js';
@@ -250,7 +250,7 @@ describe('GET /v1/events', () => {
     for (const is_pinned of [true, false, true, false]) expect((await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned } })).status).toBe(200);
     const second = await upload(t(), user, { bytes: 'y', filename: 'y.txt' });
     const store = new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => clock.now);
-    const ids = (page: { data: ApiEvent[] }) => page.data.map((event) => (event.data.object as { id: string }).id);
+    const ids = (page: { data: StoredEvent[] }) => page.data.map(({ event }) => (event.data.object as { id: string }).id);
 
     const newest = await store.list(user, { kind: 'exact', type: 'attachment.created' }, { limit: 1 });
     expect(ids(newest.page)).toEqual([second.body.id]);
@@ -261,7 +261,7 @@ describe('GET /v1/events', () => {
     expect(resource.cost).toEqual({ queries: 1, itemsRead: 2 });
     expect((await store.list(user, { kind: 'exact', type: 'attachment.deleted' }, { limit: 10 })).cost).toEqual({ queries: 1, itemsRead: 0 });
 
-    const [newer, older] = resource.page.data;
+    const [newer, older] = resource.page.data.map(({ event }) => event);
     const after = await t().call(user, 'GET', `/v1/events?type=attachment.created&limit=1&starting_after=${newer!.id}`);
     expect(after.body).toEqual({ has_more: false, data: [older] });
     const before = await t().call(user, 'GET', `/v1/events?type=attachment.*&limit=1&ending_before=${older!.id}`);
@@ -298,7 +298,7 @@ describe('GET /v1/events', () => {
     expect(past.cost).toEqual({ queries: 1, itemsRead: 11 });
     const stored = (await new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => START).list(user, undefined, { limit: 20 })).page.data;
     expect(stored).toHaveLength(13);
-    const expired = stored.at(-1)!;
+    const expired = stored.at(-1)!.event;
     expect((await t().call(user, 'GET', `/v1/events/${expired.id}`)).status).toBe(404);
     // A client that last synced before the window gets what the window holds.
     expect((await t().call(user, 'GET', `/v1/events?ending_before=${expired.id}`)).body.data).toEqual(listed.body.data);

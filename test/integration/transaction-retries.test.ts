@@ -53,7 +53,7 @@ async function sendLastAgain(token?: string) {
 /** The types of the user's events, oldest first. */
 async function eventTypes(userId: string): Promise<string[]> {
   const { page } = await new EventStore(t.api.app.use(dynamo), config().eventsTable).list(userId, undefined, { limit: 100 });
-  return page.data.map((event) => event.type).reverse();
+  return page.data.map(({ event }) => event.type).reverse();
 }
 
 describe('a transaction sent again with its token (the SDK retry after a lost answer)', () => {
