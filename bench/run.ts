@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { measureBundles } from './bundles.js';
 import { measureColdStarts } from './cold-start.js';
+import { measureContention, type ContentionFigures } from './contention.js';
 import { measureCost } from './cost.js';
 import { measureEvents, type EventFigures } from './event-feed.js';
 import { seedFixture } from './fixture.js';
@@ -18,8 +19,8 @@ import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events --profile]`
-const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events'] as const;
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,contention --profile]`
+const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events', 'contention'] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
@@ -41,6 +42,8 @@ const { values } = parseArgs({
     'forward-writes': { type: 'string', default: '200' },
     'forward-users': { type: 'string', default: '4' },
     'feed-writes': { type: 'string', default: '1000' },
+    // Contention: the writer's requests while the group's uploads (of --group-sides members) fan out into their feed.
+    'contended-writes': { type: 'string', default: '300' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
   },
@@ -77,6 +80,10 @@ const eventSettings = {
   forwardWrites: positive('forward-writes', values['forward-writes']),
   forwardUsers: positive('forward-users', values['forward-users']),
   feedWrites: positive('feed-writes', values['feed-writes']),
+};
+const contentionSettings = {
+  groupSides: positive('group-sides', values['group-sides']),
+  writes: positive('contended-writes', values['contended-writes']),
 };
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
@@ -154,6 +161,12 @@ try {
     if (cost) events.outbox = cost.map(({ endpoint, outbox }) => ({ endpoint, ...outbox }));
   }
 
+  let contention: ContentionFigures | undefined;
+  if (wanted('contention')) {
+    step('contention: a user writing steadily while the uploads of a group of many fan out into their feed');
+    contention = await measureContention(backends, fixture.authSecret, contentionSettings, step);
+  }
+
   const results: Results = {
     machine: {
       node: process.version,
@@ -175,6 +188,7 @@ try {
     ...(uploadSessions ? { uploadSessions } : {}),
     ...(sharing ? { sharing } : {}),
     ...(events ? { events } : {}),
+    ...(contention ? { contention } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   // A partial run (--only) writes beside the full run's results, never over them.
