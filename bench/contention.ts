@@ -51,7 +51,7 @@ export interface ContentionFigures {
   groupUploads: { requests: number; statuses: Record<string, number>; metContention: number; serverErrors: number };
   /** How long after the last answer the fan-out had nothing more to write (no DynamoDB call but the poller's for 1 s). */
   fanOutSettledSeconds: number;
-  /** The group's uploads (201) whose attachment.created is in the writer's feed once it settled: all, wanted. */
+  /** The group's uploads (201) whose attachment.created is in the writer's feed once it settled (a batch delivers each uploader's latest). */
   inWritersFeed: { uploads: number; found: number };
 }
 
