@@ -22,6 +22,8 @@ export interface ServerOptions {
   consumers: boolean;
   /** EVENTS_FORWARD_URL: where the server POSTs each new event in EventBridge's envelope (needs the consumers). */
   eventsForwardUrl?: string;
+  /** Each request line the handlers log (shared/observability.ts), parsed. */
+  onRequestLine?: (line: Record<string, any>) => void;
 }
 
 export async function localServer(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }, authSecret: string, options: ServerOptions): Promise<CountedServer> {
@@ -34,7 +36,7 @@ export async function localServer(backends: { DYNAMODB_ENDPOINT: string; S3_ENDP
       AUTH_SECRET: authSecret,
       BENCH_STREAM_CONSUMERS: options.consumers ? 'on' : 'off',
       ...(options.eventsForwardUrl ? { EVENTS_FORWARD_URL: options.eventsForwardUrl } : {}),
-    });
+    }, [], options.onRequestLine ? requestLinesTo(options.onRequestLine) : undefined);
   } catch (error) {
     await counter.close();
     throw error;
@@ -47,6 +49,19 @@ export async function localServer(backends: { DYNAMODB_ENDPOINT: string; S3_ENDP
       await server.stop();
       await counter.close();
     },
+  };
+}
+
+/** The JSON log lines whose message is 'request'; anything else the process prints is left alone. */
+function requestLinesTo(sink: (line: Record<string, any>) => void): (text: string) => void {
+  return (text) => {
+    if (!text.startsWith('{')) return;
+    try {
+      const line = JSON.parse(text) as Record<string, any>;
+      if (line.message === 'request') sink(line);
+    } catch {
+      // Not a log line of ours.
+    }
   };
 }
 

@@ -33,19 +33,25 @@ export const LOCAL_ENV = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
-/** Starts `bench/<script>` under tsx and waits for the JSON line it prints once ready. */
+/**
+ * Starts `bench/<script>` under tsx and waits for the JSON line it prints
+ * once ready. `onLogLine`: each line the process logs (stdout), for a part
+ * that reads the handlers' request lines.
+ */
 export async function startProcess<Info>(
   script: string,
   env: Record<string, string> = {},
   nodeOptions: string[] = [],
+  onLogLine?: (line: string) => void,
 ): Promise<BackendProcess<Info>> {
-  // The handlers' logs (stdout) are written and dropped, as cheaply as Lambda's log pipe takes them;
-  // readiness comes on a channel of its own (fd 3).
+  // The handlers' logs (stdout) are written and dropped, as cheaply as Lambda's log pipe takes them, unless a part reads
+  // them; readiness comes on a channel of its own (fd 3).
   const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', join(REPOSITORY_ROOT, 'bench', script)], {
     cwd: REPOSITORY_ROOT,
     env: { ...process.env, ...LOCAL_ENV, ...env },
-    stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
+    stdio: ['ignore', onLogLine ? 'pipe' : 'ignore', 'inherit', 'pipe'],
   });
+  if (onLogLine) createInterface({ input: child.stdout! }).on('line', onLogLine);
   const lines = createInterface({ input: child.stdio[3] as Readable });
   const ready = new Promise<Info>((resolve, reject) => {
     lines.once('line', (line) => resolve(JSON.parse(line) as Info));

@@ -1,6 +1,7 @@
 import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
 import type { ConsumerFigures } from './consumers.js';
+import type { ContentionFigures } from './contention.js';
 import { multipartDollarsPerGiB, PRICE_LIST, PRICES, type CostFigure } from './cost.js';
 import { FUNCTION_SETTINGS } from '../infra/routes.js';
 import type { EventFigures } from './event-feed.js';
@@ -33,6 +34,7 @@ export interface Results {
   events?: EventFigures;
   realtime?: RealtimeFigures;
   consumers?: ConsumerFigures;
+  contention?: ContentionFigures;
   durationSeconds: number;
 }
 
@@ -69,6 +71,7 @@ export function markdown(results: Results): string {
   if (results.realtime) sections.push(realtimeSection(results.realtime));
   if (results.events) sections.push(eventsSection(results.events));
   if (results.consumers) sections.push(consumersSection(results.consumers));
+  if (results.contention) sections.push(contentionSection(results.contention));
   if (results.cost) sections.push(costSection(results.cost));
   return sections.join('\n\n');
 }
@@ -303,6 +306,38 @@ function eventsSection({ forwarding, feedPages }: EventFigures): string {
         mark(page.itemsRead <= page.limit + 1),
       ]),
     )
+  );
+}
+
+function contentionSection(figures: ContentionFigures): string {
+  const { writer, groupUploads } = figures;
+  const counts = (record: Record<string, number>) => Object.entries(record).map(([name, count]) => `${name} ${count}`).join(', ');
+  return (
+    `### Contention\n\nA group of ${figures.groupSides.toLocaleString('en')} sides (opened in ${figures.seedSeconds} s); one member writes ` +
+      `${writer.requests} requests, ${figures.writesInFlight} in flight (${counts(writer.byKind)}), over ${figures.windowSeconds} s, while ` +
+      `${figures.uploaders} other members upload into the group one after another (${groupUploads.requests} uploads, each fanned out to every side). ` +
+      `Retries counted from the server's request lines. Target: no 5xx.\n\n` +
+      table(
+        ['Requests', 'Statuses', 'Met contention', 'Contention retries', 'Most of one', 'Throttling retries', '5xx', 'p50 (ms)', 'p95 (ms)', 'Max (ms)', 'Target'],
+        [
+          [
+            writer.requests,
+            counts(writer.statuses),
+            writer.metContention,
+            writer.contentionRetries,
+            writer.maxRetriesOfOne,
+            writer.throttlingRetries,
+            writer.serverErrors,
+            writer.p50Ms,
+            writer.p95Ms,
+            writer.maxMs,
+            mark(writer.serverErrors === 0),
+          ],
+        ],
+      ) +
+      `\n\nThe group's uploads meanwhile: ${counts(groupUploads.statuses)}; ${groupUploads.metContention} met contention, ${groupUploads.serverErrors} answered 5xx. ` +
+      `The fan-out had written everything ${figures.fanOutSettledSeconds} s after the writer's last answer; the writer's feed then held ` +
+      `${figures.inWritersFeed.found} of the ${figures.inWritersFeed.uploads} uploads' attachment.created.`
   );
 }
 

@@ -7,6 +7,7 @@ import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { measureBundles } from './bundles.js';
 import { measureColdStarts } from './cold-start.js';
 import { measureConsumers, type ConsumerFigures } from './consumers.js';
+import { measureContention, type ContentionFigures } from './contention.js';
 import { measureCost } from './cost.js';
 import { measureEvents, type EventFigures } from './event-feed.js';
 import { seedFixture } from './fixture.js';
@@ -21,8 +22,8 @@ import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime,consumers --profile]`
-const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events', 'realtime', 'consumers'] as const;
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime,consumers,contention --profile]`
+const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events', 'realtime', 'consumers', 'contention'] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
@@ -51,6 +52,8 @@ const { values } = parseArgs({
     // Consumers: the sides of the group one upload reaches, the uploads of the side whose removal is cleaned up.
     'consumer-group-sides': { type: 'string', default: '10000' },
     'consumer-side-uploads': { type: 'string', default: '10000' },
+    // Contention: the writer's requests while the group's uploads (of --group-sides members) fan out into their feed.
+    'contended-writes': { type: 'string', default: '300' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
     profile: { type: 'boolean', default: false },
   },
@@ -96,6 +99,10 @@ const realtimeSettings = {
 const consumerSettings = {
   groupSides: positive('consumer-group-sides', values['consumer-group-sides']),
   sideUploads: positive('consumer-side-uploads', values['consumer-side-uploads']),
+};
+const contentionSettings = {
+  groupSides: positive('group-sides', values['group-sides']),
+  writes: positive('contended-writes', values['contended-writes']),
 };
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
@@ -185,6 +192,12 @@ try {
     consumers = await measureConsumers(app, backends, fixture.authSecret, consumerSettings, step);
   }
 
+  let contention: ContentionFigures | undefined;
+  if (wanted('contention')) {
+    step('contention: a user writing steadily while the uploads of a group of many fan out into their feed');
+    contention = await measureContention(backends, fixture.authSecret, contentionSettings, step);
+  }
+
   const results: Results = {
     machine: {
       node: process.version,
@@ -208,6 +221,7 @@ try {
     ...(events ? { events } : {}),
     ...(realtime ? { realtime } : {}),
     ...(consumers ? { consumers } : {}),
+    ...(contention ? { contention } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   // A partial run (--only) writes beside the full run's results, never over them.

@@ -311,7 +311,7 @@ async function sidesActiveSince(app: App, keys: { pk: string; sk: string }[], si
  * Waits until a whole second passes with no stream record read and no call
  * but the poller's idle ones (the consumers are done); what the counter holds then.
  */
-async function settle(counter: DynamoCounter): Promise<Record<string, number>> {
+export async function settle(counter: DynamoCounter): Promise<Record<string, number>> {
   const busy = (counts: Record<string, number>) =>
     Object.entries(counts)
       .filter(([name]) => !POLLER_OPERATIONS.has(name.replace(/Refused$/, '')))
@@ -325,7 +325,7 @@ async function settle(counter: DynamoCounter): Promise<Record<string, number>> {
   }
 }
 
-async function pool(count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<void> {
+export async function pool(count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(concurrency, count) }, async () => {

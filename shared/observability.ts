@@ -23,6 +23,8 @@ export interface RequestOutcome {
   status: number;
   latencyMs: number;
   userId?: string;
+  /** Retries of a busy table the request made (shared/dynamo/busy-retry.ts), logged when there were any. */
+  retries?: { contention: number; throttling: number };
 }
 
 export function recordRequest(outcome: RequestOutcome): void {
@@ -33,6 +35,7 @@ export function recordRequest(outcome: RequestOutcome): void {
     status: outcome.status,
     latency_ms: outcome.latencyMs,
     user_id: outcome.userId ?? null,
+    ...(outcome.retries && outcome.retries.contention + outcome.retries.throttling > 0 ? { retries: outcome.retries } : {}),
   });
   const metrics = metricsOf();
   // The first request of a Lambda instance is its cold start (per function); later calls do nothing.

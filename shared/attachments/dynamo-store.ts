@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } fr
 import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
 import { attachmentConversationKey, attachmentKey, threadKey, threadOf, uploadIntentKey, type Counterpart } from '../dynamo/keys.js';
 import { ConversationActivity, transactWithActivity, type ActivityOutcome } from '../conversations/activity.js';
-import { ConcurrentWrite, contentToken, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
+import { contentToken, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -82,7 +82,6 @@ export class DynamoAttachmentStore implements AttachmentStore {
       const feed = await this.outbox.append(uploaderId, events);
       const outcome = await transactWrite(this.client, [change, ...feed.items], requestToken('rename-attachment', uploaderId, id, requestId, attempt));
       if (outcome.committed) return renamed;
-      if (outcome.conflict) throw new ConcurrentWrite();
       return retry;
     });
   }
@@ -100,7 +99,6 @@ export class DynamoAttachmentStore implements AttachmentStore {
       const feed = await this.outbox.append(uploaderId, [deletedEvent('attachment', id, requestId)]);
       const outcome = await transactWrite(this.client, [...removal, ...feed.items], requestToken('delete-attachment', uploaderId, id, requestId, attempt));
       if (outcome.committed) return true;
-      if (outcome.conflict) throw new ConcurrentWrite();
       if (headTaken(outcome, removal.length)) return retry;
       return (await this.notOwned(id)) ?? false;
     });
@@ -169,7 +167,6 @@ export class DynamoAttachmentStore implements AttachmentStore {
       // A later run of the cleanup may build this transaction again: its token is its items.
       const outcome = await transactWrite(this.client, items, contentToken(items));
       if (outcome.committed) return true;
-      if (outcome.conflict) throw new ConcurrentWrite();
       return headTaken(outcome, removal.length) ? retry : false;
     });
   }

@@ -1,6 +1,7 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conversationKey } from '../dynamo/keys.js';
-import { ConcurrentWrite, transactWrite, type TransactItem } from '../dynamo/transactions.js';
+import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
+import { transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { and, expressions } from '../dynamo/expressions.js';
 import { stillThere } from './dynamo-store.js';
 import { applied, Changes, fromItem, readTimes, shownAsRead, type Item } from './item-codec.js';
@@ -56,9 +57,6 @@ export class ConversationActivity {
   }
 }
 
-/** Conditional writes of a file added to a conversation whose read times keep moving under it (or whose writer's feed is busy), before 503. */
-const ACTIVITY_ATTEMPTS = 12;
-
 /**
  * The events a write appends to its user's feed in its own transaction
  * (shared/events/outbox.ts). A conversation's activity written with it is
@@ -84,22 +82,24 @@ export type ActivityOutcome = { committed: true } | { committed: false; conditio
  * conversation is read first, to know what the activity changes; one that
  * is gone is the answer 'conversation-missing'. When the conversation
  * changed since it was read, or another writer took the feed's sequence,
- * it is read and appended again and tried again. A failed condition of the
- * writer's own items is returned for the writer to read.
+ * it is read and appended again and tried again (the one retry policy,
+ * shared/dynamo/busy-retry.ts, within the time budget: contention is never
+ * an outage). A failed condition of the writer's own items is returned for
+ * the writer to read.
  */
-export async function transactWithActivity(
+export function transactWithActivity(
   client: DynamoDBDocumentClient,
   items: TransactItem[],
   activity: ConversationActivity | undefined,
   tokenOf: (attempt: string) => string,
   feed: FeedWrite,
 ): Promise<ActivityOutcome> {
-  for (let attempt = 1; attempt <= ACTIVITY_ATTEMPTS; attempt += 1) {
+  return retryWhileBusy(async (attempt) => {
     let changed = items;
     let events = feed.events;
     if (activity) {
       const stored = await activity.read();
-      if (!stored) return 'conversation-missing';
+      if (!stored) return 'conversation-missing' as const;
       const recorded = activity.recorded(stored, feed.at, feed.requestId);
       changed = [...items, recorded.item];
       events = [...events, ...recorded.events];
@@ -109,8 +109,7 @@ export async function transactWithActivity(
     if (outcome.committed) return outcome;
     const own = outcome.conditionFailed.slice(0, items.length);
     if (own.includes(true)) return { committed: false, conditionFailed: own };
-    if (outcome.conflict) throw new ConcurrentWrite();
-    // The conversation changed since it was read, or another writer took the feed's sequence: again.
-  }
-  throw new ConcurrentWrite();
+    // The conversation changed since it was read, or another writer took the feed's sequence: read and try again.
+    return CONTENDED;
+  });
 }

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { seededId } from '../ids.js';
@@ -6,7 +5,8 @@ import { systemClock, type Clock } from '../time.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { and, equals, expressions, itemAbsent, itemExists, type Condition } from '../dynamo/expressions.js';
 import { conversationKey } from '../dynamo/keys.js';
-import { ConcurrentWrite, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
+import { requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
+import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { endedMutes, mergeEndedMutes, writeBackEndedMutes } from './ended-mutes.js';
@@ -28,16 +28,6 @@ import { HOLDER, holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js
 import { conversationIndexes } from '../dynamo/tables.js';
 import { headTaken, withFeed, type Outbox } from '../events/outbox.js';
 import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
-
-/**
- * Creates that met another create's transaction on the same uniqueness record
- * try again this often (the other one has then committed or failed); only
- * liveness depends on it, never correctness.
- */
-const CONFLICT_ATTEMPTS = 10;
-
-/** Each retry of a read-state write follows a concurrent write to the same conversation. */
-const READ_STATE_ATTEMPTS = 8;
 
 /** Conversations under the user's partition, sort key = conversation id (a ULID: creation order). */
 export class DynamoConversationStore implements ConversationStore {
@@ -63,7 +53,7 @@ export class DynamoConversationStore implements ConversationStore {
    */
   async findOrCreate(userId: string, counterpart: Counterpart, seed: string | undefined, requestId: string): Promise<{ conversation: Conversation; created: boolean }> {
     const call = randomUUID();
-    for (let attempt = 1; ; attempt += 1) {
+    return retryWhileBusy(async (attempt) => {
       const conversation = newConversation(seededId('conv', seed), counterpart, this.clock());
       const items = [
         { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...expressions({ condition: itemAbsent() }) } },
@@ -78,9 +68,8 @@ export class DynamoConversationStore implements ConversationStore {
         if (existing) return { conversation: existing, created: existing.id === conversation.id };
       }
       // Nothing holds the place: the other create failed, or its conversation was deleted since. Try again.
-      if (attempt >= CONFLICT_ATTEMPTS) throw new ConcurrentWrite();
-      await sleep(Math.random() * Math.min(1_000, 20 * 2 ** attempt));
-    }
+      return CONTENDED;
+    });
   }
 
   /** The conversation that holds the (user, counterpart) place, read consistently. */
@@ -150,7 +139,6 @@ export class DynamoConversationStore implements ConversationStore {
       const feed = await this.outbox.append(userId, events);
       const outcome = await transactWrite(this.client, [change, ...feed.items], requestToken('update-conversation', userId, id, requestId, attempt));
       if (outcome.committed) return after;
-      if (outcome.conflict) throw new ConcurrentWrite();
       // The head taken by another writer, or the conversation changed or went since it was read: read again.
       return retry;
     });
@@ -167,7 +155,7 @@ export class DynamoConversationStore implements ConversationStore {
   private async write(userId: string, id: string, changes: Changes, readState: ReadStateWrite | undefined): Promise<Item | undefined> {
     const cases = readState ? readStateCases(readState) : [];
     let chosen: ReadStateCase | undefined = cases[0];
-    for (let attempt = 0; attempt < READ_STATE_ATTEMPTS; attempt += 1) {
+    return retryWhileBusy(async () => {
       const update = conversationUpdate(this.table, userId, id, changes, chosen);
       // Nothing to write (no fields, or only an open older than the stored one): the item as it is.
       if (!update) return this.getItem(userId, id);
@@ -177,8 +165,8 @@ export class DynamoConversationStore implements ConversationStore {
       const item = await this.getItem(userId, id);
       if (!item) return undefined;
       chosen = caseHolding(cases, readTimes(item));
-    }
-    throw new Error(`Read state of a conversation kept changing during ${READ_STATE_ATTEMPTS} conditional writes`);
+      return CONTENDED;
+    });
   }
 
   private async getItem(userId: string, id: string): Promise<Item | undefined> {
@@ -204,7 +192,6 @@ export class DynamoConversationStore implements ConversationStore {
       const feed = await this.outbox.append(userId, [deletedEvent('conversation', id, requestId)]);
       const outcome = await transactWrite(this.client, [...items, ...feed.items], requestToken('delete-conversation', userId, id, requestId, attempt));
       if (outcome.committed) return true;
-      if (outcome.conflict) throw new ConcurrentWrite();
       if (headTaken(outcome, items.length)) return retry;
       // Another request deleted it first (or is deleting it now): this one deleted nothing.
       return false;

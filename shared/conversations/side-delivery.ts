@@ -1,7 +1,7 @@
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { expressions, itemAbsent } from '../dynamo/expressions.js';
 import { deliveredChangeKey, type Counterpart } from '../dynamo/keys.js';
-import { contentToken, ConcurrentWrite, transactWrite, type TransactItem } from '../dynamo/transactions.js';
+import { contentToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { createdEvent, EVENT_RETENTION_SECONDS, type EventDraft } from '../events/model.js';
 import { EXPIRES_AT } from '../events/item.js';
 import { withFeed, type Outbox } from '../events/outbox.js';
@@ -93,7 +93,6 @@ export class SideDelivery {
       const items = [...side.items, ...marks, ...feed.items];
       const outcome = await transactWrite(this.client, items, contentToken(items));
       if (outcome.committed) return true;
-      if (outcome.conflict) throw new ConcurrentWrite();
       // Changes recorded by an earlier delivery of their records: left out. The side or the head moved: read again.
       shown.forEach((change, index) => outcome.conditionFailed[side.items.length + index] && recorded.add(change.id));
       return retry;

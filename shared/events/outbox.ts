@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { equals, expressions, itemAbsent } from '../dynamo/expressions.js';
 import { feedHeadKey } from '../dynamo/keys.js';
-import { ConcurrentWrite, type Outcome, type TransactItem } from '../dynamo/transactions.js';
+import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
+import type { Outcome, TransactItem } from '../dynamo/transactions.js';
 import { systemClock, type Clock } from '../time.js';
 import { eventId } from './ids.js';
 import { eventItem } from './item.js';
@@ -81,27 +81,18 @@ export class Outbox {
  * another writer took a sequence number first, and the change is tried again.
  */
 export function headTaken(outcome: Outcome, offset: number): boolean {
-  if (outcome.committed || outcome.conflict) return false;
+  if (outcome.committed) return false;
   const own = outcome.conditionFailed.slice(0, offset);
   return !own.includes(true) && outcome.conditionFailed.slice(offset).includes(true);
 }
 
-/** Writers of one user's feed that keep meeting each other: tries before 503. */
-const FEED_ATTEMPTS = 12;
-
-const TAKEN = Symbol('head taken');
-
 /**
  * A change written with its events: `attempt(n)` appends, sends its
  * transaction (its token made from `n`) and answers, or answers `retry`
- * when another writer took the sequence (headTaken). Tried again with a
- * short random pause; ConcurrentWrite (503) when the head never frees.
+ * (CONTENDED) when another writer took the sequence (headTaken), to be read
+ * and appended again after a pause, by the one retry policy
+ * (shared/dynamo/busy-retry.ts): a busy feed is never an outage.
  */
-export async function withFeed<T>(attempt: (n: string, retry: typeof TAKEN) => Promise<T | typeof TAKEN>): Promise<T> {
-  for (let n = 1; n <= FEED_ATTEMPTS; n += 1) {
-    const answer = await attempt(String(n), TAKEN);
-    if (answer !== TAKEN) return answer;
-    await sleep(Math.random() * Math.min(200, 5 * 2 ** n));
-  }
-  throw new ConcurrentWrite();
+export function withFeed<T>(attempt: (n: string, retry: typeof CONTENDED) => Promise<T | typeof CONTENDED>): Promise<T> {
+  return retryWhileBusy((n) => attempt(String(n), CONTENDED));
 }

@@ -1,5 +1,6 @@
 import type { ApiResponse } from './response.js';
-import { isBackendUnavailable } from './unavailable.js';
+import { WriteContention } from '../dynamo/busy-retry.js';
+import { isBackendThrottled, isBackendUnavailable } from './unavailable.js';
 
 /**
  * The one place that knows the error shape (docs/api.md, "Errors"). Handlers and services
@@ -123,15 +124,43 @@ export const idempotencyKeyInUse = () =>
 export const authenticationFailed = (code: 'token_missing' | 'token_invalid' | 'token_expired', message: string) =>
   new ApiError(401, 'authentication_error', code, message, undefined, { 'www-authenticate': 'Bearer' });
 
-export const serviceUnavailable = () =>
-  new ApiError(503, 'api_error', 'service_unavailable', 'The service is temporarily unavailable; retry later');
+/** `retryAfterSeconds`: when the backend stayed throttled, how soon a retry has a chance (Retry-After). */
+export const serviceUnavailable = (retryAfterSeconds?: number) =>
+  new ApiError(
+    503,
+    'api_error',
+    'service_unavailable',
+    'The service is temporarily unavailable; retry later',
+    undefined,
+    retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) },
+  );
+
+/**
+ * Other writes to the same records (the user's feed, a conversation) kept
+ * this one from committing for the whole time budget, retried all along:
+ * nothing was written. Not an outage (503) nor the client's mistake (409):
+ * a burst on one resource, as Stripe answers its lock timeouts.
+ */
+export const writeContention = () =>
+  new ApiError(429, 'rate_limit_error', 'write_contention', 'Concurrent writes to the same records kept this request from completing; retry shortly', undefined, {
+    'retry-after': String(RETRY_AFTER_SECONDS.contention),
+  });
+
+/** What Retry-After says after a busy backend: contention clears in the time of a few writes, throttling as capacity refills. */
+export const RETRY_AFTER_SECONDS = { contention: 1, throttling: 2 } as const;
 
 export const internalError = () =>
   new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred');
 
-/** What a thrown error answers: an ApiError itself, an unreachable or throttled backend 503, anything else 500 without internals. */
+/**
+ * What a thrown error answers: an ApiError itself, contention that outlasted
+ * the budget 429, a backend throttled past it 503 with Retry-After, an
+ * unreachable or failing one 503, anything else 500 without internals.
+ */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof WriteContention) return writeContention();
+  if (isBackendThrottled(error)) return serviceUnavailable(RETRY_AFTER_SECONDS.throttling);
   if (isBackendUnavailable(error)) return serviceUnavailable();
   return internalError();
 }

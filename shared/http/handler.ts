@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { withinBudget, type InvocationTime } from '../deadline.js';
+import { tallyingRetries } from '../dynamo/busy-retry.js';
 import type { IdempotencyService } from '../idempotency/service.js';
 import { recordFailure, recordRequest } from '../observability.js';
 import { corsHeaders } from './cors.js';
@@ -127,7 +128,7 @@ async function handle<A extends PipelineApp>(endpoint: RawEndpoint<A>, event: AP
   const headers = lowerCaseHeaders(event);
   const userId = userIdOf(event);
   // Every backend call of the endpoint ends in time for this function to answer (a 503 rather than Lambda's timeout).
-  const result = await withinBudget(time, () => respond(endpoint, event, app, requestId, headers, userId));
+  const { value: result, retries } = await tallyingRetries(() => withinBudget(time, () => respond(endpoint, event, app, requestId, headers, userId)));
   result.headers = { ...result.headers, ...corsHeaders(headers.origin, app.config.corsOrigins) };
   recordRequest({
     requestId,
@@ -136,6 +137,7 @@ async function handle<A extends PipelineApp>(endpoint: RawEndpoint<A>, event: AP
     status: result.statusCode,
     latencyMs: Math.round(performance.now() - startedAt),
     userId,
+    retries,
   });
   return result;
 }

@@ -24,7 +24,7 @@ export type Operation = (seed: string | undefined) => Promise<ApiResponse>;
  * (shared/http/handler.ts runs it): without the header the operation just
  * runs; with it, the run is the service's, where a response with a status
  * under 500 and a refusal (4xx) are kept and replay with Idempotent-Replayed,
- * and our own failures (5xx, thrown or answered) free the key.
+ * and our own failures (5xx, thrown or answered) and contention (429) free the key.
  */
 export async function underIdempotencyKey(
   service: IdempotencyService,
@@ -42,14 +42,17 @@ export async function underIdempotencyKey(
     key,
     fingerprint: fingerprintOf(`${event.httpMethod} ${event.resource}`, meaning),
     operation,
-    keep: (response) => (response.status < 500 ? keep(response) : undefined),
+    keep: (response) => (isFinal(response.status) ? keep(response) : undefined),
     keepRefusal: (error) => {
       const apiError = toApiError(error);
-      return apiError.status < 500 ? errorResponse(apiError, requestId) : undefined;
+      return isFinal(apiError.status) ? errorResponse(apiError, requestId) : undefined;
     },
     replay: async (stored) => replayed(options.refresh ? await options.refresh(stored) : stored),
   });
 }
+
+/** An answer a retry of the same request would get again: kept for the key. A 5xx or a 429 (busy, retry shortly) frees it instead. */
+const isFinal = (status: number): boolean => status < 500 && status !== 429;
 
 function idempotencyKeyOf(request: ApiRequest): string | undefined {
   const key = request.headers[IDEMPOTENCY_HEADER];

@@ -3,7 +3,8 @@ import { placementIn, type Attachment, type AttachmentRecord } from '../attachme
 import type { Groups } from '../auth/groups.js';
 import type { MemberConversations, Reader } from '../conversations/membership.js';
 import { fileKey } from '../files/keys.js';
-import { referenceMissing, resourceMissing, serviceUnavailable } from '../http/errors.js';
+import { referenceMissing, resourceMissing } from '../http/errors.js';
+import { WriteContention } from '../dynamo/busy-retry.js';
 import { newId } from '../ids.js';
 import { inFallback } from '../deadline.js';
 import { logger } from '../observability.js';
@@ -189,8 +190,8 @@ export class UploadSessionService {
       const current = await this.load(reader.userId, id);
       if (current.status === 'completed') return this.neighbours.getAttachment(reader, current.attachment_id);
       assertOpen(current, this.clock());
-      // A 5xx, so that an Idempotency-Key is freed for the retry rather than replaying this answer.
-      if (waited >= BUSY_WAIT_MS) throw serviceUnavailable();
+      // Another completion still assembling: contention (429, retry shortly), and an Idempotency-Key is freed for the retry.
+      if (waited >= BUSY_WAIT_MS) throw new WriteContention();
       await sleep(BUSY_POLL_MS);
     }
   }

@@ -10,8 +10,9 @@ import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
  * The fan-out (functions/fan-out.ts) under the faults the write protocols are
  * held to: a conversation write of the fan-out whose answer is lost after
  * DynamoDB applied it, so that the stream record is delivered again; DynamoDB
- * down while a record is fanned out; and the contact's own POST racing the
- * fan-out's create of their side. The fault proxy holds and cuts exactly the
+ * down while a record is fanned out; the table throttling the fan-out's
+ * writes and reads, in each of the three forms DynamoDB answers it; and the
+ * contact's own POST racing the fan-out's create of their side. The fault proxy holds and cuts exactly the
  * request each case is about; the test reads the outcome through the API.
  */
 const clock = { now: 1_900_000_000 };
@@ -221,6 +222,43 @@ describe('DynamoDB down while a record is fanned out', () => {
     const sides = await reachedAt(b, a, uploaded.created_at);
     expect(sides).toHaveLength(1);
     expect(sides[0]).toMatchObject({ contact_id: a, last_active_at: uploaded.created_at, last_opened_at: null });
+    await expectEachChangeOnce(b, [uploaded]);
+  });
+});
+
+describe('the table throttled while a record is fanned out', () => {
+  it.each(['ProvisionedThroughputExceededException', 'ThrottlingException', 'TransactionCanceledException'] as const)(
+    "answering %s to the fan-out's write for the contact, try after try: retried with backoff in the same delivery, the side moved once",
+    async (as) => {
+      const [a, b] = [`fo-throttled-${as}-a`, `fo-throttled-${as}-b`];
+      const mine = await conversationWith(a, b);
+      const theirs = await conversationWith(b, a);
+      // Twice the SDK's own attempts: its retries alone give up, and a cancelled transaction it never retries.
+      const tries = 2 * DYNAMODB_TIMEOUTS.maxAttempts;
+      const throttled = f.dynamodb.inject({ match: (request) => isCall(request, 'TransactWriteItems') && writesOf(b)(request), times: tries, fault: { kind: 'throttle', as } });
+      const deliveries = countDeliveries(b, a);
+      const uploaded = await uploadInto(a, mine.id, `throttled-${as}.txt`);
+      const [side] = await reachedAt(b, a, uploaded.created_at);
+
+      expect(throttled.fired).toBe(tries);
+      // One delivery: the throttling was retried where it happened, the batch never failed.
+      expect(deliveries.fired).toBe(1);
+      expect(side).toMatchObject({ id: theirs.id, last_active_at: uploaded.created_at, last_opened_at: null });
+      await expectEachChangeOnce(b, [uploaded]);
+    },
+  );
+
+  it("answering the fan-out's reads of the contact's side with throttling: the delivery still reaches it once", async () => {
+    const [a, b] = ['fo-throttled-read-a', 'fo-throttled-read-b'];
+    const mine = await conversationWith(a, b);
+    const theirs = await conversationWith(b, a);
+    const tries = 2 * DYNAMODB_TIMEOUTS.maxAttempts;
+    const throttled = f.dynamodb.inject({ match: findsSideOf(b, a), times: tries, fault: { kind: 'throttle', as: 'ProvisionedThroughputExceededException' } });
+    const uploaded = await uploadInto(a, mine.id, 'throttled-read.txt');
+    const [side] = await reachedAt(b, a, uploaded.created_at);
+
+    expect(throttled.fired).toBe(tries);
+    expect(side).toMatchObject({ id: theirs.id, last_active_at: uploaded.created_at });
     await expectEachChangeOnce(b, [uploaded]);
   });
 });

@@ -10,7 +10,8 @@ import { castOf, originOf, runWorkload } from '../support/randomized/workload.js
 /**
  * The seeded randomized run of issue 9: hundreds of concurrent operations
  * from several users while the proxies reset, lose, stall and delay DynamoDB
- * and S3 calls and S3 goes down for 2 s; then, faults over and cleanup
+ * and S3 calls, answer them as throttled (DynamoDB's three forms, S3's
+ * SlowDown) and S3 goes down for 2 s; then, faults over and cleanup
  * settled, an audit through the API and an S3 listing only. The users share
  * threads (issue 19): direct ones with each other and with passive users,
  * and groups of which each user is in some and outside one; while the run
@@ -35,8 +36,9 @@ const OPERATIONS = 600;
  */
 const MIN_FAULTS = 250;
 const MIN_SHARE_OF_RATES = 0.75;
-const DYNAMODB_RATES = { reset_before: 0.05, reset_after: 0.06, stall: 0.006, delay: 0.04 };
-const S3_RATES = { reset_before: 0.06, reset_after: 0.07, stall: 0.03, delay: 0.05 };
+/** `throttle`: answered as a throttled table or bucket answers (the fault proxy's throttledAnswer), the backend never reached. */
+const DYNAMODB_RATES = { reset_before: 0.05, reset_after: 0.06, stall: 0.006, delay: 0.04, throttle: 0.05 };
+const S3_RATES = { reset_before: 0.06, reset_after: 0.07, stall: 0.03, delay: 0.05, throttle: 0.04 };
 /** Each user in two of the three groups and outside the third; p0 a member of group-0 that never calls, so never holds its side. */
 const CAST = { users: 4, passive: 2, groups: { 'group-0': ['u0', 'u1', 'u3', 'p0'], 'group-1': ['u0', 'u2', 'u3'], 'group-2': ['u1', 'u2'] } };
 
@@ -107,7 +109,7 @@ async function runAndAudit(f: FaultyApi, seed: number) {
 
   const faults = { dynamodb: proxies.dynamodb.faults, s3: proxies.s3.faults };
   const totalFaults = Object.values(faults).reduce((sum, kinds) => sum + Object.values(kinds).reduce((a, b) => a + b, 0), 0);
-  const drawn = (kinds: typeof faults.s3) => kinds.reset_before + kinds.reset_after + kinds.stall + kinds.delay;
+  const drawn = (kinds: typeof faults.s3) => kinds.reset_before + kinds.reset_after + kinds.stall + kinds.delay + kinds.throttle;
   const sum = (rates: Record<string, number>) => Object.values(rates).reduce((a, b) => a + b, 0);
   const drawnFaults = drawn(faults.dynamodb) + drawn(faults.s3);
   const ratesGive = sum(DYNAMODB_RATES) * proxies.dynamodb.requests + sum(S3_RATES) * proxies.s3.requests;
@@ -136,7 +138,7 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   expect(watched.sideReads, 'side reads during the run').toBeGreaterThan(20);
   expect(watched.outsiderReads, 'outsider reads during the run').toBeGreaterThan(20);
   for (const proxy of ['dynamodb', 's3'] as const) {
-    for (const kind of ['reset_before', 'reset_after', 'stall', 'delay'] as const) expect(faults[proxy][kind], `${proxy} ${kind}`).toBeGreaterThan(0);
+    for (const kind of ['reset_before', 'reset_after', 'stall', 'delay', 'throttle'] as const) expect(faults[proxy][kind], `${proxy} ${kind}`).toBeGreaterThan(0);
   }
   expect(faults.s3.outage).toBeGreaterThan(0);
   expect(figures.violations).toEqual({});

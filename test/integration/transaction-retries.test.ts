@@ -72,7 +72,6 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     expect(await transactWrite(t.api.app.use(dynamo), items, requestToken('another request'))).toEqual({
       committed: false,
       conditionFailed: [true, true],
-      conflict: false,
     });
     const { Item } = await t.api.app.use(dynamo).send(
       new GetCommand({ TableName: config().conversationsTable, Key: counterpartKey(user, counterpart), ConsistentRead: true }),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { mulberry32 } from '../../bench/population.js';
 import { messageLength, parseHead, withoutHeader } from './http-framing.js';
@@ -17,12 +18,17 @@ import { messageLength, parseHead, withoutHeader } from './http-framing.js';
  * - `delay`: the request is held for `ms` before it is forwarded (the backend
  *   runs it late, e.g. after a lease ran out);
  * - `hold`: the request is held until the test releases its rule;
- * - `outage` (`down()` until `up()`): every connection and request is reset.
+ * - `outage` (`down()` until `up()`): every connection and request is reset;
+ * - `throttle`: the backend never sees the request, and the proxy answers as
+ *   a throttled backend does (throttledAnswer): DynamoDB's HTTP 400 with
+ *   ProvisionedThroughputExceededException or ThrottlingException, or for a
+ *   TransactWriteItems a TransactionCanceledException whose cancellation
+ *   reasons say ThrottlingError; S3's 503 SlowDown.
  *
  * Faults come from rules (the Nth request matching a predicate) or from a
  * seeded random choice with rates; rules win.
  */
-export type FaultKind = 'reset_before' | 'reset_after' | 'stall' | 'delay' | 'hold' | 'outage';
+export type FaultKind = 'reset_before' | 'reset_after' | 'stall' | 'delay' | 'hold' | 'outage' | 'throttle';
 
 export interface ProxiedRequest {
   /** 1-based order of arrival at this proxy. */
@@ -36,7 +42,17 @@ export interface ProxiedRequest {
   target: string | undefined;
 }
 
-export type RuleFault = { kind: 'reset_before' } | { kind: 'reset_after' } | { kind: 'stall'; ms: number } | { kind: 'delay'; ms: number } | { kind: 'hold' };
+/** How a throttled DynamoDB answers (S3 has one way: SlowDown). */
+export type DynamodbThrottling = 'ProvisionedThroughputExceededException' | 'ThrottlingException' | 'TransactionCanceledException';
+
+export type RuleFault =
+  | { kind: 'reset_before' }
+  | { kind: 'reset_after' }
+  | { kind: 'stall'; ms: number }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'hold' }
+  /** `as`: DynamoDB's answer (default: a transaction's cancellation for a TransactWriteItems, else ProvisionedThroughputExceededException). */
+  | { kind: 'throttle'; as?: DynamodbThrottling };
 
 export interface RuleSpec {
   match: (request: ProxiedRequest) => boolean;
@@ -56,10 +72,12 @@ export interface Rule {
   release(): void;
 }
 
+export type RandomFaultKind = 'reset_before' | 'reset_after' | 'stall' | 'delay' | 'throttle';
+
 export interface RandomFaults {
   seed: number;
   /** Probability of each fault per request; the sum must stay under 1. */
-  rates: Partial<Record<'reset_before' | 'reset_after' | 'stall' | 'delay', number>>;
+  rates: Partial<Record<RandomFaultKind, number>>;
   stallMs: number;
   /** A delay is drawn uniformly from this range. */
   delayMs: [number, number];
@@ -87,7 +105,7 @@ export interface FaultProxy {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const emptyFaults = (): Record<FaultKind, number> => ({ reset_before: 0, reset_after: 0, stall: 0, delay: 0, hold: 0, outage: 0 });
+const emptyFaults = (): Record<FaultKind, number> => ({ reset_before: 0, reset_after: 0, stall: 0, delay: 0, hold: 0, outage: 0, throttle: 0 });
 
 interface ActiveRule {
   spec: RuleSpec;
@@ -99,7 +117,15 @@ interface ActiveRule {
   onHit: (request: ProxiedRequest) => void;
 }
 
-type Decision = { kind: 'pass' } | { kind: 'reset_before' } | { kind: 'reset_after' } | { kind: 'stall'; ms: number } | { kind: 'delay'; ms: number } | { kind: 'hold'; until: Promise<void> } | { kind: 'outage' };
+type Decision =
+  | { kind: 'pass' }
+  | { kind: 'reset_before' }
+  | { kind: 'reset_after' }
+  | { kind: 'stall'; ms: number }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'hold'; until: Promise<void> }
+  | { kind: 'outage' }
+  | { kind: 'throttle'; as?: DynamodbThrottling };
 
 export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const target = new URL(upstream);
@@ -136,10 +162,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       const draw = random.next();
       const magnitude = random.next();
       let threshold = 0;
-      for (const kind of ['reset_before', 'reset_after', 'stall', 'delay'] as const) {
+      for (const kind of ['reset_before', 'reset_after', 'stall', 'delay', 'throttle'] as const) {
         threshold += random.spec.rates[kind] ?? 0;
         if (draw >= threshold) continue;
         if (kind === 'stall') return { kind, ms: random.spec.stallMs };
+        if (kind === 'throttle') return { kind, as: throttlingOf(request, magnitude) };
         if (kind === 'delay') {
           const [low, high] = random.spec.delayMs;
           return { kind, ms: Math.round(low + magnitude * (high - low)) };
@@ -228,6 +255,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       const decision = decide(request);
       if (decision.kind !== 'pass') stats.faults[decision.kind] += 1;
       if (decision.kind === 'outage' || decision.kind === 'reset_before') return reset();
+      if (decision.kind === 'throttle') return void client.write(throttledAnswer(request, decision.as));
       if (decision.kind === 'delay') await sleep(decision.ms);
       if (decision.kind === 'hold') await decision.until;
       if (client.destroyed) return upstreamSocket?.destroy();
@@ -337,6 +365,66 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       });
     },
   };
+}
+
+/**
+ * A throttled DynamoDB answers with one of its three forms: a transaction
+ * mostly as a cancellation for ThrottlingError (the form the SDK does not
+ * retry), else either exception, as `draw` (0 to 1) picks.
+ */
+function throttlingOf(request: ProxiedRequest, draw: number): DynamodbThrottling {
+  if (request.target === `${DYNAMODB_PREFIX}TransactWriteItems` && draw < 0.5) return 'TransactionCanceledException';
+  return draw < 0.75 ? 'ProvisionedThroughputExceededException' : 'ThrottlingException';
+}
+
+const DYNAMODB_PREFIX = 'DynamoDB_20120810.';
+
+/**
+ * The bodies DynamoDB sends when it throttles (Amazon DynamoDB Developer
+ * Guide, "Error handling with DynamoDB": the error's JSON with its __type
+ * and message, HTTP 400; the TransactWriteItems API reference: a
+ * TransactionCanceledException with one CancellationReason per item, in
+ * order, ThrottlingError where throughput ran out and None elsewhere).
+ */
+const DYNAMODB_THROTTLING_BODIES: Record<Exclude<DynamodbThrottling, 'TransactionCanceledException'>, object> = {
+  ProvisionedThroughputExceededException: {
+    __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+    message:
+      'You exceeded your maximum allowed provisioned throughput for a table or for one or more global secondary indexes. To view performance metrics for provisioned throughput vs. consumed throughput, open the Amazon CloudWatch console.',
+  },
+  ThrottlingException: { __type: 'com.amazon.coral.availability#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' },
+};
+
+const THROTTLING_REASON_MESSAGE =
+  'Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or index so please try again shortly. If exceptions persist, check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html.';
+
+/** The whole HTTP answer of a throttled backend to `request`: DynamoDB's (400, JSON) or S3's (503 SlowDown, XML). */
+export function throttledAnswer(request: ProxiedRequest, as?: DynamodbThrottling): Buffer {
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  if (request.target === undefined) {
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message><RequestId>${requestId}</RequestId><HostId>${randomBytes(24).toString('base64')}</HostId></Error>`;
+    return httpAnswer('503 Slow Down', { 'x-amz-request-id': requestId, 'content-type': 'application/xml' }, request.method === 'HEAD' ? '' : xml);
+  }
+  const isTransaction = request.target === `${DYNAMODB_PREFIX}TransactWriteItems`;
+  const form = as ?? (isTransaction ? 'TransactionCanceledException' : 'ProvisionedThroughputExceededException');
+  let body: object;
+  if (form === 'TransactionCanceledException') {
+    const items: unknown[] = isTransaction ? (JSON.parse(request.body.toString('utf8')) as { TransactItems: unknown[] }).TransactItems : [undefined];
+    // The last item ran out of throughput (a feed's items come last); the others would have gone through.
+    const reasons = items.map((_, index) => (index === items.length - 1 ? { Code: 'ThrottlingError', Message: THROTTLING_REASON_MESSAGE } : { Code: 'None' }));
+    body = {
+      __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+      CancellationReasons: reasons,
+      Message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`,
+    };
+  } else body = DYNAMODB_THROTTLING_BODIES[form];
+  return httpAnswer('400 Bad Request', { 'x-amzn-requestid': requestId, 'content-type': 'application/x-amz-json-1.0' }, JSON.stringify(body));
+}
+
+function httpAnswer(status: string, headers: Record<string, string>, body: string): Buffer {
+  const bytes = Buffer.from(body, 'utf8');
+  const head = Object.entries({ ...headers, 'content-length': String(bytes.length), date: new Date().toUTCString() }).map(([name, value]) => `${name}: ${value}\r\n`);
+  return Buffer.concat([Buffer.from(`HTTP/1.1 ${status}\r\n${head.join('')}\r\n`, 'latin1'), bytes]);
 }
 
 /** Predicates for rules. */

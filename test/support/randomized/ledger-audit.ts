@@ -1,19 +1,24 @@
 import type { UserView, Violation } from '../audit.js';
 import { finalStatus, originOf, type Attempt, type Ledger } from './workload.js';
 
-/** What each operation may answer; anything else (a 500 above all) is a violation. */
+/**
+ * What each operation may answer; anything else (a 500 above all) is a
+ * violation. A write may also answer 429 write_contention: contention
+ * outlasted its budget (which the stalls eat), nothing was written.
+ */
+const RETRY_LATER = ['503', '429 write_contention'];
 const ALLOWED: Record<string, Set<string>> = {
-  create: new Set(['200', '201', '503']),
-  update: new Set(['200', '404', '503']),
-  delete: new Set(['200', '404', '503']),
-  upload: new Set(['201', '400 resource_missing', '503']),
-  rename: new Set(['200', '404', '503']),
+  create: new Set(['200', '201', ...RETRY_LATER]),
+  update: new Set(['200', '404', ...RETRY_LATER]),
+  delete: new Set(['200', '404', ...RETRY_LATER]),
+  upload: new Set(['201', '400 resource_missing', ...RETRY_LATER]),
+  rename: new Set(['200', '404', ...RETRY_LATER]),
   // An upload session's start and the request for its part's URL.
-  session: new Set(['200', '201', '400 resource_missing', '503']),
+  session: new Set(['200', '201', '400 resource_missing', ...RETRY_LATER]),
 };
 
-/** A status, with the error code where one status has several meanings (400, 409). */
-const label = (attempt: Attempt) => (attempt.status === 400 || attempt.status === 409 ? `${attempt.status} ${attempt.code}` : String(attempt.status));
+/** A status, with the error code where one status has several meanings (400, 409, 429). */
+const label = (attempt: Attempt) => ([400, 409, 429].includes(attempt.status) ? `${attempt.status} ${attempt.code}` : String(attempt.status));
 /** A request that may have done its work: anything but a refusal. */
 export const mayHaveWorked = (attempt: Attempt) => attempt.status < 400 || attempt.status >= 500 || attempt.status === -1;
 

@@ -6,7 +6,7 @@ import { REPLAYED_HEADER } from '../../../shared/http/idempotency.js';
 
 /**
  * A seeded mix of API operations from several users, run concurrently as
- * real clients would: a 503 is retried (with the same Idempotency-Key when
+ * real clients would: a 503 or a 429 is retried (with the same Idempotency-Key when
  * the request carries one), and some keyed uploads go through an upload
  * session. Every answer lands in the ledger, which the audit
  * holds against what the API shows afterwards. The users share threads: each
@@ -80,7 +80,7 @@ export interface WorkloadOptions {
   operations: number;
   cast: Cast;
   concurrency: number;
-  /** Client attempts per operation (503s are retried). */
+  /** Client attempts per operation (503s and 429s are retried). */
   attempts: number;
   retryDelayMs: number;
   /** Called when this many operations have started (e.g. to take S3 down). */
@@ -203,7 +203,7 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
 
   /** A user's contacts: every other user (a direct thread both sides use) and the passive ones. */
   const contactsOf = (userId: string) => [...users.filter((user) => user !== userId), ...cast.passive];
-  /** Sends a request (built anew per attempt: a body stream is read once), retrying 503s. */
+  /** Sends a request (built anew per attempt: a body stream is read once), retrying 503s and 429s (worth retrying later: docs/api.md, Errors). */
   const send = async (
     userId: string,
     method: string,
@@ -222,7 +222,7 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
         attempts.push({ status: -1, problem: String(error).slice(0, 300) });
         break;
       }
-      if (last.status !== 503) break;
+      if (last.status !== 503 && last.status !== 429) break;
     }
     return { attempts, last };
   };

@@ -1,7 +1,10 @@
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { connect } from 'node:net';
+import { DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { isThrottlingError } from '@smithy/core/retry';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { busyOf } from '../../../shared/dynamo/busy-retry.js';
 import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js';
 import { messageLength } from '../../support/http-framing.js';
 
@@ -273,5 +276,50 @@ describe('HTTP message framing', () => {
     expect(messageLength(unframed, { kind: 'response', requestMethod: 'GET', closed: true })).toBe(unframed.length);
     const head = Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n');
     expect(messageLength(head, { kind: 'response', requestMethod: 'HEAD', closed: false })).toBe(head.length);
+  });
+});
+
+describe('a throttle fault', () => {
+  const dynamodbThrough = (endpoint: string) =>
+    new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const transaction = new TransactWriteItemsCommand({
+    TransactItems: [
+      { Put: { TableName: 't', Item: { pk: { S: 'a' } } } },
+      { Update: { TableName: 't', Key: { pk: { S: 'b' } }, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': { N: '1' } } } },
+    ],
+  });
+
+  it.each(['ProvisionedThroughputExceededException', 'ThrottlingException'] as const)(
+    'answers DynamoDB as a throttled table does: the SDK reads %s, a throttling error it retries itself, and the backend never sees the request',
+    async (as) => {
+      proxy.inject({ match: () => true, fault: { kind: 'throttle', as } });
+      const client = dynamodbThrough(proxy.endpoint);
+      const failure = await client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } })).catch((error: unknown) => error);
+      client.destroy();
+      expect(failure).toMatchObject({ name: as, $metadata: { httpStatusCode: 400 } });
+      expect(isThrottlingError(failure as never)).toBe(true);
+      expect(received).toEqual([]);
+      expect(proxy.stats().faults.throttle).toBe(1);
+    },
+  );
+
+  it('answers a TransactWriteItems with a cancellation whose reasons say ThrottlingError, which the SDK does not retry', async () => {
+    proxy.inject({ match: () => true, fault: { kind: 'throttle' } });
+    const client = dynamodbThrough(proxy.endpoint);
+    const failure = await client.send(transaction).catch((error: unknown) => error);
+    client.destroy();
+    expect(failure).toMatchObject({ name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }] });
+    expect(isThrottlingError(failure as never)).toBe(false);
+    expect(busyOf(failure)).toBe('throttling');
+  });
+
+  it("answers S3 with 503 SlowDown, S3's XML error", async () => {
+    proxy.inject({ match: () => true, fault: { kind: 'throttle' } });
+    const answer = await call('/bucket/key', { method: 'PUT', body: 'bytes' });
+    expect(answer.status).toBe(503);
+    expect(answer.body).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<Error><Code>SlowDown<\/Code><Message>Please reduce your request rate.<\/Message>/);
+    expect(received).toEqual([]);
+    // The connection stays usable, as S3's does.
+    expect((await call('/after')).status).toBe(200);
   });
 });
