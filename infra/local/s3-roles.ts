@@ -103,9 +103,9 @@ export function missingKeyAsS3Answers(roles: ReadonlyMap<string, readonly Permis
       return await next();
     } catch (error) {
       const role = roles.get(accessKeyIdOf(ctx) ?? '');
-      const target = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
-      if ((error as { code?: string }).code !== 'NoSuchKey' || !role || !target) throw error;
-      if (mayList(role, decodeURIComponent(target[1]!), decodeURIComponent(target[2]!))) throw error;
+      const [, bucket, key] = /^\/([^/]+)\/(.+)$/.exec(ctx.path) ?? [];
+      if ((error as { code?: string }).code !== 'NoSuchKey' || !role || bucket === undefined || key === undefined) throw error;
+      if (mayList(role, decodeURIComponent(bucket), decodeURIComponent(key))) throw error;
       throw new S3Error('AccessDenied', 'Access Denied');
     }
   };
