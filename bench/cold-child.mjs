@@ -8,4 +8,4 @@ const result = await handler(JSON.parse(process.env.BENCH_EVENT));
 const responded = performance.now();
 // The handler logs to stdout too: the result is the line that starts with this marker.
 const RESULT = 'BENCH-RESULT ';
-process.stdout.write(`\n${RESULT}` + JSON.stringify({ started, loaded, responded, result }));
+process.stdout.write(`\n${RESULT}${JSON.stringify({ started, loaded, responded, result })}`);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Groups } from '../shared/auth/groups.js';
 import { signToken } from '../shared/auth/tokens.js';
 import { attachmentWriter, conversationStore, dynamo, uploadSessions, type App } from '../shared/app.js';
-import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
+import type { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
 import { putConversations } from './seed-conversations.js';
 import { fileOf } from './multipart.js';
 import { population } from './population.js';

@@ -26,7 +26,7 @@ export function summariseProfiles(directory: string, top = 12): ProfileShare[] {
   if (!largest) return [];
   const profile = JSON.parse(readFileSync(join(directory, largest.name), 'utf8')) as CpuProfile;
   const selfTime = new Map<number, number>();
-  profile.samples.forEach((id, index) => selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+  for (const [index, id] of profile.samples.entries()) selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
   const byPlace = new Map<string, number>();
   for (const node of profile.nodes) {
     const where = placeOf(node.callFrame);

@@ -119,7 +119,7 @@ try {
   step('seeding the fixture user');
   const fixture = await seedFixture(app, 200, runs + 5);
 
-  let coldStarts;
+  let coldStarts: Results['coldStarts'];
   if (wanted('cold')) {
     step(`cold starts: ${runs} fresh processes per bundle`);
     coldStarts = await measureColdStarts(bundles!, fixture, backends, runs);
@@ -127,7 +127,7 @@ try {
 
   let warm: WarmFigure[] | undefined;
   let uploads: UploadFigures | undefined;
-  let serverProfile;
+  let serverProfile: Results['serverProfile'];
   if (wanted('warm') || wanted('uploads')) {
     step(`warm: ${rounds} rounds of ${seconds} s per endpoint and per backend call`);
     const profiles = join(REPOSITORY_ROOT, 'bench', 'profiles');
@@ -149,19 +149,19 @@ try {
     serverProfile = values.profile ? summariseProfiles(profiles) : undefined;
   }
 
-  let cost;
+  let cost: Results['cost'];
   if (wanted('cost')) {
     step(`cost per request: ${invocations} invocations per endpoint, consumed capacity and S3 calls counted`);
     cost = await measureCost(app, fixture, invocations);
   }
 
-  let listCost;
+  let listCost: Results['listCost'];
   if (wanted('growth')) {
     step(`list cost at ${sizes.join(', ')} conversations`);
     listCost = await measureListCost(app, sizes);
   }
 
-  let uploadSessions;
+  let uploadSessions: Results['uploadSessions'];
   if (wanted('sessions')) {
     step(`upload sessions: ${sessionMebibytes} MiB, ${sessionRounds} rounds through the sessions and by UploadPart; complete's peak memory`);
     uploadSessions = await measureUploadSessions(fixture, bundles!, backends, sessionMebibytes, sessionRounds);

@@ -16,6 +16,7 @@ import { childResult } from './child-result.js';
 import { countingProxy } from './dynamodb-counter.js';
 import { proxyEvent } from './events.js';
 import type { Fixture } from './fixture.js';
+import type { Json } from './local-api.js';
 import { LOCAL_ENV, startProcess } from './processes.js';
 import { median, ratio, round } from './stats.js';
 
@@ -189,7 +190,7 @@ async function direct(s3: S3Client, app: App, userId: string, fileSize: number, 
 const removeFile = (app: App, key: string) => app.use(s3Bucket).deleteObject(key);
 
 interface ApiClient {
-  call(method: string, path: string, body?: unknown): Promise<any>;
+  call(method: string, path: string, body?: unknown): Promise<Json>;
   counts(): Record<string, number>;
   reset(): void;
 }

@@ -129,8 +129,10 @@ function holds(condition: Condition, request: GuardedRequest): boolean {
 /** The rules' patterns, compiled once (the emulator checks every request against them). */
 const compiled = new Map<string, RegExp>();
 function pattern(source: string): RegExp {
-  let regex = compiled.get(source);
-  if (!regex) compiled.set(source, (regex = new RegExp(source)));
+  const known = compiled.get(source);
+  if (known) return known;
+  const regex = new RegExp(source);
+  compiled.set(source, regex);
   return regex;
 }
 

@@ -220,7 +220,7 @@ export function readSharedConfig(env: Environment): SharedConfig {
   // A services section nests one level: `s3 =` then indented `endpoint_url = ...`.
   for (const [key, value] of Object.entries(sections.get(`services ${profile.services ?? ''}`) ?? {})) {
     const [service, setting] = key.split('.');
-    if (service && setting) (services[service] ??= {})[setting] = value;
+    if (service && setting) services[service] = { ...services[service], [setting]: value };
   }
   return { profile, services };
 }
@@ -234,7 +234,7 @@ function iniSections(text: string): Map<string, Record<string, string>> {
     const header = /^\s*\[([^\]]+)\]/.exec(line);
     if (header) {
       current = {};
-      sections.set(header[1]!.trim().replace(/\s+/g, ' '), current);
+      sections.set((header[1] ?? '').trim().replace(/\s+/g, ' '), current);
       parent = undefined;
       continue;
     }

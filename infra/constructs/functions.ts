@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
 import {
   Architecture,
   LoggingFormat,
@@ -117,7 +117,7 @@ export class Functions extends Construct {
       const fn = this.lambda(route.name, route.entry, environment, removalPolicy);
       for (const permission of permissionsFor(route, arns)) fn.addToRolePolicy(new PolicyStatement(permission));
       if (route.access.files?.length) {
-        Validations.of(fn.role!).acknowledge({
+        Validations.of(roleOf(fn)).acknowledge({
           id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
           reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
         });
@@ -128,7 +128,7 @@ export class Functions extends Construct {
     // What hangs off removed items (a conversation's attachments, every file, an upload session's leftovers), from the tables' streams.
     this.cleanup = this.lambda('Cleanup', CLEANUP_ENTRY, environment, removalPolicy, { timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS) });
     for (const permission of cleanupPermissions(arns)) this.cleanup.addToRolePolicy(new PolicyStatement(permission));
-    Validations.of(this.cleanup.role!).acknowledge({
+    Validations.of(roleOf(this.cleanup)).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
       reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
     });
@@ -297,4 +297,10 @@ function renameToLayout(outputDir: string): string {
     `fs.writeFileSync(path.join(dir, 'package.json'), Buffer.from('${packageJson}', 'base64'))`,
   ].join('; ');
   return `node -e "${script}" "${outputDir}"`;
+}
+
+/** A function's own role, which lambda() always gives it. */
+function roleOf(fn: NodejsFunction): IRole {
+  if (!fn.role) throw new Error(`${fn.node.path} has no role`);
+  return fn.role;
 }

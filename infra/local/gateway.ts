@@ -14,6 +14,7 @@ import { invocationTime, type InvocationTime } from '../../shared/deadline.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, FUNCTION_TIMEOUT_SECONDS, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES, type Route } from '../routes.js';
 import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
 import { refusingRule, type GuardedRequest, type GuardRule } from '../size-guard.js';
+import { rawHeaderPairs } from './raw-headers.js';
 
 /**
  * An API Gateway REST API (proxy integration, TOKEN authorizer) in one
@@ -109,9 +110,10 @@ export function createGateway(options: GatewayOptions) {
       // Past the guard a body has a Content-Length within its limit, which Node holds the body to.
       const body = await readBody(request);
 
-      const candidates = matchers
-        .map((matcher) => ({ matcher, params: matcher.pattern.exec(url.pathname) }))
-        .filter((candidate) => candidate.params !== null);
+      const candidates = matchers.flatMap((matcher) => {
+        const params = matcher.pattern.exec(url.pathname);
+        return params ? [{ matcher, params }] : [];
+      });
       // Preflight: a mock integration on every resource, answered without a token.
       if (method === 'OPTIONS' && candidates.length > 0) {
         const methods = candidates.map((candidate) => candidate.matcher.route.method);
@@ -138,7 +140,7 @@ export function createGateway(options: GatewayOptions) {
         url,
         method,
         route,
-        pathParameters: match.params!.groups ?? {},
+        pathParameters: match.params.groups ?? {},
         body,
         requestId,
         stage,
@@ -255,19 +257,17 @@ function proxyEvent(parts: EventParts): APIGatewayProxyEvent {
   // Client-chosen names: null-prototype maps, so `constructor` or `__proto__` are just names.
   const headers = dictionary<string>();
   const multiValueHeaders = dictionary<string[]>();
-  for (let i = 0; i < request.rawHeaders.length; i += 2) {
-    const name = request.rawHeaders[i]!;
-    const value = request.rawHeaders[i + 1]!;
+  for (const [name, value] of rawHeaderPairs(request)) {
     headers[name] = value;
-    (multiValueHeaders[name] ??= []).push(value);
+    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
   const query = dictionary<string>();
   const multiQuery = dictionary<string[]>();
   for (const [name, value] of url.searchParams) {
     query[name] = value;
-    (multiQuery[name] ??= []).push(value);
+    multiQuery[name] = [...(multiQuery[name] ?? []), value];
   }
-  const contentType = (headerValue(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const contentType = ((headerValue(request, 'content-type') ?? '').split(';')[0] ?? '').trim().toLowerCase();
   const binary = BINARY_MEDIA_TYPES.includes(contentType);
   const hasBody = body.length > 0;
   const pathParameters = dictionary<string>();

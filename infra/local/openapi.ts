@@ -7,6 +7,8 @@ import { REPOSITORY_ROOT } from '../repository.js';
 export const OPENAPI_FILE = join(REPOSITORY_ROOT, 'docs', 'openapi.yaml');
 export const OPENAPI_PATH = '/openapi.json';
 
+/** The parsed YAML, walked by key by the tests that check it (the server only serializes it). */
+// biome-ignore lint/suspicious/noExplicitAny: a parsed YAML document; its shape is what test/unit/infra/openapi-document.test.ts checks
 export type OpenApiDocument = Record<string, any>;
 
 export function loadOpenApi(): OpenApiDocument {

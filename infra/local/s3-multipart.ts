@@ -38,10 +38,14 @@ interface Context {
   href: string;
   status: number;
   body: unknown;
-  request: { body?: any };
+  request: { body?: unknown };
 }
 
 type Next = () => Promise<unknown>;
+
+/** A CompleteMultipartUpload request as the XML body parser gives it: client input, so every field is checked before use. */
+type CompleteMultipartUploadBody = { CompleteMultipartUpload?: { Part?: RequestedPart | RequestedPart[] } };
+type RequestedPart = { PartNumber?: unknown; ETag?: unknown } | undefined;
 
 const MAX_PARTS_PER_LIST = 1000;
 
@@ -79,7 +83,7 @@ export function multipartFidelity(store: MultipartStore) {
       case 'POST':
         await upload.assertExists();
         await xmlBodyParser(ctx);
-        ctx.body = await upload.complete(ctx.request.body, ctx.href.split('?')[0]!);
+        ctx.body = await upload.complete(ctx.request.body, ctx.href.split('?')[0] ?? '');
         return;
       default:
         return next();
@@ -153,22 +157,23 @@ class Upload {
     };
   }
 
-  async complete(body: any, location: string) {
-    const requested = body?.CompleteMultipartUpload?.Part;
+  async complete(body: unknown, location: string) {
+    const requested = (body as CompleteMultipartUploadBody | undefined)?.CompleteMultipartUpload?.Part;
     if (!requested) throw malformed();
-    const wanted = [requested].flat().map((part: any) => ({
+    const wanted = [requested].flat().map((part) => ({
       number: Number(part?.PartNumber),
       // S3 ignores the quotes when it compares ETags.
       etag: String(part?.ETag ?? '').replace(/"/g, ''),
     }));
     wanted.forEach((part, index) => {
       if (!Number.isInteger(part.number) || part.number < 1 || part.number > S3_MAX_PARTS) throw malformed();
-      if (index > 0 && part.number <= wanted[index - 1]!.number) {
+      const previous = wanted[index - 1];
+      if (previous && part.number <= previous.number) {
         throw new S3Error('InvalidPartOrder', 'The list of parts was not in ascending order. The parts list must be specified in order by part number.');
       }
     });
     const held = new Map((await this.parts()).map((part) => [part.number, part]));
-    wanted.forEach((part, index) => {
+    const stored = wanted.map((part, index) => {
       const stored = held.get(part.number);
       if (!stored || stored.md5 !== part.etag) {
         throw new S3Error(
@@ -184,10 +189,11 @@ class Upload {
           PartNumber: part.number,
         });
       }
+      return stored;
     });
     // S3's ETag of a multipart object: the MD5 of the parts' binary MD5s, then the part count.
     const etag = `${createHash('md5')
-      .update(Buffer.concat(wanted.map((part) => Buffer.from(held.get(part.number)!.md5, 'hex'))))
+      .update(Buffer.concat(stored.map((part) => Buffer.from(part.md5, 'hex'))))
       .digest('hex')}-${wanted.length}`;
     await this.store.putObjectMultipart(this.bucket, this.id, wanted);
     return { CompleteMultipartUploadResult: { Location: location, Bucket: this.bucket, Key: this.key, ETag: JSON.stringify(etag) } };
@@ -214,10 +220,10 @@ function partNumberOf(text: string | undefined): number {
 
 /** Path-style addressing (what the SDK uses against an endpoint with forcePathStyle): /bucket/key. */
 function bucketAndKey(path: string): { bucket: string; key: string } | undefined {
-  const match = /^\/([^/]+)\/(.+)$/.exec(path);
-  if (!match) return undefined;
+  const [, bucket, key] = /^\/([^/]+)\/(.+)$/.exec(path) ?? [];
+  if (bucket === undefined || key === undefined) return undefined;
   try {
-    return { bucket: decodeURIComponent(match[1]!), key: decodeURIComponent(match[2]!) };
+    return { bucket: decodeURIComponent(bucket), key: decodeURIComponent(key) };
   } catch {
     return undefined;
   }

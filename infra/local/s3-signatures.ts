@@ -5,6 +5,7 @@ import S3Error from '@20minutes/s3rver/lib/models/error.js';
 import { Sha256 } from '@smithy/core/checksum';
 import { HttpRequest } from '@smithy/core/protocols';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { rawHeaderPairs } from './raw-headers.js';
 
 type HeaderBag = Record<string, string>;
 
@@ -141,9 +142,9 @@ function arrived(req: IncomingMessage): Arrived {
     return [decoded(name), decoded(value)];
   });
   const headers = new Map<string, string[]>();
-  for (let index = 0; index + 1 < req.rawHeaders.length; index += 2) {
-    const name = req.rawHeaders[index]!.toLowerCase();
-    headers.set(name, [...(headers.get(name) ?? []), req.rawHeaders[index + 1]!]);
+  for (const [sentName, value] of rawHeaderPairs(req)) {
+    const name = sentName.toLowerCase();
+    headers.set(name, [...(headers.get(name) ?? []), value]);
   }
   return { method: req.method ?? 'GET', path, query, headers };
 }
@@ -190,20 +191,23 @@ function headerClaim(authorization: string, headers: Arrived['headers']): Claim 
       .map((part) => part.trim().split(/=(.*)/s) as [string, string?])
       .map(([name, value]) => [name, value ?? ''] as const),
   );
-  for (const name of ['Credential', 'SignedHeaders', 'Signature']) {
-    if (!parts.has(name)) throw new S3Error('AuthorizationHeaderMalformed', `The authorization header is malformed; missing ${name}.`);
-  }
+  const part = (name: string): string => {
+    const value = parts.get(name);
+    if (value === undefined) throw new S3Error('AuthorizationHeaderMalformed', `The authorization header is malformed; missing ${name}.`);
+    return value;
+  };
+  const [credential, signedHeaders, signature] = [part('Credential'), part('SignedHeaders'), part('Signature')];
   const payloadHash = headers.get('x-amz-content-sha256')?.join(',');
   if (payloadHash === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
-  const { accessKeyId, region } = credentialOf(parts.get('Credential')!, () =>
+  const { accessKeyId, region } = credentialOf(credential, () =>
     new S3Error('AuthorizationHeaderMalformed', 'The authorization header is malformed; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".'),
   );
   return {
     accessKeyId,
     region,
     date: headers.get('x-amz-date')?.[0] ?? '',
-    signedHeaders: parts.get('SignedHeaders')!.split(';'),
-    signature: parts.get('Signature')!,
+    signedHeaders: signedHeaders.split(';'),
+    signature,
     payloadHash,
     expiresIn: undefined,
   };
@@ -217,7 +221,12 @@ function queryClaim(parameter: (name: string) => string | undefined): Claim {
     );
   if (parameter('X-Amz-Algorithm') !== SIGV4) throw new S3Error('AuthorizationQueryParametersError', `X-Amz-Algorithm only supports "${SIGV4}"`);
   if (PRESIGNED_PARAMETERS.some((name) => parameter(name) === undefined)) throw missing();
-  if (!/^\d+$/.test(parameter('X-Amz-Expires')!)) throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Expires should be a number');
+  const present = (name: (typeof PRESIGNED_PARAMETERS)[number]): string => {
+    const value = parameter(name);
+    if (value === undefined) throw missing();
+    return value;
+  };
+  if (!/^\d+$/.test(present('X-Amz-Expires'))) throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Expires should be a number');
   const expiresIn = Number(parameter('X-Amz-Expires'));
   if (expiresIn > MAX_EXPIRES_SECONDS) {
     throw new S3Error(
@@ -225,15 +234,15 @@ function queryClaim(parameter: (name: string) => string | undefined): Claim {
       'X-Amz-Expires must be less than a week (in seconds) that is 7 days or 604800 seconds',
     );
   }
-  const { accessKeyId, region } = credentialOf(parameter('X-Amz-Credential')!, () =>
+  const { accessKeyId, region } = credentialOf(present('X-Amz-Credential'), () =>
     new S3Error('AuthorizationQueryParametersError', 'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".'),
   );
   return {
     accessKeyId,
     region,
-    date: parameter('X-Amz-Date')!,
-    signedHeaders: parameter('X-Amz-SignedHeaders')!.split(';'),
-    signature: parameter('X-Amz-Signature')!,
+    date: present('X-Amz-Date'),
+    signedHeaders: present('X-Amz-SignedHeaders').split(';'),
+    signature: present('X-Amz-Signature'),
     payloadHash: undefined,
     expiresIn,
   };
@@ -330,11 +339,13 @@ class RecordingSigner extends SignatureV4 {
   readonly recorded = { canonicalRequest: '', stringToSign: '' };
 
   protected override createCanonicalRequest(request: HttpRequest, canonicalHeaders: HeaderBag, payloadHash: string): string {
-    return (this.recorded.canonicalRequest = super.createCanonicalRequest(request, canonicalHeaders, payloadHash));
+    this.recorded.canonicalRequest = super.createCanonicalRequest(request, canonicalHeaders, payloadHash);
+    return this.recorded.canonicalRequest;
   }
 
   protected override async createStringToSign(longDate: string, scope: string, canonicalRequest: string, algorithm: string): Promise<string> {
-    return (this.recorded.stringToSign = await super.createStringToSign(longDate, scope, canonicalRequest, algorithm));
+    this.recorded.stringToSign = await super.createStringToSign(longDate, scope, canonicalRequest, algorithm);
+    return this.recorded.stringToSign;
   }
 }
 

@@ -1,8 +1,9 @@
-import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException, type StreamSpecification } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException, type StreamSpecification, type TableDescription } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
   GetRecordsCommand,
+  type GetRecordsCommandOutput,
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
@@ -95,7 +96,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
 
   async function discoverShards(): Promise<void> {
     for (const table of options.tables) {
-      let description;
+      let description: TableDescription | undefined;
       try {
         description = (await dynamodb.send(new DescribeTableCommand({ TableName: table.name }))).Table;
       } catch (error) {
@@ -159,7 +160,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       shard.closed = true;
       return false;
     }
-    let batch;
+    let batch: GetRecordsCommandOutput;
     try {
       batch = await streams.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: BATCH_SIZE }));
     } catch (error) {

@@ -37,7 +37,7 @@ export interface SmokeContext {
  */
 export interface Check {
   name: string;
-  run(context: SmokeContext): Promise<string | void>;
+  run(context: SmokeContext): Promise<string | undefined>;
 }
 
 export class CheckFailed extends Error {

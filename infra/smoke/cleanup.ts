@@ -1,4 +1,4 @@
-import { describe, type Answer } from './client.js';
+import { describe, type Answer, type Json } from './client.js';
 import { CheckFailed, type Check, type SmokeContext, type SmokeUser } from './check.js';
 import { download } from './files.js';
 import type { Ledger } from './ledger.js';
@@ -97,8 +97,8 @@ async function sweep(context: SmokeContext, { user, made }: Holder): Promise<str
   return seen;
 }
 
-async function listed(context: SmokeContext, user: SmokeUser, path: string): Promise<{ items: any[]; problem?: string }> {
-  const items: any[] = [];
+async function listed(context: SmokeContext, user: SmokeUser, path: string): Promise<{ items: Json[]; problem?: string }> {
+  const items: Json[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < SWEEP_PAGES; page++) {
     const answer = await attempt(context, user, 'GET', `${path}?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);

@@ -3,11 +3,15 @@
  * per call, answers read whole. No retries: a smoke that retried would hide
  * the failures it is there to show.
  */
+/** JSON a check reads by key: each check asserts the shape it relies on (expect), the compiler cannot know it. */
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON from the stage, read by key after the check's own assertions
+export type Json = any;
+
 export interface Answer {
   status: number;
   headers: Headers;
   /** The body parsed as JSON, undefined when it is not JSON. */
-  body: any;
+  body: Json;
   text: string;
 }
 

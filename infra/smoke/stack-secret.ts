@@ -9,10 +9,11 @@ export interface StackOutputs {
 export function readOutputs(file: string): StackOutputs {
   const stacks = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, string>>;
   const withApi = Object.entries(stacks).filter(([, outputs]) => typeof outputs.ApiUrl === 'string');
-  if (withApi.length !== 1) {
+  const [stack, ...others] = withApi;
+  if (!stack || others.length > 0) {
     throw new Error(`${file} must hold exactly one stack with an ApiUrl output; it holds ${withApi.length} (${Object.keys(stacks).join(', ') || 'none'})`);
   }
-  const [, outputs] = withApi[0]!;
+  const [, outputs] = stack;
   return { apiUrl: outputs.ApiUrl, secretArn: outputs.AuthSecretArn };
 }
 

@@ -15,7 +15,7 @@ const FILENAME_PARAM = /;\s*filename\*?\s*=/i;
 export function fileDeclaresTextPlain(body: Buffer, contentType: string): boolean {
   const boundary = /;\s*boundary=(?:"([^"]*)"|([^;\s]+))/i.exec(contentType);
   if (!boundary) return false;
-  return fileHeaderBlocks(body, boundary[1] ?? boundary[2]!).some((headers) => {
+  return fileHeaderBlocks(body, boundary[1] ?? boundary[2] ?? '').some((headers) => {
     const declared = headerValue(headers, 'content-type');
     return declared !== undefined && TEXT_PLAIN.test(declared);
   });

@@ -26,12 +26,12 @@ export function fileTypeOf(declared: string | undefined, filename: string): stri
 
 /** Whether the text is a valid `type/subtype` (parameters allowed), specific or not. */
 export function isMediaType(declared: string): boolean {
-  return specificType(declared) !== undefined || UNSPECIFIC.has(declared.split(';')[0]!.trim().toLowerCase());
+  return specificType(declared) !== undefined || UNSPECIFIC.has((declared.split(';')[0] ?? '').trim().toLowerCase());
 }
 
 function specificType(declared: string | undefined): string | undefined {
   if (!declared) return undefined;
-  const essence = declared.split(';')[0]!.trim().toLowerCase();
+  const essence = (declared.split(';')[0] ?? '').trim().toLowerCase();
   const [type, subtype, ...rest] = essence.split('/');
   if (rest.length > 0 || !type || !subtype || !TOP_LEVEL.has(type) || !SUBTYPE.test(subtype)) return undefined;
   return UNSPECIFIC.has(essence) ? undefined : essence;

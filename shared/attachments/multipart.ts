@@ -1,5 +1,5 @@
 import busboy from 'busboy';
-import { ApiError, bodyInvalid, fileTooLarge, parameterInvalid, unsupportedMediaType } from '../http/errors.js';
+import { type ApiError, bodyInvalid, fileTooLarge, parameterInvalid, unsupportedMediaType } from '../http/errors.js';
 import { dictionary } from '../http/dictionary.js';
 import { fileDeclaresTextPlain } from './declared-type.js';
 import { mediaTypeOf, rawBody, type ApiRequest } from '../http/request.js';
@@ -100,7 +100,7 @@ export function parseMultipart(body: Buffer, contentType: string, limits: Multip
       stream.on('end', () => {
         // Given the whole body, busboy hands a file over as one view of it: kept as is, not copied
         // (a copy is one more file size of memory at the handler's peak).
-        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        const bytes = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks);
         form.files.push({ field, filename: unescapeFormFilename(info.filename), contentType: info.mimeType.toLowerCase(), bytes });
       });
     });

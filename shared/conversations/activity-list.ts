@@ -48,9 +48,11 @@ export async function activityPage(
   const wanted = page.limit + 1;
   const found: Item[] = [];
   const first = cursor?.segment ?? 0;
-  for (let at = first; at >= 0 && at < segments.length && found.length < wanted; at += backwards ? -1 : 1) {
+  for (let at = first; found.length < wanted; at += backwards ? -1 : 1) {
+    const segment = segments[at];
+    if (segment === undefined) break; // past either end
     const from = at === first ? cursor : undefined;
-    found.push(...(await segmentMatches(client, table, userId, segments[at]!, { wanted: wanted - found.length, backwards, from }, cost)));
+    found.push(...(await segmentMatches(client, table, userId, segment, { wanted: wanted - found.length, backwards, from }, cost)));
   }
   return { page: pageOf(found, page.limit, backwards), cost: { ...cost, index: segments.map((segment) => segment.index.name).join('+') } };
 }

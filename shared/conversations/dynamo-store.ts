@@ -129,12 +129,12 @@ export class DynamoConversationStore implements ConversationStore {
       const before = fromItem(item, now);
       const after = update ? fromItem(applied(item, update), now) : before;
       const events = updatedEvents('conversation', before, after, requestId);
-      if (events.length === 0) {
+      if (!update || events.length === 0) {
         const written = await this.write(userId, id, planned, readState);
         return written ? fromItem(written, now) : undefined;
       }
       const change = {
-        Update: { TableName: this.table, Key: conversationKey(userId, id), ...expressions({ update: update!, condition: and(stillThere(chosen), shownAsRead(item)) }) },
+        Update: { TableName: this.table, Key: conversationKey(userId, id), ...expressions({ update, condition: and(stillThere(chosen), shownAsRead(item)) }) },
       };
       const feed = await this.outbox.append(userId, events);
       const outcome = await transactWrite(this.client, [change, ...feed.items], requestToken('update-conversation', userId, id, requestId, attempt));

@@ -62,13 +62,16 @@ export async function endedMutes(
 export async function writeBackEndedMutes(client: DynamoDBDocumentClient, table: string, userId: string, items: Item[]): Promise<void> {
   const unmute = Changes.of(userId, { mute: { kind: 'off' } });
   const writeBack = async (item: Item) => {
+    // Turning a mute off always writes its attributes: never undefined.
+    const update = unmute.with(userId, item.id as string);
+    if (!update) return;
     try {
       await unlessConditionFails(
         client.send(
           new UpdateCommand({
             TableName: table,
             Key: conversationKey(userId, item.id as string),
-            ...expressions({ update: unmute.with(userId, item.id as string)!, condition: equals('muted_until', item.muted_until) }),
+            ...expressions({ update, condition: equals('muted_until', item.muted_until) }),
           }),
         ),
       );

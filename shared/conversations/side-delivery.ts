@@ -84,7 +84,7 @@ export class SideDelivery {
       const side = await this.side(userId, counterpart, conversationId, pending);
       if (!side) return false;
       const changeEvents = pending.map((change) => memberEvents(change, side.id));
-      const shown = pending.filter((_, index) => changeEvents[index]!.length > 0);
+      const shown = pending.filter((_, index) => (changeEvents[index]?.length ?? 0) > 0);
       const marks = shown.map((change): TransactItem => ({ Put: { TableName: this.eventsTable, Item: this.deliveredItem(userId, change.id), ...expressions({ condition: itemAbsent() }) } }));
       const events = [...side.before, ...changeEvents.flat(), ...side.after];
       if (events.length === 0) return true;
@@ -94,7 +94,7 @@ export class SideDelivery {
       const outcome = await transactWrite(this.client, items, contentToken(items));
       if (outcome.committed) return true;
       // Changes recorded by an earlier delivery of their records: left out. The side or the head moved: read again.
-      shown.forEach((change, index) => outcome.conditionFailed[side.items.length + index] && recorded.add(change.id));
+      for (const [index, change] of shown.entries()) if (outcome.conditionFailed[side.items.length + index]) recorded.add(change.id);
       return retry;
     });
   }

@@ -96,7 +96,7 @@ function junction(keyword: 'AND' | 'OR', conditions: Condition[]): Condition {
   return {
     render: (p) => {
       const parts = conditions.map((condition) => condition.render(p));
-      if (parts.length === 1) return parts[0]!;
+      if (parts.length === 1 && parts[0]) return parts[0];
       const texts = parts.map((part) => (part.binding === 'operand' || part.binding === binding ? part.text : `(${part.text})`));
       return { text: texts.join(` ${keyword} `), binding };
     },

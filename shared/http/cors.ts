@@ -54,7 +54,8 @@ export type GatewayAllowOrigin = { kind: 'none' } | { kind: 'fixed'; origin: str
 export function gatewayAllowOrigin(allowedOrigins: readonly string[]): GatewayAllowOrigin {
   if (allowedOrigins.length === 0) return { kind: 'none' };
   if (allowedOrigins.includes('*')) return { kind: 'fixed', origin: '*' };
-  if (allowedOrigins.length === 1) return { kind: 'fixed', origin: allowedOrigins[0]! };
+  const [only] = allowedOrigins;
+  if (allowedOrigins.length === 1 && only !== undefined) return { kind: 'fixed', origin: only };
   return { kind: 'request-origin' };
 }
 

@@ -78,7 +78,7 @@ export function pathId(request: ApiRequest, resource: string, isValid: (id: stri
 }
 
 export function mediaTypeOf(request: ApiRequest): string {
-  return (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return ((request.headers['content-type'] ?? '').split(';')[0] ?? '').trim().toLowerCase();
 }
 
 export function rawBody(request: ApiRequest): Buffer {

@@ -63,7 +63,9 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
-        return { claimed: true, seed: Attributes!.seed as string };
+        const seed = Attributes?.seed;
+        if (typeof seed !== 'string') throw new Error('DynamoDB answered the idempotency claim without its seed (ReturnValues ALL_NEW)');
+        return { claimed: true, seed };
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
         const mine = heldBy(error, claim.owner);

@@ -1,5 +1,5 @@
 import type { HttpResponse } from '@smithy/core/protocols';
-import { childText, readXml } from './xml.js';
+import { childText, readXml, type XmlValue } from './xml.js';
 
 export interface S3ResponseMetadata {
   httpStatusCode: number;
@@ -70,7 +70,7 @@ export function endsWithError(body: Uint8Array): boolean {
 
 function errorDetails(body: string): { code?: string; message?: string; requestId?: string } {
   if (body === '') return {};
-  let value;
+  let value: XmlValue;
   try {
     ({ value } = readXml(body));
   } catch {

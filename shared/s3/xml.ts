@@ -8,14 +8,15 @@ import { parseXML, XmlNode } from '@aws-sdk/xml-builder';
  */
 
 /** An element's content as parseXML gives it: text, or child elements (an array when repeated). */
-type XmlValue = string | { [name: string]: XmlValue | XmlValue[] };
+export type XmlValue = string | { [name: string]: XmlValue | XmlValue[] };
 
 /** The root element's name and content; throws on what is not XML. */
 export function readXml(text: string): { root: string; value: XmlValue } {
   const parsed = parseXML(text) as Record<string, XmlValue>;
-  const [root] = Object.keys(parsed);
-  if (root === undefined) throw new Error('S3 answered an XML document without a root element');
-  return { root, value: parsed[root]! };
+  const [rootElement] = Object.entries(parsed);
+  if (rootElement === undefined) throw new Error('S3 answered an XML document without a root element');
+  const [root, value] = rootElement;
+  return { root, value };
 }
 
 /** A child element's text ('' for an empty element), undefined when absent. */

@@ -9,6 +9,7 @@ import { eventId } from '../../shared/events/ids.js';
 import { eventItem } from '../../shared/events/item.js';
 import type { ApiEvent } from '../../shared/events/model.js';
 import { resourcesOf } from './synth.js';
+import type { Json } from '../support/api.js';
 
 /**
  * The operators' event bus and the pipe that feeds it from the events table's
@@ -63,8 +64,8 @@ export function operatorEventsTests(template: () => Template): void {
     return Object.entries(pattern).every(([key, inner]) => matches(inner, (value as Record<string, unknown>)[key]));
   }
 
-  /** The value at a `$.a.b` dynamic path of a payload, as Pipes resolves a target parameter. */
-  const atPath = (payload: unknown, path: string) => path.slice(2).split('.').reduce<any>((at, name) => at?.[name], payload);
+  /** The value at a `$.a.b` dynamic path, as Pipes resolves a target parameter against the payload. */
+  const atPath = (payload: unknown, path: string) => path.slice(2).split('.').reduce<Json>((at, name) => at?.[name], payload);
 
   describe('the operators\' event bus', () => {
     it('is a custom bus of the stack, named in its outputs', () => {

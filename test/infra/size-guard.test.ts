@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BINARY_CONTENT_TYPE_PATTERN, decimalAtMost, MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES, refusingRule, sizeGuardRules } from '../../infra/size-guard.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
+import type { Json } from '../support/api.js';
 
 // The web ACL as CloudFormation receives it, read back and run the way WAF documents its statements,
 // so that the deployed guard is shown to decide as the emulator's (infra/size-guard.ts) does.
@@ -11,7 +12,7 @@ beforeAll(() => {
 });
 afterAll(() => synthesized?.remove());
 
-type Statement = Record<string, any>;
+type Statement = Record<string, Json>;
 interface Request {
   method: string;
   headers: Record<string, string>;
@@ -96,7 +97,7 @@ describe('the size guard web ACL', () => {
   it('is associated with the API’s stage, after the stage exists', () => {
     const [aclId] = webAcl();
     const [stageId] = Object.keys(resourcesOf(synthesized.template, 'AWS::ApiGateway::Stage'));
-    const associations = Object.values(resourcesOf(synthesized.template, 'AWS::WAFv2::WebACLAssociation')) as { Properties: any; DependsOn?: string[] }[];
+    const associations = Object.values(resourcesOf(synthesized.template, 'AWS::WAFv2::WebACLAssociation')) as { Properties: Json; DependsOn?: string[] }[];
     expect(associations).toHaveLength(1);
     const [association] = associations;
     expect(association!.Properties.WebACLArn).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });

@@ -8,6 +8,7 @@ import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, up
 import { operatorEventsTests } from './operator-events.js';
 import { realtimeTests } from './realtime.js';
 import { resourcesOf, synthesize, type Synthesized } from './synth.js';
+import type { Json } from '../support/api.js';
 
 let synthesized: Synthesized;
 beforeAll(() => {
@@ -180,7 +181,7 @@ describe('data', () => {
   const tableWith = (definition: TableDefinition) =>
     Object.values(resourcesOf(template(), 'AWS::DynamoDB::Table')).find(
       ({ Properties }) =>
-        ref(Properties.GlobalSecondaryIndexes?.map((i: any) => i.IndexName) ?? []) === ref(definition.indexes.map((i) => i.name)) &&
+        ref(Properties.GlobalSecondaryIndexes?.map((i: Json) => i.IndexName) ?? []) === ref(definition.indexes.map((i) => i.name)) &&
         Boolean(Properties.TimeToLiveSpecification) === Boolean(definition.timeToLiveAttribute) &&
         // Without it the idempotency, upload sessions and events tables (no index, a TTL) would all match the first.
         Properties.StreamSpecification?.StreamViewType === definition.stream,
@@ -259,7 +260,7 @@ describe('data', () => {
 
 describe('the REST API', () => {
   it('has a method per route, each behind the TOKEN authorizer', () => {
-    const [[authorizerId, authorizer]] = Object.entries(resourcesOf(template(), 'AWS::ApiGateway::Authorizer')) as [[string, any]];
+    const [[authorizerId, authorizer]] = Object.entries(resourcesOf(template(), 'AWS::ApiGateway::Authorizer')) as [[string, Json]];
     expect(authorizer.Properties).toMatchObject({
       Type: 'TOKEN',
       IdentitySource: 'method.request.header.Authorization',
@@ -502,7 +503,7 @@ function roleOf(routeName: string): string {
   return fn![1].Properties.Role['Fn::GetAtt'][0];
 }
 
-function statementsOf(roleId: string): any[] {
+function statementsOf(roleId: string): Json[] {
   return Object.values(resourcesOf(template(), 'AWS::IAM::Policy'))
     .filter(({ Properties }) => Properties.Roles.some((r: unknown) => ref(r) === ref({ Ref: roleId })))
     .flatMap(({ Properties }) => Properties.PolicyDocument.Statement)

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Environment } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { messagingApp } from '../../infra/application.js';
+import type { Json } from '../support/api.js';
 
 export interface Synthesized {
   template: Template;
@@ -36,7 +37,7 @@ export function synthesize(context: Record<string, unknown> = {}, options: { bun
   };
 }
 
-type Resources = Record<string, { Type: string; Properties: Record<string, any>; Metadata?: Record<string, any> }>;
+type Resources = Record<string, { Type: string; Properties: Record<string, Json>; Metadata?: Record<string, Json> }>;
 
 export const resourcesOf = (template: Template, type: string): Resources =>
   template.findResources(type) as Resources;

@@ -60,8 +60,8 @@ async function list(userId: string, query: string): Promise<ListPage> {
 const everything = async (userId: string) => (await list(userId, 'limit=100')).data;
 
 /** The cursor of a conversation the client holds: its id and its activity time as shown. */
-const after = (c: Shown) => `&starting_after=${c.id}&cursor_active_at=${activeAt(c)}`;
-const before = (c: Shown) => `&ending_before=${c.id}&cursor_active_at=${activeAt(c)}`;
+const startingAfter = (c: Shown) => `&starting_after=${c.id}&cursor_active_at=${activeAt(c)}`;
+const endingBefore = (c: Shown) => `&ending_before=${c.id}&cursor_active_at=${activeAt(c)}`;
 
 /** Follows starting_after (with the activity time held) to the end, checking has_more on every page. */
 async function walk(userId: string, query: string, limit: number): Promise<string[]> {
@@ -72,7 +72,7 @@ async function walk(userId: string, query: string, limit: number): Promise<strin
     seen.push(...ids(page.data));
     if (!page.has_more) return seen;
     expect(page.data).toHaveLength(limit);
-    cursor = after(page.data.at(-1)!);
+    cursor = startingAfter(page.data.at(-1)!);
   }
 }
 
@@ -117,10 +117,10 @@ describe('GET /v1/conversations?order=activity', () => {
     const byId = await list(USER, `order=activity&limit=4&starting_after=${expected[3]}`);
     expect(ids(byId.data)).toEqual(expected.slice(4, 8));
     const sorted = [...all].sort(byActivity);
-    const back = await list(USER, `order=activity&limit=4${before(sorted[9]!)}`);
+    const back = await list(USER, `order=activity&limit=4${endingBefore(sorted[9]!)}`);
     expect(ids(back.data)).toEqual(expected.slice(5, 9));
     expect(back.has_more).toBe(true);
-    const head = await list(USER, `order=activity&limit=4${before(sorted[3]!)}`);
+    const head = await list(USER, `order=activity&limit=4${endingBefore(sorted[3]!)}`);
     expect(ids(head.data)).toEqual(expected.slice(0, 3));
     expect(head.has_more).toBe(false);
   });
@@ -150,7 +150,7 @@ describe('GET /v1/conversations?order=activity', () => {
     for (const limit of [1, 2, 5]) expect(await walk(USER, '&pinned_first=true', limit)).toEqual(expected);
     // Back across the boundary: the page before the first unpinned one ends with the pinned ones.
     const firstUnpinned = all.find((c) => c.id === expected[2])!;
-    const back = await list(USER, `order=activity&pinned_first=true&limit=3${before(firstUnpinned)}`);
+    const back = await list(USER, `order=activity&pinned_first=true&limit=3${endingBefore(firstUnpinned)}`);
     expect(ids(back.data)).toEqual(expected.slice(0, 2));
     const archived = ids([...all.filter((c) => c.is_pinned && c.archived_at === null).sort(byActivity), ...all.filter((c) => !c.is_pinned && c.archived_at === null).sort(byActivity)]);
     expect(await walk(USER, '&pinned_first=true&archived=false', 2)).toEqual(archived);
@@ -168,12 +168,12 @@ describe('GET /v1/conversations?order=activity', () => {
     // The cursor itself moves: its place as the client saw it still holds.
     await touch(USER, cursor.id);
     const rest: string[] = [];
-    let next = after(cursor);
+    let next = startingAfter(cursor);
     for (;;) {
       const page = await list(USER, `order=activity&limit=3${next}`);
       rest.push(...ids(page.data));
       if (!page.has_more) break;
-      next = after(page.data.at(-1)!);
+      next = startingAfter(page.data.at(-1)!);
     }
     expect(rest).toEqual(before.slice(4).filter((id) => id !== before[7]));
     all = await everything(USER);
@@ -204,12 +204,12 @@ describe('GET /v1/conversations?order=activity', () => {
     const sorted = [...all].sort(byActivity);
     const gone = sorted[5]!;
     expect((await t().call(USER, 'DELETE', `/v1/conversations/${gone.id}`)).status).toBe(200);
-    const page = await list(USER, `order=activity&limit=3${after(gone)}`);
+    const page = await list(USER, `order=activity&limit=3${startingAfter(gone)}`);
     expect(ids(page.data)).toEqual(ids(sorted.slice(6, 9)));
     const refused = await t().call(USER, 'GET', `/v1/conversations?order=activity&starting_after=${gone.id}`);
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ code: 'parameter_invalid', param: 'starting_after' });
-    const pinnedFirst = await t().call(USER, 'GET', `/v1/conversations?order=activity&pinned_first=true${after(gone)}`);
+    const pinnedFirst = await t().call(USER, 'GET', `/v1/conversations?order=activity&pinned_first=true${startingAfter(gone)}`);
     expect(pinnedFirst.status).toBe(400);
     all = await everything(USER);
   });
@@ -284,7 +284,7 @@ describe('paging in activity order while activity moves (property)', () => {
               await touch(user, id);
               moved.add(id);
             }
-            page = await list(user, `${query}${after(held.get(page.data.at(-1)!.id)!)}`);
+            page = await list(user, `${query}${startingAfter(held.get(page.data.at(-1)!.id)!)}`);
           }
           expect(new Set(seen).size, 'a conversation repeated').toBe(seen.length);
           for (const c of initial) if (!moved.has(c.id)) expect(seen, `${c.id} skipped`).toContain(c.id);

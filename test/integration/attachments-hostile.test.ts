@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as uploadHandler } from '../../functions/attachments/upload.js';
 import { userFilesPrefix } from '../../shared/files/keys.js';
 import { eventually } from '../support/eventually.js';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { startTestApi, type TestApi, type Json } from '../support/api.js';
 import {
   BOUNDARY,
   download,
@@ -41,7 +41,7 @@ afterEach(async () => {
 
 const filesOfUser = async () => (await storedFileKeys(t.api.s3Endpoint)).filter((key) => key.startsWith(userFilesPrefix(USER)));
 
-async function expectRefused(response: { status: number; body: any }, status: number, code: string, param?: string) {
+async function expectRefused(response: { status: number; body: Json }, status: number, code: string, param?: string) {
   expect(response.status).toBe(status);
   expect(response.body.error).toMatchObject({ type: 'invalid_request_error', code, ...(param ? { param } : {}) });
   expect(typeof response.body.error.request_id).toBe('string');
@@ -50,7 +50,7 @@ async function expectRefused(response: { status: number; body: any }, status: nu
   expect(await filesOfUser()).toEqual([]);
 }
 
-function accepted(response: { status: number; body: any }) {
+function accepted(response: { status: number; body: Json }) {
   expect(response.status).toBe(201);
   return response.body;
 }

@@ -5,6 +5,7 @@ import { feedOf, listAll, type ListedConversation } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import type { ProxiedRequest, Rule } from '../support/fault-proxy.js';
 import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
+import type { Json } from '../support/api.js';
 
 /**
  * The fan-out (functions/fan-out.ts) under the faults the write protocols are
@@ -29,13 +30,13 @@ interface Side extends ListedConversation {
 }
 
 /** What a request asks DynamoDB to do (its JSON body). */
-const bodyOf = (request: ProxiedRequest): Record<string, any> => (request.target ? JSON.parse(request.body.toString('utf8')) : {});
+const bodyOf = (request: ProxiedRequest): Record<string, Json> => (request.target ? JSON.parse(request.body.toString('utf8')) : {});
 const isCall = (request: ProxiedRequest, operation: string) => request.target === `DynamoDB_20120810.${operation}`;
 /** The items a write puts or updates: an UpdateItem's key, or each item of a transaction. */
 const writtenKeys = (request: ProxiedRequest): { pk?: { S?: string } }[] => {
   const body = bodyOf(request);
   if (isCall(request, 'UpdateItem') || isCall(request, 'PutItem')) return [body.Key ?? body.Item ?? {}];
-  if (isCall(request, 'TransactWriteItems')) return (body.TransactItems ?? []).map((item: any) => item.Put?.Item ?? item.Update?.Key ?? item.ConditionCheck?.Key ?? {});
+  if (isCall(request, 'TransactWriteItems')) return (body.TransactItems ?? []).map((item: Json) => item.Put?.Item ?? item.Update?.Key ?? item.ConditionCheck?.Key ?? {});
   return [];
 };
 /** A write to an item of `userId`'s (their side, or its uniqueness record): in these tests only the fan-out writes there, but where a test says otherwise. */

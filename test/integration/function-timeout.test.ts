@@ -6,6 +6,7 @@ import { download, upload } from '../support/attachments.js';
 import { settledAudit } from '../support/audit.js';
 import { dynamodbCall, s3Call } from '../support/fault-proxy.js';
 import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
+import type { Json } from '../support/api.js';
 
 /**
  * The function timeout, enforced by the emulator as Lambda enforces it (a
@@ -32,7 +33,7 @@ const STALL_MS = 30_000;
  */
 const DYNAMODB_ATTEMPTS_IN_BUDGET = Math.ceil((FUNCTION_TIMEOUT_MS * (1 - ANSWER_SHARE - FALLBACK_SHARE)) / DYNAMODB_TIMEOUTS.requestTimeout);
 
-const expectServiceUnavailable = (response: { status: number; body: any }) => {
+const expectServiceUnavailable = (response: { status: number; body: Json }) => {
   expect(response.status).toBe(503);
   expect(response.body.error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });
 };

@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_USER_ID_BYTES } from '../../shared/dynamo/keys.js';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { startTestApi, type TestApi, type Json } from '../support/api.js';
 import { download, filePart, fieldPart, multipartBody, rawUpload, upload } from '../support/attachments.js';
 import { rawRequest } from '../support/raw-http.js';
 
@@ -23,7 +23,7 @@ const tokenWith = (claims: Record<string, unknown>) =>
     .setExpirationTime(Math.floor(Date.now() / 1000) + 600)
     .sign(new TextEncoder().encode(t.api.authSecret));
 
-function expectRefused(response: { status: number; body: any; headers: Headers }, status: number, code: string, param?: string) {
+function expectRefused(response: { status: number; body: Json; headers: Headers }, status: number, code: string, param?: string) {
   expect(response.status).toBe(status);
   expect(response.body.error).toMatchObject({ code, ...(param === undefined ? {} : { param }) });
   // A function's answer carries x-request-id; a gateway response carries the id in x-amzn-requestid only.
@@ -51,7 +51,7 @@ describe('class 1: names that are members of Object.prototype are ordinary names
     expectRefused(form, 400, 'parameter_unknown', '__proto__');
     expectRefused(await json('POST', '/v1/conversations', '{"contact_id":"proto-json","__proto__":{"x":1}}'), 400, 'parameter_unknown', '__proto__');
     const list = await t.call(USER, 'GET', '/v1/conversations?limit=100');
-    expect(list.body.data.map((c: any) => c.contact_id)).not.toContain('proto-form');
+    expect(list.body.data.map((c: Json) => c.contact_id)).not.toContain('proto-form');
   });
 
   it('refuses a multipart field named __proto__ instead of dropping it', async () => {

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_USER_ID_BYTES } from '../../shared/dynamo/keys.js';
-import { startTestApi, type CallInit, type TestApi, type TestResponse } from '../support/api.js';
+import { startTestApi, type CallInit, type TestApi, type TestResponse, type Json } from '../support/api.js';
 import { download, upload } from '../support/attachments.js';
 
 /**
@@ -168,7 +168,7 @@ class Target {
   }
 }
 
-async function conversationReadable(user: string | null, conversation: Record<string, any>, init: CallInit = {}) {
+async function conversationReadable(user: string | null, conversation: Record<string, Json>, init: CallInit = {}) {
   expect((await send(user, 'GET', `/v1/conversations/${conversation.id}`, init)).status).toBe(200);
   for (const filter of ['contact_id', 'group_id'] as const) {
     if (conversation[filter] !== null) {
@@ -179,7 +179,7 @@ async function conversationReadable(user: string | null, conversation: Record<st
   expect((await send(user, 'GET', '/v1/conversations', init)).status).toBe(200);
 }
 
-async function attachmentReadable(user: string, attachment: Record<string, any>) {
+async function attachmentReadable(user: string, attachment: Record<string, Json>) {
   const got = await send(user, 'GET', `/v1/attachments/${attachment.id}`);
   expect(got.status).toBe(200);
   expect((await download(got.body.file_url)).status).toBe(200);
@@ -211,7 +211,7 @@ async function sendBody(
   method: string,
   path: string,
   { body, type, illFormed }: HostileBody,
-  readable: (user: string, object: Record<string, any>) => Promise<void>,
+  readable: (user: string, object: Record<string, Json>) => Promise<void>,
   headers: Record<string, string> = {},
 ) {
   const response = await send(target.user, method, path, { body, headers: { 'content-type': type, ...headers } });

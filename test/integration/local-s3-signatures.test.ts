@@ -41,7 +41,13 @@ afterAll(() => s3?.close());
 /** The layer's calls, signed with `credentials` (each function's key by default), each request changed by `change` after signing. */
 function bucketSigningWith(credentials: Credentials = functionCredentials(BASE), change?: (request: HttpRequest) => void): S3Bucket {
   const transport = boundedTransport(S3_TIMEOUTS);
-  const tampering: S3Transport = { handle: (request) => (change?.(request), transport.handle(request)), destroy: () => transport.destroy() };
+  const tampering: S3Transport = {
+    handle: (request) => {
+      change?.(request);
+      return transport.handle(request);
+    },
+    destroy: () => transport.destroy(),
+  };
   return new S3Bucket({ ...address, credentials, maxAttempts: 1 }, tampering);
 }
 
@@ -155,11 +161,21 @@ describe('the local S3 takes, as signed', () => {
 
 describe('the local S3 refuses, as S3 does', () => {
   it.each([
-    ['a signed header', (request: HttpRequest) => void (request.headers['content-type'] = 'text/html')],
-    ['the path', (request: HttpRequest) => void (request.path = request.path.replace('target', 'other'))],
-    ['the query', (request: HttpRequest) => void (request.query['x-id'] = 'CopyObject')],
-    ['the date', (request: HttpRequest) => void (request.headers['x-amz-date'] = request.headers['x-amz-date']!.replace(/\d(?=Z$)/, (d) => String((Number(d) + 1) % 10)))],
-    ['the declared body hash', (request: HttpRequest) => void (request.headers['x-amz-content-sha256'] = createHash('sha256').update('other').digest('hex'))],
+    ['a signed header', (request: HttpRequest) => {
+      request.headers['content-type'] = 'text/html';
+    }],
+    ['the path', (request: HttpRequest) => {
+      request.path = request.path.replace('target', 'other');
+    }],
+    ['the query', (request: HttpRequest) => {
+      request.query['x-id'] = 'CopyObject';
+    }],
+    ['the date', (request: HttpRequest) => {
+      request.headers['x-amz-date'] = request.headers['x-amz-date']!.replace(/\d(?=Z$)/, (d) => String((Number(d) + 1) % 10));
+    }],
+    ['the declared body hash', (request: HttpRequest) => {
+      request.headers['x-amz-content-sha256'] = createHash('sha256').update('other').digest('hex');
+    }],
   ])('a call whose %s changed after signing: 403 SignatureDoesNotMatch, nothing stored', async (_what, change) => {
     const bucket = bucketSigningWith(functionCredentials(BASE), change);
     const reader = bucketSigningWith(BASE);
@@ -175,7 +191,9 @@ describe('the local S3 refuses, as S3 does', () => {
 
   it('a body changed after signing, its hash left as signed: 400 XAmzContentSHA256Mismatch, the stored object kept', async () => {
     const honest = bucketSigningWith(BASE);
-    const tampered = bucketSigningWith(BASE, (request) => void (request.body = Buffer.from('HELLO')));
+    const tampered = bucketSigningWith(BASE, (request) => {
+      request.body = Buffer.from('HELLO');
+    });
     try {
       await honest.putObject('files/u/kept', Buffer.from('hello'), 'text/plain');
       expect(await failureOf(() => tampered.putObject('files/u/kept', Buffer.from('hello'), 'text/plain'))).toMatchObject({
@@ -207,7 +225,9 @@ describe('the local S3 refuses, as S3 does', () => {
   });
 
   it('an x-amz-* header added after signing: 403 AccessDenied, HeadersNotSigned', async () => {
-    const bucket = bucketSigningWith(BASE, (request) => void (request.headers['x-amz-acl'] = 'public-read'));
+    const bucket = bucketSigningWith(BASE, (request) => {
+      request.headers['x-amz-acl'] = 'public-read';
+    });
     try {
       expect(await failureOf(() => bucket.putObject('files/u/acl', Buffer.from('x'), 'text/plain'))).toMatchObject({
         name: 'AccessDenied',
@@ -265,7 +285,9 @@ describe('the local S3 refuses, as S3 does', () => {
   it.each([
     ['its response-content-type', (url: URL) => url.searchParams.set('response-content-type', 'text/html')],
     ['its expiry, made longer', (url: URL) => url.searchParams.set('X-Amz-Expires', '604800')],
-    ['its key', (url: URL) => void (url.pathname = url.pathname.replace('tampered', 'other'))],
+    ['its key', (url: URL) => {
+      url.pathname = url.pathname.replace('tampered', 'other');
+    }],
     ['its signature', (url: URL) => url.searchParams.set('X-Amz-Signature', url.searchParams.get('X-Amz-Signature')!.replace(/^./, (c) => (c === '0' ? '1' : '0')))],
     ['an added parameter', (url: URL) => url.searchParams.set('versionId', 'null')],
   ])('a presigned download whose %s changed: 403 SignatureDoesNotMatch', async (_what, change) => {

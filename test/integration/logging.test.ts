@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../shared/auth/tokens.js';
-import { apiCaller, sharedDynamodb } from '../support/api.js';
+import { apiCaller, sharedDynamodb, type Json } from '../support/api.js';
 import { deadEndpoint } from '../support/dead-endpoint.js';
 
 /**
@@ -57,7 +57,7 @@ function sharedDynamodbEnv(): Record<string, string> {
 }
 
 /** Lines of the output that are JSON objects (log lines and EMF records). */
-const jsonLines = (output: string): Record<string, any>[] =>
+const jsonLines = (output: string): Record<string, Json>[] =>
   output
     .split('\n')
     .filter((line) => line.startsWith('{'))

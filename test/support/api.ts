@@ -34,10 +34,14 @@ export interface CallInit {
   timeoutMs?: number;
 }
 
+/** JSON a test reads (an answer's body, a template, a log line): its shape is what the test asserts, so it is read by key unchecked. */
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON, read by key after (or in) the test's own assertions on its shape
+export type Json = any;
+
 export interface TestResponse {
   status: number;
   headers: Headers;
-  body: any;
+  body: Json;
   text: string;
 }
 

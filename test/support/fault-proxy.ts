@@ -136,7 +136,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   let random: { spec: RandomFaults; next: () => number } | undefined;
   let outage = false;
   let seq = 0;
-  let stats: ProxyStats = { requests: 0, faults: emptyFaults() };
+  const stats: ProxyStats = { requests: 0, faults: emptyFaults() };
 
   const track = (socket: Socket) => {
     sockets.add(socket);

@@ -1,6 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { loadOpenApi, OPENAPI_PATH, type OpenApiDocument } from '../../infra/local/openapi.js';
+import type { Json } from './api.js';
 
 /**
  * Checks a response received over HTTP against docs/openapi.yaml: the
@@ -33,8 +34,8 @@ export class OpenApiContract {
   }
 
   /** Every (METHOD, path template) the document describes, OPTIONS included. */
-  operations(): { method: string; path: string; operation: any }[] {
-    return Object.entries(this.document.paths as Record<string, any>).flatMap(([path, item]) =>
+  operations(): { method: string; path: string; operation: Json }[] {
+    return Object.entries(this.document.paths as Record<string, Json>).flatMap(([path, item]) =>
       METHODS.filter((method) => item[method]).map((method) => ({ method: method.toUpperCase(), path, operation: item[method] })),
     );
   }
@@ -43,7 +44,7 @@ export class OpenApiContract {
     const path = new URL(url, 'http://localhost').pathname;
     if (path === OPENAPI_PATH) return [];
     const template = this.paths.find((candidate) => candidate.pattern.test(path))?.template;
-    const operationPointer = template && `/paths/${escape(template)}/${method.toLowerCase()}`;
+    const operationPointer = template && `/paths/${pointerToken(template)}/${method.toLowerCase()}`;
     if (!template || !this.document.paths[template][method.toLowerCase()]) {
       return this.checkBody('/components/schemas/Error', response, 'an undocumented route').concat(
         response.status === 404 && this.parse(response)?.error?.code === 'route_not_found'
@@ -56,14 +57,14 @@ export class OpenApiContract {
     if (!documented) return [`${method} ${template} answered ${response.status}, which the document does not list`];
     const where = `${method} ${template} ${response.status}`;
     const problems: string[] = [];
-    for (const [name, header] of Object.entries((documented.value.headers ?? {}) as Record<string, any>)) {
+    for (const [name, header] of Object.entries((documented.value.headers ?? {}) as Record<string, Json>)) {
       const definition = header.$ref ? this.resolve(header.$ref.slice(1))!.value : header;
       const value = response.headers.get(name);
       if (value === null) {
         if (definition.required) problems.push(`${where}: header ${name} is required but missing`);
         continue;
       }
-      const schemaPointer = header.$ref ? `${header.$ref.slice(1)}/schema` : `${documented.pointer}/headers/${escape(name)}/schema`;
+      const schemaPointer = header.$ref ? `${header.$ref.slice(1)}/schema` : `${documented.pointer}/headers/${pointerToken(name)}/schema`;
       const validate = this.validator(schemaPointer);
       if (!validate(value)) problems.push(`${where}: header ${name}: ${this.ajv.errorsText(validate.errors)}`);
     }
@@ -85,7 +86,7 @@ export class OpenApiContract {
     return validate(body) ? [] : [`${where}: body ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}: ${response.text.slice(0, 500)}`];
   }
 
-  private parse(response: ReceivedResponse): any {
+  private parse(response: ReceivedResponse): Json {
     try {
       return JSON.parse(response.text);
     } catch {
@@ -94,8 +95,8 @@ export class OpenApiContract {
   }
 
   /** The object at a JSON pointer, following a $ref there (responses and headers are often references). */
-  private resolve(pointer: string): { pointer: string; value: any } | undefined {
-    let value: any = this.document;
+  private resolve(pointer: string): { pointer: string; value: Json } | undefined {
+    let value: Json = this.document;
     for (const token of pointer.split('/').slice(1)) {
       value = value?.[token.replaceAll('~1', '/').replaceAll('~0', '~')];
       if (value === undefined) return undefined;
@@ -115,7 +116,7 @@ export class OpenApiContract {
   }
 }
 
-const escape = (token: string) => token.replaceAll('~', '~0').replaceAll('/', '~1');
+const pointerToken = (token: string) => token.replaceAll('~', '~0').replaceAll('/', '~1');
 
 function templatePattern(template: string): RegExp {
   const source = template

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { Json } from '../support/api.js';
 
 /**
  * docs/api.md (the reference in prose) and docs/openapi.yaml (the machine
@@ -29,10 +30,10 @@ const OBJECTS: Record<string, string> = {
 // ---- docs/openapi.yaml ----
 
 /** The node, or what its $ref points at in the same document. */
-const resolver = (openapi: any) => {
-  const resolve = (node: any): any => {
+const resolver = (openapi: Json) => {
+  const resolve = (node: Json): Json => {
     if (!node?.$ref) return node;
-    return resolve(node.$ref.slice(2).split('/').reduce((value: any, key: string) => value[key.replaceAll('~1', '/')], openapi));
+    return resolve(node.$ref.slice(2).split('/').reduce((value: Json, key: string) => value[key.replaceAll('~1', '/')], openapi));
   };
   return resolve;
 };
@@ -50,23 +51,23 @@ interface OpenApiFacts {
   names: Set<string>;
 }
 
-function openApiFacts(openapi: any): OpenApiFacts {
+function openApiFacts(openapi: Json): OpenApiFacts {
   const resolve = resolver(openapi);
   const operations = new Set<string>();
   const parameters = new Map<string, Set<string>>();
   const responseStatuses = new Map<string, Set<string>>();
-  for (const [path, item] of Object.entries<any>(openapi.paths)) {
+  for (const [path, item] of Object.entries<Json>(openapi.paths)) {
     for (const method of METHODS.filter((candidate) => item[candidate])) {
       const route = `${method.toUpperCase()} ${path}`;
       const operation = item[method];
       operations.add(route);
       const names = new Set<string>();
       for (const parameter of [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(resolve)) names.add(`${parameter.in} ${parameter.name}`);
-      for (const media of Object.values<any>(operation.requestBody?.content ?? {})) {
+      for (const media of Object.values<Json>(operation.requestBody?.content ?? {})) {
         for (const field of Object.keys(resolve(media.schema).properties ?? {})) names.add(`body ${field}`);
       }
       parameters.set(route, names);
-      for (const [status, response] of Object.entries<any>(operation.responses)) {
+      for (const [status, response] of Object.entries<Json>(operation.responses)) {
         if (!response.$ref) continue;
         const statuses = responseStatuses.get(response.$ref) ?? new Set<string>();
         responseStatuses.set(response.$ref, statuses.add(status));
@@ -84,7 +85,7 @@ function openApiFacts(openapi: any): OpenApiFacts {
     for (const code of [...named, ...(example ? [example] : [])]) for (const status of statuses) errors.add(`${status} ${code}`);
   }
   const names = new Set<string>();
-  const visit = (node: any) => {
+  const visit = (node: Json) => {
     if (!node || typeof node !== 'object') return;
     if (node.properties) for (const name of Object.keys(node.properties)) names.add(name);
     if (Array.isArray(node.enum)) for (const value of node.enum) names.add(String(value));
@@ -158,8 +159,10 @@ function tablesOf(lines: string[]): { header: string[]; rows: string[][] }[] {
       continue;
     }
     const cells = line.slice(1, line.trimEnd().endsWith('|') ? line.trimEnd().length - 1 : undefined).split('|').map((cell) => cell.trim());
-    if (!current) tables.push((current = { header: cells, rows: [] }));
-    else if (!cells.every((cell) => /^:?-+:?$/.test(cell))) current.rows.push(cells);
+    if (!current) {
+      current = { header: cells, rows: [] };
+      tables.push(current);
+    } else if (!cells.every((cell) => /^:?-+:?$/.test(cell))) current.rows.push(cells);
   }
   return tables;
 }
@@ -179,7 +182,7 @@ const minus = (a: Iterable<string>, b: Iterable<string>) => {
 };
 
 /** What differs between the two documents, as sentences; empty when they agree. */
-function differences(markdown: string, openapi: any): string[] {
+function differences(markdown: string, openapi: Json): string[] {
   const api = openApiFacts(openapi);
   const ref = referenceFacts(markdown);
   const problems: string[] = [];

@@ -17,7 +17,8 @@ export const eventFeed: Check = {
     const events = listed.body.data as { id: string; type: string; data: { object: { id: string } } }[];
     const missing = uploaded.filter((id) => !events.some((event) => event.data?.object?.id === id));
     expect(missing.length === 0, `no attachment.created for ${missing.join(', ')} among the ${events.length} newest`);
-    const newest = events[0]!;
+    const [newest] = events;
+    expect(newest !== undefined, 'GET /v1/events?type=attachment.created listed none');
     const read = await client.call(user.token, 'GET', `/v1/events/${newest.id}`);
     expect(read.status === 200 && read.body?.id === newest.id && read.body?.type === 'attachment.created', `GET /v1/events/${newest.id}: ${describe(read)}`);
     return `${uploaded.length} attachment.created, ${newest.id} read by id`;

@@ -273,7 +273,11 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
 
   const plan = Array.from({ length: options.operations }, (_, op) => {
     let draw = random();
-    const kind = MIX.find(([, share]) => (draw -= share) < 0)?.[0] ?? 'create_conversation';
+    const kind =
+      MIX.find(([, share]) => {
+        draw -= share;
+        return draw < 0;
+      })?.[0] ?? 'create_conversation';
     return {
       op,
       kind,

@@ -47,7 +47,13 @@ async function fanOut(batch: ThreadChange[], sides: Record<string, string[]>): P
       yield sides[groupId]!.map((userId) => ({ userId, conversationId: `conv_${userId}_${groupId}` }));
     },
   };
-  await new FanOut(threads, { deliver: async (delivery) => (delivered.push(delivery), true), notYetDelivered: async (deliveries) => [...deliveries] }).deliver(batch);
+  await new FanOut(threads, {
+    deliver: async (delivery) => {
+      delivered.push(delivery);
+      return true;
+    },
+    notYetDelivered: async (deliveries) => [...deliveries],
+  }).deliver(batch);
   return delivered;
 }
 

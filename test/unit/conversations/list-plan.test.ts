@@ -6,8 +6,7 @@ const NOW = 1_800_000_000;
 
 /** A condition with its values written in, so tests do not depend on placeholder numbering. */
 const rendered = (condition: Condition | undefined) =>
-  condition &&
-  condition.expression
+  condition?.expression
     .replace(/:r\w+/g, (placeholder) => JSON.stringify(condition.values[placeholder]))
     .replace(/#r\w+/g, (placeholder) => condition.names[placeholder]!);
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../shared/http/errors.js';
+import type { ApiError } from '../../../shared/http/errors.js';
 import { clientId, flag, nullable, readParams, text, timestamp } from '../../../shared/http/params.js';
 import { limit, pageRequest } from '../../../shared/pagination.js';
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadOpenApi, OPENAPI_FILE } from '../../../infra/local/openapi.js';
 import { routes } from '../../../infra/routes.js';
 import { OpenApiContract } from '../../support/openapi-contract.js';
+import type { Json } from '../../support/api.js';
 
 const document = loadOpenApi();
 const contract = new OpenApiContract(document);
@@ -46,7 +47,7 @@ describe('docs/openapi.yaml', () => {
 
   it('documents 401 with WWW-Authenticate and x-request-id on every response of every authenticated operation', () => {
     for (const { method, path, operation } of documented) {
-      for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
         const resolved = response.$ref ? document.components.responses[response.$ref.split('/').pop()] : response;
         expect(resolved.headers?.['x-request-id'], `${method} ${path} ${status}`).toBeDefined();
       }
@@ -57,11 +58,11 @@ describe('docs/openapi.yaml', () => {
 
   it('has examples that match their own schemas', () => {
     const checked: string[] = [];
-    const visit = (node: any, pointer: string) => {
+    const visit = (node: Json, pointer: string) => {
       if (!node || typeof node !== 'object') return;
       if (node.schema && (node.example !== undefined || node.examples)) {
         const validate = contract.validator(`${pointer}/schema`);
-        const examples = node.example !== undefined ? [node.example] : Object.values(node.examples as Record<string, any>).map((example) =>
+        const examples = node.example !== undefined ? [node.example] : Object.values(node.examples as Record<string, Json>).map((example) =>
           example.$ref ? document.components.examples[example.$ref.split('/').pop()].value : example.value,
         );
         for (const example of examples) {

@@ -99,6 +99,7 @@ describe("S3's XML answers", () => {
     const etags = fc.oneof(
       fc.stringMatching(/^"[0-9a-f]{32}(-[0-9]{1,5})?"$/),
       // Nothing S3 sends, but the body must stay well-formed for any text: quotes, <, &, Unicode.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters XML 1.0 cannot hold, left out of the ETags on purpose
       fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((text) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\r]/.test(text) && text.trim() === text),
     );
     const parts = fc.array(fc.record({ partNumber: fc.integer({ min: 1, max: 10_000 }), etag: etags }), { minLength: 1, maxLength: 30 });
