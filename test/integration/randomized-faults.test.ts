@@ -103,7 +103,8 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   // Events are written with their changes: once the audit has settled, every feed is whole.
   const eventsAuditStarted = Date.now();
   const readers = [...ledger.users, ...ledger.cast.passive];
-  const feeds = new Map(await Promise.all(readers.map(async (userId) => [userId, await feedOf(f.t, userId)] as const)));
+  // Each feed read with its reader's own token (the groups the cast gives them): a token without a group reads its events redacted.
+  const feeds = new Map(await Promise.all(readers.map(async (userId) => [userId, await feedOf(f.t, userId, '', ledger.cast.groupsOf.get(userId))] as const)));
   violations.push(...auditEvents(ledger, views, feeds));
   const eventsAuditMs = Date.now() - eventsAuditStarted;
 
