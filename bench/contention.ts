@@ -58,7 +58,11 @@ export interface ContentionFigures {
 const WRITES_IN_FLIGHT = 4;
 const UPLOADERS = 8;
 
-const tally = (values: string[]) => values.reduce<Record<string, number>>((counts, value) => ({ ...counts, [value]: (counts[value] ?? 0) + 1 }), {});
+const tally = (values: string[]) => {
+  const counts: Record<string, number> = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
+};
 
 export async function measureContention(
   backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },

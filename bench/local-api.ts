@@ -23,7 +23,7 @@ export interface ServerOptions {
   /** EVENTS_FORWARD_URL: where the server POSTs each new event in EventBridge's envelope (needs the consumers). */
   eventsForwardUrl?: string;
   /** Each request line the handlers log (shared/observability.ts), parsed. */
-  onRequestLine?: (line: Record<string, any>) => void;
+  onRequestLine?: (line: Record<string, Json>) => void;
 }
 
 export async function localServer(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }, authSecret: string, options: ServerOptions): Promise<CountedServer> {
@@ -53,11 +53,11 @@ export async function localServer(backends: { DYNAMODB_ENDPOINT: string; S3_ENDP
 }
 
 /** The JSON log lines whose message is 'request'; anything else the process prints is left alone. */
-function requestLinesTo(sink: (line: Record<string, any>) => void): (text: string) => void {
+function requestLinesTo(sink: (line: Record<string, Json>) => void): (text: string) => void {
   return (text) => {
     if (!text.startsWith('{')) return;
     try {
-      const line = JSON.parse(text) as Record<string, any>;
+      const line = JSON.parse(text) as Record<string, Json>;
       if (line.message === 'request') sink(line);
     } catch {
       // Not a log line of ours.

@@ -28,7 +28,10 @@ async function spread(event: DynamoDBStreamEvent, app: App): Promise<Unfinished 
   if (changes.length === 0) return undefined;
   const { reached, skipped, unfinished } = await app.use(fanOut).deliver(changes);
   logger.info('attachment changes reached their threads', { changes: changes.length, members: reached, members_reached_before: skipped });
-  return unfinished && { record: records.get(unfinished.change.id)!, error: unfinished.error };
+  if (!unfinished) return undefined;
+  const record = records.get(unfinished.change.id);
+  if (!record) throw new Error(`no stream record of the batch holds change ${unfinished.change.id}`);
+  return { record, error: unfinished.error };
 }
 
 /** The record as a change of an attachment placed in a thread; none for other items (orphan-file markers) or unplaced uploads. */

@@ -59,11 +59,13 @@ export class MessagingStack extends Stack {
       removalPolicy: settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     });
 
+    const realtimeReader = this.functions.byRoute.get(GetRealtime);
+    if (!realtimeReader) throw new Error('no function serves GET /v1/realtime, whose role the realtime namespace must tell');
     this.realtime = new Realtime(this, 'Realtime', {
       apiName: `${this.stackName}-inbox`,
       authorizer: this.functions.realtimeAuthorizer,
       publisher: this.functions.realtimePublisher,
-      told: [this.functions.byRoute.get(GetRealtime)!, this.functions.realtimePublisher],
+      told: [realtimeReader, this.functions.realtimePublisher],
     });
 
     const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });

@@ -41,8 +41,7 @@ export async function startDynamoDbEnforcer(options: {
     let turn = Promise.resolve();
     client.on('data', (chunk) => {
       pending = Buffer.concat([pending, chunk]);
-      let request: ParsedRequest | undefined;
-      while ((request = nextRequest())) {
+      for (let request = nextRequest(); request; request = nextRequest()) {
         pending = pending.subarray(request.bytes.length);
         const { bytes } = request;
         const parsed = request;
@@ -137,6 +136,7 @@ function dynamodbError(status: 400 | 500, type: string, message: string): Buffer
   return Buffer.concat([Buffer.from(head), body]);
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a parsed DynamoDB request body, read by key per action as DynamoDB's API defines it
 type Body = Record<string, any>;
 
 /** A transaction's items, each authorised as the single-item action it stands for. */
@@ -203,9 +203,9 @@ export function accessRequests(operation: string, body: Body, resources: Pick<Lo
 
 /** A stream's ARN as DynamoDB Local names it (region `ddblocal`, its own account) under this server's region and account. */
 function localStreamArn(arn: string, resources: Pick<LocalResources, 'account' | 'region'>): string {
-  const match = /:table\/([^/]+)\/stream\/(.+)$/.exec(arn ?? '');
-  if (!match) throw new Error(`not a stream ARN: ${arn}`);
-  return `${tableArn(resources, match[1]!)}/stream/${match[2]}`;
+  const [, tableName, streamLabel] = /:table\/([^/]+)\/stream\/(.+)$/.exec(arn ?? '') ?? [];
+  if (!tableName || !streamLabel) throw new Error(`not a stream ARN: ${arn}`);
+  return `${tableArn(resources, tableName)}/stream/${streamLabel}`;
 }
 
 /** DynamoDB Local's shard iterators carry the stream's ARN between `|` separators. */

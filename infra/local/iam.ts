@@ -224,7 +224,10 @@ export class PolicyEvaluator {
 
   private async simulate(role: FunctionRole, request: AccessRequest) {
     let policy = this.policies.get(role);
-    if (!policy) this.policies.set(role, (policy = policyDocument(role.permissions)));
+    if (!policy) {
+      policy = policyDocument(role.permissions);
+      this.policies.set(role, policy);
+    }
     const outcome = await runSimulation(
       {
         identityPolicies: [{ name: `${role.name}RoleDefaultPolicy`, policy }],

@@ -20,10 +20,13 @@ if (!userId) {
   process.exit(2);
 }
 const token = await signToken(readLocalSecret(settings.dataDirectory), userId, { ttlSeconds: 24 * 3600 });
+/** An answer's JSON, read by key as docs/api.md describes it. */
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON from the local API, read by key unchecked
+type Json = any;
 const api = async (path: string) => {
   const response = await fetch(`${values.api}/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
   if (!response.ok) throw new Error(`GET /v1${path}: ${response.status} ${await response.text()}`);
-  return response.json() as Promise<any>;
+  return response.json() as Promise<Json>;
 };
 
 let newest = values.since;
@@ -32,7 +35,8 @@ let started = newest !== undefined;
 type FeedEvent = { id: string; type: string; data: { object: { id: string } } };
 const show = (events: FeedEvent[]) => {
   for (const event of events) console.log(`${event.id}  ${event.type}  ${event.data.object.id}`);
-  if (events.length > 0) newest = events.at(-1)!.id;
+  const last = events.at(-1);
+  if (last) newest = last.id;
 };
 
 /** Everything after the newest id held, oldest first, page after page. */

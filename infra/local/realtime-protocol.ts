@@ -176,9 +176,15 @@ export class RealtimeSession {
 
   private unsubscribe(message: ClientMessage): void {
     const { id } = message;
-    if (!isId(id)) return this.send({ type: 'error', errors: [badRequest('An unsubscribe message needs an id')] });
+    if (!isId(id)) {
+      this.send({ type: 'error', errors: [badRequest('An unsubscribe message needs an id')] });
+      return;
+    }
     const subscription = this.subscriptions.get(id);
-    if (!subscription) return this.send({ type: 'unsubscribe_error', id, errors: [badRequest(`No subscription ${id} on this connection`)] });
+    if (!subscription) {
+      this.send({ type: 'unsubscribe_error', id, errors: [badRequest(`No subscription ${id} on this connection`)] });
+      return;
+    }
     this.subscriptions.delete(id);
     this.hub.remove(subscription);
     this.send({ type: 'unsubscribe_success', id });

@@ -221,32 +221,32 @@ async function signatureProblem(
 ): Promise<{ status: number; message: string } | undefined> {
   const match = AUTHORIZATION.exec(request.headers.authorization ?? '');
   if (!match) return { status: 401, message: 'Publishing needs a SigV4 (IAM) signature: this namespace publishes with IAM only' };
-  const [, accessKeyId, , region, service, signedHeaders, signature] = match as unknown as string[];
+  const [, accessKeyId, , region, service, signedHeaders, signature] = match as unknown as [string, string, string, string, string, string, string];
   const amzDate = request.headers['x-amz-date'];
   const signedAt = typeof amzDate === 'string' ? parseAmzDate(amzDate) : undefined;
   if (!signedAt) return { status: 401, message: 'The request has no valid X-Amz-Date' };
   if (Math.abs(Date.now() - signedAt.getTime()) > MAX_SKEW_MS) return { status: 401, message: 'Signature expired: the request is dated more than 15 minutes away' };
   if (service !== 'appsync' || region !== options.region) return { status: 401, message: `The credential scope must be ${options.region}/appsync` };
   const headers: Record<string, string> = {};
-  for (const name of signedHeaders!.split(';')) {
+  for (const name of signedHeaders.split(';')) {
     const value = request.headers[name];
     if (value === undefined) return { status: 401, message: `Signed header ${name} is missing` };
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const url = new URL(request.url ?? '/', 'http://local');
-  const expected = await signer(accessKeyId!).sign(
+  const expected = await signer(accessKeyId).sign(
     { method: request.method ?? 'POST', protocol: 'http:', hostname: headers.host ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body },
-    { signingDate: signedAt, signableHeaders: new Set(signedHeaders!.split(';')) },
+    { signingDate: signedAt, signableHeaders: new Set(signedHeaders.split(';')) },
   );
   const computed = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization ?? expected.headers.Authorization ?? ''))?.[1];
   if (computed !== signature) return { status: 401, message: 'The request signature we calculated does not match the signature you provided' };
-  if (!options.mayPublish(accessKeyId!)) return { status: 401, message: `The key ${accessKeyId} is not authorized to perform appsync:EventPublish on this namespace` };
+  if (!options.mayPublish(accessKeyId)) return { status: 401, message: `The key ${accessKeyId} is not authorized to perform appsync:EventPublish on this namespace` };
   return undefined;
 }
 
 function parseAmzDate(value: string): Date | undefined {
   const match = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
   if (!match) return undefined;
-  const [, y, mo, d, h, mi, s] = match.map(Number) as number[];
-  return new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s!));
+  const [, y, mo, d, h, mi, s] = match.map(Number) as [number, number, number, number, number, number, number];
+  return new Date(Date.UTC(y, mo - 1, d, h, mi, s));
 }

@@ -80,8 +80,8 @@ function listContext(query: Query): Record<string, string> {
 
 function copySource(headers: Headers): { bucket: string; key: string } | undefined {
   const source = [headers['x-amz-copy-source']].flat()[0];
-  const match = source && /^\/?([^/]+)\/(.+?)(?:\?versionId=.*)?$/.exec(source);
-  return match ? { bucket: decodeURIComponent(match[1]!), key: decodeURIComponent(match[2]!) } : undefined;
+  const [, bucket, key] = (source && /^\/?([^/]+)\/(.+?)(?:\?versionId=.*)?$/.exec(source)) || [];
+  return bucket && key ? { bucket: decodeURIComponent(bucket), key: decodeURIComponent(key) } : undefined;
 }
 
 /** What S3 checks before it tells a GET or HEAD of a missing key 404 rather than 403: that the caller may list that key. */
@@ -104,8 +104,9 @@ export function iamAsS3Answers(evaluator: PolicyEvaluator) {
   return async function iam(ctx: Context, next: () => Promise<unknown>): Promise<unknown> {
     const role = evaluator.roleOf(accessKeyIdOf(ctx));
     const target = /^\/([^/]+)(?:\/(.*))?$/s.exec(ctx.path);
-    if (!role || !target) return next();
-    const bucket = decodeURIComponent(target[1]!);
+    const bucketName = target?.[1];
+    if (!role || !target || !bucketName) return next();
+    const bucket = decodeURIComponent(bucketName);
     const key = target[2] ? decodeURIComponent(target[2]) : undefined;
     if (await evaluator.denial(role, s3AccessRequests(ctx.method, bucket, key, ctx.query, ctx.headers))) throw new S3Error('AccessDenied', 'Access Denied');
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || key === undefined || has(ctx.query, 'uploadId')) return next();

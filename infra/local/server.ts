@@ -189,6 +189,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const realtimeHost = `${host}:${port}`;
 
     // What the handlers see, as Lambda's environment: passed to them, not written to process.env.
+    const realtimeUrl = `ws://${realtimeHost}${REALTIME_PATH}`;
     const handlerEnv: Environment = {
       ...env,
       AWS_REGION: region,
@@ -200,7 +201,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       IDEMPOTENCY_TABLE: tables.idempotency,
       UPLOAD_SESSIONS_TABLE: tables.uploadSessions,
       EVENTS_TABLE: tables.events,
-      REALTIME_URL: `ws://${realtimeHost}${REALTIME_PATH}`,
+      REALTIME_URL: realtimeUrl,
       REALTIME_HOST: realtimeHost,
       // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
       ...options.env,
@@ -329,7 +330,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       s3Endpoint,
       config,
       app,
-      realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL!, host: realtimeHost }),
+      realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL ?? realtimeUrl, host: realtimeHost }),
       iamRefusals: () => [...iam.refused],
       close: stopAll,
     };

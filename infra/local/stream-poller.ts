@@ -29,7 +29,7 @@ export interface StreamPollerOptions {
    * answers is read as a partial batch response, as the stack's mappings
    * read it (ReportBatchItemFailures).
    */
-  handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<DynamoDBBatchResponse | void>;
+  handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<DynamoDBBatchResponse | undefined> | Promise<void>;
   /** The function's timeout: the handler's time budget is drawn from it (not enforced: a late batch is not cut). */
   functionTimeoutMs: number;
 }
@@ -131,7 +131,9 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
   async function invokeBisecting(records: DynamoDBRecord[], finished: (record: DynamoDBRecord) => void): Promise<void> {
     let resumeAt: number | undefined;
     try {
-      resumeAt = checkpointOf(records, await options.handler({ Records: records }, invocationTime(options.functionTimeoutMs)));
+      // A handler that answers nothing (void) answers as one that answers undefined: the whole batch succeeded.
+      const response = (await options.handler({ Records: records }, invocationTime(options.functionTimeoutMs))) as DynamoDBBatchResponse | undefined;
+      resumeAt = checkpointOf(records, response);
     } catch (error) {
       if (records.length === 1 || !running) throw error;
       const half = Math.ceil(records.length / 2);
@@ -139,9 +141,9 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       await invokeBisecting(records.slice(half), finished);
       return;
     }
-    if (resumeAt === undefined) return finished(records.at(-1)!);
-    if (resumeAt > 0) finished(records[resumeAt - 1]!);
-    if (resumeAt === 0 || !running) throw new Error(`the handler reported record ${records[resumeAt]!.dynamodb?.SequenceNumber} of ${records.length} failed`);
+    if (resumeAt === undefined) return finished(recordAt(records, records.length - 1));
+    if (resumeAt > 0) finished(recordAt(records, resumeAt - 1));
+    if (resumeAt === 0 || !running) throw new Error(`the handler reported record ${recordAt(records, resumeAt).dynamodb?.SequenceNumber} of ${records.length} failed`);
     await invokeBisecting(records.slice(resumeAt), finished);
   }
 
@@ -241,6 +243,13 @@ export function unusableStream(wanted: NonNullable<TableDefinition['stream']>, a
   return undefined;
 }
 
+/** The record at `index` of a batch the poller handed; past its end is a bug in the poller, not a record to skip. */
+function recordAt(records: readonly DynamoDBRecord[], index: number): DynamoDBRecord {
+  const record = records[index];
+  if (!record) throw new Error(`no record ${index} in a batch of ${records.length}`);
+  return record;
+}
+
 /**
  * Where a partial batch response says to resume, as Lambda reads it: the
  * record of the smallest sequence number named (its index in `records`), or
@@ -248,7 +257,7 @@ export function unusableStream(wanted: NonNullable<TableDefinition['stream']>, a
  * empty list: the whole batch succeeded). An identifier that is empty, not a
  * string, or names no record of the batch fails the whole batch (thrown).
  */
-export function checkpointOf(records: readonly DynamoDBRecord[], response: DynamoDBBatchResponse | void | null): number | undefined {
+export function checkpointOf(records: readonly DynamoDBRecord[], response: DynamoDBBatchResponse | undefined | null): number | undefined {
   const failures: unknown[] = response?.batchItemFailures ?? [];
   if (failures.length === 0) return undefined;
   let first: number | undefined;

@@ -41,7 +41,7 @@ export function startTimeToLive(options: TimeToLiveOptions): { stop(): Promise<v
   const dynamodb = new DynamoDBClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
   /** Items with an expiry, by their key's JSON: the key and the expiry seen. */
   const expiring = new Map<string, { key: Key; expiresAt: string }>();
-  const keyOf = (item: Key): Key => ({ [definition.partitionKey]: item[definition.partitionKey]!, [definition.sortKey]: item[definition.sortKey]! });
+  const keyOf = (item: Key): Key => ({ [definition.partitionKey]: keyAttribute(item, definition.partitionKey), [definition.sortKey]: keyAttribute(item, definition.sortKey) });
   const note = (item: Key | undefined) => {
     const expiresAt = item?.[attribute]?.N;
     if (item && expiresAt !== undefined) expiring.set(JSON.stringify(keyOf(item)), { key: keyOf(item), expiresAt });
@@ -122,4 +122,11 @@ export function startTimeToLive(options: TimeToLiveOptions): { stop(): Promise<v
       dynamodb.destroy();
     },
   };
+}
+
+/** A key attribute of a stream record's item: every item of the table has it, so its absence is a broken record. */
+function keyAttribute(item: Key, name: string): AttributeValue {
+  const value = item[name];
+  if (!value) throw new Error(`a stream record's item has no key attribute ${name}`);
+  return value;
 }

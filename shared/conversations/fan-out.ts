@@ -86,7 +86,7 @@ export class FanOut {
         if (thread.kind === 'direct') outcome.reached += await this.direct(thread.members, ofThread);
         else await this.group(thread.groupId, ofThread, outcome);
       } catch (error) {
-        return { ...outcome, unfinished: { change: ofThread[0]!, error } };
+        return { ...outcome, unfinished: { change: ofThread[0], error } };
       }
     }
     return outcome;
@@ -130,16 +130,16 @@ export class FanOut {
 }
 
 /** A batch's changes by thread, each thread's in the batch's order. */
-export function byThread(changes: ThreadChange[]): { thread: Thread; changes: ThreadChange[] }[] {
-  const threads = new Map<string, { thread: Thread; changes: ThreadChange[] }>();
+export function byThread(changes: ThreadChange[]): { thread: Thread; changes: [ThreadChange, ...ThreadChange[]] }[] {
+  const threads = new Map<string, { thread: Thread; changes: [ThreadChange, ...ThreadChange[]] }>();
   for (const change of changes) {
     const { uploaded_by, placement } = change.record;
     if (!placement) continue;
     const thread = threadOf(uploaded_by, placement.counterpart);
     const key = threadKey(thread);
-    const entry = threads.get(key) ?? { thread, changes: [] };
-    entry.changes.push(change);
-    threads.set(key, entry);
+    const entry = threads.get(key);
+    if (entry) entry.changes.push(change);
+    else threads.set(key, { thread, changes: [change] });
   }
   return [...threads.values()];
 }

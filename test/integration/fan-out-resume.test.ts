@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
+import type { Json } from '../support/api.js';
 import { uploadForm } from '../support/attachments.js';
 import { feedOf, listAll, type ListedConversation } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
@@ -17,7 +18,7 @@ import { faultyApiForFile } from '../support/faulty-api.js';
  */
 const faultyApi = faultyApiForFile();
 
-const bodyOf = (request: ProxiedRequest): Record<string, any> => JSON.parse(request.body.toString('utf8'));
+const bodyOf = (request: ProxiedRequest): Record<string, Json> => JSON.parse(request.body.toString('utf8'));
 const isCall = (request: ProxiedRequest, operation: string) => request.target === `DynamoDB_20120810.${operation}`;
 /**
  * The member a fan-out delivery writes to, or undefined for any other call:
@@ -26,7 +27,7 @@ const isCall = (request: ProxiedRequest, operation: string) => request.target ==
  */
 function deliveredTo(request: ProxiedRequest): string | undefined {
   if (!isCall(request, 'TransactWriteItems')) return undefined;
-  const marks = (bodyOf(request).TransactItems ?? []).map((item: any) => item.Put?.Item).filter((item: any) => item?.sk?.S?.startsWith('r#'));
+  const marks = (bodyOf(request).TransactItems ?? []).map((item: Json) => item.Put?.Item).filter((item: Json) => item?.sk?.S?.startsWith('r#'));
   return marks[0]?.pk?.S;
 }
 
@@ -77,7 +78,10 @@ describe('a fan-out to a group that fails midway', () => {
     const failing = failDeliveriesTo(f, (request) => {
       const member = deliveredTo(request);
       if (!member) return false;
-      if (victim === undefined && (seen += 1) === 21) victim = member;
+      if (victim === undefined) {
+        seen += 1;
+        if (seen === 21) victim = member;
+      }
       return member === victim;
     });
 

@@ -6,7 +6,7 @@ import { startS3 } from '../../infra/local/s3.js';
 import type { Permission } from '../../infra/permissions.js';
 import { CompleteUploadSession } from '../../infra/routes.js';
 import { readConfig } from '../../shared/config.js';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { startTestApi, type Json, type TestApi } from '../support/api.js';
 import { storedFilesOf, upload, uploadForm } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 import { isS3Head, startFaultProxy } from '../support/fault-proxy.js';
@@ -59,7 +59,7 @@ describe("the fan-out's dynamodb:ConditionCheckItem", () => {
       return response.body.id as string;
     };
     const reached = async () =>
-      (await api.call(b, 'GET', '/v1/events?limit=100', { groups: [g] })).body.data.filter((e: any) => e.type === 'attachment.created').map((e: any) => e.data.object.id);
+      (await api.call(b, 'GET', '/v1/events?limit=100', { groups: [g] })).body.data.filter((e: Json) => e.type === 'attachment.created').map((e: Json) => e.data.object.id);
     const first = await uploadAs('first.txt');
     await eventually(reached, (ids) => ids.includes(first));
     const second = await uploadAs('second.txt');

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../shared/observability.js';
 import { uploadForm } from '../support/attachments.js';
-import type { TestResponse } from '../support/api.js';
+import type { Json, TestResponse } from '../support/api.js';
 import { freshId, sharingApi, type Member } from '../support/sharing.js';
 
 /**
@@ -23,12 +23,12 @@ const IN_FLIGHT = 6;
 const OTHER_MEMBERS = 4;
 const UPLOADS_PER_MEMBER = 8;
 
-let requestLines: Record<string, any>[] = [];
+let requestLines: Record<string, Json>[] = [];
 beforeEach(() => {
   requestLines = [];
   const info = logger.info.bind(logger);
   vi.spyOn(logger, 'info').mockImplementation((message: unknown, ...rest: unknown[]) => {
-    if (message === 'request' && typeof rest[0] === 'object') requestLines.push(rest[0] as Record<string, any>);
+    if (message === 'request' && typeof rest[0] === 'object') requestLines.push(rest[0] as Record<string, Json>);
     return (info as (...args: unknown[]) => void)(message, ...rest);
   });
 });

@@ -161,7 +161,10 @@ describe('the fan-out of a batch', () => {
     const change = upload('e1', 'big');
     const written: string[] = [];
     const outcome = await new FanOut(groupOf('big', 50), {
-      deliver: async (delivery) => (written.push(delivery.userId), true),
+      deliver: async (delivery) => {
+        written.push(delivery.userId);
+        return true;
+      },
       // As a retried batch finds it: the first 30 members were reached by the run that stopped.
       notYetDelivered: async (deliveries) => deliveries.filter((delivery) => Number(delivery.userId.slice(1)) >= 30),
     }).deliver([change]);

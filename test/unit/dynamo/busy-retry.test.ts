@@ -126,7 +126,7 @@ describe('retryWhileBusy', () => {
       ),
     );
     const expected = [1, 2, 4, 8, 16, 32, 64].map((factor) => Math.min(PACING.contention.maxMs, PACING.contention.firstMs * factor));
-    pauses.forEach((pause, index) => expect(pause).toBeGreaterThanOrEqual(expected[index]! - 2));
+    for (const [index, pause] of pauses.entries()) expect(pause).toBeGreaterThanOrEqual(expected[index]! - 2);
     expect(PACING.throttling.firstMs).toBeGreaterThan(PACING.contention.firstMs);
     expect(PACING.throttling.maxMs).toBeGreaterThan(PACING.contention.maxMs);
   });

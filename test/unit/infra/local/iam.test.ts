@@ -88,7 +88,7 @@ describe('a request read off the wire', () => {
     const body = '{"TableName":"c"}';
     const head = `POST / HTTP/1.1\r\nX-Amz-Target: DynamoDB_20120810.GetItem\r\nAuthorization: AWS4-HMAC-SHA256 Credential=localFanOut/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00\r\nContent-Length: ${body.length}\r\n\r\n`;
     expect(takeRequest(Buffer.from(head + body.slice(0, 5)))).toBeUndefined();
-    const request = takeRequest(Buffer.from(head + body + 'POST / HTTP/1.1\r\n'))!;
+    const request = takeRequest(Buffer.from(`${head}${body}POST / HTTP/1.1\r\n`))!;
     expect(request.body.toString()).toBe(body);
     expect(request.bytes.toString()).toBe(head + body);
     expect(request.headers['x-amz-target']).toBe('DynamoDB_20120810.GetItem');

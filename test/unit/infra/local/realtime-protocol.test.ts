@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Json } from '../../../support/api.js';
 import {
   CLOSE_UNAUTHORIZED,
   CONNECTION_TIMEOUT_MS,
@@ -12,7 +13,7 @@ import {
 
 /** A session on a recording socket, with an authorizer that allows what `allow` says. */
 function session(allow: Authorize = async () => true, hub = new RealtimeHub()) {
-  const sent: any[] = [];
+  const sent: Json[] = [];
   const closes: { code: number; reason: string }[] = [];
   const calls: Parameters<Authorize>[] = [];
   const socket = { send: (message: object) => sent.push(message), close: (code: number, reason: string) => closes.push({ code, reason }) };
