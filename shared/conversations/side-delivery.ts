@@ -1,6 +1,6 @@
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { expressions, itemAbsent } from '../dynamo/expressions.js';
-import { deliveredChangeKey, type Counterpart } from '../dynamo/keys.js';
+import { deliveredChangeKey, PARTITION_KEY, SORT_KEY, type Counterpart } from '../dynamo/keys.js';
 import { contentToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { createdEvent, EVENT_RETENTION_SECONDS, type EventDraft } from '../events/model.js';
 import { EXPIRES_AT } from '../events/item.js';
@@ -59,7 +59,9 @@ export class SideDelivery {
     const id = (key: { pk: unknown; sk: unknown }) => `${String(key.pk)}\n${String(key.sk)}`;
     for (let start = 0; start < keys.length; start += BATCH_GET_MAX) {
       const { Responses } = await this.client.send(
-        new BatchGetCommand({ RequestItems: { [this.eventsTable]: { Keys: keys.slice(start, start + BATCH_GET_MAX), ProjectionExpression: 'pk, sk' } } }),
+        new BatchGetCommand({
+          RequestItems: { [this.eventsTable]: { Keys: keys.slice(start, start + BATCH_GET_MAX), ...expressions({ projection: [PARTITION_KEY, SORT_KEY] }) } },
+        }),
       );
       for (const item of Responses?.[this.eventsTable] ?? []) recorded.add(id(item as { pk: unknown; sk: unknown }));
     }
