@@ -243,7 +243,8 @@ export class AttachmentService extends AttachmentViews {
  */
 const INTENT_GRACE_MS = 10_000;
 /** Outside a Lambda invocation (scripts, the bench's direct calls): Lambda's longest. */
-const LONGEST_INVOCATION_MS = 15 * 60_000;
+// A literal, not 15 * 60_000: esbuild keeps a top-level arithmetic initialiser in every bundle that imports the module.
+const LONGEST_INVOCATION_MS = 900_000;
 
 /** The intent's expires_at (epoch seconds, on the wall clock as DynamoDB's TTL reads it, whatever the domain's clock says). */
 const intentExpiry = (): number => Math.ceil(((invocationEndsAt() ?? Date.now() + LONGEST_INVOCATION_MS) + INTENT_GRACE_MS) / 1000);

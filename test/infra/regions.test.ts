@@ -44,7 +44,8 @@ describe('the secrets-extension layer in every region aws-cdk-lib knows', () => 
   it.each(['us-east-1', 'eu-west-1'])('synthesizes for %s with that region’s layer ARN written out', (region) => {
     const outdir = synthesizeFor(region);
     try {
-      expect(authorizerLayers(outdir.template)).toEqual([secretsExtensionLayerArn(region)]);
+      // Both authorizers, the REST API's and the Event API's, read the secret through the extension.
+      expect(authorizerLayers(outdir.template)).toEqual([secretsExtensionLayerArn(region), secretsExtensionLayerArn(region)]);
     } finally {
       outdir.remove();
     }

@@ -13,10 +13,10 @@ import { faultyApiForFile } from '../support/faulty-api.js';
  * table or bucket is retried with backoff inside the request, for as long as
  * its time budget allows, and only a backend throttled past the budget is
  * 503 service_unavailable, with Retry-After (docs/api.md, "Errors"). The
- * function's timeout is short here (4 s: calls may run for 3 s), so that
+ * function's timeout is short here (12 s: calls may run for 9 s, room for six throttled tries on a loaded machine), so that
  * "past the budget" comes soon.
  */
-const api = faultyApiForFile({ functionTimeoutMs: 4_000 });
+const api = faultyApiForFile({ functionTimeoutMs: 12_000 });
 
 /** The upload's transaction: the record, the uploader's activity and their feed, all under the uploader's id. */
 const uploadTransactionOf = (userId: string) => (request: ProxiedRequest) =>
