@@ -1,6 +1,6 @@
-import { TEST_WORKERS } from './test/support/workers.js';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { TEST_WORKERS } from './test/support/workers.js';
 
 /**
  * The files that take tens of seconds by design (timeouts run out, stalls,
@@ -26,7 +26,10 @@ class SlowFilesFirst extends BaseSequencer {
       const index = SLOW_FILES.findIndex((slow) => file.moduleId.endsWith(slow));
       return index === -1 ? SLOW_FILES.length : index;
     };
-    return sorted.map((file, order) => ({ file, order })).sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order).map(({ file }) => file);
+    return sorted
+      .map((file, order) => ({ file, order }))
+      .sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order)
+      .map(({ file }) => file);
   }
 }
 

@@ -3,8 +3,8 @@ import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { bundleLayout, esbuildOptions } from '../infra/bundling.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../infra/routes.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../infra/routes.js';
 
 /**
  * Every function bundled exactly as the stack deploys it (the shared esbuild

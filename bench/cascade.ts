@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
-import { BATCH_WRITE_MAX, batchWriteAll } from './batch-write.js';
 import { startLocalApi } from '../infra/local/server.js';
 import { dynamo } from '../shared/app.js';
-import { signToken } from '../shared/auth/tokens.js';
 import { attachmentItem } from '../shared/attachments/dynamo-store.js';
+import { signToken } from '../shared/auth/tokens.js';
 import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
+import { BATCH_WRITE_MAX, batchWriteAll } from './batch-write.js';
 import { round } from './stats.js';
 
 // `POWERTOOLS_LOG_LEVEL=WARN npx tsx bench/cascade.ts [--attachments 10000]`: how long DELETE /v1/conversations/:id takes for a
@@ -18,7 +18,9 @@ try {
   const token = await signToken(api.authSecret, user);
   const call = (method: string, path: string, body?: URLSearchParams) =>
     fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${token}` }, body });
-  const conversation = (await (await call('POST', '/v1/conversations', new URLSearchParams({ contact_id: 'many' }))).json()) as { id: string };
+  const conversation = (await (await call('POST', '/v1/conversations', new URLSearchParams({ contact_id: 'many' }))).json()) as {
+    id: string;
+  };
   // Records as uploads leave them (files are not needed to measure the cascade: removing a missing file is a no-op).
   const items = Array.from({ length: count }, () => {
     const id = newId('att');
@@ -52,7 +54,12 @@ try {
   }
   const goneMs = performance.now() - started;
   console.log(
-    JSON.stringify({ attachments: count, deleteStatus: answer.status, deleteAnsweredMs: round(answeredMs), attachmentsGoneAfterMs: round(goneMs) }),
+    JSON.stringify({
+      attachments: count,
+      deleteStatus: answer.status,
+      deleteAnsweredMs: round(answeredMs),
+      attachmentsGoneAfterMs: round(goneMs),
+    }),
   );
 } finally {
   await api.close();

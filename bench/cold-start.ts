@@ -1,17 +1,17 @@
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyResult } from 'aws-lambda';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
-import { routes, type Route } from '../infra/routes.js';
+import { type Route, routes } from '../infra/routes.js';
 import { readConfig } from '../shared/config.js';
 import { uploadIntentKey } from '../shared/dynamo/keys.js';
 import { fileKey } from '../shared/files/keys.js';
-import { REFERENCE_NAME, type BundleFigure } from './bundles.js';
-import { authorizerEvent, proxyEvent, streamRemovalEvent } from './events.js';
-import { fileOf, multipartBody } from './multipart.js';
-import type { Fixture } from './fixture.js';
+import { type BundleFigure, REFERENCE_NAME } from './bundles.js';
 import { childResult } from './child-result.js';
+import { authorizerEvent, proxyEvent, streamRemovalEvent } from './events.js';
+import type { Fixture } from './fixture.js';
+import { fileOf, multipartBody } from './multipart.js';
 import { LOCAL_ENV } from './processes.js';
 import { median, ratio, round } from './stats.js';
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { startLocalApi, type LocalApi } from '../infra/local/server.js';
-import { dynamo, s3Bucket, type App } from '../shared/app.js';
+import { type LocalApi, startLocalApi } from '../infra/local/server.js';
+import { type App, dynamo, s3Bucket } from '../shared/app.js';
 import { attachmentItem } from '../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../shared/attachments/model.js';
 import { toItem } from '../shared/conversations/item-codec.js';
@@ -79,13 +79,31 @@ const GROUP_POLL_MS = 1_000;
 const CLEANUP_POLL_MS = 1_000;
 const EVENT_INDEX_SORT_KEYS = (eventsTable.localIndexes ?? []).map((index) => index.sortKey);
 const TRANSACT_WRITES = new Set(['TransactWriteCommand', 'TransactWriteItemsCommand']);
-const READS = new Set(['GetCommand', 'QueryCommand', 'ScanCommand', 'BatchGetCommand', 'TransactGetCommand', 'GetItemCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
+const READS = new Set([
+  'GetCommand',
+  'QueryCommand',
+  'ScanCommand',
+  'BatchGetCommand',
+  'TransactGetCommand',
+  'GetItemCommand',
+  'BatchGetItemCommand',
+  'TransactGetItemsCommand',
+]);
 
-export async function measureConsumers(app: App, backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }, authSecret: string, settings: ConsumerSettings, step: (message: string) => void): Promise<ConsumerFigures> {
+export async function measureConsumers(
+  app: App,
+  backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
+  authSecret: string,
+  settings: ConsumerSettings,
+  step: (message: string) => void,
+): Promise<ConsumerFigures> {
   const run = randomBytes(3).toString('hex');
   step(`consumers: seeding a group of ${settings.groupSides.toLocaleString('en')} sides`);
   const seeded = await seedGroup(app, `consumers-group-${run}`, settings.groupSides);
-  const server = await startLocalApi({ port: 0, env: { ...LOCAL_ENV, ...backends, AUTH_SECRET: authSecret, LOCAL_STREAM_CONSUMERS: 'on' } });
+  const server = await startLocalApi({
+    port: 0,
+    env: { ...LOCAL_ENV, ...backends, AUTH_SECRET: authSecret, LOCAL_STREAM_CONSUMERS: 'on' },
+  });
   try {
     const meter = meterOf(server);
     const api = new Api(server.url, authSecret);
@@ -249,7 +267,12 @@ async function recordsLeft(app: App, side: SeededSide): Promise<number> {
  * with a 500 on s3rver) counts as some left, and is read again.
  */
 async function filesLeft(app: App, prefix: string): Promise<number> {
-  const s3 = new S3Client({ region: app.config.region, endpoint: app.config.s3Endpoint, forcePathStyle: true, credentials: LOCAL_CREDENTIALS });
+  const s3 = new S3Client({
+    region: app.config.region,
+    endpoint: app.config.s3Endpoint,
+    forcePathStyle: true,
+    credentials: LOCAL_CREDENTIALS,
+  });
   try {
     let count = 0;
     let token: string | undefined;
@@ -275,9 +298,13 @@ async function sidesActiveSince(app: App, keys: { pk: string; sk: string }[], si
     let pending: Record<string, unknown>[] = keys.slice(start, start + 100);
     while (pending.length > 0) {
       const { Responses, UnprocessedKeys } = await app.use(dynamo).send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'last_active_at', ConsistentRead: true } } }),
+        new BatchGetCommand({
+          RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'last_active_at', ConsistentRead: true } },
+        }),
       );
-      reached += (Responses?.[table] ?? []).filter((item) => typeof item.last_active_at === 'number' && item.last_active_at >= since).length;
+      reached += (Responses?.[table] ?? []).filter(
+        (item) => typeof item.last_active_at === 'number' && item.last_active_at >= since,
+      ).length;
       pending = (UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
     }
   }
@@ -322,7 +349,8 @@ function meterOf(server: LocalApi): Meter {
       for (const entry of output.ConsumedCapacity === undefined ? [] : [output.ConsumedCapacity].flat()) {
         readUnits += entry.ReadCapacityUnits ?? (isRead ? (entry.CapacityUnits ?? 0) : 0);
         // The events table's transactional writes are counted from the items sent (below), not as reported.
-        if (!(isTransaction && entry.TableName === eventsTableName)) writeUnits += entry.WriteCapacityUnits ?? (isRead ? 0 : (entry.CapacityUnits ?? 0));
+        if (!(isTransaction && entry.TableName === eventsTableName))
+          writeUnits += entry.WriteCapacityUnits ?? (isRead ? 0 : (entry.CapacityUnits ?? 0));
       }
       delete output.ConsumedCapacity;
       return result;
@@ -333,7 +361,11 @@ function meterOf(server: LocalApi): Meter {
     (next, context) => async (args) => {
       if (!TRANSACT_WRITES.has(context.commandName ?? '')) return next(args);
       const { body } = args.request as { body?: string | Uint8Array };
-      const units = transactionWriteUnits(typeof body === 'string' ? body : Buffer.from(body!).toString('utf8'), eventsTableName, EVENT_INDEX_SORT_KEYS);
+      const units = transactionWriteUnits(
+        typeof body === 'string' ? body : Buffer.from(body!).toString('utf8'),
+        eventsTableName,
+        EVENT_INDEX_SORT_KEYS,
+      );
       const result = await next(args);
       writeUnits += units;
       return result;

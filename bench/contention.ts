@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { fileOf, multipartBody } from './multipart.js';
 import { Api, localServer, type User } from './local-api.js';
+import { fileOf, multipartBody } from './multipart.js';
 import { pool, settle } from './sharing.js';
 import { round, spread } from './stats.js';
 
@@ -79,7 +79,9 @@ export async function measureContention(
   try {
     const api = new Api(server.url, authSecret);
     const groupId = `bench-busy-${run}`;
-    const members = await Promise.all(Array.from({ length: settings.groupSides }, (_, index) => api.user(`busy-${run}-${index}`, [groupId])));
+    const members = await Promise.all(
+      Array.from({ length: settings.groupSides }, (_, index) => api.user(`busy-${run}-${index}`, [groupId])),
+    );
     step(`contention: ${settings.groupSides} members open their sides of one group`);
     const seedStarted = performance.now();
     const sides = new Array<string>(settings.groupSides);
@@ -91,7 +93,9 @@ export async function measureContention(
 
     const writer = members[0]!;
     const { attachment: renamed } = await api.upload(writer, sides[0]!);
-    step(`contention: the writer's ${settings.writes} requests, ${WRITES_IN_FLIGHT} in flight, while ${UPLOADERS} members upload into the group`);
+    step(
+      `contention: the writer's ${settings.writes} requests, ${WRITES_IN_FLIGHT} in flight, while ${UPLOADERS} members upload into the group`,
+    );
     const own: { kind: string; status: number; ms: number; requestId: string | null }[] = [];
     const others: { status: number; requestId: string | null; id?: string }[] = [];
     let writing = true;
@@ -100,7 +104,12 @@ export async function measureContention(
       Array.from({ length: UPLOADERS }, async (_, uploader) => {
         const member = members[1 + uploader]!;
         while (writing) {
-          const answer = await api.call(member, 'POST', '/v1/attachments', multipartBody(fileOf(1024), { conversation_id: sides[1 + uploader]! }));
+          const answer = await api.call(
+            member,
+            'POST',
+            '/v1/attachments',
+            multipartBody(fileOf(1024), { conversation_id: sides[1 + uploader]! }),
+          );
           others.push({ status: answer.status, requestId: answer.requestId, id: answer.json?.id });
         }
       }),
@@ -113,7 +122,12 @@ export async function measureContention(
           ? await api.call(writer, 'POST', '/v1/attachments', multipartBody(fileOf(1024), { conversation_id: sides[0]! }))
           : kind === 'rename'
             ? await api.call(writer, 'PUT', `/v1/attachments/${renamed.id}`, new URLSearchParams({ filename: `renamed-${index}.txt` }))
-            : await api.call(writer, 'PUT', `/v1/conversations/${sides[0]!}`, new URLSearchParams({ is_pinned: String(index % 2 === 0), pinned_message_id: `m-${index}` }));
+            : await api.call(
+                writer,
+                'PUT',
+                `/v1/conversations/${sides[0]!}`,
+                new URLSearchParams({ is_pinned: String(index % 2 === 0), pinned_message_id: `m-${index}` }),
+              );
       own.push({ kind, status: answer.status, ms: performance.now() - sent, requestId: answer.requestId });
     });
     const windowSeconds = round((performance.now() - started) / 1000);
@@ -164,7 +178,12 @@ async function createdInFeed(api: Api, user: User, ids: Set<string>): Promise<nu
   let found = 0;
   let cursor: string | undefined;
   for (;;) {
-    const page = await api.expect(200, user, 'GET', `/v1/events?type=attachment.created&limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    const page = await api.expect(
+      200,
+      user,
+      'GET',
+      `/v1/events?type=attachment.created&limit=100${cursor ? `&starting_after=${cursor}` : ''}`,
+    );
     for (const event of page.data) if (ids.has(event.data.object.id)) found += 1;
     if (!page.has_more) return found;
     cursor = page.data.at(-1).id;

@@ -2,16 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { FAN_OUT_ENTRY, FUNCTION_SETTINGS } from '../infra/routes.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
-import { routes, type Route } from '../infra/routes.js';
+import { FAN_OUT_ENTRY, FUNCTION_SETTINGS, type Route, routes } from '../infra/routes.js';
 import { App, attachmentWriter, conversations, dynamo, s3Bucket } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
 import { attachmentKey } from '../shared/dynamo/keys.js';
 import { eventsTable } from '../shared/dynamo/tables.js';
 import type { HttpHandler, ProxyHandler } from '../shared/http/handler.js';
 import { nowSeconds } from '../shared/time.js';
-import { proxyEvent, streamInsertEvent, type EventRequest, type Image } from './events.js';
+import { type EventRequest, type Image, proxyEvent, streamInsertEvent } from './events.js';
 import type { Fixture } from './fixture.js';
 import { transactionWriteUnits } from './item-size.js';
 import { fileOf, multipartBody } from './multipart.js';
@@ -50,11 +49,28 @@ export const PRICE_LIST =
   '(DynamoDB after its November 2024 on-demand cut), first tier, no free tier; checked 2026-11-22';
 
 /** By S3 operation (shared/s3/bucket.ts names them as the S3 API does). */
-const S3_PUT_CLASS = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload', 'UploadPart', 'CompleteMultipartUpload', 'ListObjectsV2', 'ListParts']);
+const S3_PUT_CLASS = new Set([
+  'PutObject',
+  'CopyObject',
+  'CreateMultipartUpload',
+  'UploadPart',
+  'CompleteMultipartUpload',
+  'ListObjectsV2',
+  'ListParts',
+]);
 const S3_GET_CLASS = new Set(['GetObject', 'HeadObject']);
 const S3_FREE = new Set(['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload']);
 const TRANSACT_WRITES = new Set(['TransactWriteCommand', 'TransactWriteItemsCommand']);
-const DYNAMO_READS = new Set(['GetCommand', 'QueryCommand', 'ScanCommand', 'BatchGetCommand', 'TransactGetCommand', 'GetItemCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
+const DYNAMO_READS = new Set([
+  'GetCommand',
+  'QueryCommand',
+  'ScanCommand',
+  'BatchGetCommand',
+  'TransactGetCommand',
+  'GetItemCommand',
+  'BatchGetItemCommand',
+  'TransactGetItemsCommand',
+]);
 
 export interface CostFigure {
   endpoint: string;
@@ -94,7 +110,15 @@ interface Tally {
   s3Calls: Record<string, number>;
 }
 
-const emptyTally = (): Tally => ({ dynamoCalls: 0, readUnits: 0, writeUnits: 0, outboxReadUnits: 0, outboxReportedWriteUnits: 0, outboxWriteUnits: 0, s3Calls: {} });
+const emptyTally = (): Tally => ({
+  dynamoCalls: 0,
+  readUnits: 0,
+  writeUnits: 0,
+  outboxReadUnits: 0,
+  outboxReportedWriteUnits: 0,
+  outboxWriteUnits: 0,
+  s3Calls: {},
+});
 
 let recording: Tally | undefined;
 
@@ -135,8 +159,13 @@ function installMeters(app: App): void {
       const tally = recording;
       const { body } = args.request as { body?: unknown };
       if (!tally || !TRANSACT_WRITES.has(context.commandName ?? '')) return next(args);
-      if (typeof body !== 'string' && !(body instanceof Uint8Array)) throw new Error(`A transaction's body the bench cannot read: ${typeof body}`);
-      const units = transactionWriteUnits(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'), app.config.eventsTable, EVENT_INDEX_SORT_KEYS);
+      if (typeof body !== 'string' && !(body instanceof Uint8Array))
+        throw new Error(`A transaction's body the bench cannot read: ${typeof body}`);
+      const units = transactionWriteUnits(
+        typeof body === 'string' ? body : Buffer.from(body).toString('utf8'),
+        app.config.eventsTable,
+        EVENT_INDEX_SORT_KEYS,
+      );
       const result = await next(args);
       tally.outboxWriteUnits += units;
       return result;
@@ -155,7 +184,6 @@ interface Consumed {
   ReadCapacityUnits?: number;
   WriteCapacityUnits?: number;
 }
-
 
 interface Caller {
   userId: string;
@@ -189,8 +217,16 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
   return [
     { endpoint: 'GET /v1/conversations/:id', route: 'GetConversation', request: async () => ({ pathParameters: { id: getId } }) },
     { endpoint: 'GET /v1/conversations (page of 10)', route: 'ListConversations', request: async () => ({ query: { limit: '10' } }) },
-    { endpoint: 'POST /v1/conversations (existing contact)', route: 'CreateConversation', request: async () => ({ form: { contact_id: fixture.contactId } }) },
-    { endpoint: 'POST /v1/conversations (new contact)', route: 'CreateConversation', request: async () => ({ form: { contact_id: `cost-${randomUUID()}` } }) },
+    {
+      endpoint: 'POST /v1/conversations (existing contact)',
+      route: 'CreateConversation',
+      request: async () => ({ form: { contact_id: fixture.contactId } }),
+    },
+    {
+      endpoint: 'POST /v1/conversations (new contact)',
+      route: 'CreateConversation',
+      request: async () => ({ form: { contact_id: `cost-${randomUUID()}` } }),
+    },
     {
       endpoint: 'POST /v1/conversations (new, Idempotency-Key)',
       route: 'CreateConversation',
@@ -206,7 +242,9 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       endpoint: 'DELETE /v1/conversations/:id (no attachments)',
       route: 'DeleteConversation',
       request: async () => {
-        const { conversation } = await app.use(conversations).createConversation(fixture.userId, fixture.groups, { kind: 'contact', id: `cost-${randomUUID()}` }, undefined, 'bench');
+        const { conversation } = await app
+          .use(conversations)
+          .createConversation(fixture.userId, fixture.groups, { kind: 'contact', id: `cost-${randomUUID()}` }, undefined, 'bench');
         return { pathParameters: { id: conversation.id } };
       },
     },
@@ -229,7 +267,15 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       route: 'DeleteAttachment',
       request: async () => {
         const file = fileOf(4096);
-        const attachment = await app.use(attachmentWriter).upload(fixture.userId, fixture.groups, { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } }, undefined, 'bench');
+        const attachment = await app
+          .use(attachmentWriter)
+          .upload(
+            fixture.userId,
+            fixture.groups,
+            { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } },
+            undefined,
+            'bench',
+          );
         return { pathParameters: { id: attachment.id } };
       },
     },
@@ -308,9 +354,15 @@ async function sharingScenarios(app: App): Promise<{ app: App; scenarios: Scenar
   const { conversation: sharerSide } = await people.createConversation(sharer, alone, { kind: 'contact', id: contact }, undefined, 'bench');
   await people.createConversation(contact, alone, { kind: 'contact', id: sharer }, undefined, 'bench');
   const group = `cost-group-${run}`;
-  const members: Caller[] = Array.from({ length: 101 }, (_, index) => ({ userId: `cost-member-${run}-${index}`, groups: new Set([group]) }));
+  const members: Caller[] = Array.from({ length: 101 }, (_, index) => ({
+    userId: `cost-member-${run}-${index}`,
+    groups: new Set([group]),
+  }));
   const groupSides: string[] = [];
-  for (const member of members) groupSides.push((await people.createConversation(member.userId, member.groups, { kind: 'group', id: group }, undefined, 'bench')).conversation.id);
+  for (const member of members)
+    groupSides.push(
+      (await people.createConversation(member.userId, member.groups, { kind: 'group', id: group }, undefined, 'bench')).conversation.id,
+    );
   const upload = (index: number, conversationId: string) => {
     now += 1;
     return { multipart: multipartBody({ ...fileOf(64 * 1024), filename: `shared-${index}.jpg` }, { conversation_id: conversationId }) };
@@ -330,7 +382,13 @@ async function sharingScenarios(app: App): Promise<{ app: App; scenarios: Scenar
         endpoint: "POST /v1/attachments (64 KiB) + fan-out creating the contact's side",
         caller: { userId: sharer, groups: alone },
         request: async (index) => {
-          const { conversation } = await people.createConversation(sharer, alone, { kind: 'contact', id: `cost-new-${run}-${index}` }, undefined, 'bench');
+          const { conversation } = await people.createConversation(
+            sharer,
+            alone,
+            { kind: 'contact', id: `cost-new-${run}-${index}` },
+            undefined,
+            'bench',
+          );
           return upload(index, conversation.id);
         },
       },
@@ -351,10 +409,16 @@ type StreamHandler = (event: DynamoDBStreamEvent) => Promise<void>;
  * upload: the attachment's item as the table holds it (read by a client of
  * its own, so the read is not counted).
  */
-async function fanOutConsumer(app: App): Promise<{ handler: StreamHandler; eventOf(attachmentId: string): Promise<DynamoDBStreamEvent>; destroy(): void }> {
+async function fanOutConsumer(
+  app: App,
+): Promise<{ handler: StreamHandler; eventOf(attachmentId: string): Promise<DynamoDBStreamEvent>; destroy(): void }> {
   const module = (await import(join(REPOSITORY_ROOT, FAN_OUT_ENTRY))) as { handler: { withApp(app: App): StreamHandler } };
   const { region, dynamodbEndpoint, credentials, attachmentsTable } = app.config;
-  const reader = new DynamoDBClient({ region, ...(dynamodbEndpoint ? { endpoint: dynamodbEndpoint } : {}), ...(credentials ? { credentials } : {}) });
+  const reader = new DynamoDBClient({
+    region,
+    ...(dynamodbEndpoint ? { endpoint: dynamodbEndpoint } : {}),
+    ...(credentials ? { credentials } : {}),
+  });
   return {
     handler: module.handler.withApp(app),
     async eventOf(attachmentId) {
@@ -369,7 +433,12 @@ async function fanOutConsumer(app: App): Promise<{ handler: StreamHandler; event
   };
 }
 
-async function invoke(handler: ProxyHandler, route: Route, caller: Caller, request: Awaited<ReturnType<Scenario['request']>>): Promise<string> {
+async function invoke(
+  handler: ProxyHandler,
+  route: Route,
+  caller: Caller,
+  request: Awaited<ReturnType<Scenario['request']>>,
+): Promise<string> {
   const { headers, ...rest } = request;
   const event = proxyEvent({ route, userId: caller.userId, groups: caller.groups, ...rest });
   if (headers) {
@@ -387,7 +456,8 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[][]): Co
   const s3Names = new Set(tallies.flatMap((tally) => Object.keys(tally.s3Calls)));
   const s3Calls = Object.fromEntries([...s3Names].map((name) => [name, mean((tally) => tally.s3Calls[name] ?? 0)]));
   // Lambda rounds each invocation up to the ms on its own.
-  const billedMs = durations.reduce((sum, request) => sum + request.reduce((billed, ms) => billed + Math.ceil(ms), 0), 0) / durations.length;
+  const billedMs =
+    durations.reduce((sum, request) => sum + request.reduce((billed, ms) => billed + Math.ceil(ms), 0), 0) / durations.length;
   const lambdaInvocations = durations[0]!.length;
   const { memoryMb, architecture } = FUNCTION_SETTINGS;
   const gbSeconds = (memoryMb / 1024) * (billedMs / 1000);
@@ -405,12 +475,16 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[][]): Co
   const apiGateway = PRICES.apiGatewayRestPerMillion;
   const waf = PRICES.wafRequestPerMillion;
   const lambda = lambdaInvocations * PRICES.lambdaRequestPerMillion + gbSeconds * PRICES.lambdaGbSecond[architecture] * 1e6;
-  const dynamoDollars = (read: number, written: number) => read * PRICES.dynamoReadUnitPerMillion + written * PRICES.dynamoWriteUnitPerMillion;
+  const dynamoDollars = (read: number, written: number) =>
+    read * PRICES.dynamoReadUnitPerMillion + written * PRICES.dynamoWriteUnitPerMillion;
   const dynamodb = dynamoDollars(readUnits, writeUnits);
   return {
     endpoint,
     invocations: tallies.length,
-    dynamoCalls: round(mean((tally) => tally.dynamoCalls), 2),
+    dynamoCalls: round(
+      mean((tally) => tally.dynamoCalls),
+      2,
+    ),
     readUnits: round(readUnits, 2),
     writeUnits: round(writeUnits, 2),
     s3Calls,

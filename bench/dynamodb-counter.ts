@@ -33,16 +33,22 @@ export async function countingProxy(target: string): Promise<DynamoCounter> {
     counts[name] = (counts[name] ?? 0) + count;
   };
   const server: Server = createServer((incoming, outgoing) => {
-    const operation = String(incoming.headers['x-amz-target'] ?? 'unknown').split('.').pop()!;
+    const operation = String(incoming.headers['x-amz-target'] ?? 'unknown')
+      .split('.')
+      .pop()!;
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
       const body = Buffer.concat(chunks);
       add(operation);
-      if (operation === 'TransactWriteItems') add('TransactWriteItemsItems', (JSON.parse(body.toString('utf8')) as { TransactItems: unknown[] }).TransactItems.length);
+      if (operation === 'TransactWriteItems')
+        add('TransactWriteItemsItems', (JSON.parse(body.toString('utf8')) as { TransactItems: unknown[] }).TransactItems.length);
       if (operation === 'BatchWriteItem') {
         const requests = (JSON.parse(body.toString('utf8')) as { RequestItems: Record<string, unknown[]> }).RequestItems;
-        add('BatchWriteItemItems', Object.values(requests).reduce((sum, items) => sum + items.length, 0));
+        add(
+          'BatchWriteItemItems',
+          Object.values(requests).reduce((sum, items) => sum + items.length, 0),
+        );
       }
       const proxied = forward(
         { host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers },

@@ -1,7 +1,7 @@
 import { ensureTables, startDynamoDbLocal } from '../infra/local/dynamodb.js';
 import { readConfig } from '../shared/config.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../shared/dynamo/tables.js';
-import { LOCAL_CREDENTIALS, announceReady } from './processes.js';
+import { announceReady, LOCAL_CREDENTIALS } from './processes.js';
 
 // DynamoDB for the bench: DynamoDB Local in memory (its own JVM), with the tables the code defines.
 const dynamodb = await startDynamoDbLocal('127.0.0.1');

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { App } from '../shared/app.js';
 import type { CostFigure } from './cost.js';
 import { eventReceiver } from './event-receiver.js';
-import { measureFeedPages, type FeedPages } from './feed-pages.js';
-import { measureForwardLatency, type ForwardLatency } from './forward-latency.js';
+import { type FeedPages, measureFeedPages } from './feed-pages.js';
+import { type ForwardLatency, measureForwardLatency } from './forward-latency.js';
 import { Api, localServer } from './local-api.js';
 
 /**
@@ -44,8 +44,16 @@ export async function measureEvents(
   try {
     const forwarder = await localServer(backends, authSecret, { consumers: true, eventsForwardUrl: receiver.url });
     try {
-      step(`events: commit to forward over ${settings.forwardWrites} writes of ${settings.forwardUsers} users (the backlog of the parts before forwarded first)`);
-      forwarding = await measureForwardLatency(new Api(forwarder.url, authSecret), receiver, run, settings.forwardWrites, settings.forwardUsers);
+      step(
+        `events: commit to forward over ${settings.forwardWrites} writes of ${settings.forwardUsers} users (the backlog of the parts before forwarded first)`,
+      );
+      forwarding = await measureForwardLatency(
+        new Api(forwarder.url, authSecret),
+        receiver,
+        run,
+        settings.forwardWrites,
+        settings.forwardUsers,
+      );
     } finally {
       await forwarder.stop();
     }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBStreamEvent } from 'aws-lambda';
+import { callerIdentity } from '../infra/local/gateway.js';
 import type { Route } from '../infra/routes.js';
 import { encodeGroups, GROUPS_CONTEXT_KEY, type Groups } from '../shared/auth/groups.js';
-import { callerIdentity } from '../infra/local/gateway.js';
 
 /**
  * Events as API Gateway (REST, proxy integration) delivers them to a function
@@ -22,7 +22,16 @@ export interface EventRequest {
   multipart?: { contentType: string; body: Buffer };
 }
 
-export function proxyEvent({ route, userId, groups = new Set(), pathParameters, query, form, json, multipart }: EventRequest): APIGatewayProxyEvent {
+export function proxyEvent({
+  route,
+  userId,
+  groups = new Set(),
+  pathParameters,
+  query,
+  form,
+  json,
+  multipart,
+}: EventRequest): APIGatewayProxyEvent {
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathParameters?.[name] ?? ''));
   const body = multipart
     ? multipart.body.toString('base64')
@@ -128,7 +137,12 @@ export function streamInsertEvent(table: string, item: Image): DynamoDBStreamEve
       {
         ...removal!,
         eventName: 'INSERT',
-        dynamodb: { ...removal!.dynamodb, NewImage: item, SizeBytes: Buffer.byteLength(JSON.stringify(item)), StreamViewType: 'NEW_AND_OLD_IMAGES' },
+        dynamodb: {
+          ...removal!.dynamodb,
+          NewImage: item,
+          SizeBytes: Buffer.byteLength(JSON.stringify(item)),
+          StreamViewType: 'NEW_AND_OLD_IMAGES',
+        },
       },
     ],
   };

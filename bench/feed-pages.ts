@@ -1,4 +1,4 @@
-import { attachmentWriter, conversations, events, type App } from '../shared/app.js';
+import { type App, attachmentWriter, conversations, events } from '../shared/app.js';
 import type { ApiEvent } from '../shared/events/model.js';
 import type { DynamoCounter } from './dynamodb-counter.js';
 import type { Api } from './local-api.js';
@@ -74,20 +74,34 @@ export async function measureFeedPages(app: App, api: Api, counter: DynamoCounte
   const attachment = (event: ApiEvent) => event.type.startsWith('attachment.');
   await read('type=attachment.* (a minority)', { limit: '10', type: 'attachment.*' }, attachment);
   await read('type=attachment.* (a minority)', { limit: '100', type: 'attachment.*' }, attachment);
-  await read('type=attachment.deleted (none in the feed)', { limit: '10', type: 'attachment.deleted' }, (event) => event.type === 'attachment.deleted');
+  await read(
+    'type=attachment.deleted (none in the feed)',
+    { limit: '10', type: 'attachment.deleted' },
+    (event) => event.type === 'attachment.deleted',
+  );
   return { events: feed.length, types, seedSeconds, pages };
 }
 
 /** `writes` writes of the user's: a conversation, then mute toggles with an upload into it every UPLOAD_EVERY writes. */
 async function seedFeed(app: App, userId: string, writes: number): Promise<void> {
   const groups = new Set<string>();
-  const { conversation } = await app.use(conversations).createConversation(userId, groups, { kind: 'contact', id: `${userId}-contact` }, undefined, 'bench-seed');
+  const { conversation } = await app
+    .use(conversations)
+    .createConversation(userId, groups, { kind: 'contact', id: `${userId}-contact` }, undefined, 'bench-seed');
   for (let index = 1; index < writes; index += 1) {
     // A request id per write, as the API gives each request: a transaction's idempotency token is made from it.
     const requestId = `bench-seed-${userId}-${index}`;
     if (index % UPLOAD_EVERY === 0) {
       const file = fileOf(1024);
-      await app.use(attachmentWriter).upload(userId, groups, { file: { filename: `feed-${index}.jpg`, fileType: file.type, bytes: file.bytes }, conversation_id: conversation.id }, undefined, requestId);
+      await app
+        .use(attachmentWriter)
+        .upload(
+          userId,
+          groups,
+          { file: { filename: `feed-${index}.jpg`, fileType: file.type, bytes: file.bytes }, conversation_id: conversation.id },
+          undefined,
+          requestId,
+        );
     } else {
       await app.use(conversations).updateConversation(userId, conversation.id, { is_muted: index % 2 === 1 }, requestId);
     }
@@ -98,7 +112,9 @@ async function seedFeed(app: App, userId: string, writes: number): Promise<void>
 async function wholeFeed(app: App, userId: string): Promise<ApiEvent[]> {
   const feed: ApiEvent[] = [];
   for (;;) {
-    const page = await app.use(events).listEvents(userId, new Set(), undefined, { limit: 100, ...(feed.length > 0 ? { startingAfter: feed.at(-1)!.id } : {}) });
+    const page = await app
+      .use(events)
+      .listEvents(userId, new Set(), undefined, { limit: 100, ...(feed.length > 0 ? { startingAfter: feed.at(-1)!.id } : {}) });
     feed.push(...page.data);
     if (!page.has_more) return feed;
   }

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { type App, attachmentWriter, conversationStore, dynamo, uploadSessions } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
 import { signToken } from '../shared/auth/tokens.js';
-import { attachmentWriter, conversationStore, dynamo, uploadSessions, type App } from '../shared/app.js';
 import type { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
-import { putConversations } from './seed-conversations.js';
 import { fileOf } from './multipart.js';
 import { population } from './population.js';
+import { putConversations } from './seed-conversations.js';
 
 /**
  * One user with a few hundred conversations, one of them with a known
@@ -45,18 +45,28 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
   const attachmentIds: string[] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
     const file = fileOf(4096);
-    const attachment = await app.use(attachmentWriter).upload(userId, groups, {
-      file: { filename: `photo-${index}.jpg`, fileType: file.type, bytes: file.bytes },
-      conversation_id: conversations[0]!.id,
-    }, undefined, 'bench');
+    const attachment = await app.use(attachmentWriter).upload(
+      userId,
+      groups,
+      {
+        file: { filename: `photo-${index}.jpg`, fileType: file.type, bytes: file.bytes },
+        conversation_id: conversations[0]!.id,
+      },
+      undefined,
+      'bench',
+    );
     attachmentIds.push(attachment.id);
   }
   const sessionIds: string[] = [];
   const completableSessions: Fixture['completableSessions'] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
-    sessionIds.push((await app.use(uploadSessions).start(userId, groups, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id);
+    sessionIds.push(
+      (await app.use(uploadSessions).start(userId, groups, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id,
+    );
     const file = fileOf(4096);
-    const session = await app.use(uploadSessions).start(userId, groups, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
+    const session = await app
+      .use(uploadSessions)
+      .start(userId, groups, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
     const [part] = await app.use(uploadSessions).signParts(userId, session.id, [1]);
     const response = await fetch(part!.url, { method: 'PUT', body: file.bytes });
     await response.arrayBuffer();

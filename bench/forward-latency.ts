@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Api, User } from './local-api.js';
 import type { EventReceiver } from './event-receiver.js';
-import { spread, type Spread } from './stats.js';
+import type { Api, User } from './local-api.js';
+import { type Spread, spread } from './stats.js';
 
 /**
  * Commit to forward: how long after an API write's 2xx (its transaction,
@@ -27,12 +27,23 @@ const DEADLINE_MS = 60_000;
 /** Longer than the poller's idle interval (100 ms), so the pause does not fall into step with it. */
 const MAX_PAUSE_MS = 250;
 
-export async function measureForwardLatency(api: Api, receiver: EventReceiver, run: string, writes: number, userCount: number): Promise<ForwardLatency> {
+export async function measureForwardLatency(
+  api: Api,
+  receiver: EventReceiver,
+  run: string,
+  writes: number,
+  userCount: number,
+): Promise<ForwardLatency> {
   const users: { user: User; conversationId: string }[] = [];
   let lastRequest: string | undefined;
   for (let index = 0; index < userCount; index += 1) {
     const user = await api.user(`forward-${run}-${index}`);
-    const answer = await api.call(user, 'POST', '/v1/conversations', new URLSearchParams({ contact_id: `forward-contact-${run}-${index}` }));
+    const answer = await api.call(
+      user,
+      'POST',
+      '/v1/conversations',
+      new URLSearchParams({ contact_id: `forward-contact-${run}-${index}` }),
+    );
     if (answer.status !== 201) throw new Error(`POST /v1/conversations as ${user.id}: ${answer.status} ${JSON.stringify(answer.json)}`);
     users.push({ user, conversationId: answer.json.id as string });
     lastRequest = answer.requestId!;
@@ -48,7 +59,8 @@ export async function measureForwardLatency(api: Api, receiver: EventReceiver, r
     const muted = Math.floor(index / users.length) % 2 === 0;
     const answer = await api.call(user, 'PUT', `/v1/conversations/${conversationId}`, new URLSearchParams({ is_muted: String(muted) }));
     const committedAt = performance.now();
-    if (answer.status !== 200 || !answer.requestId) throw new Error(`PUT /v1/conversations/${conversationId}: ${answer.status} ${JSON.stringify(answer.json)}`);
+    if (answer.status !== 200 || !answer.requestId)
+      throw new Error(`PUT /v1/conversations/${conversationId}: ${answer.status} ${JSON.stringify(answer.json)}`);
     sample.push((await receiver.arrival(answer.requestId, DEADLINE_MS)) - committedAt);
   }
   return { writes, users: userCount, ...spread(sample), envelopesReceived: receiver.received() };

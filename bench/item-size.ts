@@ -7,7 +7,18 @@
  */
 
 /** An attribute value as DynamoDB's JSON protocol sends it. */
-export type WireValue = { S?: string; N?: string; B?: string; BOOL?: boolean; NULL?: boolean; M?: WireItem; L?: WireValue[]; SS?: string[]; NS?: string[]; BS?: string[] };
+export type WireValue = {
+  S?: string;
+  N?: string;
+  B?: string;
+  BOOL?: boolean;
+  NULL?: boolean;
+  M?: WireItem;
+  L?: WireValue[];
+  SS?: string[];
+  NS?: string[];
+  BS?: string[];
+};
 export type WireItem = Record<string, WireValue>;
 
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -34,7 +45,8 @@ export function valueBytes(value: WireValue): number {
 }
 
 /** An item's size: the names and values of its attributes. */
-export const itemBytes = (item: WireItem): number => Object.entries(item).reduce((sum, [name, value]) => sum + utf8(name) + valueBytes(value), 0);
+export const itemBytes = (item: WireItem): number =>
+  Object.entries(item).reduce((sum, [name, value]) => sum + utf8(name) + valueBytes(value), 0);
 
 /** Write request units of one item written in a transaction. */
 export const transactionalWriteUnits = (bytes: number): number => 2 * Math.max(1, Math.ceil(bytes / 1024));
@@ -71,7 +83,8 @@ export function transactionWriteUnits(body: string, table: string, indexSortKeys
       const values = Object.values(ExpressionAttributeValues).reduce((sum, value) => sum + valueBytes(value), 0);
       units += transactionalWriteUnits(itemBytes(Key) + names + values);
     }
-    if ((item.Delete ?? item.ConditionCheck)?.TableName === table) throw new Error(`No rule here for a Delete or ConditionCheck in ${table}: add it to bench/item-size.ts`);
+    if ((item.Delete ?? item.ConditionCheck)?.TableName === table)
+      throw new Error(`No rule here for a Delete or ConditionCheck in ${table}: add it to bench/item-size.ts`);
   }
   return units;
 }
@@ -86,7 +99,8 @@ function plainValueBytes(value: unknown): number {
   throw new Error(`No size rule here for ${JSON.stringify(value)}: add it to bench/item-size.ts`);
 }
 
-export const plainItemBytes = (item: PlainItem): number => Object.entries(item).reduce((sum, [name, value]) => sum + utf8(name) + plainValueBytes(value), 0);
+export const plainItemBytes = (item: PlainItem): number =>
+  Object.entries(item).reduce((sum, [name, value]) => sum + utf8(name) + plainValueBytes(value), 0);
 
 /**
  * The write units of one transactional update of an item from `before` to
@@ -96,7 +110,11 @@ export const plainItemBytes = (item: PlainItem): number => Object.entries(item).
  * enters or leaves the index, each at the transactional rate (the upper bound,
  * as above). An item holds an index when it has both its key attributes.
  */
-export function updateWriteUnits(before: PlainItem, after: PlainItem, indexes: readonly { partitionKey: string; sortKey: string }[]): number {
+export function updateWriteUnits(
+  before: PlainItem,
+  after: PlainItem,
+  indexes: readonly { partitionKey: string; sortKey: string }[],
+): number {
   const units = (item: PlainItem) => transactionalWriteUnits(plainItemBytes(item));
   let total = Math.max(units(before), units(after));
   for (const { partitionKey, sortKey } of indexes) {

@@ -1,8 +1,8 @@
-import { dynamo, outbox, type App } from '../shared/app.js';
+import { type App, dynamo, outbox } from '../shared/app.js';
 import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
-import { putConversations } from './seed-conversations.js';
 import type { ConversationFilter } from '../shared/conversations/model.js';
-import { population, type Population } from './population.js';
+import { type Population, population } from './population.js';
+import { putConversations } from './seed-conversations.js';
 import { round } from './stats.js';
 
 /**

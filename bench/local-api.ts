@@ -1,7 +1,7 @@
 import { signToken } from '../shared/auth/tokens.js';
 import { countingProxy, type DynamoCounter } from './dynamodb-counter.js';
 import { fileOf, multipartBody } from './multipart.js';
-import { startProcess, type BackendProcess } from './processes.js';
+import { type BackendProcess, startProcess } from './processes.js';
 
 /**
  * The local API in a server process of its own, as the parts that measure
@@ -26,17 +26,26 @@ export interface ServerOptions {
   onRequestLine?: (line: Record<string, Json>) => void;
 }
 
-export async function localServer(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }, authSecret: string, options: ServerOptions): Promise<CountedServer> {
+export async function localServer(
+  backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
+  authSecret: string,
+  options: ServerOptions,
+): Promise<CountedServer> {
   const counter = await countingProxy(backends.DYNAMODB_ENDPOINT);
   let server: BackendProcess<{ url: string; pid: number }>;
   try {
-    server = await startProcess<{ url: string; pid: number }>('server-process.ts', {
-      ...backends,
-      DYNAMODB_ENDPOINT: counter.endpoint,
-      AUTH_SECRET: authSecret,
-      BENCH_STREAM_CONSUMERS: options.consumers ? 'on' : 'off',
-      ...(options.eventsForwardUrl ? { EVENTS_FORWARD_URL: options.eventsForwardUrl } : {}),
-    }, [], options.onRequestLine ? requestLinesTo(options.onRequestLine) : undefined);
+    server = await startProcess<{ url: string; pid: number }>(
+      'server-process.ts',
+      {
+        ...backends,
+        DYNAMODB_ENDPOINT: counter.endpoint,
+        AUTH_SECRET: authSecret,
+        BENCH_STREAM_CONSUMERS: options.consumers ? 'on' : 'off',
+        ...(options.eventsForwardUrl ? { EVENTS_FORWARD_URL: options.eventsForwardUrl } : {}),
+      },
+      [],
+      options.onRequestLine ? requestLinesTo(options.onRequestLine) : undefined,
+    );
   } catch (error) {
     await counter.close();
     throw error;
@@ -104,14 +113,16 @@ export class Api {
   /** The call, which must answer `status`. */
   async expect(status: number, user: User, method: string, path: string, body?: Parameters<Api['call']>[3]): Promise<Json> {
     const answer = await this.call(user, method, path, body);
-    if (answer.status !== status) throw new Error(`${method} ${path} as ${user.id}: ${answer.status}, expected ${status}: ${JSON.stringify(answer.json)}`);
+    if (answer.status !== status)
+      throw new Error(`${method} ${path} as ${user.id}: ${answer.status}, expected ${status}: ${JSON.stringify(answer.json)}`);
     return answer.json;
   }
 
   /** The user's side with a contact or in a group (201 new, 200 when they hold one). */
   async side(user: User, counterpart: { contact_id: string } | { group_id: string }): Promise<string> {
     const answer = await this.call(user, 'POST', '/v1/conversations', new URLSearchParams(counterpart));
-    if (answer.status !== 201 && answer.status !== 200) throw new Error(`POST /v1/conversations as ${user.id}: ${answer.status} ${JSON.stringify(answer.json)}`);
+    if (answer.status !== 201 && answer.status !== 200)
+      throw new Error(`POST /v1/conversations as ${user.id}: ${answer.status} ${JSON.stringify(answer.json)}`);
     return answer.json.id as string;
   }
 

@@ -1,4 +1,4 @@
-import { newConversation, type Conversation } from '../shared/conversations/model.js';
+import { type Conversation, newConversation } from '../shared/conversations/model.js';
 import { newId } from '../shared/ids.js';
 
 /**

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { join } from 'node:path';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { App } from '../shared/app.js';
 import { readConfig } from '../shared/config.js';

@@ -20,9 +20,7 @@ interface CpuProfile {
 /** The main thread's profile is the largest file (tsx adds a small loader thread's). */
 export function summariseProfiles(directory: string, top = 12): ProfileShare[] {
   const files = readdirSync(directory).filter((name) => name.endsWith('.cpuprofile'));
-  const largest = files
-    .map((name) => ({ name, size: readFileSync(join(directory, name)).length }))
-    .sort((a, b) => b.size - a.size)[0];
+  const largest = files.map((name) => ({ name, size: readFileSync(join(directory, name)).length })).sort((a, b) => b.size - a.size)[0];
   if (!largest) return [];
   const profile = JSON.parse(readFileSync(join(directory, largest.name), 'utf8')) as CpuProfile;
   const selfTime = new Map<number, number>();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RealtimeClient } from '../infra/local/realtime-client.js';
 import { Api, localServer, type User } from './local-api.js';
-import { round, spread, type Spread } from './stats.js';
+import { round, type Spread, spread } from './stats.js';
 
 /**
  * The live inbox on the local server (a server process with its stream
@@ -81,7 +81,8 @@ export function realtimeCost(prices = REALTIME_PRICES): RealtimeCost {
     appsyncPerMillionPushes: round(2 * prices.appsyncOperationPerMillion, 2),
     apiGatewayPerMillionPushes: round(prices.apiGatewayMessagePerMillion, 2),
     appsyncPerConnectedUserMonth: round(
-      MINUTES_PER_MONTH * (prices.appsyncConnectionMinutePerMillion / 1e6) + reconnects * (2 * perOperation + (2 * prices.lambdaRequestPerMillion) / 1e6),
+      MINUTES_PER_MONTH * (prices.appsyncConnectionMinutePerMillion / 1e6) +
+        reconnects * (2 * perOperation + (2 * prices.lambdaRequestPerMillion) / 1e6),
       6,
     ),
     // $connect is a message; its authorizer runs once per connection.
@@ -137,7 +138,13 @@ async function measureCommitToHint(api: Api, run: string, changes: number): Prom
     for (let index = 0; index < changes; index += 1) {
       await sleep(Math.random() * MAX_PAUSE_MS);
       arrivals = [];
-      await api.expect(200, user, 'PUT', `/v1/conversations/${conversationId}`, new URLSearchParams({ is_pinned: String(index % 2 === 0) }));
+      await api.expect(
+        200,
+        user,
+        'PUT',
+        `/v1/conversations/${conversationId}`,
+        new URLSearchParams({ is_pinned: String(index % 2 === 0) }),
+      );
       const committedAt = performance.now();
       await waitFor(() => arrivals.length >= 1, `the hint of change ${index}`);
       // A hint can beat the answer home: the commit was before both.
@@ -149,7 +156,12 @@ async function measureCommitToHint(api: Api, run: string, changes: number): Prom
   }
 }
 
-async function measureConnections(api: Api, serverPid: number, run: string, settings: RealtimeSettings): Promise<RealtimeFigures['connections']> {
+async function measureConnections(
+  api: Api,
+  serverPid: number,
+  run: string,
+  settings: RealtimeSettings,
+): Promise<RealtimeFigures['connections']> {
   // One request first, so that the handlers' modules and clients are loaded before the baseline.
   await api.expect(200, await api.user(`realtime-warm-${run}`), 'GET', '/v1/realtime');
   const before = rssMiB(serverPid);
@@ -177,9 +189,11 @@ async function measureConnections(api: Api, serverPid: number, run: string, sett
     }
     const open = clients.filter((client) => client.closed === undefined).length;
     // Every connection still works after the hold: a sample of users each makes a change and hears it.
-    const sample = Array.from({ length: Math.min(HEARD_SAMPLE, settings.connections) }, (_, k) => Math.floor((k * settings.connections) / Math.min(HEARD_SAMPLE, settings.connections)));
+    const sample = Array.from({ length: Math.min(HEARD_SAMPLE, settings.connections) }, (_, k) =>
+      Math.floor((k * settings.connections) / Math.min(HEARD_SAMPLE, settings.connections)),
+    );
     await Promise.all(sample.map((index) => api.side(users[index]!, { contact_id: `realtime-held-contact-${run}` })));
-    await waitFor(() => sample.every((index) => heard.has(index)), 'the sample\'s hints').catch(() => undefined);
+    await waitFor(() => sample.every((index) => heard.has(index)), "the sample's hints").catch(() => undefined);
     return {
       held: open,
       connectSeconds,

@@ -1,16 +1,17 @@
+import { FUNCTION_SETTINGS } from '../infra/routes.js';
 import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
 import type { ConsumerFigures } from './consumers.js';
 import type { ContentionFigures } from './contention.js';
-import { multipartDollarsPerGiB, PRICE_LIST, PRICES, type CostFigure } from './cost.js';
-import { FUNCTION_SETTINGS } from '../infra/routes.js';
+import { type CostFigure, multipartDollarsPerGiB, PRICE_LIST, PRICES } from './cost.js';
 import type { EventFigures } from './event-feed.js';
 
 const FUNCTION_NOTE = `${FUNCTION_SETTINGS.memoryMb} MB ${FUNCTION_SETTINGS.architecture}`;
+
 import type { GrowthFigures } from './list-cost.js';
 import type { ProfileShare } from './profile.js';
-import { SHARING_TARGETS, type SharingFigures } from './sharing.js';
 import { REALTIME_PRICES, REALTIME_TARGETS, type RealtimeFigures } from './realtime.js';
+import { SHARING_TARGETS, type SharingFigures } from './sharing.js';
 import type { SessionFlowFigures } from './upload-sessions.js';
 import type { UploadFigures } from './uploads.js';
 import type { WarmFigure } from './warm.js';
@@ -51,8 +52,7 @@ export const TARGETS = {
 const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} KB`;
 const mark = (ok: boolean) => (ok ? '✓' : '✗ miss');
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
-const table = (head: string[], rows: (string | number)[][]) =>
-  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
+const table = (head: string[], rows: (string | number)[][]) => [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
 
 export function markdown(results: Results): string {
   const { machine, settings } = results;
@@ -80,26 +80,26 @@ function bundleSection(bundles: BundleFigure[], coldStarts: ColdStartFigure[] | 
   const cold = new Map((coldStarts ?? []).map((figure) => [figure.name, figure]));
   return (
     `### Bundles and cold start\n\nCold start: median of ${runs} fresh \`node\` processes, ms from process start ` +
-      `(performance.timeOrigin) to the handler's first response against DynamoDB Local; the reference is a bare handler with ` +
-      `one DynamoDBClient and one GetItem, bundled the same way. Targets: bundle ≤ 300 KB (authorizer ≤ 100 KB), cold ≤ ${TARGETS.coldStartRatio} × reference.\n\n` +
-      table(
-        ['Function', 'Minified', 'Gzipped', 'Size target', 'Module loaded (ms)', 'First response (ms)', '× reference', 'Cold target'],
-        bundles.map((bundle) => {
-          const figure = cold.get(bundle.name);
-          return [
-            bundle.name,
-            kb(bundle.minifiedBytes),
-            kb(bundle.gzippedBytes),
-            mark(bundle.withinLimit),
-            figure?.loadedMs ?? '–',
-            figure?.firstResponseMs ?? '–',
-            figure?.ratio ?? '–',
-            // The authorizer has no cold target of its own: it stays where it is (0.4 × the reference).
-            figure ? mark(figure.ratio <= TARGETS.coldStartRatio) : '–',
-          ];
-        }),
-      ) +
-      largestInputs(bundles)
+    `(performance.timeOrigin) to the handler's first response against DynamoDB Local; the reference is a bare handler with ` +
+    `one DynamoDBClient and one GetItem, bundled the same way. Targets: bundle ≤ 300 KB (authorizer ≤ 100 KB), cold ≤ ${TARGETS.coldStartRatio} × reference.\n\n` +
+    table(
+      ['Function', 'Minified', 'Gzipped', 'Size target', 'Module loaded (ms)', 'First response (ms)', '× reference', 'Cold target'],
+      bundles.map((bundle) => {
+        const figure = cold.get(bundle.name);
+        return [
+          bundle.name,
+          kb(bundle.minifiedBytes),
+          kb(bundle.gzippedBytes),
+          mark(bundle.withinLimit),
+          figure?.loadedMs ?? '–',
+          figure?.firstResponseMs ?? '–',
+          figure?.ratio ?? '–',
+          // The authorizer has no cold target of its own: it stays where it is (0.4 × the reference).
+          figure ? mark(figure.ratio <= TARGETS.coldStartRatio) : '–',
+        ];
+      }),
+    ) +
+    largestInputs(bundles)
   );
 }
 
@@ -114,28 +114,28 @@ function warmSection(warm: WarmFigure[], settings: Results['settings'], serverPr
       : '';
   return (
     `### Warm latency and throughput\n\nautocannon, ${settings.concurrency} connections, ${settings.warmSeconds} s per endpoint, loopback, ` +
-      `server in its own process, DynamoDB Local in another; beside each, the backend call the endpoint makes, through the same store ` +
-      `at the same concurrency for the same time, alternating over ${settings.warmRounds} rounds (medians shown). Target: GET conversation and GET attachment ≥ ${TARGETS.warmGetRatio * 100} % of the GetItem rate, zero errors.\n\n` +
-      table(
-        ['Endpoint', 'p50 (ms)', 'p99 (ms)', 'req/s', 'Errors', 'Backend call', 'Backend p50 (ms)', 'Backend calls/s', 'API / backend'],
-        warm.map((figure) => [
-          figure.endpoint,
-          figure.api.p50Ms,
-          figure.api.p99Ms,
-          figure.api.requestsPerSecond,
-          figure.api.errors,
-          figure.backendCall,
-          figure.backend.p50Ms,
-          figure.backend.requestsPerSecond,
-          `${Math.round(figure.ratio * 100)} %`,
-        ]),
-      ) +
-      listLine +
-      (serverProfile
-        ? `\n\nServer process busy time during the warm runs and the uploads (--profile, self time): ` +
-          serverProfile.map((share) => `${share.where} ${share.percent} %`).join(', ') +
-          '.'
-        : '')
+    `server in its own process, DynamoDB Local in another; beside each, the backend call the endpoint makes, through the same store ` +
+    `at the same concurrency for the same time, alternating over ${settings.warmRounds} rounds (medians shown). Target: GET conversation and GET attachment ≥ ${TARGETS.warmGetRatio * 100} % of the GetItem rate, zero errors.\n\n` +
+    table(
+      ['Endpoint', 'p50 (ms)', 'p99 (ms)', 'req/s', 'Errors', 'Backend call', 'Backend p50 (ms)', 'Backend calls/s', 'API / backend'],
+      warm.map((figure) => [
+        figure.endpoint,
+        figure.api.p50Ms,
+        figure.api.p99Ms,
+        figure.api.requestsPerSecond,
+        figure.api.errors,
+        figure.backendCall,
+        figure.backend.p50Ms,
+        figure.backend.requestsPerSecond,
+        `${Math.round(figure.ratio * 100)} %`,
+      ]),
+    ) +
+    listLine +
+    (serverProfile
+      ? `\n\nServer process busy time during the warm runs and the uploads (--profile, self time): ` +
+        serverProfile.map((share) => `${share.where} ${share.percent} %`).join(', ') +
+        '.'
+      : '')
   );
 }
 
@@ -143,21 +143,27 @@ function growthSection(listCost: GrowthFigures): string {
   const sizes = listCost.sizes;
   return (
     `### Cost as data grows\n\nItems read (ScannedCount summed over the page's queries) for one page of 10, ` +
-      `one user with ${sizes.map((size) => size.toLocaleString('en')).join(' / ')} conversations, 5 % each muted, archived, pinned and in a group ` +
-      `(a third of the mutes timed and still on, a third ended a minute ago and not yet written back), a tenth of the half with activity unread ` +
-      `(seeded in ${sizes.map((size) => `${listCost.seedSeconds[size]} s`).join(' / ')}). ` +
-      `Target: ≤ limit + 1 = 11 for no filter and one indexed filter, flat; the first muted list after mutes ended also reads those once ` +
-      `(bound: 11 + the mutes that ended since); a pair reads at most the chosen index's set.\n\n` +
-      table(
-        ['Filter', 'Index', ...sizes.map((size) => `Read @ ${size.toLocaleString('en')}`), `Bound @ ${sizes.at(-1)!.toLocaleString('en')}`, 'Target'],
-        listCost.pages.map((page) => [
-          page.filter,
-          page.index,
-          ...sizes.map((size) => `${page.itemsRead[size]}${page.queries[size]! > 1 ? ` (${page.queries[size]} queries)` : ''}`),
-          page.bound[sizes.at(-1)!]!,
-          mark(sizes.every((size) => page.itemsRead[size]! <= page.bound[size]!)),
-        ]),
-      )
+    `one user with ${sizes.map((size) => size.toLocaleString('en')).join(' / ')} conversations, 5 % each muted, archived, pinned and in a group ` +
+    `(a third of the mutes timed and still on, a third ended a minute ago and not yet written back), a tenth of the half with activity unread ` +
+    `(seeded in ${sizes.map((size) => `${listCost.seedSeconds[size]} s`).join(' / ')}). ` +
+    `Target: ≤ limit + 1 = 11 for no filter and one indexed filter, flat; the first muted list after mutes ended also reads those once ` +
+    `(bound: 11 + the mutes that ended since); a pair reads at most the chosen index's set.\n\n` +
+    table(
+      [
+        'Filter',
+        'Index',
+        ...sizes.map((size) => `Read @ ${size.toLocaleString('en')}`),
+        `Bound @ ${sizes.at(-1)!.toLocaleString('en')}`,
+        'Target',
+      ],
+      listCost.pages.map((page) => [
+        page.filter,
+        page.index,
+        ...sizes.map((size) => `${page.itemsRead[size]}${page.queries[size]! > 1 ? ` (${page.queries[size]} queries)` : ''}`),
+        page.bound[sizes.at(-1)!]!,
+        mark(sizes.every((size) => page.itemsRead[size]! <= page.bound[size]!)),
+      ]),
+    )
   );
 }
 
@@ -193,7 +199,23 @@ function costSection(cost: CostFigure[]): string {
     `in the WRU column too in place of DynamoDB Local's figure for the events table, which does not add up a transaction's items ` +
     `(three 100-byte Puts in one transaction are reported as 2 WRU).\n\n` +
     table(
-      ['Endpoint', 'DynamoDB calls', 'RRU', 'WRU', 'Outbox RRU / WRU', 'S3 calls', 'Handler p50 (ms)', 'Billed (ms)', 'API Gateway', 'WAF', 'Lambda', 'DynamoDB', 'Outbox', 'S3', 'Total per million'],
+      [
+        'Endpoint',
+        'DynamoDB calls',
+        'RRU',
+        'WRU',
+        'Outbox RRU / WRU',
+        'S3 calls',
+        'Handler p50 (ms)',
+        'Billed (ms)',
+        'API Gateway',
+        'WAF',
+        'Lambda',
+        'DynamoDB',
+        'Outbox',
+        'S3',
+        'Total per million',
+      ],
       cost.map((figure) => [
         figure.endpoint,
         figure.dynamoCalls,
@@ -219,7 +241,10 @@ function costSection(cost: CostFigure[]): string {
 
 function sharingSection(sharing: SharingFigures): string {
   const { fanOut, group } = sharing;
-  const list = (counts: Record<string, number>) => Object.entries(counts).map(([name, count]) => `${name} ${count}`).join(', ') || 'none';
+  const list = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([name, count]) => `${name} ${count}`)
+      .join(', ') || 'none';
   const thread = sharing.threadList;
   return (
     `### Sharing\n\nOn the local server with its stream consumers (the fan-out runs from the attachments table's stream, read every 100 ms when idle), ` +
@@ -255,13 +280,22 @@ function sharingSection(sharing: SharingFigures): string {
     `\n\nGET /v1/attachments/:id, DynamoDB reads of one request by reader. Target: ≤ ${SHARING_TARGETS.memberGetReads} for a member.\n\n` +
     table(
       ['Reader', 'Status', 'Reads', 'Calls', 'Target'],
-      sharing.memberReads.map((figure) => [figure.reader, figure.status, figure.reads, list(figure.operations), mark(figure.reads <= SHARING_TARGETS.memberGetReads)]),
+      sharing.memberReads.map((figure) => [
+        figure.reader,
+        figure.status,
+        figure.reads,
+        list(figure.operations),
+        mark(figure.reads <= SHARING_TARGETS.memberGetReads),
+      ]),
     )
   );
 }
 
 function consumersSection({ group, sideCleanup }: ConsumerFigures): string {
-  const list = (counts: Record<string, number>) => Object.entries(counts).map(([name, count]) => `${name} ${count.toLocaleString('en')}`).join(', ') || 'none';
+  const list = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([name, count]) => `${name} ${count.toLocaleString('en')}`)
+      .join(', ') || 'none';
   const units = (figure: { readUnits: number; writeUnits: number; dollars: number }) =>
     `${figure.readUnits.toLocaleString('en')} RRU and ${figure.writeUnits.toLocaleString('en')} WRU ($${figure.dollars} on demand)`;
   return (
@@ -311,33 +345,48 @@ function eventsSection({ forwarding, feedPages }: EventFigures): string {
 
 function contentionSection(figures: ContentionFigures): string {
   const { writer, groupUploads } = figures;
-  const counts = (record: Record<string, number>) => Object.entries(record).map(([name, count]) => `${name} ${count}`).join(', ');
+  const counts = (record: Record<string, number>) =>
+    Object.entries(record)
+      .map(([name, count]) => `${name} ${count}`)
+      .join(', ');
   return (
     `### Contention\n\nA group of ${figures.groupSides.toLocaleString('en')} sides (opened in ${figures.seedSeconds} s); one member writes ` +
-      `${writer.requests} requests, ${figures.writesInFlight} in flight (${counts(writer.byKind)}), over ${figures.windowSeconds} s, while ` +
-      `${figures.uploaders} other members upload into the group one after another (${groupUploads.requests} uploads, each fanned out to every side). ` +
-      `Retries counted from the server's request lines. Target: no 5xx.\n\n` +
-      table(
-        ['Requests', 'Statuses', 'Met contention', 'Contention retries', 'Most of one', 'Throttling retries', '5xx', 'p50 (ms)', 'p95 (ms)', 'Max (ms)', 'Target'],
+    `${writer.requests} requests, ${figures.writesInFlight} in flight (${counts(writer.byKind)}), over ${figures.windowSeconds} s, while ` +
+    `${figures.uploaders} other members upload into the group one after another (${groupUploads.requests} uploads, each fanned out to every side). ` +
+    `Retries counted from the server's request lines. Target: no 5xx.\n\n` +
+    table(
+      [
+        'Requests',
+        'Statuses',
+        'Met contention',
+        'Contention retries',
+        'Most of one',
+        'Throttling retries',
+        '5xx',
+        'p50 (ms)',
+        'p95 (ms)',
+        'Max (ms)',
+        'Target',
+      ],
+      [
         [
-          [
-            writer.requests,
-            counts(writer.statuses),
-            writer.metContention,
-            writer.contentionRetries,
-            writer.maxRetriesOfOne,
-            writer.throttlingRetries,
-            writer.serverErrors,
-            writer.p50Ms,
-            writer.p95Ms,
-            writer.maxMs,
-            mark(writer.serverErrors === 0),
-          ],
+          writer.requests,
+          counts(writer.statuses),
+          writer.metContention,
+          writer.contentionRetries,
+          writer.maxRetriesOfOne,
+          writer.throttlingRetries,
+          writer.serverErrors,
+          writer.p50Ms,
+          writer.p95Ms,
+          writer.maxMs,
+          mark(writer.serverErrors === 0),
         ],
-      ) +
-      `\n\nThe group's uploads meanwhile: ${counts(groupUploads.statuses)}; ${groupUploads.metContention} met contention, ${groupUploads.serverErrors} answered 5xx. ` +
-      `The fan-out had written everything ${figures.fanOutSettledSeconds} s after the writer's last answer; the writer's feed then held ` +
-      `${figures.inWritersFeed.found} of the ${figures.inWritersFeed.uploads} uploads' attachment.created.`
+      ],
+    ) +
+    `\n\nThe group's uploads meanwhile: ${counts(groupUploads.statuses)}; ${groupUploads.metContention} met contention, ${groupUploads.serverErrors} answered 5xx. ` +
+    `The fan-out had written everything ${figures.fanOutSettledSeconds} s after the writer's last answer; the writer's feed then held ` +
+    `${figures.inWritersFeed.found} of the ${figures.inWritersFeed.uploads} uploads' attachment.created.`
   );
 }
 
@@ -362,7 +411,19 @@ function uploadsSection(uploads: UploadFigures): string {
     `"of which payload" is the peak once the runtime's part is done (JSON text read and parsed into the event), before the handler runs. ` +
     `Targets: API ≤ ${TARGETS.uploadRatio} × PutObject; peak above idle ≤ ${TARGETS.uploadMemoryPerFileByte} × the file.\n\n` +
     table(
-      ['File', 'API (ms)', 'PutObject (ms)', 'API / PutObject', 'Target', 'Body to the gateway alone (ms)', 'Idle RSS (MiB)', 'Peak above idle (MiB)', 'of which payload (MiB)', 'Per MiB uploaded', 'Target'],
+      [
+        'File',
+        'API (ms)',
+        'PutObject (ms)',
+        'API / PutObject',
+        'Target',
+        'Body to the gateway alone (ms)',
+        'Idle RSS (MiB)',
+        'Peak above idle (MiB)',
+        'of which payload (MiB)',
+        'Per MiB uploaded',
+        'Target',
+      ],
       uploads.sizes.map((size) => [
         `${size.mebibytes} MiB`,
         size.apiMs,
@@ -383,7 +444,10 @@ function uploadsSection(uploads: UploadFigures): string {
 
 function uploadSessionsSection(figures: SessionFlowFigures): string {
   const [small, large] = [figures.completeMemory[0]!, figures.completeMemory.at(-1)!];
-  const list = (counts: Record<string, number>) => Object.entries(counts).map(([name, count]) => `${name} ${count}`).join(', ');
+  const list = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([name, count]) => `${name} ${count}`)
+      .join(', ');
   return (
     `### Upload sessions\n\nA ${figures.mebibytes} MiB file (${figures.partCount} parts of ${figures.partSize / 1024 / 1024} MiB), median of ${figures.rounds} rounds each way, ` +
     `${figures.concurrency} parts in flight: through the session flow (POST /v1/upload_sessions, presigned URLs 100 a call, PUT straight to the S3 stand-in, complete: ` +
@@ -414,7 +478,16 @@ function realtimeSection({ commitToHint, connections, cost }: RealtimeFigures): 
     `Connections held at once, each subscribed to its own channel (${connections.holdSeconds} s):`,
     table(
       ['Held', 'Connect all (s)', 'Server RSS before (MiB)', 'With them (MiB)', 'KiB per connection', 'Heard after the hold'],
-      [[connections.held, connections.connectSeconds, connections.serverRssBeforeMiB, connections.serverRssWithMiB, connections.serverKiBPerConnection, `${connections.heardAfterHold.heard}/${connections.heardAfterHold.sampled}`]],
+      [
+        [
+          connections.held,
+          connections.connectSeconds,
+          connections.serverRssBeforeMiB,
+          connections.serverRssWithMiB,
+          connections.serverKiBPerConnection,
+          `${connections.heardAfterHold.heard}/${connections.heardAfterHold.sampled}`,
+        ],
+      ],
     ),
     `Price (us-east-1 list prices: AppSync Events $${REALTIME_PRICES.appsyncOperationPerMillion}/M operations, $${REALTIME_PRICES.appsyncConnectionMinutePerMillion}/M connection-minutes; API Gateway WebSockets $${REALTIME_PRICES.apiGatewayMessagePerMillion}/M messages, $${REALTIME_PRICES.apiGatewayConnectionMinutePerMillion}/M connection-minutes):`,
     table(

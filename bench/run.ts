@@ -6,24 +6,37 @@ import { parseArgs } from 'node:util';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { measureBundles } from './bundles.js';
 import { measureColdStarts } from './cold-start.js';
-import { measureConsumers, type ConsumerFigures } from './consumers.js';
-import { measureContention, type ContentionFigures } from './contention.js';
+import { type ConsumerFigures, measureConsumers } from './consumers.js';
+import { type ContentionFigures, measureContention } from './contention.js';
 import { measureCost } from './cost.js';
-import { measureEvents, type EventFigures } from './event-feed.js';
+import { type EventFigures, measureEvents } from './event-feed.js';
 import { seedFixture } from './fixture.js';
 import { measureListCost } from './list-cost.js';
 import { benchApp, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
-import { markdown, type Results } from './report.js';
 import { measureRealtime, type RealtimeFigures } from './realtime.js';
+import { markdown, type Results } from './report.js';
 import { measureSharing, type SharingFigures } from './sharing.js';
 import { round } from './stats.js';
 import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
-import { CONCURRENCY, measureWarm, warmEndpoints, type WarmFigure } from './warm.js';
+import { CONCURRENCY, measureWarm, type WarmFigure, warmEndpoints } from './warm.js';
 
 // `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime,consumers,contention --profile]`
-const PARTS = ['bundles', 'cold', 'warm', 'uploads', 'sessions', 'growth', 'cost', 'sharing', 'events', 'realtime', 'consumers', 'contention'] as const;
+const PARTS = [
+  'bundles',
+  'cold',
+  'warm',
+  'uploads',
+  'sessions',
+  'growth',
+  'cost',
+  'sharing',
+  'events',
+  'realtime',
+  'consumers',
+  'contention',
+] as const;
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
@@ -163,7 +176,9 @@ try {
 
   let uploadSessions: Results['uploadSessions'];
   if (wanted('sessions')) {
-    step(`upload sessions: ${sessionMebibytes} MiB, ${sessionRounds} rounds through the sessions and by UploadPart; complete's peak memory`);
+    step(
+      `upload sessions: ${sessionMebibytes} MiB, ${sessionRounds} rounds through the sessions and by UploadPart; complete's peak memory`,
+    );
     uploadSessions = await measureUploadSessions(fixture, bundles!, backends, sessionMebibytes, sessionRounds);
   }
 
@@ -188,7 +203,9 @@ try {
 
   let consumers: ConsumerFigures | undefined;
   if (wanted('consumers')) {
-    step('consumers: an upload into a group of many sides, the cleanup of a side of many uploads, through a server with its stream consumers');
+    step(
+      'consumers: an upload into a group of many sides, the cleanup of a side of many uploads, through a server with its stream consumers',
+    );
     consumers = await measureConsumers(app, backends, fixture.authSecret, consumerSettings, step);
   }
 

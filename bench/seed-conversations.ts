@@ -1,8 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BATCH_WRITE_MAX, batchWriteAll } from './batch-write.js';
-import { counterpartOf, toItem, type Item } from '../shared/conversations/item-codec.js';
+import { counterpartOf, type Item, toItem } from '../shared/conversations/item-codec.js';
 import type { Conversation } from '../shared/conversations/model.js';
 import { uniquenessItem } from '../shared/conversations/uniqueness.js';
+import { BATCH_WRITE_MAX, batchWriteAll } from './batch-write.js';
 
 /**
  * Writes many conversations of one user at once, each with its uniqueness
@@ -28,7 +28,12 @@ export async function putConversations(
 export async function putItems(client: DynamoDBDocumentClient, table: string, items: readonly Item[], parallelBatches = 8): Promise<void> {
   const batches: Item[][] = [];
   for (let start = 0; start < items.length; start += BATCH_WRITE_MAX) batches.push(items.slice(start, start + BATCH_WRITE_MAX));
-  const writeBatch = (batch: Item[]) => batchWriteAll(client, table, batch.map((Item) => ({ PutRequest: { Item } })));
+  const writeBatch = (batch: Item[]) =>
+    batchWriteAll(
+      client,
+      table,
+      batch.map((Item) => ({ PutRequest: { Item } })),
+    );
   let next = 0;
   const worker = async () => {
     while (next < batches.length) await writeBatch(batches[next++]!);

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, type App } from '../shared/app.js';
+import { type App, dynamo } from '../shared/app.js';
 import { attachmentItem } from '../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../shared/attachments/model.js';
 import { conversationKey } from '../shared/dynamo/keys.js';
 import { conversationIndexes, conversationsTable } from '../shared/dynamo/tables.js';
-import { updateWriteUnits, type PlainItem } from './item-size.js';
 import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
 import type { DynamoCounter } from './dynamodb-counter.js';
+import { type PlainItem, updateWriteUnits } from './item-size.js';
 import { Api, localServer, type User } from './local-api.js';
 import { putItems } from './seed-conversations.js';
 import { round, spread } from './stats.js';
@@ -69,7 +69,11 @@ export interface GroupFanOut {
    * order's indexes (without by_activity, by_archived_activity and the
    * activity_sort they are keyed by).
    */
-  sideWriteUnits: { withActivityIndexes: number; withoutActivityIndexes: number; perSide: { withActivityIndexes: number; withoutActivityIndexes: number } };
+  sideWriteUnits: {
+    withActivityIndexes: number;
+    withoutActivityIndexes: number;
+    perSide: { withActivityIndexes: number; withoutActivityIndexes: number };
+  };
 }
 
 export interface ListReadFigure {
@@ -176,7 +180,8 @@ async function fanOutLatency(api: Api, run: string, uploads: number): Promise<Fa
       const page = await api.expect(200, contact, 'GET', unread);
       const seen = performance.now();
       if (page.data.length > 0) {
-        if (page.data[0].last_active_at < attachment.created_at) throw new Error(`${contact.id}'s side is unread before this upload: ${JSON.stringify(page.data[0])}`);
+        if (page.data[0].last_active_at < attachment.created_at)
+          throw new Error(`${contact.id}'s side is unread before this upload: ${JSON.stringify(page.data[0])}`);
         (holdsSide ? cases.existing : cases.created).push(seen - answeredAt);
         break;
       }
@@ -253,7 +258,8 @@ const ACTIVITY_INDEXES: readonly string[] = [conversationIndexes.activity.name, 
 
 /** What the fan-out's side updates cost in write units, with the activity indexes and without them (see GroupFanOut). */
 function sidesWriteUnits(before: Map<string, PlainItem>, after: Map<string, PlainItem>): GroupFanOut['sideWriteUnits'] {
-  const withoutActivity = (item: PlainItem) => Object.fromEntries(Object.entries(item).filter(([name]) => name !== conversationIndexes.activity.sortKey));
+  const withoutActivity = (item: PlainItem) =>
+    Object.fromEntries(Object.entries(item).filter(([name]) => name !== conversationIndexes.activity.sortKey));
   const olderIndexes = conversationsTable.indexes.filter((index) => !ACTIVITY_INDEXES.includes(index.name));
   let withIndexes = 0;
   let withoutIndexes = 0;
@@ -277,7 +283,9 @@ async function sideItems(app: App, keys: { pk: string; sk: string }[]): Promise<
   for (let start = 0; start < keys.length; start += 100) {
     let pending: Record<string, unknown>[] = keys.slice(start, start + 100);
     while (pending.length > 0) {
-      const { Responses, UnprocessedKeys } = await app.use(dynamo).send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+      const { Responses, UnprocessedKeys } = await app
+        .use(dynamo)
+        .send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
       for (const item of Responses?.[table] ?? []) items.set(`${String(item.pk)}\u0000${String(item.sk)}`, item);
       pending = (UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
     }
@@ -298,9 +306,13 @@ async function sidesActiveSince(app: App, keys: { pk: string; sk: string }[], si
     let pending: Record<string, unknown>[] = keys.slice(start, start + 100);
     while (pending.length > 0) {
       const { Responses, UnprocessedKeys } = await app.use(dynamo).send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'last_active_at', ConsistentRead: true } } }),
+        new BatchGetCommand({
+          RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'last_active_at', ConsistentRead: true } },
+        }),
       );
-      reached += (Responses?.[table] ?? []).filter((item) => typeof item.last_active_at === 'number' && item.last_active_at >= since).length;
+      reached += (Responses?.[table] ?? []).filter(
+        (item) => typeof item.last_active_at === 'number' && item.last_active_at >= since,
+      ).length;
       pending = (UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
     }
   }
@@ -419,7 +431,13 @@ async function threadListReads(
  * reads counted: its uploader, the contact (holding a side), and in a group
  * thread a member with a side and one without; a stranger for contrast (404).
  */
-async function memberGetReads(api: Api, counter: DynamoCounter, run: string, directId: string, sides: DirectSides): Promise<MemberReadFigure[]> {
+async function memberGetReads(
+  api: Api,
+  counter: DynamoCounter,
+  run: string,
+  directId: string,
+  sides: DirectSides,
+): Promise<MemberReadFigure[]> {
   const groupId = `reads-group-${run}`;
   const groupUploader = await api.user(`reads-uploader-${run}`, [groupId]);
   const withSide = await api.user(`reads-member-${run}`, [groupId]);
@@ -443,7 +461,8 @@ async function memberGetReads(api: Api, counter: DynamoCounter, run: string, dir
     const answer = await api.expect(status, user, 'GET', `/v1/attachments/${id}`);
     const operations = counter.counts();
     // The reader's view names the reader's own side: the second read is what finds it.
-    if (status === 200 && answer.conversation_id !== sideId) throw new Error(`${reader} sees conversation_id ${answer.conversation_id}, not ${sideId}`);
+    if (status === 200 && answer.conversation_id !== sideId)
+      throw new Error(`${reader} sees conversation_id ${answer.conversation_id}, not ${sideId}`);
     figures.push({ reader, status, reads: READ_OPERATIONS.reduce((sum, name) => sum + (operations[name] ?? 0), 0), operations });
   }
   return figures;

@@ -17,4 +17,6 @@ const result = await handler(event);
 const peakKiB = statusKiB('VmHWM');
 // The handler logs to stdout too: the result is the line that starts with this marker.
 const RESULT = 'BENCH-RESULT ';
-process.stdout.write(`\n${RESULT}${JSON.stringify({ idleKiB, payloadKiB, peakKiB, warmUpStatus: warmUp.statusCode, status: result.statusCode })}`);
+process.stdout.write(
+  `\n${RESULT}${JSON.stringify({ idleKiB, payloadKiB, peakKiB, warmUpStatus: warmUp.statusCode, status: result.statusCode })}`,
+);

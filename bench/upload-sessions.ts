@@ -1,16 +1,16 @@
 import { execFile } from 'node:child_process';
-import { Agent, request } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
-import { fileKey } from '../shared/files/keys.js';
-import { newId } from '../shared/ids.js';
-import { credentials, s3Bucket, type App } from '../shared/app.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { routes } from '../infra/routes.js';
+import { type App, credentials, s3Bucket } from '../shared/app.js';
+import { fileKey } from '../shared/files/keys.js';
+import { newId } from '../shared/ids.js';
 import type { BundleFigure } from './bundles.js';
 import { childResult } from './child-result.js';
 import { countingProxy } from './dynamodb-counter.js';
@@ -96,7 +96,8 @@ export async function measureUploadSessions(
       operations = counter.counts();
     }
     const completeMemory = [];
-    for (const size of [16, mebibytes]) completeMemory.push({ mebibytes: size, peakAboveIdleMiB: round(await completePeak(api, fixture, bundles, backends, size, base)) });
+    for (const size of [16, mebibytes])
+      completeMemory.push({ mebibytes: size, peakAboveIdleMiB: round(await completePeak(api, fixture, bundles, backends, size, base)) });
     const perGiB = (counts: Record<string, number>) =>
       Object.fromEntries(Object.entries(counts).map(([name, count]) => [name, round((count * 1024) / mebibytes, 1)]));
     const sessionMs = median(sessionTimes);
@@ -179,7 +180,9 @@ async function direct(s3: S3Client, app: App, userId: string, fileSize: number, 
   const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key }));
   const parts: { PartNumber: number; ETag: string }[] = [];
   await pool(count, async (PartNumber) => {
-    const { ETag } = await s3.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: partBytes(base, fileSize, partSize, PartNumber) }));
+    const { ETag } = await s3.send(
+      new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: partBytes(base, fileSize, partSize, PartNumber) }),
+    );
     parts.push({ PartNumber, ETag: ETag! });
   });
   parts.sort((a, b) => a.PartNumber - b.PartNumber);
@@ -230,7 +233,9 @@ function putPart(url: string, body: Buffer): Promise<string> {
     const put = request(url, { method: 'PUT', agent: partAgent, headers: { 'content-length': body.length } }, (response) => {
       response.resume();
       response.on('end', () =>
-        response.statusCode === 200 ? resolve(String(response.headers.etag)) : reject(new Error(`part PUT answered ${response.statusCode}`)),
+        response.statusCode === 200
+          ? resolve(String(response.headers.etag))
+          : reject(new Error(`part PUT answered ${response.statusCode}`)),
       );
     });
     put.on('error', reject);
@@ -239,7 +244,11 @@ function putPart(url: string, body: Buffer): Promise<string> {
 }
 
 /** Start, presign 100 parts a call, PUT them (at the concurrency) straight to S3. */
-async function uploadParts(api: ApiClient, fileSize: number, base: Buffer): Promise<{ session: Session; parts: { part_number: number; etag: string }[] }> {
+async function uploadParts(
+  api: ApiClient,
+  fileSize: number,
+  base: Buffer,
+): Promise<{ session: Session; parts: { part_number: number; etag: string }[] }> {
   const session = (await api.call('POST', '/v1/upload_sessions', { filename: 'bench.bin', file_size: fileSize })) as Session;
   const urls = new Map<number, string>();
   for (let first = 1; first <= session.part_count; first += 100) {

@@ -3,16 +3,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { REPOSITORY_ROOT } from '../infra/local/server.js';
+import { routes } from '../infra/routes.js';
 import { fileStore } from '../shared/app.js';
 import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
-import { REPOSITORY_ROOT } from '../infra/local/server.js';
-import { routes } from '../infra/routes.js';
 import type { BundleFigure } from './bundles.js';
+import { childResult } from './child-result.js';
 import { proxyEvent } from './events.js';
 import type { Fixture } from './fixture.js';
 import { fileOf, multipartBody } from './multipart.js';
-import { childResult } from './child-result.js';
 import { LOCAL_ENV } from './processes.js';
 import { median, ratio, round } from './stats.js';
 
@@ -141,7 +141,8 @@ async function peakMemory(bundleFile: string, fixture: Fixture, env: Record<stri
         { env: { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, AUTH_SECRET: fixture.authSecret } },
       );
       const child = childResult<{ idleKiB: number; payloadKiB: number; peakKiB: number; warmUpStatus: number; status: number }>(stdout);
-      if (child.status !== 201 || child.warmUpStatus !== 201) throw new Error(`Upload handler answered ${child.warmUpStatus}, ${child.status}`);
+      if (child.status !== 201 || child.warmUpStatus !== 201)
+        throw new Error(`Upload handler answered ${child.warmUpStatus}, ${child.status}`);
       idle.push(child.idleKiB / 1024);
       above.push((child.peakKiB - child.idleKiB) / 1024);
       payload.push((child.payloadKiB - child.idleKiB) / 1024);

@@ -1,8 +1,8 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { lambdaConfig, type Config } from '../shared/config.js';
 import { allowPolicy, denyPolicy } from '../shared/auth/policy.js';
 import { lazyVerifier } from '../shared/auth/settings.js';
 import { TokenRejected } from '../shared/auth/tokens.js';
+import { type Config, lambdaConfig } from '../shared/config.js';
 
 const BEARER = /^Bearer ([^\s]+)$/;
 

@@ -1,5 +1,5 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { busDetail, type BusDetail } from '../shared/events/bus.js';
+import { type BusDetail, busDetail } from '../shared/events/bus.js';
 
 /**
  * The enrichment of the events pipe (infra/constructs/operator-events.ts):

@@ -1,8 +1,8 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { fanOut, type App } from '../shared/app.js';
-import type { ThreadChange } from '../shared/conversations/fan-out.js';
+import { type App, fanOut } from '../shared/app.js';
 import { fromItem } from '../shared/attachments/dynamo-store.js';
 import { addedItem, removedItem, tableOf } from '../shared/cleanup/stream-events.js';
+import type { ThreadChange } from '../shared/conversations/fan-out.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
 import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
@@ -42,7 +42,8 @@ function threadChange(record: DynamoDBRecord): ThreadChange[] {
   const sk = (after ?? before)?.sk;
   if (!id || sk !== ATTACHMENT_SK) return [];
   if (record.eventName === 'INSERT' && after) return placed({ kind: 'created', id, record: fromItem(after) });
-  if (record.eventName === 'MODIFY' && after && before) return placed({ kind: 'renamed', id, record: fromItem(after), before: fromItem(before) });
+  if (record.eventName === 'MODIFY' && after && before)
+    return placed({ kind: 'renamed', id, record: fromItem(after), before: fromItem(before) });
   if (record.eventName === 'REMOVE' && before) return placed({ kind: 'removed', id, record: fromItem(before) });
   return [];
 }

@@ -1,5 +1,5 @@
-import { lambdaConfig, type Config } from '../shared/config.js';
 import { lazyVerifier } from '../shared/auth/settings.js';
+import { type Config, lambdaConfig } from '../shared/config.js';
 import { authorizeRealtime, type EventApiAuthorizerEvent, type EventApiAuthorizerResult } from '../shared/realtime/authorization.js';
 
 type RealtimeAuthorizer = (event: EventApiAuthorizerEvent) => Promise<EventApiAuthorizerResult>;
@@ -11,4 +11,6 @@ function realtimeAuthorizer(config: () => Config): RealtimeAuthorizer {
 }
 
 /** On Lambda: the process's configuration. The local server runs it on the configuration of its App (withConfig). */
-export const handler = Object.assign(realtimeAuthorizer(lambdaConfig), { withConfig: (config: Config) => realtimeAuthorizer(() => config) });
+export const handler = Object.assign(realtimeAuthorizer(lambdaConfig), {
+  withConfig: (config: Config) => realtimeAuthorizer(() => config),
+});

@@ -1,5 +1,5 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { realtimePublisher, type App } from '../shared/app.js';
+import { type App, realtimePublisher } from '../shared/app.js';
 import { logger } from '../shared/observability.js';
 import { hintOfRecord } from '../shared/realtime/hint.js';
 import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';

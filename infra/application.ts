@@ -1,4 +1,4 @@
-import { App, Validations, type AppProps, type Environment } from 'aws-cdk-lib';
+import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { stackSettings } from './settings.js';
 import { MessagingStack } from './stack.js';

@@ -1,6 +1,6 @@
 import type { ErrorType } from '../shared/http/errors.js';
-import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from './size-guard.js';
 import { BINARY_MEDIA_TYPES } from './routes.js';
+import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from './size-guard.js';
 
 /**
  * API Gateway's own answers (before or instead of a handler), in the error

@@ -1,5 +1,5 @@
-import { FILES_PREFIX } from '../shared/files/keys.js';
 import { attachmentIndexes, conversationIndexes, type TableDefinition } from '../shared/dynamo/tables.js';
+import { FILES_PREFIX } from '../shared/files/keys.js';
 import type { FileAccess, Route } from './routes.js';
 
 /**
@@ -112,7 +112,10 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  */
 export function fanOutPermissions(arns: DataArns): Permission[] {
   return [
-    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'], resources: [arns.conversations.arn] },
+    {
+      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+      resources: [arns.conversations.arn],
+    },
     { actions: ['dynamodb:Query'], resources: [`${arns.conversations.arn}/index/${conversationIndexes.thread.name}`] },
     { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
     // A group's check of which changes its members were delivered already (SideDelivery.notYetDelivered).
@@ -130,7 +133,11 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
   table(access.attachments, arns.attachments);
   table(access.uploadSessions, arns.uploadSessions);
   // A writer of a feed never queries it: the table alone; a reader of the feed also its type and resource indexes.
-  if (access.events) permissions.push({ actions: [...EVENTS_ACCESS[access.events]], resources: access.events === 'read' ? tableResources(arns.events) : [arns.events.arn] });
+  if (access.events)
+    permissions.push({
+      actions: [...EVENTS_ACCESS[access.events]],
+      resources: access.events === 'read' ? tableResources(arns.events) : [arns.events.arn],
+    });
   if (route.idempotent) permissions.push({ actions: IDEMPOTENCY_ACTIONS, resources: tableResources(arns.idempotency) });
   const objectActions = [...new Set(access.files)].filter((action) => action !== 'list');
   if (objectActions.length) {

@@ -57,7 +57,13 @@ export type FileAccess = 'get' | 'put' | 'delete' | 'list-parts' | 'abort' | 'li
  * shape must match. This module imports nothing, and must not: every function
  * bundles it.
  */
-export const ListConversations = { name: 'ListConversations', method: 'GET', path: '/v1/conversations', entry: 'functions/conversations/list.ts', access: { conversations: 'update' } } as const satisfies Route;
+export const ListConversations = {
+  name: 'ListConversations',
+  method: 'GET',
+  path: '/v1/conversations',
+  entry: 'functions/conversations/list.ts',
+  access: { conversations: 'update' },
+} as const satisfies Route;
 export const CreateConversation = {
   name: 'CreateConversation',
   method: 'POST',
@@ -66,8 +72,20 @@ export const CreateConversation = {
   idempotent: true,
   access: { conversations: 'write', events: 'append' },
 } as const satisfies Route;
-export const GetConversation = { name: 'GetConversation', method: 'GET', path: '/v1/conversations/{id}', entry: 'functions/conversations/get.ts', access: { conversations: 'read' } } as const satisfies Route;
-export const UpdateConversation = { name: 'UpdateConversation', method: 'PUT', path: '/v1/conversations/{id}', entry: 'functions/conversations/update.ts', access: { conversations: 'write', events: 'append' } } as const satisfies Route;
+export const GetConversation = {
+  name: 'GetConversation',
+  method: 'GET',
+  path: '/v1/conversations/{id}',
+  entry: 'functions/conversations/get.ts',
+  access: { conversations: 'read' },
+} as const satisfies Route;
+export const UpdateConversation = {
+  name: 'UpdateConversation',
+  method: 'PUT',
+  path: '/v1/conversations/{id}',
+  entry: 'functions/conversations/update.ts',
+  access: { conversations: 'write', events: 'append' },
+} as const satisfies Route;
 export const DeleteConversation = {
   name: 'DeleteConversation',
   method: 'DELETE',
@@ -97,10 +115,28 @@ export const UploadAttachment = {
   access: { attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'], events: 'append' },
 } as const satisfies Route;
 // conversations: a thread member's own side (their uniqueness record), for conversation_id.
-export const GetAttachment = { name: 'GetAttachment', method: 'GET', path: '/v1/attachments/{id}', entry: 'functions/attachments/get.ts', access: { attachments: 'read', conversations: 'read', files: ['get'] } } as const satisfies Route;
-export const UpdateAttachment = { name: 'UpdateAttachment', method: 'PUT', path: '/v1/attachments/{id}', entry: 'functions/attachments/update.ts', access: { attachments: 'write', files: ['get'], events: 'append' } } as const satisfies Route;
+export const GetAttachment = {
+  name: 'GetAttachment',
+  method: 'GET',
+  path: '/v1/attachments/{id}',
+  entry: 'functions/attachments/get.ts',
+  access: { attachments: 'read', conversations: 'read', files: ['get'] },
+} as const satisfies Route;
+export const UpdateAttachment = {
+  name: 'UpdateAttachment',
+  method: 'PUT',
+  path: '/v1/attachments/{id}',
+  entry: 'functions/attachments/update.ts',
+  access: { attachments: 'write', files: ['get'], events: 'append' },
+} as const satisfies Route;
 // The record; its file goes from the stream (CLEANUP_ENTRY).
-export const DeleteAttachment = { name: 'DeleteAttachment', method: 'DELETE', path: '/v1/attachments/{id}', entry: 'functions/attachments/delete.ts', access: { attachments: 'write', events: 'append' } } as const satisfies Route;
+export const DeleteAttachment = {
+  name: 'DeleteAttachment',
+  method: 'DELETE',
+  path: '/v1/attachments/{id}',
+  entry: 'functions/attachments/delete.ts',
+  access: { attachments: 'write', events: 'append' },
+} as const satisfies Route;
 export const StartUploadSession = {
   name: 'StartUploadSession',
   method: 'POST',
@@ -110,9 +146,21 @@ export const StartUploadSession = {
   // conversations read: the conversation_id check; files abort: a session that could not be recorded is aborted at once.
   access: { uploadSessions: 'write', conversations: 'read', files: ['put', 'abort'] },
 } as const satisfies Route;
-export const GetUploadSession = { name: 'GetUploadSession', method: 'GET', path: '/v1/upload_sessions/{id}', entry: 'functions/upload-sessions/get.ts', access: { uploadSessions: 'read', files: ['list-parts'] } } as const satisfies Route;
+export const GetUploadSession = {
+  name: 'GetUploadSession',
+  method: 'GET',
+  path: '/v1/upload_sessions/{id}',
+  entry: 'functions/upload-sessions/get.ts',
+  access: { uploadSessions: 'read', files: ['list-parts'] },
+} as const satisfies Route;
 // Presigning a part's PUT needs the signer to hold s3:PutObject.
-export const SignUploadParts = { name: 'SignUploadParts', method: 'POST', path: '/v1/upload_sessions/{id}/parts', entry: 'functions/upload-sessions/sign-parts.ts', access: { uploadSessions: 'read', files: ['put'] } } as const satisfies Route;
+export const SignUploadParts = {
+  name: 'SignUploadParts',
+  method: 'POST',
+  path: '/v1/upload_sessions/{id}/parts',
+  entry: 'functions/upload-sessions/sign-parts.ts',
+  access: { uploadSessions: 'read', files: ['put'] },
+} as const satisfies Route;
 export const CompleteUploadSession = {
   name: 'CompleteUploadSession',
   method: 'POST',
@@ -123,7 +171,13 @@ export const CompleteUploadSession = {
   // get: the size, the first bytes and file_url; delete: a refused file is removed; list: a file an abort or the
   // cleanup took away meanwhile is a 404 to HEAD and GET, told apart from a refusal (UploadSessionService.complete);
   // abort: a session whose conversation is gone ends its multipart upload (found by the local IAM, issue 26).
-  access: { uploadSessions: 'write', attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete', 'list', 'abort'], events: 'append' },
+  access: {
+    uploadSessions: 'write',
+    attachments: 'write',
+    conversations: 'activity',
+    files: ['put', 'get', 'delete', 'list', 'abort'],
+    events: 'append',
+  },
 } as const satisfies Route;
 export const AbortUploadSession = {
   name: 'AbortUploadSession',
@@ -132,10 +186,28 @@ export const AbortUploadSession = {
   entry: 'functions/upload-sessions/abort.ts',
   access: { uploadSessions: 'write', files: ['abort', 'delete'] },
 } as const satisfies Route;
-export const ListEvents = { name: 'ListEvents', method: 'GET', path: '/v1/events', entry: 'functions/events/list.ts', access: { events: 'read' } } as const satisfies Route;
-export const GetEvent = { name: 'GetEvent', method: 'GET', path: '/v1/events/{id}', entry: 'functions/events/get.ts', access: { events: 'read' } } as const satisfies Route;
+export const ListEvents = {
+  name: 'ListEvents',
+  method: 'GET',
+  path: '/v1/events',
+  entry: 'functions/events/list.ts',
+  access: { events: 'read' },
+} as const satisfies Route;
+export const GetEvent = {
+  name: 'GetEvent',
+  method: 'GET',
+  path: '/v1/events/{id}',
+  entry: 'functions/events/get.ts',
+  access: { events: 'read' },
+} as const satisfies Route;
 // Where the user's clients connect for pushes (the Event API) and their channel: configuration only, no data.
-export const GetRealtime = { name: 'GetRealtime', method: 'GET', path: '/v1/realtime', entry: 'functions/realtime/get.ts', access: {} } as const satisfies Route;
+export const GetRealtime = {
+  name: 'GetRealtime',
+  method: 'GET',
+  path: '/v1/realtime',
+  entry: 'functions/realtime/get.ts',
+  access: {},
+} as const satisfies Route;
 
 export const routes: readonly Route[] = [
   ListConversations,

@@ -1,4 +1,4 @@
-import { CfnOutput, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { Api } from './constructs/api.js';
@@ -76,7 +76,11 @@ export class MessagingStack extends Stack {
     output('FilesBucketName', this.data.files.bucketName, 'S3 bucket of attachment files');
     output('EventBusName', this.operatorEvents.bus.eventBusName, "EventBridge bus of every user's events (source messaging-api)");
     output('RealtimeUrl', this.realtime.url, "AppSync Events real-time endpoint (GET /v1/realtime answers it with the user's channel)");
-    output('RealtimeHost', this.realtime.host, "AppSync Events HTTP domain (the host of a connection's authorization; the publisher posts here)");
+    output(
+      'RealtimeHost',
+      this.realtime.host,
+      "AppSync Events HTTP domain (the host of a connection's authorization; the publisher posts here)",
+    );
     if (authSecret) output('AuthSecretArn', authSecret.secretArn, 'Secrets Manager secret holding the HS256 token key');
   }
 }

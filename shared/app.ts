@@ -1,26 +1,26 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { filesCredentials } from './files/credentials.js';
 import { DynamoAttachmentStore } from './attachments/dynamo-store.js';
-import { S3FileLinks } from './files/s3-file-links.js';
-import { S3FileStore } from './files/s3-file-store.js';
 import { AttachmentService, AttachmentViews } from './attachments/service.js';
-import { lambdaConfig, type Config } from './config.js';
+import { type Config, lambdaConfig } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { FanOut } from './conversations/fan-out.js';
-import { SideDelivery } from './conversations/side-delivery.js';
 import { ConversationService } from './conversations/service.js';
+import { SideDelivery } from './conversations/side-delivery.js';
 import { createDynamoClient } from './dynamo/client.js';
-import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
-import { IdempotencyService } from './idempotency/service.js';
 import { Outbox } from './events/outbox.js';
 import { EventService } from './events/service.js';
 import { EventStore } from './events/store.js';
+import { filesCredentials } from './files/credentials.js';
+import { S3FileLinks } from './files/s3-file-links.js';
+import { S3FileStore } from './files/s3-file-store.js';
+import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
+import { IdempotencyService } from './idempotency/service.js';
 import { EventApiPublisher } from './realtime/publisher.js';
 import type { S3Bucket } from './s3/bucket.js';
 import { createFilesBucket } from './s3/client.js';
 import { S3Presigner } from './s3/presigner.js';
 import type { Credentials } from './s3/signer.js';
-import { systemClock, type Clock } from './time.js';
+import { type Clock, systemClock } from './time.js';
 import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
 import { SessionLeftovers } from './uploads/leftovers.js';
 import { UploadSessionService } from './uploads/service.js';
@@ -126,7 +126,8 @@ export const attachmentStore: Part<DynamoAttachmentStore> = (app) =>
 export const conversations: Part<ConversationService> = (app) => new ConversationService(app.use(conversationStore), app.clock);
 
 /** For the attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 calls. */
-export const attachmentViews: Part<AttachmentViews> = (app) => new AttachmentViews(app.use(attachmentStore), app.use(fileLinks), app.use(conversations));
+export const attachmentViews: Part<AttachmentViews> = (app) =>
+  new AttachmentViews(app.use(attachmentStore), app.use(fileLinks), app.use(conversations));
 
 /** The attachment service with its files, for the functions that write or remove them (the upload, the stream cleanup). */
 export const attachmentWriter: Part<AttachmentService> = (app) =>
@@ -136,7 +137,11 @@ export const attachmentWriter: Part<AttachmentService> = (app) =>
 export const uploadSessions: Part<UploadSessionService> = (app) => {
   const { uploadSessionsTable, attachmentsTable, conversationsTable, fileUrlTtlSeconds, uploadSessionTtlSeconds } = app.config;
   return new UploadSessionService(
-    new DynamoUploadSessionStore(app.use(dynamo), { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable }, app.use(outbox)),
+    new DynamoUploadSessionStore(
+      app.use(dynamo),
+      { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable },
+      app.use(outbox),
+    ),
     app.use(fileStore),
     {
       memberConversation: (userId, groups, id, param) => app.use(conversations).memberConversation(userId, groups, id, param),

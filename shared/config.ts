@@ -161,7 +161,9 @@ function realtimeConfig(env: Environment): { realtime?: RealtimeConfig } {
   const host = optional(env, 'REALTIME_HOST');
   if (!url && !host) return {};
   if (!url || !host || !/^wss?:\/\/[^/]+\/event\/realtime$/.test(url) || !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(host)) {
-    throw new Error(`REALTIME_URL (ws:// or wss://<domain>/event/realtime) and REALTIME_HOST (the Event API's HTTP domain) go together, got ${JSON.stringify({ url, host })}`);
+    throw new Error(
+      `REALTIME_URL (ws:// or wss://<domain>/event/realtime) and REALTIME_HOST (the Event API's HTTP domain) go together, got ${JSON.stringify({ url, host })}`,
+    );
   }
   return { realtime: { url, host } };
 }

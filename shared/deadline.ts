@@ -82,7 +82,11 @@ interface Scope {
 const scopes = new AsyncLocalStorage<Scope>();
 
 /** Runs an invocation's work within its budget (none when the caller gives no time, as a direct call does). */
-export function withinBudget<T>(time: InvocationTime | undefined, work: () => Promise<T>, budgetOf: typeof budgetFor = budgetFor): Promise<T> {
+export function withinBudget<T>(
+  time: InvocationTime | undefined,
+  work: () => Promise<T>,
+  budgetOf: typeof budgetFor = budgetFor,
+): Promise<T> {
   if (!time) return work();
   const remaining = time.getRemainingTimeInMillis();
   return scopes.run({ budget: budgetOf(remaining, performance.now()), fallback: false, endsAt: Date.now() + Math.max(0, remaining) }, work);

@@ -1,6 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { lambdaApp, type App } from './app.js';
-import { consumerBudgetFor, withinBudget, type InvocationTime } from './deadline.js';
+import { type App, lambdaApp } from './app.js';
+import { consumerBudgetFor, type InvocationTime, withinBudget } from './deadline.js';
 import { logger } from './observability.js';
 
 /**
@@ -57,7 +57,10 @@ export function batchResponse(event: DynamoDBStreamEvent, unfinished: Unfinished
 }
 
 /** Each record in the batch's order, until one fails: a consumer whose records are independent work. */
-export async function eachInOrder(records: readonly DynamoDBRecord[], handle: (record: DynamoDBRecord) => Promise<void>): Promise<Unfinished | undefined> {
+export async function eachInOrder(
+  records: readonly DynamoDBRecord[],
+  handle: (record: DynamoDBRecord) => Promise<void>,
+): Promise<Unfinished | undefined> {
   for (const record of records) {
     try {
       await handle(record);

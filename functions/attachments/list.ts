@@ -1,12 +1,16 @@
 import { ListAttachments } from '../../infra/routes.js';
 import { attachmentViews } from '../../shared/app.js';
+import { listParams } from '../../shared/attachments/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readerOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
-import { listParams } from '../../shared/attachments/params.js';
 import { pageRequest } from '../../shared/pagination.js';
 
-export const handler = httpHandler(ListAttachments, async (request, app) => {
-  const { conversation_id, ...paging } = request.query;
-  return ok(await app.use(attachmentViews).listAttachments(readerOf(request), { conversation_id }, pageRequest(paging)));
-}, { query: listParams });
+export const handler = httpHandler(
+  ListAttachments,
+  async (request, app) => {
+    const { conversation_id, ...paging } = request.query;
+    return ok(await app.use(attachmentViews).listAttachments(readerOf(request), { conversation_id }, pageRequest(paging)));
+  },
+  { query: listParams },
+);

@@ -1,10 +1,10 @@
 import { UpdateAttachment } from '../../infra/routes.js';
 import { attachmentViews } from '../../shared/app.js';
+import { renameOf, renameParams } from '../../shared/attachments/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, pathId, readerOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
-import { renameOf, renameParams } from '../../shared/attachments/params.js';
 import { isAttachmentId } from '../../shared/ids.js';
 
 export const handler = httpHandler(UpdateAttachment, async (request, app) => {

@@ -1,17 +1,19 @@
 import { CreateConversation } from '../../infra/routes.js';
 import { conversations } from '../../shared/app.js';
+import type { Counterpart } from '../../shared/conversations/model.js';
+import { createParams } from '../../shared/conversations/params.js';
 import { parameterInvalid, parameterMissing } from '../../shared/http/errors.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, groupsOf } from '../../shared/http/request.js';
 import { created, ok } from '../../shared/http/response.js';
-import { createParams } from '../../shared/conversations/params.js';
-import type { Counterpart } from '../../shared/conversations/model.js';
 
 export const handler = httpHandler(CreateConversation, {
   input: (request) => counterpartOf(readParams(formOrJsonBody(request), createParams)),
   run: async (counterpart, request, app) => {
-    const { conversation, created: isNew } = await app.use(conversations).createConversation(request.userId, groupsOf(request), counterpart, request.seed, request.requestId);
+    const { conversation, created: isNew } = await app
+      .use(conversations)
+      .createConversation(request.userId, groupsOf(request), counterpart, request.seed, request.requestId);
     return isNew ? created(conversation) : ok(conversation);
   },
 });

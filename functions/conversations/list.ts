@@ -1,17 +1,23 @@
 import { ListConversations } from '../../infra/routes.js';
 import { conversations } from '../../shared/app.js';
+import { listOrder, listParams } from '../../shared/conversations/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { ok } from '../../shared/http/response.js';
-import { listOrder, listParams } from '../../shared/conversations/params.js';
 import { pageRequest } from '../../shared/pagination.js';
 
-export const handler = httpHandler(ListConversations, async (request, app) => {
-  const { muted, archived, pinned, unread, group_id, contact_id, order, pinned_first, cursor_active_at, ...paging } = request.query;
-  const { page } = await app.use(conversations).listConversations(
-    request.userId,
-    { muted, archived, pinned, unread, group_id, contact_id },
-    pageRequest(paging),
-    listOrder({ order, pinned_first, cursor_active_at, ...paging }),
-  );
-  return ok(page);
-}, { query: listParams });
+export const handler = httpHandler(
+  ListConversations,
+  async (request, app) => {
+    const { muted, archived, pinned, unread, group_id, contact_id, order, pinned_first, cursor_active_at, ...paging } = request.query;
+    const { page } = await app
+      .use(conversations)
+      .listConversations(
+        request.userId,
+        { muted, archived, pinned, unread, group_id, contact_id },
+        pageRequest(paging),
+        listOrder({ order, pinned_first, cursor_active_at, ...paging }),
+      );
+    return ok(page);
+  },
+  { query: listParams },
+);

@@ -1,10 +1,10 @@
 import { UpdateConversation } from '../../infra/routes.js';
 import { conversations } from '../../shared/app.js';
+import { updateParams } from '../../shared/conversations/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
-import { updateParams } from '../../shared/conversations/params.js';
 import { isConversationId } from '../../shared/ids.js';
 
 export const handler = httpHandler(UpdateConversation, async (request, app) => {

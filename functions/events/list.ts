@@ -6,7 +6,11 @@ import { groupsOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { pageRequest } from '../../shared/pagination.js';
 
-export const handler = httpHandler(ListEvents, async (request, app) => {
-  const { type, ...paging } = request.query;
-  return ok(await app.use(events).listEvents(request.userId, groupsOf(request), type, pageRequest(paging)));
-}, { query: listParams });
+export const handler = httpHandler(
+  ListEvents,
+  async (request, app) => {
+    const { type, ...paging } = request.query;
+    return ok(await app.use(events).listEvents(request.userId, groupsOf(request), type, pageRequest(paging)));
+  },
+  { query: listParams },
+);

@@ -14,10 +14,10 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { CORS_EXPOSED_HEADERS, gatewayAllowOrigin, type GatewayAllowOrigin } from '../../shared/http/cors.js';
+import { CORS_EXPOSED_HEADERS, type GatewayAllowOrigin, gatewayAllowOrigin } from '../../shared/http/cors.js';
 import { errorBody } from '../../shared/http/errors.js';
-import { authenticationChallenge, gatewayResponses, type GatewayResponse, type GatewayResponseType } from '../gateway-responses.js';
-import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes, type Route } from '../routes.js';
+import { authenticationChallenge, type GatewayResponse, type GatewayResponseType, gatewayResponses } from '../gateway-responses.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, type Route, routes } from '../routes.js';
 import type { StackSettings } from '../settings.js';
 import { addPreflight } from './preflight.js';
 import { SizeGuard } from './size-guard.js';
@@ -90,13 +90,25 @@ export class Api extends Construct {
 
     // sam local has no WAF: its template leaves the guard out (docs/deploying.md says what differs).
     if (settings.samLocal) {
-      acknowledge(this.restApi, 'AwsSolutions-APIG3', 'The samLocal template is never deployed and sam local runs no WAF; the deployed stack has the size guard web ACL.');
+      acknowledge(
+        this.restApi,
+        'AwsSolutions-APIG3',
+        'The samLocal template is never deployed and sam local runs no WAF; the deployed stack has the size guard web ACL.',
+      );
     } else {
       new SizeGuard(this, 'SizeGuard', { stage: this.restApi.deploymentStage });
     }
 
-    acknowledge(this.restApi, 'AwsSolutions-APIG2', 'Every handler validates its parameters and answers 400 in the error shape of docs/api.md; a gateway validator would answer in another shape.');
-    acknowledge(this.restApi, 'AwsSolutions-COG4', 'Methods use a TOKEN Lambda authorizer that verifies JWTs: HS256 with the stack secret, or RS256/ES256 from any OIDC JWKS URL, a Cognito user pool included.');
+    acknowledge(
+      this.restApi,
+      'AwsSolutions-APIG2',
+      'Every handler validates its parameters and answers 400 in the error shape of docs/api.md; a gateway validator would answer in another shape.',
+    );
+    acknowledge(
+      this.restApi,
+      'AwsSolutions-COG4',
+      'Methods use a TOKEN Lambda authorizer that verifies JWTs: HS256 with the stack secret, or RS256/ES256 from any OIDC JWKS URL, a Cognito user pool included.',
+    );
     acknowledge(
       this.restApi,
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',

@@ -2,8 +2,15 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import {
+  attachmentsTable,
+  conversationsTable,
+  eventsTable,
+  idempotencyTable,
+  type TableDefinition,
+  uploadSessionsTable,
+} from '../../shared/dynamo/tables.js';
 import { filesBucketCors } from '../../shared/http/cors.js';
-import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
 
 export interface DataProps {
   ephemeral: boolean;

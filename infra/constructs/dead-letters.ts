@@ -1,4 +1,4 @@
-import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';

@@ -1,29 +1,31 @@
+import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { PolicyStatement, Role, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
-import {
-  Architecture,
-  LoggingFormat,
-  Runtime,
-  Tracing,
-  type FunctionOptions,
-} from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import {
+  Architecture,
+  FilterCriteria,
+  type FunctionOptions,
+  LoggingFormat,
+  Runtime,
+  StartingPosition,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { join } from 'node:path';
-import { FILES_PREFIX } from '../../shared/files/keys.js';
+import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
+import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
+import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
-import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns } from '../permissions.js';
+import { cleanupPermissions, type DataArns, fanOutPermissions, permissionsFor } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
-import { secretsExtensionLayer } from '../secrets-extension.js';
 import {
   AUTHORIZER_ENTRY,
   CLEANUP_ENTRY,
@@ -34,18 +36,16 @@ import {
   FUNCTION_TIMEOUT_SECONDS,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
-  routes,
   type Route,
+  routes,
 } from '../routes.js';
-import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
-import { CHANGES_FILTER_PATTERN, REMOVALS_FILTER_PATTERN, type FilterPattern } from '../../shared/cleanup/stream-events.js';
+import { secretsExtensionLayer } from '../secrets-extension.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 
 /** Node.js 24 on Graviton; infra/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
-
 
 export interface FunctionsProps {
   data: Data;
@@ -126,7 +126,9 @@ export class Functions extends Construct {
     }
 
     // What hangs off removed items (a conversation's attachments, every file, an upload session's leftovers), from the tables' streams.
-    this.cleanup = this.lambda('Cleanup', CLEANUP_ENTRY, environment, removalPolicy, { timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS) });
+    this.cleanup = this.lambda('Cleanup', CLEANUP_ENTRY, environment, removalPolicy, {
+      timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
+    });
     for (const permission of cleanupPermissions(arns)) this.cleanup.addToRolePolicy(new PolicyStatement(permission));
     Validations.of(roleOf(this.cleanup)).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
@@ -178,9 +180,15 @@ export class Functions extends Construct {
       paramsAndSecrets: secretsExtension,
     });
     props.authSecret?.grantRead(this.authorizer);
-    this.realtimeAuthorizer = this.lambda('RealtimeAuthorizer', REALTIME_AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
-      paramsAndSecrets: secretsExtension,
-    });
+    this.realtimeAuthorizer = this.lambda(
+      'RealtimeAuthorizer',
+      REALTIME_AUTHORIZER_ENTRY,
+      authorizerEnvironment(settings.auth, props.authSecret),
+      removalPolicy,
+      {
+        paramsAndSecrets: secretsExtension,
+      },
+    );
     props.authSecret?.grantRead(this.realtimeAuthorizer);
 
     // Applies to every function's role below this construct.

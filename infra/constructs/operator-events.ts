@@ -1,4 +1,4 @@
-import { Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
@@ -46,7 +46,9 @@ export class OperatorEvents extends Construct {
     const streamArn = events.tableStreamArn;
     if (!streamArn) throw new Error('The events table has no stream to feed the pipe (shared/dynamo/tables.ts)');
 
-    this.bus = new EventBus(this, 'Bus', { description: "Every user's events of the messaging API (source messaging-api, the event type in detail.type)" });
+    this.bus = new EventBus(this, 'Bus', {
+      description: "Every user's events of the messaging API (source messaging-api, the event type in detail.type)",
+    });
 
     const failures = deadLettersWithAlarm(this, 'Pipe', {
       removalPolicy,
@@ -59,9 +61,16 @@ export class OperatorEvents extends Construct {
 
     // Only what the pipe does: read the one stream, invoke the one enrichment, put on the one bus, dead-letter to the one queue.
     this.role = new Role(this, 'PipeRole', {
-      assumedBy: new ServicePrincipal('pipes.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } } }),
+      assumedBy: new ServicePrincipal('pipes.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
     });
-    this.role.addToPolicy(new PolicyStatement({ actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resources: [streamArn] }));
+    this.role.addToPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        resources: [streamArn],
+      }),
+    );
     this.role.addToPolicy(new PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }));
     this.role.addToPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [detail.functionArn] }));
     this.role.addToPolicy(new PolicyStatement({ actions: ['events:PutEvents'], resources: [this.bus.eventBusArn] }));
@@ -69,7 +78,8 @@ export class OperatorEvents extends Construct {
     logs.grantWrite(this.role);
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'dynamodb:ListStreams supports no resource-level permissions; the stream itself is read through the events table stream ARN only.',
+      reason:
+        'dynamodb:ListStreams supports no resource-level permissions; the stream itself is read through the events table stream ARN only.',
     });
 
     this.pipe = new CfnPipe(this, 'Pipe', {

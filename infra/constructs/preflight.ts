@@ -1,4 +1,4 @@
-import { AuthorizationType, MockIntegration, type IResource } from 'aws-cdk-lib/aws-apigateway';
+import { AuthorizationType, type IResource, MockIntegration } from 'aws-cdk-lib/aws-apigateway';
 import { CORS_ALLOWED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../shared/http/cors.js';
 
 /**
@@ -35,7 +35,9 @@ export function addPreflight(resource: IResource, methods: readonly string[], al
       methodResponses: [
         {
           statusCode: '204',
-          responseParameters: Object.fromEntries([...Object.keys(fixed), 'Access-Control-Allow-Origin'].map((name) => [header(name), true])),
+          responseParameters: Object.fromEntries(
+            [...Object.keys(fixed), 'Access-Control-Allow-Origin'].map((name) => [header(name), true]),
+          ),
         },
       ],
     },

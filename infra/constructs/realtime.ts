@@ -72,6 +72,7 @@ export class Realtime extends Construct {
       fn.addEnvironment('REALTIME_URL', this.url);
       fn.addEnvironment('REALTIME_HOST', this.host);
     }
-    for (const permission of realtimePublisherPermissions(this.namespace.channelNamespaceArn)) props.publisher.addToRolePolicy(new PolicyStatement(permission));
+    for (const permission of realtimePublisherPermissions(this.namespace.channelNamespaceArn))
+      props.publisher.addToRolePolicy(new PolicyStatement(permission));
   }
 }

@@ -1,7 +1,7 @@
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { sizeGuardRules, type Condition } from '../size-guard.js';
+import { type Condition, sizeGuardRules } from '../size-guard.js';
 
 /** WAF's own limit on a RegexMatchStatement's RegexString. */
 const WAF_MAX_REGEX_CHARS = 200;
@@ -63,7 +63,10 @@ export function wafStatement(condition: Condition): CfnWebACL.StatementProperty 
   if ('all' in condition) return { andStatement: { statements: condition.all.map(wafStatement) } };
   if ('any' in condition) return { orStatement: { statements: condition.any.map(wafStatement) } };
   if ('not' in condition) return { notStatement: { statement: wafStatement(condition.not) } };
-  if ('method' in condition) return { regexMatchStatement: { fieldToMatch: { method: {} }, regexString: checked(condition.method), textTransformations: asReceived } };
+  if ('method' in condition)
+    return {
+      regexMatchStatement: { fieldToMatch: { method: {} }, regexString: checked(condition.method), textTransformations: asReceived },
+    };
   const fieldToMatch = { singleHeader: { Name: condition.header } };
   if ('present' in condition) {
     // AWS's example for "the header is there": its size is greater than 0; an absent header never matches.
@@ -73,6 +76,7 @@ export function wafStatement(condition: Condition): CfnWebACL.StatementProperty 
 }
 
 function checked(pattern: string): string {
-  if (pattern.length > WAF_MAX_REGEX_CHARS) throw new Error(`WAF takes regular expressions of at most ${WAF_MAX_REGEX_CHARS} characters: ${pattern}`);
+  if (pattern.length > WAF_MAX_REGEX_CHARS)
+    throw new Error(`WAF takes regular expressions of at most ${WAF_MAX_REGEX_CHARS} characters: ${pattern}`);
   return pattern;
 }

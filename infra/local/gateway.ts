@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type {
-  APIGatewayAuthorizerResult,
-  APIGatewayProxyEvent,
-  APIGatewayProxyResult,
-  APIGatewayTokenAuthorizerEvent,
-} from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { type InvocationTime, invocationTime } from '../../shared/deadline.js';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { dictionary } from '../../shared/http/dictionary.js';
-import { errorBody, type ApiError } from '../../shared/http/errors.js';
-import { invocationTime, type InvocationTime } from '../../shared/deadline.js';
-import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, FUNCTION_TIMEOUT_SECONDS, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES, type Route } from '../routes.js';
-import { authenticationChallenge, gatewayResponses, type GatewayResponseType } from '../gateway-responses.js';
-import { refusingRule, type GuardedRequest, type GuardRule } from '../size-guard.js';
+import { type ApiError, errorBody } from '../../shared/http/errors.js';
+import { authenticationChallenge, type GatewayResponseType, gatewayResponses } from '../gateway-responses.js';
+import {
+  BEARER_HEADER_PATTERN,
+  BINARY_MEDIA_TYPES,
+  FUNCTION_TIMEOUT_SECONDS,
+  LAMBDA_MAX_INVOKE_PAYLOAD_BYTES,
+  type Route,
+} from '../routes.js';
+import { type GuardedRequest, type GuardRule, refusingRule } from '../size-guard.js';
 import { rawHeaderPairs } from './raw-headers.js';
 
 /**
@@ -101,7 +102,8 @@ export function createGateway(options: GatewayOptions) {
         answer('WAF_FILTERED');
         return void request.resume();
       }
-      const publicRoute = options.publicRoutes && Object.hasOwn(options.publicRoutes, url.pathname) ? options.publicRoutes[url.pathname] : undefined;
+      const publicRoute =
+        options.publicRoutes && Object.hasOwn(options.publicRoutes, url.pathname) ? options.publicRoutes[url.pathname] : undefined;
       if (publicRoute && method === 'GET') {
         for (const [name, value] of Object.entries(corsHeaders(origin, allowedOrigins))) response.setHeader(name, value);
         return publicRoute(request, response);
@@ -160,7 +162,9 @@ export function createGateway(options: GatewayOptions) {
       if (outcome === TIMED_OUT) {
         // Lambda stops the function and API Gateway gets a function error: the same 502. Locally the
         // handler cannot be stopped; whatever it still does is not answered (docs/deploying.md).
-        console.error(JSON.stringify({ level: 'ERROR', message: `Task timed out after ${timeoutMs} ms`, request_id: requestId, route: route.name }));
+        console.error(
+          JSON.stringify({ level: 'ERROR', message: `Task timed out after ${timeoutMs} ms`, request_id: requestId, route: route.name }),
+        );
         return answer('DEFAULT_5XX', {}, 502);
       }
       sendProxyResult(response, outcome.result, requestId);
@@ -422,7 +426,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   const requestId = randomUUID();
   const { type, code } = gatewayResponses.DEFAULT_4XX;
   const message =
-    status === 431 ? 'The request headers are too large' : status === 408 ? 'The request did not arrive in time' : 'The request is not valid HTTP';
+    status === 431
+      ? 'The request headers are too large'
+      : status === 408
+        ? 'The request did not arrive in time'
+        : 'The request is not valid HTTP';
   // DEFAULT_4XX's code is a fixed string (only ACCESS_DENIED reads the authorizer's context).
   const body = JSON.stringify(errorBody({ type, code: code as string, message }, requestId));
   socket.end(

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { Config } from '../../shared/config.js';
+import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
 import type { Credentials } from '../../shared/s3/signer.js';
-import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
-import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns, type Permission } from '../permissions.js';
+import { cleanupPermissions, type DataArns, fanOutPermissions, type Permission, permissionsFor } from '../permissions.js';
 import { routes } from '../routes.js';
 
 /**
@@ -83,7 +83,9 @@ export interface LocalResources {
 export type GrantsOverride = (role: string, granted: Permission[]) => Permission[];
 
 /** The table names of a configuration, as the roles are granted over them. */
-export function tablesOf(config: Pick<Config, 'conversationsTable' | 'attachmentsTable' | 'idempotencyTable' | 'uploadSessionsTable' | 'eventsTable'>): LocalResources['tables'] {
+export function tablesOf(
+  config: Pick<Config, 'conversationsTable' | 'attachmentsTable' | 'idempotencyTable' | 'uploadSessionsTable' | 'eventsTable'>,
+): LocalResources['tables'] {
   return {
     conversations: config.conversationsTable,
     attachments: config.attachmentsTable,
@@ -117,17 +119,27 @@ export function dataArns(resources: LocalResources): DataArns {
  */
 export function streamReadPermissions(tableArns: readonly string[]): Permission[] {
   return [
-    { actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resources: tableArns.map((arn) => `${arn}/stream/*`) },
+    {
+      actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+      resources: tableArns.map((arn) => `${arn}/stream/*`),
+    },
     { actions: ['dynamodb:ListStreams'], resources: ['*'] },
   ];
 }
 
 /** Every function's role (and the events pipe's), keyed by the access key it signs with locally. */
-export function functionRoles(base: { accessKeyId: string }, resources: LocalResources, override?: GrantsOverride): Map<string, FunctionRole> {
+export function functionRoles(
+  base: { accessKeyId: string },
+  resources: LocalResources,
+  override?: GrantsOverride,
+): Map<string, FunctionRole> {
   const arns = dataArns(resources);
   const granted: [string, Permission[]][] = [
     ...routes.map((route) => [route.name, permissionsFor(route, arns)] as [string, Permission[]]),
-    [CLEANUP_FUNCTION, [...cleanupPermissions(arns), ...streamReadPermissions([arns.conversations.arn, arns.attachments.arn, arns.uploadSessions.arn])]],
+    [
+      CLEANUP_FUNCTION,
+      [...cleanupPermissions(arns), ...streamReadPermissions([arns.conversations.arn, arns.attachments.arn, arns.uploadSessions.arn])],
+    ],
     [FAN_OUT_FUNCTION, [...fanOutPermissions(arns), ...streamReadPermissions([arns.attachments.arn])]],
     [EVENTS_PIPE, streamReadPermissions([arns.events.arn])],
     [REALTIME_PUBLISHER_FUNCTION, streamReadPermissions([arns.events.arn])],
@@ -135,7 +147,11 @@ export function functionRoles(base: { accessKeyId: string }, resources: LocalRes
   return new Map(
     granted.map(([name, permissions]) => [
       functionKeyId(base, name),
-      { name, principal: `arn:aws:sts::${resources.account}:assumed-role/${name}Role/${name}`, permissions: override ? override(name, permissions) : permissions },
+      {
+        name,
+        principal: `arn:aws:sts::${resources.account}:assumed-role/${name}Role/${name}`,
+        permissions: override ? override(name, permissions) : permissions,
+      },
     ]),
   );
 }
@@ -168,7 +184,9 @@ export interface Denial {
 }
 
 export function denialMessage(role: FunctionRole, request: AccessRequest, explicit: boolean): string {
-  const why = explicit ? 'with an explicit deny in an identity-based policy' : `because no identity-based policy allows the ${request.action} action`;
+  const why = explicit
+    ? 'with an explicit deny in an identity-based policy'
+    : `because no identity-based policy allows the ${request.action} action`;
   return `User: ${role.principal} is not authorized to perform: ${request.action} on resource: ${request.resource} ${why}`;
 }
 

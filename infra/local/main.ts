@@ -2,7 +2,7 @@ import { signToken } from '../../shared/auth/tokens.js';
 import { DataDirectoryInUse } from './data-lock.js';
 import { JavaMissing } from './dynamodb.js';
 import { startLocalApi } from './server.js';
-import { readLocalSettings, type LocalSettings } from './settings.js';
+import { type LocalSettings, readLocalSettings } from './settings.js';
 
 // `npm start`: the API on http://127.0.0.1:3000 with its data under .data/.
 const settings = readLocalSettings(process.env);

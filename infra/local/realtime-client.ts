@@ -58,7 +58,8 @@ export class RealtimeClient {
     socket.on('message', (data) => {
       const message = JSON.parse(data.toString()) as ServerMessage;
       this.received.push(message);
-      if (message.type === 'data' && message.id && message.event !== undefined) this.dataListeners.get(message.id)?.(JSON.parse(message.event));
+      if (message.type === 'data' && message.id && message.event !== undefined)
+        this.dataListeners.get(message.id)?.(JSON.parse(message.event));
       for (const waiter of [...this.waiters]) {
         if (waiter.match(message)) {
           this.waiters.delete(waiter);

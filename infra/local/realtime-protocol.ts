@@ -1,5 +1,5 @@
-import { isChannelPath, channelMatches, namespaceOf } from '../../shared/realtime/channel.js';
 import type { RealtimeOperation } from '../../shared/realtime/authorization.js';
+import { channelMatches, isChannelPath, namespaceOf } from '../../shared/realtime/channel.js';
 
 /**
  * AppSync Events' WebSocket protocol as the local server speaks it, one
@@ -20,7 +20,11 @@ export interface ProtocolError {
   errorCode?: number;
 }
 
-export const UNAUTHORIZED: ProtocolError = { errorType: 'UnauthorizedException', message: 'You are not authorized to make this call.', errorCode: 401 };
+export const UNAUTHORIZED: ProtocolError = {
+  errorType: 'UnauthorizedException',
+  message: 'You are not authorized to make this call.',
+  errorCode: 401,
+};
 const badRequest = (message: string): ProtocolError => ({ errorType: 'BadRequestException', message, errorCode: 400 });
 
 /** How long a client may go without a `ka` before it should drop the connection (AppSync's value). */
@@ -69,7 +73,10 @@ export class RealtimeHub {
 
   /** Sends each event to every subscription whose channel pattern matches, in order; how many subscriptions heard it. */
   publish(channel: string, events: readonly string[]): number {
-    const hearing = [...(this.exact.get(channel) ?? []), ...[...this.wildcards].filter((subscription) => channelMatches(subscription.channel, channel))];
+    const hearing = [
+      ...(this.exact.get(channel) ?? []),
+      ...[...this.wildcards].filter((subscription) => channelMatches(subscription.channel, channel)),
+    ];
     for (const subscription of hearing) {
       for (const event of events) subscription.socket.send({ type: 'data', id: subscription.id, event });
     }
@@ -151,7 +158,11 @@ export class RealtimeSession {
       case 'publish':
         return this.publish(message);
       default:
-        return this.send({ type: 'error', ...(isId(message.id) ? { id: message.id } : {}), errors: [badRequest(`Unknown message type ${JSON.stringify(message.type ?? null)}`)] });
+        return this.send({
+          type: 'error',
+          ...(isId(message.id) ? { id: message.id } : {}),
+          errors: [badRequest(`Unknown message type ${JSON.stringify(message.type ?? null)}`)],
+        });
     }
   }
 
@@ -160,7 +171,8 @@ export class RealtimeSession {
     if (!isId(id)) return this.send({ type: 'error', errors: [badRequest('A subscribe message needs an id')] });
     const refuse = (error: ProtocolError) => this.send({ type: 'subscribe_error', id, errors: [error] });
     if (!this.initialised) return refuse(badRequest('Send connection_init before subscribing'));
-    if (!isChannelPath(channel, { wildcard: true })) return refuse(badRequest('Invalid channel: a path of 1 to 5 segments of letters, digits and dashes, the last may be *'));
+    if (!isChannelPath(channel, { wildcard: true }))
+      return refuse(badRequest('Invalid channel: a path of 1 to 5 segments of letters, digits and dashes, the last may be *'));
     if (!this.namespaces.has(namespaceOf(channel))) return refuse(badRequest(`Channel namespace ${namespaceOf(channel)} does not exist`));
     if (this.subscriptions.has(id)) return refuse(badRequest(`Subscription id ${id} is already in use on this connection`));
     if (this.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION) return refuse(badRequest('Too many subscriptions on this connection'));
@@ -227,7 +239,9 @@ export function eventsProblem(events: unknown): string | undefined {
 const isId = (id: unknown): id is string => typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_LENGTH;
 
 function headersOf(authorization: unknown): AuthorizationHeaders | undefined {
-  return typeof authorization === 'object' && authorization !== null && !Array.isArray(authorization) ? (authorization as AuthorizationHeaders) : undefined;
+  return typeof authorization === 'object' && authorization !== null && !Array.isArray(authorization)
+    ? (authorization as AuthorizationHeaders)
+    : undefined;
 }
 
 /**

@@ -3,19 +3,19 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { PUBLISH_PATH, REALTIME_NAMESPACE, REALTIME_PATH, isChannelPath, namespaceOf } from '../../shared/realtime/channel.js';
-import type { EventApiAuthorizerEvent, EventApiAuthorizerResult, RealtimeOperation } from '../../shared/realtime/authorization.js';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { logger } from '../../shared/observability.js';
+import type { EventApiAuthorizerEvent, EventApiAuthorizerResult, RealtimeOperation } from '../../shared/realtime/authorization.js';
+import { isChannelPath, namespaceOf, PUBLISH_PATH, REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
 import {
+  type AuthorizationHeaders,
+  eventsProblem,
+  headersOfSubprotocols,
+  headerValue,
   MAX_EVENT_BYTES,
   RealtimeHub,
   RealtimeSession,
   UNAUTHORIZED,
-  eventsProblem,
-  headerValue,
-  headersOfSubprotocols,
-  type AuthorizationHeaders,
 } from './realtime-protocol.js';
 
 /** The subprotocol every AppSync Events client asks for. */
@@ -82,7 +82,9 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
           operation,
           ...(channel ? { channelNamespaceName: namespaceOf(channel), channel } : {}),
         },
-        requestHeaders: Object.fromEntries(Object.entries(headers ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string')),
+        requestHeaders: Object.fromEntries(
+          Object.entries(headers ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+        ),
       });
       return answer.isAuthorized === true;
     } catch (error) {
@@ -142,7 +144,12 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
   server.on('upgrade', onUpgrade);
 
   const signer = (accessKeyId: string) =>
-    new SignatureV4({ service: 'appsync', region: options.region, credentials: { accessKeyId, secretAccessKey: options.secretAccessKey }, sha256: Sha256 });
+    new SignatureV4({
+      service: 'appsync',
+      region: options.region,
+      credentials: { accessKeyId, secretAccessKey: options.secretAccessKey },
+      sha256: Sha256,
+    });
 
   async function publish(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const answer = (status: number, body: object) => {
@@ -154,7 +161,8 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
     let size = 0;
     for await (const chunk of request as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > MAX_PUBLISH_BODY_BYTES) return answer(413, { errors: [{ errorType: 'BadRequestException', message: 'Request too large' }] });
+      if (size > MAX_PUBLISH_BODY_BYTES)
+        return answer(413, { errors: [{ errorType: 'BadRequestException', message: 'Request too large' }] });
       chunks.push(chunk);
     }
     const body = Buffer.concat(chunks).toString('utf8');
@@ -167,8 +175,12 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
       return answer(400, { errors: [{ errorType: 'BadRequestException', message: 'The body must be JSON' }] });
     }
     const { channel, events } = parsed ?? {};
-    if (!isChannelPath(channel, { wildcard: false })) return answer(400, { errors: [{ errorType: 'BadRequestException', message: 'Invalid channel' }] });
-    if (!namespaces.has(namespaceOf(channel))) return answer(404, { errors: [{ errorType: 'NotFoundException', message: `Channel namespace ${namespaceOf(channel)} does not exist` }] });
+    if (!isChannelPath(channel, { wildcard: false }))
+      return answer(400, { errors: [{ errorType: 'BadRequestException', message: 'Invalid channel' }] });
+    if (!namespaces.has(namespaceOf(channel)))
+      return answer(404, {
+        errors: [{ errorType: 'NotFoundException', message: `Channel namespace ${namespaceOf(channel)} does not exist` }],
+      });
     const problem = eventsProblem(events);
     if (problem) return answer(400, { errors: [{ errorType: 'BadRequestException', message: problem }] });
     hub.publish(channel, events as string[]);
@@ -204,7 +216,8 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
   };
 }
 
-const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;-]+),\s*Signature=([0-9a-f]{64})$/;
+const AUTHORIZATION =
+  /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;-]+),\s*Signature=([0-9a-f]{64})$/;
 
 /**
  * Why a publish request's SigV4 signature does not let it publish, as the
@@ -221,12 +234,22 @@ async function signatureProblem(
 ): Promise<{ status: number; message: string } | undefined> {
   const match = AUTHORIZATION.exec(request.headers.authorization ?? '');
   if (!match) return { status: 401, message: 'Publishing needs a SigV4 (IAM) signature: this namespace publishes with IAM only' };
-  const [, accessKeyId, , region, service, signedHeaders, signature] = match as unknown as [string, string, string, string, string, string, string];
+  const [, accessKeyId, , region, service, signedHeaders, signature] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   const amzDate = request.headers['x-amz-date'];
   const signedAt = typeof amzDate === 'string' ? parseAmzDate(amzDate) : undefined;
   if (!signedAt) return { status: 401, message: 'The request has no valid X-Amz-Date' };
-  if (Math.abs(Date.now() - signedAt.getTime()) > MAX_SKEW_MS) return { status: 401, message: 'Signature expired: the request is dated more than 15 minutes away' };
-  if (service !== 'appsync' || region !== options.region) return { status: 401, message: `The credential scope must be ${options.region}/appsync` };
+  if (Math.abs(Date.now() - signedAt.getTime()) > MAX_SKEW_MS)
+    return { status: 401, message: 'Signature expired: the request is dated more than 15 minutes away' };
+  if (service !== 'appsync' || region !== options.region)
+    return { status: 401, message: `The credential scope must be ${options.region}/appsync` };
   const headers: Record<string, string> = {};
   for (const name of signedHeaders.split(';')) {
     const value = request.headers[name];
@@ -235,12 +258,22 @@ async function signatureProblem(
   }
   const url = new URL(request.url ?? '/', 'http://local');
   const expected = await signer(accessKeyId).sign(
-    { method: request.method ?? 'POST', protocol: 'http:', hostname: headers.host ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body },
+    {
+      method: request.method ?? 'POST',
+      protocol: 'http:',
+      hostname: headers.host ?? '',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers,
+      body,
+    },
     { signingDate: signedAt, signableHeaders: new Set(signedHeaders.split(';')) },
   );
   const computed = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization ?? expected.headers.Authorization ?? ''))?.[1];
-  if (computed !== signature) return { status: 401, message: 'The request signature we calculated does not match the signature you provided' };
-  if (!options.mayPublish(accessKeyId)) return { status: 401, message: `The key ${accessKeyId} is not authorized to perform appsync:EventPublish on this namespace` };
+  if (computed !== signature)
+    return { status: 401, message: 'The request signature we calculated does not match the signature you provided' };
+  if (!options.mayPublish(accessKeyId))
+    return { status: 401, message: `The key ${accessKeyId} is not authorized to perform appsync:EventPublish on this namespace` };
   return undefined;
 }
 

@@ -116,7 +116,10 @@ class Upload {
   }
 
   async discardPart(number: number): Promise<void> {
-    await Promise.all([rm(join(this.directory, String(number)), { force: true }), rm(join(this.directory, `${number}.md5`), { force: true })]);
+    await Promise.all([
+      rm(join(this.directory, String(number)), { force: true }),
+      rm(join(this.directory, `${number}.md5`), { force: true }),
+    ]);
   }
 
   /** The parts stored whole: s3rver writes a part's .md5 only once all its bytes are in. */
@@ -169,7 +172,10 @@ class Upload {
       if (!Number.isInteger(part.number) || part.number < 1 || part.number > S3_MAX_PARTS) throw malformed();
       const previous = wanted[index - 1];
       if (previous && part.number <= previous.number) {
-        throw new S3Error('InvalidPartOrder', 'The list of parts was not in ascending order. The parts list must be specified in order by part number.');
+        throw new S3Error(
+          'InvalidPartOrder',
+          'The list of parts was not in ascending order. The parts list must be specified in order by part number.',
+        );
       }
     });
     const held = new Map((await this.parts()).map((part) => [part.number, part]));

@@ -33,7 +33,8 @@ export function s3AccessRequests(method: string, bucket: string, key: string | u
   if (key === undefined) return bucketRequests(method, bucket, query);
   const on = (action: string): AccessRequest => ({ action, resource: objectArn(bucket, key) });
   const copied = copySource(headers);
-  const withCopy = (requests: AccessRequest[]) => (copied ? [...requests, { action: 's3:GetObject', resource: objectArn(copied.bucket, copied.key) }] : requests);
+  const withCopy = (requests: AccessRequest[]) =>
+    copied ? [...requests, { action: 's3:GetObject', resource: objectArn(copied.bucket, copied.key) }] : requests;
   switch (method) {
     case 'GET':
     case 'HEAD':
@@ -55,7 +56,11 @@ export function s3AccessRequests(method: string, bucket: string, key: string | u
 }
 
 function bucketRequests(method: string, bucket: string, query: Query): AccessRequest[] {
-  const on = (action: string, context?: Record<string, string>): AccessRequest => ({ action, resource: bucketArn(bucket), ...(context ? { context } : {}) });
+  const on = (action: string, context?: Record<string, string>): AccessRequest => ({
+    action,
+    resource: bucketArn(bucket),
+    ...(context ? { context } : {}),
+  });
   if (method === 'GET' || method === 'HEAD') {
     if (has(query, 'uploads')) return [on('s3:ListBucketMultipartUploads')];
     if (has(query, 'cors')) return [on('s3:GetBucketCORS')];
@@ -75,7 +80,11 @@ function listContext(query: Query): Record<string, string> {
   const one = (name: string) => [query[name]].flat()[0];
   const delimiter = one('delimiter');
   const maxKeys = one('max-keys');
-  return { 's3:prefix': one('prefix') ?? '', ...(delimiter !== undefined ? { 's3:delimiter': delimiter } : {}), ...(maxKeys !== undefined ? { 's3:max-keys': maxKeys } : {}) };
+  return {
+    's3:prefix': one('prefix') ?? '',
+    ...(delimiter !== undefined ? { 's3:delimiter': delimiter } : {}),
+    ...(maxKeys !== undefined ? { 's3:max-keys': maxKeys } : {}),
+  };
 }
 
 function copySource(headers: Headers): { bucket: string; key: string } | undefined {
@@ -85,7 +94,11 @@ function copySource(headers: Headers): { bucket: string; key: string } | undefin
 }
 
 /** What S3 checks before it tells a GET or HEAD of a missing key 404 rather than 403: that the caller may list that key. */
-export const listingOf = (bucket: string, key: string): AccessRequest => ({ action: 's3:ListBucket', resource: bucketArn(bucket), context: { 's3:prefix': key } });
+export const listingOf = (bucket: string, key: string): AccessRequest => ({
+  action: 's3:ListBucket',
+  resource: bucketArn(bucket),
+  context: { 's3:prefix': key },
+});
 
 interface Context {
   method: string;
@@ -108,7 +121,8 @@ export function iamAsS3Answers(evaluator: PolicyEvaluator) {
     if (!role || !target || !bucketName) return next();
     const bucket = decodeURIComponent(bucketName);
     const key = target[2] ? decodeURIComponent(target[2]) : undefined;
-    if (await evaluator.denial(role, s3AccessRequests(ctx.method, bucket, key, ctx.query, ctx.headers))) throw new S3Error('AccessDenied', 'Access Denied');
+    if (await evaluator.denial(role, s3AccessRequests(ctx.method, bucket, key, ctx.query, ctx.headers)))
+      throw new S3Error('AccessDenied', 'Access Denied');
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || key === undefined || has(ctx.query, 'uploadId')) return next();
     try {
       return await next();

@@ -69,14 +69,18 @@ export function signatureCheck(secretOf: (accessKeyId: string) => string | undef
     assertAmzHeadersSigned(request, claim);
     const computed = await recompute(request, claim, secret);
     if (!sameHex(computed.signature, claim.signature)) {
-      throw new S3Error('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.', {
-        AWSAccessKeyId: claim.accessKeyId,
-        StringToSign: computed.stringToSign,
-        SignatureProvided: claim.signature,
-        StringToSignBytes: bytesOf(computed.stringToSign),
-        CanonicalRequest: computed.canonicalRequest,
-        CanonicalRequestBytes: bytesOf(computed.canonicalRequest),
-      });
+      throw new S3Error(
+        'SignatureDoesNotMatch',
+        'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+        {
+          AWSAccessKeyId: claim.accessKeyId,
+          StringToSign: computed.stringToSign,
+          SignatureProvided: claim.signature,
+          StringToSignBytes: bytesOf(computed.stringToSign),
+          CanonicalRequest: computed.canonicalRequest,
+          CanonicalRequestBytes: bytesOf(computed.canonicalRequest),
+        },
+      );
     }
     if (claim.payloadHash !== undefined && SHA256_HEX.test(claim.payloadHash)) ctx.req = await bodyHashing(ctx.req, claim.payloadHash);
     return next();
@@ -98,10 +102,14 @@ async function bodyHashing(req: IncomingMessage, declared: string): Promise<Inco
   const body = Buffer.concat(chunks);
   const computed = createHash('sha256').update(body).digest('hex');
   if (computed !== declared.toLowerCase()) {
-    const mismatch = new S3Error('XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.", {
-      ClientComputedContentSHA256: declared,
-      S3ComputedContentSHA256: computed,
-    });
+    const mismatch = new S3Error(
+      'XAmzContentSHA256Mismatch',
+      "The provided 'x-amz-content-sha256' header does not match what was computed.",
+      {
+        ClientComputedContentSHA256: declared,
+        S3ComputedContentSHA256: computed,
+      },
+    );
     // s3rver knows no status for this code; S3's is 400.
     throw Object.assign(mismatch, { status: 400, expose: true });
   }
@@ -137,10 +145,13 @@ interface Claim {
 
 function arrived(req: IncomingMessage): Arrived {
   const [path = '/', rawQuery = ''] = (req.url ?? '/').split(/\?(.*)/s);
-  const query = rawQuery === '' ? [] : rawQuery.split('&').map((pair): [string, string] => {
-    const [name = '', value = ''] = pair.split(/=(.*)/s);
-    return [decoded(name), decoded(value)];
-  });
+  const query =
+    rawQuery === ''
+      ? []
+      : rawQuery.split('&').map((pair): [string, string] => {
+          const [name = '', value = ''] = pair.split(/=(.*)/s);
+          return [decoded(name), decoded(value)];
+        });
   const headers = new Map<string, string[]>();
   for (const [sentName, value] of rawHeaderPairs(req)) {
     const name = sentName.toLowerCase();
@@ -158,7 +169,14 @@ function decoded(text: string): string {
   }
 }
 
-const PRESIGNED_PARAMETERS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature'] as const;
+const PRESIGNED_PARAMETERS = [
+  'X-Amz-Algorithm',
+  'X-Amz-Credential',
+  'X-Amz-Date',
+  'X-Amz-Expires',
+  'X-Amz-SignedHeaders',
+  'X-Amz-Signature',
+] as const;
 const SIGV4 = 'AWS4-HMAC-SHA256';
 const MAX_EXPIRES_SECONDS = 604_800;
 const MAX_SKEW_MS = 15 * 60 * 1000;
@@ -199,8 +217,13 @@ function headerClaim(authorization: string, headers: Arrived['headers']): Claim 
   const [credential, signedHeaders, signature] = [part('Credential'), part('SignedHeaders'), part('Signature')];
   const payloadHash = headers.get('x-amz-content-sha256')?.join(',');
   if (payloadHash === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
-  const { accessKeyId, region } = credentialOf(credential, () =>
-    new S3Error('AuthorizationHeaderMalformed', 'The authorization header is malformed; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".'),
+  const { accessKeyId, region } = credentialOf(
+    credential,
+    () =>
+      new S3Error(
+        'AuthorizationHeaderMalformed',
+        'The authorization header is malformed; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".',
+      ),
   );
   return {
     accessKeyId,
@@ -219,7 +242,8 @@ function queryClaim(parameter: (name: string) => string | undefined): Claim {
       'AuthorizationQueryParametersError',
       'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.',
     );
-  if (parameter('X-Amz-Algorithm') !== SIGV4) throw new S3Error('AuthorizationQueryParametersError', `X-Amz-Algorithm only supports "${SIGV4}"`);
+  if (parameter('X-Amz-Algorithm') !== SIGV4)
+    throw new S3Error('AuthorizationQueryParametersError', `X-Amz-Algorithm only supports "${SIGV4}"`);
   if (PRESIGNED_PARAMETERS.some((name) => parameter(name) === undefined)) throw missing();
   const present = (name: (typeof PRESIGNED_PARAMETERS)[number]): string => {
     const value = parameter(name);
@@ -234,8 +258,13 @@ function queryClaim(parameter: (name: string) => string | undefined): Claim {
       'X-Amz-Expires must be less than a week (in seconds) that is 7 days or 604800 seconds',
     );
   }
-  const { accessKeyId, region } = credentialOf(present('X-Amz-Credential'), () =>
-    new S3Error('AuthorizationQueryParametersError', 'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".'),
+  const { accessKeyId, region } = credentialOf(
+    present('X-Amz-Credential'),
+    () =>
+      new S3Error(
+        'AuthorizationQueryParametersError',
+        'Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".',
+      ),
   );
   return {
     accessKeyId,
@@ -277,7 +306,8 @@ function assertTimely(claim: Claim, now: Date): void {
     }
     return;
   }
-  if (!signedAt) throw new S3Error('AuthorizationQueryParametersError', "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"");
+  if (!signedAt)
+    throw new S3Error('AuthorizationQueryParametersError', "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"");
   const expires = new Date(signedAt.getTime() + claim.expiresIn * 1000);
   if (now > expires) {
     throw new S3Error('AccessDenied', 'Request has expired', {
@@ -292,7 +322,9 @@ function assertTimely(claim: Claim, now: Date): void {
 function assertAmzHeadersSigned(request: Arrived, claim: Claim): void {
   const unsigned = [...request.headers.keys()].filter((name) => name.startsWith('x-amz-') && !claim.signedHeaders.includes(name));
   if (unsigned.length > 0) {
-    throw new S3Error('AccessDenied', 'There were headers present in the request which were not signed', { HeadersNotSigned: unsigned.join(', ') });
+    throw new S3Error('AccessDenied', 'There were headers present in the request which were not signed', {
+      HeadersNotSigned: unsigned.join(', '),
+    });
   }
 }
 
@@ -300,7 +332,11 @@ function assertAmzHeadersSigned(request: Arrived, claim: Claim): void {
  * The signature S3 computes for the request, by the SDK's signer: a signed
  * copy of the request as it arrived, stripped to what the signature covers.
  */
-async function recompute(request: Arrived, claim: Claim, secretAccessKey: string): Promise<{ signature: string; canonicalRequest: string; stringToSign: string }> {
+async function recompute(
+  request: Arrived,
+  claim: Claim,
+  secretAccessKey: string,
+): Promise<{ signature: string; canonicalRequest: string; stringToSign: string }> {
   const signer = new RecordingSigner({
     service: 's3',
     region: claim.region,
@@ -324,13 +360,19 @@ async function recompute(request: Arrived, claim: Claim, secretAccessKey: string
     return { signature, ...signer.recorded };
   }
   // A presigned URL signs UNSIGNED-PAYLOAD: the signer takes it from this header, which is neither hoisted nor signed.
-  const result = await signer.presign(copy(request.query.filter(([name]) => !(PRESIGNED_PARAMETERS as readonly string[]).includes(name)), { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }), {
-    signingDate,
-    expiresIn: claim.expiresIn,
-    signableHeaders: signed,
-    unsignableHeaders: new Set(['x-amz-content-sha256']),
-    unhoistableHeaders: new Set([...signed, 'x-amz-content-sha256']),
-  });
+  const result = await signer.presign(
+    copy(
+      request.query.filter(([name]) => !(PRESIGNED_PARAMETERS as readonly string[]).includes(name)),
+      { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+    ),
+    {
+      signingDate,
+      expiresIn: claim.expiresIn,
+      signableHeaders: signed,
+      unsignableHeaders: new Set(['x-amz-content-sha256']),
+      unhoistableHeaders: new Set([...signed, 'x-amz-content-sha256']),
+    },
+  );
   return { signature: String(result.query?.['X-Amz-Signature'] ?? ''), ...signer.recorded };
 }
 
@@ -343,7 +385,12 @@ class RecordingSigner extends SignatureV4 {
     return this.recorded.canonicalRequest;
   }
 
-  protected override async createStringToSign(longDate: string, scope: string, canonicalRequest: string, algorithm: string): Promise<string> {
+  protected override async createStringToSign(
+    longDate: string,
+    scope: string,
+    canonicalRequest: string,
+    algorithm: string,
+  ): Promise<string> {
     this.recorded.stringToSign = await super.createStringToSign(longDate, scope, canonicalRequest, algorithm);
     return this.recorded.stringToSign;
   }
@@ -365,4 +412,7 @@ function sameHex(computed: string, provided: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-const bytesOf = (text: string) => Buffer.from(text, 'utf8').toString('hex').replace(/(..)(?!$)/g, '$1 ');
+const bytesOf = (text: string) =>
+  Buffer.from(text, 'utf8')
+    .toString('hex')
+    .replace(/(..)(?!$)/g, '$1 ');

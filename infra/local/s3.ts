@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 import { DUMMY_ACCOUNT } from '@20minutes/s3rver/lib/models/account.js';
-import { filesBucketCors } from '../../shared/http/cors.js';
-import { multipartFidelity } from './s3-multipart.js';
 import { readConfig } from '../../shared/config.js';
+import { filesBucketCors } from '../../shared/http/cors.js';
 import { LOCAL_ACCOUNT } from './gateway.js';
-import { localIam, tablesOf, type PolicyEvaluator } from './iam.js';
+import { localIam, type PolicyEvaluator, tablesOf } from './iam.js';
+import { multipartFidelity } from './s3-multipart.js';
 import { iamAsS3Answers } from './s3-roles.js';
 import { signatureCheck } from './s3-signatures.js';
 

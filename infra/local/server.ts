@@ -6,31 +6,57 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
-import { readConfig, type Config, type Environment } from '../../shared/config.js';
-import { CHANGES_FILTER_PATTERN, REMOVALS_FILTER_PATTERN, type FilterPattern } from '../../shared/cleanup/stream-events.js';
-import type { StreamHandler } from '../../shared/stream-consumer.js';
-import type { HttpHandler } from '../../shared/http/handler.js';
-import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
+import { type Config, type Environment, readConfig } from '../../shared/config.js';
+import {
+  attachmentsTable,
+  conversationsTable,
+  eventsTable,
+  idempotencyTable,
+  type TableDefinition,
+  uploadSessionsTable,
+} from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, CONSUMER_TIMEOUT_SECONDS, FAN_OUT_ENTRY, FUNCTION_TIMEOUT_SECONDS, REALTIME_AUTHORIZER_ENTRY, REALTIME_PUBLISHER_ENTRY, routes } from '../routes.js';
-import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
-import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../shared/realtime/authorization.js';
-import { channelNamespaceArn, realtimePublisherPermissions, type Permission } from '../permissions.js';
-import { attachRealtime, type LocalRealtime } from './realtime.js';
-import type { Clock } from '../../shared/time.js';
-import { REPOSITORY_ROOT } from '../repository.js';
+import type { HttpHandler } from '../../shared/http/handler.js';
 import { logger } from '../../shared/observability.js';
+import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../shared/realtime/authorization.js';
+import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
+import type { StreamHandler } from '../../shared/stream-consumer.js';
+import type { Clock } from '../../shared/time.js';
+import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../permissions.js';
+import { REPOSITORY_ROOT } from '../repository.js';
+import {
+  AUTHORIZER_ENTRY,
+  CLEANUP_ENTRY,
+  CONSUMER_TIMEOUT_SECONDS,
+  FAN_OUT_ENTRY,
+  FUNCTION_TIMEOUT_SECONDS,
+  REALTIME_AUTHORIZER_ENTRY,
+  REALTIME_PUBLISHER_ENTRY,
+  routes,
+} from '../routes.js';
 import { lockDataDirectory } from './data-lock.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
-import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
-import { startS3 } from './s3.js';
-import { readLocalSettings } from './settings.js';
-import { actingAs, CLEANUP_FUNCTION, EVENTS_PIPE, FAN_OUT_FUNCTION, functionCredentials, functionKeyId, localIam, REALTIME_PUBLISHER_FUNCTION, type GrantsOverride } from './iam.js';
 import { startDynamoDbEnforcer } from './dynamodb-iam.js';
-import { startStreamPoller, type StreamPollerOptions } from './stream-poller.js';
-import { startTimeToLive } from './time-to-live.js';
 import { eventsForwarder } from './events-forwarder.js';
 import { answerClientError, createGateway, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
+import {
+  actingAs,
+  CLEANUP_FUNCTION,
+  EVENTS_PIPE,
+  FAN_OUT_FUNCTION,
+  functionCredentials,
+  functionKeyId,
+  type GrantsOverride,
+  localIam,
+  REALTIME_PUBLISHER_FUNCTION,
+} from './iam.js';
+import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
+import { attachRealtime, type LocalRealtime } from './realtime.js';
+import { startS3 } from './s3.js';
+import { readLocalSettings } from './settings.js';
+import { type StreamPollerOptions, startStreamPoller } from './stream-poller.js';
+import { startTimeToLive } from './time-to-live.js';
 
 export { REPOSITORY_ROOT };
 
@@ -114,7 +140,10 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
   try {
     if (options.dataDirectory) {
       const lock = lockDataDirectory(options.dataDirectory);
-      if (lock.takenOverFrom !== undefined) logger.warn(`took over the data folder ${options.dataDirectory} from process ${lock.takenOverFrom}, which ended without releasing it`);
+      if (lock.takenOverFrom !== undefined)
+        logger.warn(
+          `took over the data folder ${options.dataDirectory} from process ${lock.takenOverFrom}, which ended without releasing it`,
+        );
       stoppers.push(async () => lock.release());
     }
     const names = readConfig(env);
@@ -141,7 +170,11 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       };
       createTables = true;
     } else if (!dynamodbEndpoint) {
-      const dynamodb = await startDynamoDbLocal(host, options.dataDirectory && join(options.dataDirectory, 'dynamodb'), options.dynamodbPort);
+      const dynamodb = await startDynamoDbLocal(
+        host,
+        options.dataDirectory && join(options.dataDirectory, 'dynamodb'),
+        options.dynamodbPort,
+      );
       stoppers.push(dynamodb.close);
       dynamodbEndpoint = dynamodb.endpoint;
       createTables = true;
@@ -161,13 +194,26 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     let functionsDynamodb = dynamodbEndpoint;
     const enforcing = new URL(dynamodbEndpoint).protocol === 'http:';
     if (enforcing) {
-      const enforcer = await startDynamoDbEnforcer({ host, upstream: dynamodbEndpoint, evaluator: iam, resources: { account: LOCAL_ACCOUNT, region } });
+      const enforcer = await startDynamoDbEnforcer({
+        host,
+        upstream: dynamodbEndpoint,
+        evaluator: iam,
+        resources: { account: LOCAL_ACCOUNT, region },
+      });
       stoppers.push(enforcer.close);
       functionsDynamodb = enforcer.endpoint;
     }
     let s3Endpoint = env.S3_ENDPOINT;
     if (!s3Endpoint) {
-      const s3 = await startS3(host, names.filesBucket, credentials, options.dataDirectory && join(options.dataDirectory, 's3'), options.s3Port, names.corsOrigins, iam);
+      const s3 = await startS3(
+        host,
+        names.filesBucket,
+        credentials,
+        options.dataDirectory && join(options.dataDirectory, 's3'),
+        options.s3Port,
+        names.corsOrigins,
+        iam,
+      );
       stoppers.push(s3.close);
       s3Endpoint = s3.endpoint;
     }
@@ -221,7 +267,10 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
 
     const loaded: LoadedRoute[] = await Promise.all(
-      routes.map(async (route) => ({ route, handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<App>).withApp(app)) })),
+      routes.map(async (route) => ({
+        route,
+        handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<App>).withApp(app)),
+      })),
     );
     if (streamConsumers) {
       // What the stack's event source mappings run (the cleanup, the fan-out), on whatever DynamoDB the handlers
@@ -248,15 +297,30 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
         });
       const cleanup = poller(
         CLEANUP_FUNCTION,
-        { [tables.conversations]: conversationsTable, [tables.attachments]: attachmentsTable, [tables.uploadSessions]: uploadSessionsTable },
+        {
+          [tables.conversations]: conversationsTable,
+          [tables.attachments]: attachmentsTable,
+          [tables.uploadSessions]: uploadSessionsTable,
+        },
         REMOVALS_FILTER_PATTERN,
         actingAs(CLEANUP_FUNCTION, await consumer(CLEANUP_ENTRY)),
       );
-      const fanOut = poller(FAN_OUT_FUNCTION, { [tables.attachments]: attachmentsTable }, CHANGES_FILTER_PATTERN, actingAs(FAN_OUT_FUNCTION, await consumer(FAN_OUT_ENTRY)));
+      const fanOut = poller(
+        FAN_OUT_FUNCTION,
+        { [tables.attachments]: attachmentsTable },
+        CHANGES_FILTER_PATTERN,
+        actingAs(FAN_OUT_FUNCTION, await consumer(FAN_OUT_ENTRY)),
+      );
       // What DynamoDB's TTL does on AWS, for the upload intents of the attachments table: an intent its run
       // left behind expires, and its REMOVE reaches the cleanup. (The other tables' TTL is not run: see
       // docs/consistency.md, "DynamoDB Local and AWS".) DynamoDB's own deletes: no role, straight to the table.
-      const timeToLive = startTimeToLive({ endpoint: dynamodbEndpoint, region, credentials, table: { name: tables.attachments, definition: attachmentsTable }, functionTimeoutMs });
+      const timeToLive = startTimeToLive({
+        endpoint: dynamodbEndpoint,
+        region,
+        credentials,
+        table: { name: tables.attachments, definition: attachmentsTable },
+        functionTimeoutMs,
+      });
       stoppers.push(cleanup.stop, fanOut.stop, timeToLive.stop);
       // What the stack's publisher mapping runs: a hint per new event item, published to the Event API below, as its own function.
       const publisher = poller(
@@ -287,11 +351,15 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     }
     const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
     const realtimeAuthorizer = (
-      (await loadModule(REALTIME_AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): (event: EventApiAuthorizerEvent) => Promise<EventApiAuthorizerResult> }
+      (await loadModule(REALTIME_AUTHORIZER_ENTRY)).handler as {
+        withConfig(config: Config): (event: EventApiAuthorizerEvent) => Promise<EventApiAuthorizerResult>;
+      }
     ).withConfig(config);
     // Which local keys may publish: those whose role's permissions grant appsync:EventPublish on the namespace, as IAM answers.
     const namespaceArn = channelNamespaceArn({ region, account: LOCAL_ACCOUNT, apiId: 'local' }, REALTIME_NAMESPACE);
-    const publishingRoles = new Map<string, Permission[]>([[functionKeyId(credentials, REALTIME_PUBLISHER_FUNCTION), realtimePublisherPermissions(namespaceArn)]]);
+    const publishingRoles = new Map<string, Permission[]>([
+      [functionKeyId(credentials, REALTIME_PUBLISHER_FUNCTION), realtimePublisherPermissions(namespaceArn)],
+    ]);
     const realtime = attachRealtime(server, {
       authorizer: realtimeAuthorizer,
       region,
@@ -300,24 +368,26 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       mayPublish: (accessKeyId) =>
         // The base key is the developer's own, outside any function, which may do anything (as in s3-roles.ts).
         accessKeyId === credentials.accessKeyId ||
-        (publishingRoles.get(accessKeyId) ?? []).some((permission) => permission.actions.includes('appsync:EventPublish') && permission.resources.includes(namespaceArn)),
+        (publishingRoles.get(accessKeyId) ?? []).some(
+          (permission) => permission.actions.includes('appsync:EventPublish') && permission.resources.includes(namespaceArn),
+        ),
       ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
     });
     stoppers.push(realtime.close);
     const openApiJson = JSON.stringify(loadOpenApi());
     const gateway = createGateway({
-        routes: loaded,
-        authorizer,
-        region,
-        functionTimeoutMs,
-        corsOrigins: config.corsOrigins,
-        publicRoutes: {
-          [OPENAPI_PATH]: (_request, response) => {
-            response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openApiJson) });
-            response.end(openApiJson);
-          },
+      routes: loaded,
+      authorizer,
+      region,
+      functionTimeoutMs,
+      corsOrigins: config.corsOrigins,
+      publicRoutes: {
+        [OPENAPI_PATH]: (_request, response) => {
+          response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openApiJson) });
+          response.end(openApiJson);
         },
-      });
+      },
+    });
     handle = (request, response) => {
       if (!realtime.handleRequest(request, response)) void gateway(request, response);
     };

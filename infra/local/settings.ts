@@ -45,7 +45,8 @@ function port(env: Environment, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > 65_535) throw new Error(`${name} must be a port from 0 to 65535, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < 0 || value > 65_535)
+    throw new Error(`${name} must be a port from 0 to 65535, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -59,6 +60,7 @@ function onOrOff(env: Environment, name: string, fallback: boolean): boolean {
 function httpUrl(env: Environment, name: string): URL {
   const raw = env[name] ?? '';
   const url = URL.canParse(raw) ? new URL(raw) : undefined;
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new Error(`${name} must be an http:// or https:// URL, got ${JSON.stringify(raw)}`);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new Error(`${name} must be an http:// or https:// URL, got ${JSON.stringify(raw)}`);
   return url;
 }

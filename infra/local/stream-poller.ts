@@ -1,4 +1,10 @@
-import { DescribeTableCommand, DynamoDBClient, ResourceNotFoundException, type StreamSpecification, type TableDescription } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+  type StreamSpecification,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -8,8 +14,8 @@ import {
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { passes, type FilterPattern } from '../../shared/cleanup/stream-events.js';
-import { invocationTime, type InvocationTime } from '../../shared/deadline.js';
+import { type FilterPattern, passes } from '../../shared/cleanup/stream-events.js';
+import { type InvocationTime, invocationTime } from '../../shared/deadline.js';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
 
@@ -70,7 +76,11 @@ interface ShardState {
 export function startStreamPoller(options: StreamPollerOptions): { stop(): Promise<void> } {
   const dynamodb = new DynamoDBClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
   const streamsAt = streamsEndpoint(options.endpoint);
-  const streams = new DynamoDBStreamsClient({ ...(streamsAt ? { endpoint: streamsAt } : {}), region: options.region, credentials: options.streamCredentials ?? options.credentials });
+  const streams = new DynamoDBStreamsClient({
+    ...(streamsAt ? { endpoint: streamsAt } : {}),
+    region: options.region,
+    credentials: options.streamCredentials ?? options.credentials,
+  });
   const shards = new Map<string, ShardState>();
   const accepts = passes(options.filter);
   let running = true;
@@ -113,7 +123,8 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       unusable.delete(table.name);
       const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
       for (const shard of StreamDescription?.Shards ?? []) {
-        if (shard.ShardId && !shards.has(shard.ShardId)) shards.set(shard.ShardId, { table: table.name, streamArn, shardId: shard.ShardId, closed: false });
+        if (shard.ShardId && !shards.has(shard.ShardId))
+          shards.set(shard.ShardId, { table: table.name, streamArn, shardId: shard.ShardId, closed: false });
       }
     }
   }
@@ -132,7 +143,9 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     let resumeAt: number | undefined;
     try {
       // A handler that answers nothing (void) answers as one that answers undefined: the whole batch succeeded.
-      const response = (await options.handler({ Records: records }, invocationTime(options.functionTimeoutMs))) as DynamoDBBatchResponse | undefined;
+      const response = (await options.handler({ Records: records }, invocationTime(options.functionTimeoutMs))) as
+        | DynamoDBBatchResponse
+        | undefined;
       resumeAt = checkpointOf(records, response);
     } catch (error) {
       if (records.length === 1 || !running) throw error;
@@ -143,7 +156,8 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     }
     if (resumeAt === undefined) return finished(recordAt(records, records.length - 1));
     if (resumeAt > 0) finished(recordAt(records, resumeAt - 1));
-    if (resumeAt === 0 || !running) throw new Error(`the handler reported record ${recordAt(records, resumeAt).dynamodb?.SequenceNumber} of ${records.length} failed`);
+    if (resumeAt === 0 || !running)
+      throw new Error(`the handler reported record ${recordAt(records, resumeAt).dynamodb?.SequenceNumber} of ${records.length} failed`);
     await invokeBisecting(records.slice(resumeAt), finished);
   }
 
@@ -154,7 +168,9 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
         new GetShardIteratorCommand({
           StreamArn: shard.streamArn,
           ShardId: shard.shardId,
-          ...(shard.after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: shard.after } : { ShardIteratorType: 'TRIM_HORIZON' }),
+          ...(shard.after
+            ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: shard.after }
+            : { ShardIteratorType: 'TRIM_HORIZON' }),
         }),
       )
     ).ShardIterator;
@@ -229,7 +245,10 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
  * undefined when it can. Every view type carries the keys; only OLD_IMAGE and
  * NEW_AND_OLD_IMAGES carry a removed item, NEW_IMAGE and NEW_AND_OLD_IMAGES an added one.
  */
-export function unusableStream(wanted: NonNullable<TableDefinition['stream']>, actual: StreamSpecification | undefined): string | undefined {
+export function unusableStream(
+  wanted: NonNullable<TableDefinition['stream']>,
+  actual: StreamSpecification | undefined,
+): string | undefined {
   if (!actual?.StreamEnabled) return `it has no stream (its definition asks for ${wanted}); what is removed there is not cleaned up`;
   if (wanted === 'OLD_IMAGE' && actual.StreamViewType !== 'OLD_IMAGE' && actual.StreamViewType !== 'NEW_AND_OLD_IMAGES') {
     return `its stream is ${actual.StreamViewType}, without the removed item the cleanup reads (${wanted}); what is removed there is not cleaned up`;
@@ -263,7 +282,10 @@ export function checkpointOf(records: readonly DynamoDBRecord[], response: Dynam
   let first: number | undefined;
   for (const failure of failures) {
     const identifier = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier;
-    const index = typeof identifier === 'string' && identifier !== '' ? records.findIndex((record) => record.dynamodb?.SequenceNumber === identifier) : -1;
+    const index =
+      typeof identifier === 'string' && identifier !== ''
+        ? records.findIndex((record) => record.dynamodb?.SequenceNumber === identifier)
+        : -1;
     if (index < 0) throw new Error(`partial batch response names no record of the batch: ${JSON.stringify(failure)}`);
     first = first === undefined ? index : Math.min(first, index);
   }
@@ -294,7 +316,9 @@ function lambdaRecord(record: StreamRecord, streamArn: string, region: string): 
     awsRegion: record.awsRegion ?? region,
     eventSourceARN: streamArn,
     dynamodb: {
-      ...(dynamodb?.ApproximateCreationDateTime ? { ApproximateCreationDateTime: Math.floor(dynamodb.ApproximateCreationDateTime.getTime() / 1000) } : {}),
+      ...(dynamodb?.ApproximateCreationDateTime
+        ? { ApproximateCreationDateTime: Math.floor(dynamodb.ApproximateCreationDateTime.getTime() / 1000) }
+        : {}),
       Keys: dynamodb?.Keys as Image,
       // What the table's StreamViewType adds (OLD_IMAGE: the removed item), as Lambda passes it on.
       ...(dynamodb?.OldImage ? { OldImage: dynamodb.OldImage as Image } : {}),

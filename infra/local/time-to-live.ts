@@ -1,4 +1,4 @@
-import { DeleteItemCommand, DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DeleteItemCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
@@ -41,7 +41,10 @@ export function startTimeToLive(options: TimeToLiveOptions): { stop(): Promise<v
   const dynamodb = new DynamoDBClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
   /** Items with an expiry, by their key's JSON: the key and the expiry seen. */
   const expiring = new Map<string, { key: Key; expiresAt: string }>();
-  const keyOf = (item: Key): Key => ({ [definition.partitionKey]: keyAttribute(item, definition.partitionKey), [definition.sortKey]: keyAttribute(item, definition.sortKey) });
+  const keyOf = (item: Key): Key => ({
+    [definition.partitionKey]: keyAttribute(item, definition.partitionKey),
+    [definition.sortKey]: keyAttribute(item, definition.sortKey),
+  });
   const note = (item: Key | undefined) => {
     const expiresAt = item?.[attribute]?.N;
     if (item && expiresAt !== undefined) expiring.set(JSON.stringify(keyOf(item)), { key: keyOf(item), expiresAt });
@@ -63,7 +66,12 @@ export function startTimeToLive(options: TimeToLiveOptions): { stop(): Promise<v
     let start: Key | undefined;
     do {
       const page = await dynamodb.send(
-        new ScanCommand({ TableName: name, FilterExpression: 'attribute_exists(#ttl)', ExpressionAttributeNames: { '#ttl': attribute }, ExclusiveStartKey: start }),
+        new ScanCommand({
+          TableName: name,
+          FilterExpression: 'attribute_exists(#ttl)',
+          ExpressionAttributeNames: { '#ttl': attribute },
+          ExclusiveStartKey: start,
+        }),
       );
       for (const item of page.Items ?? []) note(item);
       start = page.LastEvaluatedKey;

@@ -31,4 +31,6 @@ if ('refused' in read) {
 }
 // The claim the local server's authorizer reads: GROUPS_CLAIM of this environment, as npm start sees it.
 const groupsClaim = groupsClaimName(process.env.GROUPS_CLAIM);
-console.log(await signToken(readLocalSecret(readLocalSettings(process.env).dataDirectory), userId, { ttlSeconds: ttl, groups, groupsClaim }));
+console.log(
+  await signToken(readLocalSecret(readLocalSettings(process.env).dataDirectory), userId, { ttlSeconds: ttl, groups, groupsClaim }),
+);

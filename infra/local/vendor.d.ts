@@ -1,6 +1,7 @@
 // Type declarations for the local stand-ins, which ship none.
 declare module '@20minutes/s3rver' {
   import type { AddressInfo } from 'node:net';
+
   interface S3rverOptions {
     address?: string;
     port?: number;

@@ -1,5 +1,5 @@
-import { describe, type Answer, type Json } from './client.js';
-import { CheckFailed, type Check, type SmokeContext, type SmokeUser } from './check.js';
+import { type Check, CheckFailed, type SmokeContext, type SmokeUser } from './check.js';
+import { type Answer, describe, type Json } from './client.js';
 import { download } from './files.js';
 import type { Ledger } from './ledger.js';
 
@@ -120,7 +120,12 @@ async function attempt(context: SmokeContext, user: SmokeUser, method: string, p
   return answer;
 }
 
-async function deleteWhatIsLeft(context: SmokeContext, { user, made }: Holder, acknowledged: Set<string>, refused: string[]): Promise<void> {
+async function deleteWhatIsLeft(
+  context: SmokeContext,
+  { user, made }: Holder,
+  acknowledged: Set<string>,
+  refused: string[],
+): Promise<void> {
   const deletions = [
     ...[...made.pendingSessions].map((id) => ({ id, path: `/v1/upload_sessions/${id}` })),
     ...[...made.attachments.values()].filter((a) => a.removedBy === 'delete').map(({ id }) => ({ id, path: `/v1/attachments/${id}` })),
@@ -144,7 +149,8 @@ async function stillThere(context: SmokeContext, { user, made }: Holder): Promis
     const answer = await attempt(context, reader, 'GET', path);
     if (answer.status !== 404) remaining.push(`GET ${path} answers ${answer.status}${reader === user ? '' : ` to ${reader.label}`}`);
   };
-  for (const contactId of made.awaitedSides) remaining.push(`${user.label}'s conversation with ${contactId}, which the stage owes them, has not appeared yet`);
+  for (const contactId of made.awaitedSides)
+    remaining.push(`${user.label}'s conversation with ${contactId}, which the stage owes them, has not appeared yet`);
   for (const id of made.conversations) await gone(`/v1/conversations/${id}`);
   for (const id of made.pendingSessions) await gone(`/v1/upload_sessions/${id}`);
   for (const { id, fileUrl } of made.attachments.values()) {

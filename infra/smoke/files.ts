@@ -24,6 +24,7 @@ export async function sameBytes(url: string, expected: Buffer): Promise<string |
   const file = await download(url);
   if (file.status !== 200) return `file_url answered ${file.status}: ${file.text}`;
   if (file.bytes.length !== expected.length) return `file_url gave ${file.bytes.length} bytes, ${expected.length} were uploaded`;
-  if (sha256(file.bytes) !== sha256(expected)) return `file_url gave other bytes (sha256 ${sha256(file.bytes).slice(0, 12)}…, uploaded ${sha256(expected).slice(0, 12)}…)`;
+  if (sha256(file.bytes) !== sha256(expected))
+    return `file_url gave other bytes (sha256 ${sha256(file.bytes).slice(0, 12)}…, uploaded ${sha256(expected).slice(0, 12)}…)`;
   return undefined;
 }

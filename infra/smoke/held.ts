@@ -1,5 +1,5 @@
-import { describe, type Answer } from './client.js';
 import { expect, type SmokeContext, type SmokeUser } from './check.js';
+import { type Answer, describe } from './client.js';
 
 /**
  * The holder's conversation with this contact, if they hold one. A

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { stageBase } from './client.js';
 import type { SmokeSettings } from './run.js';
-import { readOutputs, stackSecret, type StackOutputs } from './stack-secret.js';
+import { readOutputs, type StackOutputs, stackSecret } from './stack-secret.js';
 import { givenUser, runMarker, throwawayUsers } from './users.js';
 
 export const USAGE = `usage: npm run smoke -- [--url <stage url>] [--outputs cdk-outputs.json] [options]

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { CheckSkipped, type Check, type SmokeContext, type SmokeUser } from './check.js';
+import { type Check, CheckSkipped, type SmokeContext, type SmokeUser } from './check.js';
 import { checks as stageChecks } from './checks/index.js';
-import { cleanup, type CleanupSettings } from './cleanup.js';
+import { type CleanupSettings, cleanup } from './cleanup.js';
 import { StageClient, stageBase } from './client.js';
 import { Ledger } from './ledger.js';
 
@@ -74,7 +74,12 @@ export async function runSmoke(settings: SmokeSettings): Promise<SmokeReport> {
 
 async function timed(check: Check, context: SmokeContext): Promise<CheckResult> {
   const started = performance.now();
-  const result = (outcome: Outcome, detail: string): CheckResult => ({ name: check.name, outcome, ms: Math.round(performance.now() - started), detail });
+  const result = (outcome: Outcome, detail: string): CheckResult => ({
+    name: check.name,
+    outcome,
+    ms: Math.round(performance.now() - started),
+    detail,
+  });
   try {
     return result('ok', (await check.run(context)) ?? '');
   } catch (error) {

@@ -11,7 +11,9 @@ export function readOutputs(file: string): StackOutputs {
   const withApi = Object.entries(stacks).filter(([, outputs]) => typeof outputs.ApiUrl === 'string');
   const [stack, ...others] = withApi;
   if (!stack || others.length > 0) {
-    throw new Error(`${file} must hold exactly one stack with an ApiUrl output; it holds ${withApi.length} (${Object.keys(stacks).join(', ') || 'none'})`);
+    throw new Error(
+      `${file} must hold exactly one stack with an ApiUrl output; it holds ${withApi.length} (${Object.keys(stacks).join(', ') || 'none'})`,
+    );
   }
   const [, outputs] = stack;
   return { apiUrl: outputs.ApiUrl, secretArn: outputs.AuthSecretArn };
@@ -37,7 +39,9 @@ export async function stackSecret(secretArn: string): Promise<string> {
   } catch (error) {
     const name = error instanceof Error ? error.name : '';
     if (name === 'AccessDeniedException' || name === 'CredentialsProviderError' || name === 'ExpiredTokenException') {
-      throw new Error(`Cannot read the stack's token secret (${name}): use credentials that may call secretsmanager:GetSecretValue on it, or pass --token and --token-b`);
+      throw new Error(
+        `Cannot read the stack's token secret (${name}): use credentials that may call secretsmanager:GetSecretValue on it, or pass --token and --token-b`,
+      );
     }
     throw error;
   } finally {

@@ -1,14 +1,14 @@
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type ActivityOutcome, ConversationActivity, transactWithActivity } from '../conversations/activity.js';
 import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
-import { attachmentConversationKey, attachmentKey, threadKey, threadOf, uploadIntentKey, type Counterpart } from '../dynamo/keys.js';
-import { ConversationActivity, transactWithActivity, type ActivityOutcome } from '../conversations/activity.js';
-import { contentToken, requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
+import { attachmentConversationKey, attachmentKey, type Counterpart, threadKey, threadOf, uploadIntentKey } from '../dynamo/keys.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
-import type { Page, PageRequest } from '../pagination.js';
-import { uploadersObject, type AttachmentRecord, type AttachmentStore, type NotOwner, type UploadIntent } from './model.js';
-import { headTaken, withFeed, type Outbox } from '../events/outbox.js';
+import { contentToken, requestToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
+import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
+import type { Page, PageRequest } from '../pagination.js';
+import { type AttachmentRecord, type AttachmentStore, type NotOwner, type UploadIntent, uploadersObject } from './model.js';
 
 type Item = Record<string, unknown>;
 
@@ -45,10 +45,24 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * there: once the run's failure path (or the intent's expiry) removed it,
    * the cleanup has the file, and no late attempt can make a record of it.
    */
-  async add(record: AttachmentRecord, requestId: string, intent: UploadIntent): Promise<'added' | 'existed' | 'conversation-missing' | 'intent-gone'> {
+  async add(
+    record: AttachmentRecord,
+    requestId: string,
+    intent: UploadIntent,
+  ): Promise<'added' | 'existed' | 'conversation-missing' | 'intent-gone'> {
     const tables = { attachments: this.table, conversations: this.conversationsTable };
-    const replaced: TransactItem = { Delete: { TableName: this.table, Key: uploadIntentKey(intent.attachmentId, intent.run), ...expressions({ condition: itemExists() }) } };
-    const outcome = await putUpload(this.client, tables, this.outbox, record, requestId, (attempt) => requestToken('upload', record.file_key, attempt), [replaced]);
+    const replaced: TransactItem = {
+      Delete: { TableName: this.table, Key: uploadIntentKey(intent.attachmentId, intent.run), ...expressions({ condition: itemExists() }) },
+    };
+    const outcome = await putUpload(
+      this.client,
+      tables,
+      this.outbox,
+      record,
+      requestId,
+      (attempt) => requestToken('upload', record.file_key, attempt),
+      [replaced],
+    );
     if (outcome === 'conversation-missing') return outcome;
     if (outcome.committed) return 'added';
     if (outcome.conditionFailed[0]) return 'intent-gone';
@@ -77,10 +91,18 @@ export class DynamoAttachmentStore implements AttachmentStore {
       const events = updatedEvents('attachment', uploadersObject(record), uploadersObject(renamed), requestId);
       if (events.length === 0) return record;
       const change = {
-        Update: { TableName: this.table, Key: attachmentKey(id), ...expressions({ update: { set: { filename } }, condition: and(uploadedBy(uploaderId), equals('filename', record.filename)) }) },
+        Update: {
+          TableName: this.table,
+          Key: attachmentKey(id),
+          ...expressions({ update: { set: { filename } }, condition: and(uploadedBy(uploaderId), equals('filename', record.filename)) }),
+        },
       };
       const feed = await this.outbox.append(uploaderId, events);
-      const outcome = await transactWrite(this.client, [change, ...feed.items], requestToken('rename-attachment', uploaderId, id, requestId, attempt));
+      const outcome = await transactWrite(
+        this.client,
+        [change, ...feed.items],
+        requestToken('rename-attachment', uploaderId, id, requestId, attempt),
+      );
       if (outcome.committed) return renamed;
       return retry;
     });
@@ -95,9 +117,15 @@ export class DynamoAttachmentStore implements AttachmentStore {
    */
   async remove(uploaderId: string, id: string, requestId: string): Promise<boolean | NotOwner> {
     return withFeed(async (attempt, retry) => {
-      const removal = [{ Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } }];
+      const removal = [
+        { Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } },
+      ];
       const feed = await this.outbox.append(uploaderId, [deletedEvent('attachment', id, requestId)]);
-      const outcome = await transactWrite(this.client, [...removal, ...feed.items], requestToken('delete-attachment', uploaderId, id, requestId, attempt));
+      const outcome = await transactWrite(
+        this.client,
+        [...removal, ...feed.items],
+        requestToken('delete-attachment', uploaderId, id, requestId, attempt),
+      );
       if (outcome.committed) return true;
       if (headTaken(outcome, removal.length)) return retry;
       return (await this.notOwned(id)) ?? false;
@@ -153,7 +181,12 @@ export class DynamoAttachmentStore implements AttachmentStore {
    */
   async removeAllOf(userId: string, conversationId: string): Promise<number> {
     let removed = 0;
-    for await (const keys of keysUnder(this.client, this.table, attachmentIndexes.conversation, attachmentConversationKey(userId, conversationId))) {
+    for await (const keys of keysUnder(
+      this.client,
+      this.table,
+      attachmentIndexes.conversation,
+      attachmentConversationKey(userId, conversationId),
+    )) {
       for (const { pk } of keys) if (await this.removeLeftOver(userId, pk as string)) removed += 1;
     }
     return removed;
@@ -161,7 +194,9 @@ export class DynamoAttachmentStore implements AttachmentStore {
 
   private removeLeftOver(uploaderId: string, id: string): Promise<boolean> {
     return withFeed(async (_attempt, retry) => {
-      const removal = [{ Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } }];
+      const removal = [
+        { Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } },
+      ];
       const feed = await this.outbox.append(uploaderId, [deletedEvent('attachment', id, null)]);
       const items = [...removal, ...feed.items];
       // A later run of the cleanup may build this transaction again: its token is its items.
@@ -187,11 +222,22 @@ export function putUpload(
   tokenOf: (attempt: string) => string,
   before: TransactItem[] = [],
 ): Promise<ActivityOutcome> {
-  const put: TransactItem = { Put: { TableName: tables.attachments, Item: attachmentItem(record), ...expressions({ condition: itemAbsent() }) } };
+  const put: TransactItem = {
+    Put: { TableName: tables.attachments, Item: attachmentItem(record), ...expressions({ condition: itemAbsent() }) },
+  };
   const activity = record.placement
-    ? new ConversationActivity(client, tables.conversations, record.uploaded_by, record.placement.conversation_id, { kind: 'own-upload', at: record.created_at })
+    ? new ConversationActivity(client, tables.conversations, record.uploaded_by, record.placement.conversation_id, {
+        kind: 'own-upload',
+        at: record.created_at,
+      })
     : undefined;
-  const feed = { outbox, userId: record.uploaded_by, events: [createdEvent('attachment', uploadersObject(record), requestId)], requestId, at: record.created_at };
+  const feed = {
+    outbox,
+    userId: record.uploaded_by,
+    events: [createdEvent('attachment', uploadersObject(record), requestId)],
+    requestId,
+    at: record.created_at,
+  };
   return transactWithActivity(client, [...before, put], activity, tokenOf, feed);
 }
 
@@ -219,7 +265,11 @@ export function attachmentItem(record: AttachmentRecord): Item {
 export function fromItem(item: Item): AttachmentRecord {
   const orNull = (value: unknown) => (value === undefined || value === null ? null : (value as string));
   const counterpart: Counterpart | undefined =
-    typeof item.group_id === 'string' ? { kind: 'group', id: item.group_id } : typeof item.contact_id === 'string' ? { kind: 'contact', id: item.contact_id } : undefined;
+    typeof item.group_id === 'string'
+      ? { kind: 'group', id: item.group_id }
+      : typeof item.contact_id === 'string'
+        ? { kind: 'contact', id: item.contact_id }
+        : undefined;
   return {
     id: item.id as string,
     message_id: orNull(item.message_id),

@@ -3,7 +3,19 @@ import mime from 'mime';
 export const GENERIC_FILE_TYPE = 'application/octet-stream';
 
 // Top-level types of the IANA media type registry.
-const TOP_LEVEL = new Set(['application', 'audio', 'font', 'example', 'haptics', 'image', 'message', 'model', 'multipart', 'text', 'video']);
+const TOP_LEVEL = new Set([
+  'application',
+  'audio',
+  'font',
+  'example',
+  'haptics',
+  'image',
+  'message',
+  'model',
+  'multipart',
+  'text',
+  'video',
+]);
 // An HTTP token, less `*`: a wildcard like image/* names no type.
 const SUBTYPE = /^[!#$%&'+.^_`|~0-9a-z-]+$/;
 // Types that say "some bytes" rather than what the file is.

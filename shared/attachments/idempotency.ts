@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { attachmentViews, type App } from '../app.js';
+import { type App, attachmentViews } from '../app.js';
 import type { ReplayOptions } from '../http/idempotency.js';
 import type { ApiRequest } from '../http/request.js';
 import type { ApiResponse } from '../http/response.js';
@@ -33,6 +33,7 @@ export function attachmentReplay({ userId }: ApiRequest, app: App): ReplayOption
       const { file_url: _link, file_url_expires_at: _expiry, ...record } = response.body as Attachment;
       return { ...response, body: record };
     },
-    refresh: async (stored) => (created(stored) ? { ...stored, body: await app.use(attachmentViews).replayed(userId, (stored.body as Attachment).id) } : stored),
+    refresh: async (stored) =>
+      created(stored) ? { ...stored, body: await app.use(attachmentViews).replayed(userId, (stored.body as Attachment).id) } : stored,
   };
 }

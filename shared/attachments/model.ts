@@ -30,7 +30,8 @@ export function attachmentObject(record: AttachmentRecord, conversationId: strin
 }
 
 /** The uploader's own view: their side is where they placed it. */
-export const uploadersObject = (record: AttachmentRecord): AttachmentObject => attachmentObject(record, record.placement?.conversation_id ?? null);
+export const uploadersObject = (record: AttachmentRecord): AttachmentObject =>
+  attachmentObject(record, record.placement?.conversation_id ?? null);
 
 /**
  * Where an attachment was uploaded: the uploader's side (conversation) and
@@ -42,7 +43,8 @@ export interface Placement {
 }
 
 /** Where an upload into the uploader's side `side` goes; null for an upload into no conversation. */
-export const placementIn = (side: Conversation | undefined): Placement | null => (side ? { conversation_id: side.id, counterpart: counterpartOf(side) } : null);
+export const placementIn = (side: Conversation | undefined): Placement | null =>
+  side ? { conversation_id: side.id, counterpart: counterpartOf(side) } : null;
 
 /** What is stored about an attachment: no link, and the thread as the uploader placed it. */
 export interface AttachmentRecord {
@@ -72,7 +74,11 @@ export interface AttachmentStore {
    * was removed (by its own failure path, or its expiry), so its file is the
    * cleanup's and no record may hold it.
    */
-  add(record: AttachmentRecord, requestId: string, intent: UploadIntent): Promise<'added' | 'existed' | 'conversation-missing' | 'intent-gone'>;
+  add(
+    record: AttachmentRecord,
+    requestId: string,
+    intent: UploadIntent,
+  ): Promise<'added' | 'existed' | 'conversation-missing' | 'intent-gone'>;
   get(id: string): Promise<AttachmentRecord | undefined>;
   /** Only the uploader's: undefined when there is no such attachment, NotOwner when it is someone else's. */
   rename(uploaderId: string, id: string, filename: string, requestId: string): Promise<AttachmentRecord | NotOwner | undefined>;

@@ -1,8 +1,8 @@
 import busboy from 'busboy';
-import { type ApiError, bodyInvalid, fileTooLarge, parameterInvalid, unsupportedMediaType } from '../http/errors.js';
 import { dictionary } from '../http/dictionary.js';
+import { type ApiError, bodyInvalid, fileTooLarge, parameterInvalid, unsupportedMediaType } from '../http/errors.js';
+import { type ApiRequest, mediaTypeOf, rawBody } from '../http/request.js';
 import { fileDeclaresTextPlain } from './declared-type.js';
-import { mediaTypeOf, rawBody, type ApiRequest } from '../http/request.js';
 
 /**
  * The project's one multipart/form-data parser, over busboy 1.6 (maintained,

@@ -1,8 +1,8 @@
+import { normalizeFilename } from '../files/filename.js';
 import { parameterInvalid, parameterMissing } from '../http/errors.js';
-import { clientId, text, type Reader } from '../http/params.js';
+import { clientId, type Reader, text } from '../http/params.js';
 import { isAttachmentId } from '../ids.js';
 import { cursor, limit } from '../pagination.js';
-import { normalizeFilename } from '../files/filename.js';
 
 /** The parameters each attachment endpoint but the upload accepts (upload-params.ts), and how each is read. */
 export const listParams = {

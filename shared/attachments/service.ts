@@ -1,16 +1,31 @@
 import type { Groups } from '../auth/groups.js';
 import { counterpartOf } from '../conversations/item-codec.js';
-import { membersCounterpart, seesAttachment, type MemberConversations, type Reader, type ThreadSides } from '../conversations/membership.js';
-import { threadKey, threadOf } from '../dynamo/keys.js';
+import {
+  type MemberConversations,
+  membersCounterpart,
+  type Reader,
+  seesAttachment,
+  type ThreadSides,
+} from '../conversations/membership.js';
 import { DeadlineExceeded, inFallback, invocationEndsAt } from '../deadline.js';
+import { threadKey, threadOf } from '../dynamo/keys.js';
 import { fileKey } from '../files/keys.js';
+import type { FileLinks, FileStore } from '../files/model.js';
 import { notOwner, referenceMissing, resourceMissing } from '../http/errors.js';
 import { newSeed, seededId } from '../ids.js';
-import type { Page, PageRequest } from '../pagination.js';
 import { logger } from '../observability.js';
-import { systemClock, type Clock } from '../time.js';
-import { attachmentObject, placementIn, type Attachment, type AttachmentRecord, type AttachmentStore, type NotOwner, type Upload, type UploadIntent } from './model.js';
-import type { FileLinks, FileStore } from '../files/model.js';
+import type { Page, PageRequest } from '../pagination.js';
+import { type Clock, systemClock } from '../time.js';
+import {
+  type Attachment,
+  type AttachmentRecord,
+  type AttachmentStore,
+  attachmentObject,
+  type NotOwner,
+  placementIn,
+  type Upload,
+  type UploadIntent,
+} from './model.js';
 
 /** What the attachments ask of the conversations: membership of the user's own, and the reader's side of a thread. */
 export type AttachmentConversations = MemberConversations & ThreadSides;
@@ -139,7 +154,10 @@ export class AttachmentService extends AttachmentViews {
   async upload(userId: string, groups: Groups, upload: Upload, seed: string | undefined, requestId: string): Promise<Attachment> {
     // Before the file is written: a refusal (403 not_a_member, or a conversation that is not there) leaves nothing behind.
     // A conversation's counterpart never changes, so the transaction below needs only to check that it still exists.
-    const side = upload.conversation_id === undefined ? undefined : await this.conversations.memberConversation(userId, groups, upload.conversation_id, 'conversation_id');
+    const side =
+      upload.conversation_id === undefined
+        ? undefined
+        : await this.conversations.memberConversation(userId, groups, upload.conversation_id, 'conversation_id');
     if (upload.conversation_id !== undefined && !side) throw conversationMissing(upload.conversation_id);
     // Seeded (Idempotency-Key): a retry after an unknown outcome writes the same id and finds its record.
     const id = seededId('att', seed);
@@ -211,7 +229,12 @@ export class AttachmentService extends AttachmentViews {
     try {
       await this.store.abandon(intent);
     } catch (error) {
-      logger.warn('upload intent left to its expiry', { attachment_id: intent.attachmentId, key: intent.fileKey, expires_at: intent.expiresAt, error: String(error) });
+      logger.warn('upload intent left to its expiry', {
+        attachment_id: intent.attachmentId,
+        key: intent.fileKey,
+        expires_at: intent.expiresAt,
+        error: String(error),
+      });
     }
   }
 

@@ -1,8 +1,8 @@
+import { normalizeFilename } from '../files/filename.js';
 import { parameterInvalid, parameterMissing, referenceMissing } from '../http/errors.js';
-import { clientId, readParams, wellFormed, type Reader } from '../http/params.js';
+import { clientId, type Reader, readParams, wellFormed } from '../http/params.js';
 import { isConversationId } from '../ids.js';
 import { fileTypeOf } from './file-type.js';
-import { normalizeFilename } from '../files/filename.js';
 import type { Upload } from './model.js';
 import type { MultipartForm, MultipartLimits } from './multipart.js';
 

@@ -38,7 +38,9 @@ const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jt
 export function groupsClaimName(raw: string | undefined): string {
   if (raw === undefined || raw === '') return DEFAULT_GROUPS_CLAIM;
   if (!/^[^\s\p{Cc}]{1,256}$/u.test(raw) || REGISTERED_CLAIMS.has(raw)) {
-    throw new Error(`GROUPS_CLAIM must name a claim (1 to 256 characters without whitespace or control characters, not a registered claim), got ${JSON.stringify(raw)}`);
+    throw new Error(
+      `GROUPS_CLAIM must name a claim (1 to 256 characters without whitespace or control characters, not a registered claim), got ${JSON.stringify(raw)}`,
+    );
   }
   return raw;
 }

@@ -26,7 +26,12 @@ export function denyPolicy(methodArn: string, errorCode: string, errorMessage: s
   return policy('anonymous', 'Deny', methodArn, { error_code: errorCode, error_message: errorMessage });
 }
 
-function policy(principalId: string, effect: 'Allow' | 'Deny', methodArn: string, context: Record<string, string>): APIGatewayAuthorizerResult {
+function policy(
+  principalId: string,
+  effect: 'Allow' | 'Deny',
+  methodArn: string,
+  context: Record<string, string>,
+): APIGatewayAuthorizerResult {
   return {
     principalId,
     policyDocument: {

@@ -1,7 +1,7 @@
 import type { AuthConfig } from '../config.js';
 import { extensionSecret } from './extension-secret.js';
 import { groupsClaimName } from './groups.js';
-import { tokenVerifier, type TokenVerifier, type VerifierSettings } from './tokens.js';
+import { type TokenVerifier, tokenVerifier, type VerifierSettings } from './tokens.js';
 
 /**
  * Which tokens the authorizer accepts, from its configuration (`auth` of

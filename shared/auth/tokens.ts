@@ -1,7 +1,7 @@
-import { createRemoteJWKSet, errors, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify, SignJWT } from 'jose';
 import { MAX_USER_ID_BYTES } from '../dynamo/keys.js';
 import { isWellFormed, utf8Bytes } from '../text.js';
-import { DEFAULT_GROUPS_CLAIM, groupsOfClaim, type Groups } from './groups.js';
+import { DEFAULT_GROUPS_CLAIM, type Groups, groupsOfClaim } from './groups.js';
 
 /**
  * Access tokens are JWTs whose `sub` is the user. Two modes, each with its
@@ -78,7 +78,11 @@ export interface TokenClaims {
 }
 
 /** Signs an HS256 token, as `npm run token` and the tests do. */
-export async function signToken(secret: string, userId: string, { ttlSeconds = 3600, groups, groupsClaim = DEFAULT_GROUPS_CLAIM }: TokenClaims = {}): Promise<string> {
+export async function signToken(
+  secret: string,
+  userId: string,
+  { ttlSeconds = 3600, groups, groupsClaim = DEFAULT_GROUPS_CLAIM }: TokenClaims = {},
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT(groups === undefined ? {} : { [groupsClaim]: [...groups] })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

@@ -21,7 +21,9 @@ function matches(pattern: FilterPattern, value: unknown): boolean {
   return Object.entries(pattern).every(([field, rule]) => {
     const found = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : undefined;
     if (!Array.isArray(rule)) return matches(rule as FilterPattern, found);
-    return rule.some((allowed: string | { prefix: string }) => (typeof allowed === 'string' ? found === allowed : typeof found === 'string' && found.startsWith(allowed.prefix)));
+    return rule.some((allowed: string | { prefix: string }) =>
+      typeof allowed === 'string' ? found === allowed : typeof found === 'string' && found.startsWith(allowed.prefix),
+    );
   });
 }
 

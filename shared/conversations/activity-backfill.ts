@@ -1,6 +1,6 @@
-import { ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
-import { and, beginsWith, equals, expressions, itemExists, notExists, or, hasType } from '../dynamo/expressions.js';
+import { and, beginsWith, equals, expressions, hasType, itemExists, notExists, or } from '../dynamo/expressions.js';
 import { CONVERSATION_SK_PREFIX, conversationKey, SORT_KEY } from '../dynamo/keys.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import { activityPlace, type Item } from './item-codec.js';
@@ -36,7 +36,10 @@ export async function backfillActivityPlaces(client: DynamoDBDocumentClient, tab
 }
 
 async function place(client: DynamoDBDocumentClient, table: string, item: Item): Promise<boolean> {
-  const activeAsRead = typeof item.last_active_at === 'number' ? equals('last_active_at', item.last_active_at) : or(notExists('last_active_at'), hasType('last_active_at', 'NULL'));
+  const activeAsRead =
+    typeof item.last_active_at === 'number'
+      ? equals('last_active_at', item.last_active_at)
+      : or(notExists('last_active_at'), hasType('last_active_at', 'NULL'));
   const written = await unlessConditionFails(
     client.send(
       new UpdateCommand({

@@ -1,12 +1,12 @@
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { equals, expressions, rendered } from '../dynamo/expressions.js';
 import { activitySort, conversationKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
-import { collectMatches, pageOf, type ListQuery, type QueryCost } from '../dynamo/query-page.js';
+import { collectMatches, type ListQuery, pageOf, type QueryCost } from '../dynamo/query-page.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import { parameterInvalid } from '../http/errors.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { activityPlace, type Item } from './item-codec.js';
-import { activityPlan, conjunction, type ActivityPlan } from './list-plan.js';
+import { type ActivityPlan, activityPlan, conjunction } from './list-plan.js';
 import type { ConversationFilter } from './model.js';
 
 /** How a list in activity order was asked for (see ListOrder). */
@@ -118,7 +118,9 @@ async function segmentMatches(
     };
     return collectMatches(client, query, { wanted, backwards, ...(startKey ? { startKey } : {}) }, cost);
   }
-  const newestFirst = (await wholeSet(client, query, cost)).map((item) => ({ item, place: activityPlace(item) })).sort((a, b) => (a.place < b.place ? 1 : -1));
+  const newestFirst = (await wholeSet(client, query, cost))
+    .map((item) => ({ item, place: activityPlace(item) }))
+    .sort((a, b) => (a.place < b.place ? 1 : -1));
   const inOrder = backwards ? newestFirst.reverse() : newestFirst;
   const after = from ? inOrder.filter(({ place }) => (backwards ? place > from.place : place < from.place)) : inOrder;
   return after.slice(0, wanted).map(({ item }) => item);

@@ -1,13 +1,13 @@
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { conversationKey } from '../dynamo/keys.js';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
-import { transactWrite, type TransactItem } from '../dynamo/transactions.js';
 import { and, expressions } from '../dynamo/expressions.js';
-import { stillThere } from './dynamo-store.js';
-import { applied, Changes, fromItem, readTimes, shownAsRead, type Item } from './item-codec.js';
-import { caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
+import { conversationKey } from '../dynamo/keys.js';
+import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
+import { type EventDraft, updatedEvents } from '../events/model.js';
 import type { Outbox } from '../events/outbox.js';
-import { updatedEvents, type EventDraft } from '../events/model.js';
+import { stillThere } from './dynamo-store.js';
+import { applied, Changes, fromItem, type Item, readTimes, shownAsRead } from './item-codec.js';
+import { caseHolding, type ReadStateCase, type ReadStateWrite, readStateCases } from './read-state.js';
 
 /**
  * Activity in a conversation (a file its user added to it, or another

@@ -1,20 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { seededId } from '../ids.js';
-import { systemClock, type Clock } from '../time.js';
-import { unlessConditionFails } from '../dynamo/errors.js';
-import { and, equals, expressions, itemAbsent, itemExists, type Condition } from '../dynamo/expressions.js';
-import { conversationKey } from '../dynamo/keys.js';
-import { requestToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
+import { unlessConditionFails } from '../dynamo/errors.js';
+import { and, type Condition, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
+import { conversationKey } from '../dynamo/keys.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
+import { conversationIndexes } from '../dynamo/tables.js';
+import { requestToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
+import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
+import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
+import { seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
+import { type Clock, systemClock } from '../time.js';
+import { activityPage } from './activity-list.js';
 import { endedMutes, mergeEndedMutes, writeBackEndedMutes } from './ended-mutes.js';
-import { applied, Changes, counterpartOf, fromItem, readTimes, shownAsRead, toItem, type Item } from './item-codec.js';
+import { applied, Changes, counterpartOf, fromItem, type Item, readTimes, shownAsRead, toItem } from './item-codec.js';
 import { conjunction, listPlan, listQuery } from './list-plan.js';
-import { caseCondition, caseHolding, readStateCases, type ReadStateCase, type ReadStateWrite } from './read-state.js';
 import {
-  newConversation,
   type Conversation,
   type ConversationChanges,
   type ConversationFilter,
@@ -22,12 +24,10 @@ import {
   type Counterpart,
   type ListCost,
   type ListOrder,
+  newConversation,
 } from './model.js';
-import { activityPage } from './activity-list.js';
+import { caseCondition, caseHolding, type ReadStateCase, type ReadStateWrite, readStateCases } from './read-state.js';
 import { HOLDER, holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js';
-import { conversationIndexes } from '../dynamo/tables.js';
-import { headTaken, withFeed, type Outbox } from '../events/outbox.js';
-import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 
 /** Conversations under the user's partition, sort key = conversation id (a ULID: creation order). */
 export class DynamoConversationStore implements ConversationStore {
@@ -51,16 +51,31 @@ export class DynamoConversationStore implements ConversationStore {
    * knows the conversation it finds as its own: 201. Its conversation.created
    * event is in the same transaction, so only the create that commits has one.
    */
-  async findOrCreate(userId: string, counterpart: Counterpart, seed: string | undefined, requestId: string): Promise<{ conversation: Conversation; created: boolean }> {
+  async findOrCreate(
+    userId: string,
+    counterpart: Counterpart,
+    seed: string | undefined,
+    requestId: string,
+  ): Promise<{ conversation: Conversation; created: boolean }> {
     const call = randomUUID();
     return retryWhileBusy(async (attempt) => {
       const conversation = newConversation(seededId('conv', seed), counterpart, this.clock());
       const items = [
-        { Put: { TableName: this.table, Item: uniquenessItem(userId, counterpart, conversation.id), ...expressions({ condition: itemAbsent() }) } },
+        {
+          Put: {
+            TableName: this.table,
+            Item: uniquenessItem(userId, counterpart, conversation.id),
+            ...expressions({ condition: itemAbsent() }),
+          },
+        },
         { Put: { TableName: this.table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
       ];
       const feed = await this.outbox.append(userId, [createdEvent('conversation', conversation, requestId)]);
-      const outcome = await transactWrite(this.client, [...items, ...feed.items], requestToken('create-conversation', call, String(attempt)));
+      const outcome = await transactWrite(
+        this.client,
+        [...items, ...feed.items],
+        requestToken('create-conversation', call, String(attempt)),
+      );
       if (outcome.committed) return { conversation, created: true };
       // Another writer of the user's feed took the sequence and nothing was written: the place is as it was.
       if (!headTaken(outcome, items.length)) {
@@ -134,10 +149,18 @@ export class DynamoConversationStore implements ConversationStore {
         return written ? fromItem(written, now) : undefined;
       }
       const change = {
-        Update: { TableName: this.table, Key: conversationKey(userId, id), ...expressions({ update, condition: and(stillThere(chosen), shownAsRead(item)) }) },
+        Update: {
+          TableName: this.table,
+          Key: conversationKey(userId, id),
+          ...expressions({ update, condition: and(stillThere(chosen), shownAsRead(item)) }),
+        },
       };
       const feed = await this.outbox.append(userId, events);
-      const outcome = await transactWrite(this.client, [change, ...feed.items], requestToken('update-conversation', userId, id, requestId, attempt));
+      const outcome = await transactWrite(
+        this.client,
+        [change, ...feed.items],
+        requestToken('update-conversation', userId, id, requestId, attempt),
+      );
       if (outcome.committed) return after;
       // The head taken by another writer, or the conversation changed or went since it was read: read again.
       return retry;
@@ -170,7 +193,9 @@ export class DynamoConversationStore implements ConversationStore {
   }
 
   private async getItem(userId: string, id: string): Promise<Item | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.table, Key: conversationKey(userId, id), ConsistentRead: true }));
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.table, Key: conversationKey(userId, id), ConsistentRead: true }),
+    );
     return Item;
   }
 
@@ -190,7 +215,11 @@ export class DynamoConversationStore implements ConversationStore {
       if (!conversation) return false;
       const items = removalItems(this.table, userId, conversation);
       const feed = await this.outbox.append(userId, [deletedEvent('conversation', id, requestId)]);
-      const outcome = await transactWrite(this.client, [...items, ...feed.items], requestToken('delete-conversation', userId, id, requestId, attempt));
+      const outcome = await transactWrite(
+        this.client,
+        [...items, ...feed.items],
+        requestToken('delete-conversation', userId, id, requestId, attempt),
+      );
       if (outcome.committed) return true;
       if (headTaken(outcome, items.length)) return retry;
       // Another request deleted it first (or is deleting it now): this one deleted nothing.
@@ -205,7 +234,12 @@ export class DynamoConversationStore implements ConversationStore {
    * so they cost extra reads only until then. The answer never depends on the
    * write-back having happened.
    */
-  async list(userId: string, filter: ConversationFilter, page: PageRequest, order: ListOrder = { by: 'created' }): Promise<{ page: Page<Conversation>; cost: ListCost }> {
+  async list(
+    userId: string,
+    filter: ConversationFilter,
+    page: PageRequest,
+    order: ListOrder = { by: 'created' },
+  ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
     const now = this.clock();
     if (order.by === 'activity') {
       const { page: items, cost } = await activityPage(this.client, this.table, userId, filter, page, order, now);
@@ -213,15 +247,20 @@ export class DynamoConversationStore implements ConversationStore {
     }
     const plan = listPlan(userId, filter, now);
     const { query, startKeyOf } = listQuery(this.table, userId, plan);
-    const ended = plan.index?.name === conversationIndexes.muted.name
-      ? await endedMutes(this.client, this.table, userId, now, conjunction(plan.residual))
-      : { items: [], cost: { queries: 0, itemsRead: 0 } };
+    const ended =
+      plan.index?.name === conversationIndexes.muted.name
+        ? await endedMutes(this.client, this.table, userId, now, conjunction(plan.residual))
+        : { items: [], cost: { queries: 0, itemsRead: 0 } };
     const { page: items, cost } = await queryPage(this.client, query, page, startKeyOf);
     const merged = plan.expiredMutes ? mergeEndedMutes(items, ended.items, page) : items;
     if (ended.items.length > 0) await writeBackEndedMutes(this.client, this.table, userId, ended.items);
     return {
       page: { has_more: merged.has_more, data: merged.data.map((item) => fromItem(item, now)) },
-      cost: { index: plan.index?.name ?? 'table', queries: cost.queries + ended.cost.queries, itemsRead: cost.itemsRead + ended.cost.itemsRead },
+      cost: {
+        index: plan.index?.name ?? 'table',
+        queries: cost.queries + ended.cost.queries,
+        itemsRead: cost.itemsRead + ended.cost.itemsRead,
+      },
     };
   }
 }
@@ -244,12 +283,19 @@ function conversationUpdate(table: string, userId: string, id: string, changes: 
 export function removalItems(table: string, userId: string, conversation: Conversation): TransactItem[] {
   return [
     { Delete: { TableName: table, Key: conversationKey(userId, conversation.id), ...expressions({ condition: itemExists() }) } },
-    { Delete: { TableName: table, Key: uniquenessKey(userId, counterpartOf(conversation)), ...expressions({ condition: holdsPlaceFor(conversation.id) }) } },
+    {
+      Delete: {
+        TableName: table,
+        Key: uniquenessKey(userId, counterpartOf(conversation)),
+        ...expressions({ condition: holdsPlaceFor(conversation.id) }),
+      },
+    },
   ];
 }
 
 /** The condition of every write to a conversation: it exists and, when the read state moves, the case's condition holds. */
-export const stillThere = (readState?: ReadStateCase): Condition => (readState ? and(itemExists(), caseCondition(readState)) : itemExists());
+export const stillThere = (readState?: ReadStateCase): Condition =>
+  readState ? and(itemExists(), caseCondition(readState)) : itemExists();
 
 /** A uniqueness record still names this conversation. */
 const holdsPlaceFor = (conversationId: string): Condition => equals(HOLDER, conversationId);

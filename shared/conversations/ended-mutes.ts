@@ -1,4 +1,4 @@
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { and, atMost, equals, expressions, rendered } from '../dynamo/expressions.js';
 import { conversationKey, muteEndKey, muteEndSort } from '../dynamo/keys.js';

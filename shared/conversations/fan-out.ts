@@ -1,6 +1,6 @@
-import { attachmentObject, type AttachmentRecord } from '../attachments/model.js';
-import { threadKey, threadOf, type Counterpart, type Thread } from '../dynamo/keys.js';
-import { createdEvent, deletedEvent, updatedEvents, type EventDraft } from '../events/model.js';
+import { type AttachmentRecord, attachmentObject } from '../attachments/model.js';
+import { type Counterpart, type Thread, threadKey, threadOf } from '../dynamo/keys.js';
+import { createdEvent, deletedEvent, type EventDraft, updatedEvents } from '../events/model.js';
 
 /**
  * A change to an attachment of a thread, as the attachments table's stream
@@ -101,7 +101,11 @@ export class FanOut {
       [second, first],
     ] as const) {
       const theirs = changes.filter((change) => change.record.uploaded_by === other);
-      if (theirs.length > 0 && (await this.members.deliver({ userId: member, counterpart: { kind: 'contact', id: other }, changes: theirs }))) reached += 1;
+      if (
+        theirs.length > 0 &&
+        (await this.members.deliver({ userId: member, counterpart: { kind: 'contact', id: other }, changes: theirs }))
+      )
+        reached += 1;
     }
     return reached;
   }
@@ -114,13 +118,21 @@ export class FanOut {
   private async group(groupId: string, changes: ThreadChange[], outcome: FanOutOutcome): Promise<void> {
     for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }))) {
       const all = page
-        .map((side): MemberDelivery => ({ ...side, counterpart: { kind: 'group', id: groupId }, changes: changes.filter((change) => change.record.uploaded_by !== side.userId) }))
+        .map(
+          (side): MemberDelivery => ({
+            ...side,
+            counterpart: { kind: 'group', id: groupId },
+            changes: changes.filter((change) => change.record.uploaded_by !== side.userId),
+          }),
+        )
         .filter((delivery) => delivery.changes.length > 0);
       const deliveries = await this.members.notYetDelivered(all);
       outcome.skipped += all.length - deliveries.length;
       for (let start = 0; start < deliveries.length; start += GROUP_WRITES_IN_FLIGHT) {
         // Every write of the chunk settled before a failure is answered: none goes on after the invocation ends.
-        const settled = await Promise.allSettled(deliveries.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((delivery) => this.members.deliver(delivery)));
+        const settled = await Promise.allSettled(
+          deliveries.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((delivery) => this.members.deliver(delivery)),
+        );
         outcome.reached += settled.filter((result) => result.status === 'fulfilled' && result.value).length;
         const failed = settled.find((result) => result.status === 'rejected');
         if (failed) throw failed.reason;
@@ -150,7 +162,12 @@ export function memberEvents(change: ThreadChange, conversationId: string): Even
     case 'created':
       return [createdEvent('attachment', attachmentObject(change.record, conversationId), null)];
     case 'renamed':
-      return updatedEvents('attachment', attachmentObject(change.before, conversationId), attachmentObject(change.record, conversationId), null);
+      return updatedEvents(
+        'attachment',
+        attachmentObject(change.before, conversationId),
+        attachmentObject(change.record, conversationId),
+        null,
+      );
     case 'removed':
       return [deletedEvent('attachment', change.record.id, null)];
   }

@@ -1,5 +1,16 @@
-import { and, equals, hasType, notExists, or, type Condition, type Update } from '../dynamo/expressions.js';
-import { activitySort, conversationKey, contactKey, flagKey, groupKey, muteEndKey, muteEndSort, threadKey, threadOf, type Counterpart } from '../dynamo/keys.js';
+import { and, type Condition, equals, hasType, notExists, or, type Update } from '../dynamo/expressions.js';
+import {
+  activitySort,
+  type Counterpart,
+  contactKey,
+  conversationKey,
+  flagKey,
+  groupKey,
+  muteEndKey,
+  muteEndSort,
+  threadKey,
+  threadOf,
+} from '../dynamo/keys.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import type { Conversation, ConversationChanges, Mute } from './model.js';
 import { shownMute } from './mute.js';
@@ -35,7 +46,8 @@ export function toItem(userId: string, conversation: Conversation): Item {
 }
 
 /** When a conversation was last active: its last activity, or its creation while it has had none. */
-export const activeAt = (conversation: Pick<Conversation, 'last_active_at' | 'created_at'>): number => conversation.last_active_at ?? conversation.created_at;
+export const activeAt = (conversation: Pick<Conversation, 'last_active_at' | 'created_at'>): number =>
+  conversation.last_active_at ?? conversation.created_at;
 
 /** Where a stored conversation stands in the activity order (activitySort), from its fields (an item written before the index has no key). */
 export const activityPlace = (item: Item): string => {
@@ -92,7 +104,11 @@ function muteAttributes(userId: string, mute: Mute): Item {
     is_muted: mute.kind !== 'off',
     [conversationIndexes.muted.partitionKey]: flagKey(userId, mute.kind !== 'off'),
     ...(mute.kind === 'until'
-      ? { muted_until: mute.until, [conversationIndexes.muteEnd.partitionKey]: muteEndKey(userId), [conversationIndexes.muteEnd.sortKey]: muteEndSort(mute.until) }
+      ? {
+          muted_until: mute.until,
+          [conversationIndexes.muteEnd.partitionKey]: muteEndKey(userId),
+          [conversationIndexes.muteEnd.sortKey]: muteEndSort(mute.until),
+        }
       : {}),
   };
 }
@@ -167,7 +183,9 @@ const SHOWN_ATTRIBUTES = ['is_pinned', 'is_muted', 'muted_until', 'pinned_messag
 export function shownAsRead(item: Item): Condition {
   return and(
     ...SHOWN_ATTRIBUTES.map((attribute) =>
-      item[attribute] === undefined || item[attribute] === null ? or(notExists(attribute), hasType(attribute, 'NULL')) : equals(attribute, item[attribute]),
+      item[attribute] === undefined || item[attribute] === null
+        ? or(notExists(attribute), hasType(attribute, 'NULL'))
+        : equals(attribute, item[attribute]),
     ),
   );
 }
@@ -175,7 +193,12 @@ export function shownAsRead(item: Item): Condition {
 /** The item as an UpdateItem of `update` leaves it. */
 export function applied(item: Item, update: Update): Item {
   const after: Item = { ...item };
-  const set = update.set === undefined ? [] : Symbol.iterator in update.set ? [...(update.set as Iterable<readonly [string, unknown]>)] : Object.entries(update.set);
+  const set =
+    update.set === undefined
+      ? []
+      : Symbol.iterator in update.set
+        ? [...(update.set as Iterable<readonly [string, unknown]>)]
+        : Object.entries(update.set);
   for (const [attribute, value] of set) after[attribute] = value;
   for (const attribute of update.remove ?? []) delete after[attribute];
   return after;

@@ -1,7 +1,21 @@
-import { conversationIndexes, type ConversationIndex } from '../dynamo/tables.js';
-import { and, atMost, beginsWith, equals, expressions, fragment, greaterThan, notEquals, notExists, or, Placeholders, rendered, type Expression } from '../dynamo/expressions.js';
+import {
+  and,
+  atMost,
+  beginsWith,
+  type Expression,
+  equals,
+  expressions,
+  fragment,
+  greaterThan,
+  notEquals,
+  notExists,
+  or,
+  Placeholders,
+  rendered,
+} from '../dynamo/expressions.js';
 import { CONVERSATION_SK_PREFIX, contactKey, conversationKey, flagKey, groupKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
 import type { ListQuery } from '../dynamo/query-page.js';
+import { type ConversationIndex, conversationIndexes } from '../dynamo/tables.js';
 import type { ConversationFilter } from './model.js';
 
 /**
@@ -68,7 +82,11 @@ function candidatesOf(userId: string, filter: ConversationFilter, now: number): 
 
   const candidates: Candidate[] = [];
   if (filter.contact_id !== undefined) {
-    candidates.push({ index: 'contact', value: contactKey(userId, filter.contact_id), residual: residual('contact_id', filter.contact_id) });
+    candidates.push({
+      index: 'contact',
+      value: contactKey(userId, filter.contact_id),
+      residual: residual('contact_id', filter.contact_id),
+    });
   }
   if (filter.group_id !== undefined) {
     candidates.push({ index: 'group', value: groupKey(userId, filter.group_id), residual: residual('group_id', filter.group_id) });
@@ -109,7 +127,9 @@ export interface ActivityPlan {
 export function activityPlan(userId: string, filter: ConversationFilter, now: number): ActivityPlan {
   const candidates = candidatesOf(userId, filter, now);
   const residualBut = (chosen?: Candidate) => candidates.filter((candidate) => candidate !== chosen).map((candidate) => candidate.residual);
-  const small = candidates.find((candidate) => candidate.index === 'contact' || candidate.index === 'group' || (candidate.index === 'pinned' && filter.pinned === true));
+  const small = candidates.find(
+    (candidate) => candidate.index === 'contact' || candidate.index === 'group' || (candidate.index === 'pinned' && filter.pinned === true),
+  );
   if (small) return { kind: 'whole', index: indexOf(small), residual: residualBut(small) };
   const archived = candidates.find((candidate) => candidate.index === 'archived');
   if (archived) {
@@ -132,7 +152,11 @@ export function conjunction(conditions: Condition[]): Condition | undefined {
  * own condition and the residual filters, and how a cursor id becomes the
  * ExclusiveStartKey of that index.
  */
-export function listQuery(table: string, userId: string, plan: ListPlan): { query: ListQuery; startKeyOf: (cursor: string) => Record<string, unknown> } {
+export function listQuery(
+  table: string,
+  userId: string,
+  plan: ListPlan,
+): { query: ListQuery; startKeyOf: (cursor: string) => Record<string, unknown> } {
   const { index } = plan;
   const keyCondition = index
     ? equals(index.partitionKey, index.value)

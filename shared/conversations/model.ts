@@ -1,5 +1,5 @@
-import type { Page, PageRequest } from '../pagination.js';
 import type { Counterpart } from '../dynamo/keys.js';
+import type { Page, PageRequest } from '../pagination.js';
 
 export type { Counterpart };
 
@@ -68,13 +68,23 @@ export interface ListCost {
 
 export interface ConversationStore {
   /** The user's one conversation with this contact or group, created if there is none. */
-  findOrCreate(userId: string, counterpart: Counterpart, seed: string | undefined, requestId: string): Promise<{ conversation: Conversation; created: boolean }>;
+  findOrCreate(
+    userId: string,
+    counterpart: Counterpart,
+    seed: string | undefined,
+    requestId: string,
+  ): Promise<{ conversation: Conversation; created: boolean }>;
   get(userId: string, id: string): Promise<Conversation | undefined>;
   /** Applies only the given fields in one write (with its event, when it changes what the user sees); undefined when there is no such conversation. */
   update(userId: string, id: string, changes: ConversationChanges, requestId: string): Promise<Conversation | undefined>;
   /** Removes the conversation and its uniqueness record in one write; false when there was none. */
   remove(userId: string, id: string, requestId: string): Promise<boolean>;
-  list(userId: string, filter: ConversationFilter, page: PageRequest, order?: ListOrder): Promise<{ page: Page<Conversation>; cost: ListCost }>;
+  list(
+    userId: string,
+    filter: ConversationFilter,
+    page: PageRequest,
+    order?: ListOrder,
+  ): Promise<{ page: Page<Conversation>; cost: ListCost }>;
   /** The id of the user's conversation with this contact or group, if they hold one. */
   sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined>;
 }

@@ -25,7 +25,11 @@ export function shownMute(mute: Mute, now: number): { is_muted: boolean; muted_u
  */
 export function requestedMute(isMuted: boolean | undefined, mutedUntil: number | null | undefined, now: number): Mute | undefined {
   const fromUntil: Mute | undefined =
-    mutedUntil === undefined ? undefined : mutedUntil === null || mutedUntil <= now ? { kind: 'off' } : { kind: 'until', until: mutedUntil };
+    mutedUntil === undefined
+      ? undefined
+      : mutedUntil === null || mutedUntil <= now
+        ? { kind: 'off' }
+        : { kind: 'until', until: mutedUntil };
   if (fromUntil === undefined) return isMuted === undefined ? undefined : { kind: isMuted ? 'forever' : 'off' };
   if (isMuted !== undefined && isMuted !== (fromUntil.kind === 'until')) {
     throw parameterInvalid(

@@ -1,5 +1,5 @@
 import { parameterInvalid } from '../http/errors.js';
-import { clientId, flag, nullable, timestamp, type Reader } from '../http/params.js';
+import { clientId, flag, nullable, type Reader, timestamp } from '../http/params.js';
 import { isConversationId } from '../ids.js';
 import { cursor, limit } from '../pagination.js';
 import type { ListOrder } from './model.js';
@@ -34,17 +34,30 @@ export const listParams = {
  * cursor's conversation as the client holds it, so it needs a cursor and
  * that order.
  */
-export function listOrder(params: { order?: string; pinned_first?: boolean; cursor_active_at?: number; starting_after?: string; ending_before?: string }): ListOrder {
+export function listOrder(params: {
+  order?: string;
+  pinned_first?: boolean;
+  cursor_active_at?: number;
+  starting_after?: string;
+  ending_before?: string;
+}): ListOrder {
   const byActivity = params.order === 'activity';
   if (params.pinned_first === true && !byActivity) throw parameterInvalid('pinned_first', 'pinned_first needs order=activity');
   if (params.cursor_active_at !== undefined) {
     if (!byActivity) throw parameterInvalid('cursor_active_at', 'cursor_active_at needs order=activity');
     if (params.starting_after === undefined && params.ending_before === undefined) {
-      throw parameterInvalid('cursor_active_at', 'cursor_active_at needs starting_after or ending_before: it is the activity time of that conversation as you hold it');
+      throw parameterInvalid(
+        'cursor_active_at',
+        'cursor_active_at needs starting_after or ending_before: it is the activity time of that conversation as you hold it',
+      );
     }
   }
   if (!byActivity) return { by: 'created' };
-  return { by: 'activity', pinnedFirst: params.pinned_first === true, ...(params.cursor_active_at === undefined ? {} : { cursorActiveAt: params.cursor_active_at }) };
+  return {
+    by: 'activity',
+    pinnedFirst: params.pinned_first === true,
+    ...(params.cursor_active_at === undefined ? {} : { cursorActiveAt: params.cursor_active_at }),
+  };
 }
 
 export const createParams = { contact_id: clientId, group_id: clientId };

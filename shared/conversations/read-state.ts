@@ -1,4 +1,20 @@
-import { and, atLeast, atMost, equals, exists, fragment, greaterThan, hasType, lessThan, not, notExists, or, Placeholders, rendered, type Condition } from '../dynamo/expressions.js';
+import {
+  and,
+  atLeast,
+  atMost,
+  type Condition,
+  equals,
+  exists,
+  fragment,
+  greaterThan,
+  hasType,
+  lessThan,
+  not,
+  notExists,
+  or,
+  Placeholders,
+  rendered,
+} from '../dynamo/expressions.js';
 import { parameterInvalid } from '../http/errors.js';
 
 /**
@@ -30,7 +46,11 @@ export function requestedOpen(lastOpenedAt: number | null | undefined, now: numb
  * activity (an upload reaching this side), or the user's own upload (active
  * and read at once: nobody has unread news of their own upload).
  */
-export type ReadStateWrite = { kind: 'open'; at: number } | { kind: 'clear' } | { kind: 'activity'; at: number } | { kind: 'own-upload'; at: number };
+export type ReadStateWrite =
+  | { kind: 'open'; at: number }
+  | { kind: 'clear' }
+  | { kind: 'activity'; at: number }
+  | { kind: 'own-upload'; at: number };
 
 /** One case of a read-state write; why writes are split into cases: docs/decisions.md, "Read state". */
 export interface ReadStateCase {

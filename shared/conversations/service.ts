@@ -1,10 +1,8 @@
 import type { Groups } from '../auth/groups.js';
 import { resourceMissing } from '../http/errors.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { systemClock, type Clock } from '../time.js';
+import { type Clock, systemClock } from '../time.js';
 import { requireMember } from './membership.js';
-import { requestedMute } from './mute.js';
-import { requestedOpen } from './read-state.js';
 import type {
   Conversation,
   ConversationChanges,
@@ -15,6 +13,8 @@ import type {
   ListCost,
   ListOrder,
 } from './model.js';
+import { requestedMute } from './mute.js';
+import { requestedOpen } from './read-state.js';
 
 /** What the conversation endpoints do, whatever stores them. */
 export class ConversationService {

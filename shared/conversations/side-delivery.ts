@@ -1,16 +1,16 @@
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { expressions, itemAbsent } from '../dynamo/expressions.js';
-import { deliveredChangeKey, PARTITION_KEY, SORT_KEY, type Counterpart } from '../dynamo/keys.js';
-import { contentToken, transactWrite, type TransactItem } from '../dynamo/transactions.js';
-import { createdEvent, EVENT_RETENTION_SECONDS, type EventDraft } from '../events/model.js';
+import { type Counterpart, deliveredChangeKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
+import { contentToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { EXPIRES_AT } from '../events/item.js';
-import { withFeed, type Outbox } from '../events/outbox.js';
+import { createdEvent, EVENT_RETENTION_SECONDS, type EventDraft } from '../events/model.js';
+import { type Outbox, withFeed } from '../events/outbox.js';
 import type { Clock } from '../time.js';
 import { ConversationActivity } from './activity.js';
-import { latestUpload, memberEvents, showsAnything, type MemberDelivery, type ThreadChange } from './fan-out.js';
+import { latestUpload, type MemberDelivery, memberEvents, showsAnything, type ThreadChange } from './fan-out.js';
 import { toItem } from './item-codec.js';
-import { newConversation, type Conversation } from './model.js';
 import type { ThreadSides } from './membership.js';
+import { type Conversation, newConversation } from './model.js';
 import { uniquenessItem } from './uniqueness.js';
 
 /**
@@ -60,13 +60,21 @@ export class SideDelivery {
     for (let start = 0; start < keys.length; start += BATCH_GET_MAX) {
       const { Responses } = await this.client.send(
         new BatchGetCommand({
-          RequestItems: { [this.eventsTable]: { Keys: keys.slice(start, start + BATCH_GET_MAX), ...expressions({ projection: [PARTITION_KEY, SORT_KEY] }) } },
+          RequestItems: {
+            [this.eventsTable]: {
+              Keys: keys.slice(start, start + BATCH_GET_MAX),
+              ...expressions({ projection: [PARTITION_KEY, SORT_KEY] }),
+            },
+          },
         }),
       );
       for (const item of Responses?.[this.eventsTable] ?? []) recorded.add(id(item as { pk: unknown; sk: unknown }));
     }
     return shown
-      .map((delivery) => ({ ...delivery, changes: delivery.changes.filter((change) => !recorded.has(id(deliveredChangeKey(delivery.userId, change.id)))) }))
+      .map((delivery) => ({
+        ...delivery,
+        changes: delivery.changes.filter((change) => !recorded.has(id(deliveredChangeKey(delivery.userId, change.id)))),
+      }))
       .filter((delivery) => delivery.changes.length > 0);
   }
 
@@ -87,7 +95,11 @@ export class SideDelivery {
       if (!side) return false;
       const changeEvents = pending.map((change) => memberEvents(change, side.id));
       const shown = pending.filter((_, index) => (changeEvents[index]?.length ?? 0) > 0);
-      const marks = shown.map((change): TransactItem => ({ Put: { TableName: this.eventsTable, Item: this.deliveredItem(userId, change.id), ...expressions({ condition: itemAbsent() }) } }));
+      const marks = shown.map(
+        (change): TransactItem => ({
+          Put: { TableName: this.eventsTable, Item: this.deliveredItem(userId, change.id), ...expressions({ condition: itemAbsent() }) },
+        }),
+      );
       const events = [...side.before, ...changeEvents.flat(), ...side.after];
       if (events.length === 0) return true;
       // A group's events are its members' alone: a reader whose token no longer lists it reads them redacted.
@@ -116,7 +128,9 @@ export class SideDelivery {
     const at = latestUpload(pending);
     const id = named ?? (await this.sides.sideOf(userId, counterpart));
     // Read even when no upload moves it: the events name the side only while it is there.
-    const activity = id ? new ConversationActivity(this.client, this.conversationsTable, userId, id, { kind: 'activity', at: at ?? 0 }) : undefined;
+    const activity = id
+      ? new ConversationActivity(this.client, this.conversationsTable, userId, id, { kind: 'activity', at: at ?? 0 })
+      : undefined;
     const stored = await activity?.read();
     if (id && activity && stored) {
       if (at === undefined) return { id, items: [], before: [], after: [] };
@@ -127,9 +141,18 @@ export class SideDelivery {
     // A group's member, or a direct contact whom no new upload here reaches, holds no side to show these in.
     if (counterpart.kind === 'group' || !firstUpload || at === undefined) return undefined;
     // The same id for every delivery of this upload; the uniqueness record keeps a second side from being made.
-    const conversation: Conversation = { ...newConversation(`conv_${firstUpload.record.id.slice('att_'.length)}`, counterpart, at), last_active_at: at };
+    const conversation: Conversation = {
+      ...newConversation(`conv_${firstUpload.record.id.slice('att_'.length)}`, counterpart, at),
+      last_active_at: at,
+    };
     const items: TransactItem[] = [
-      { Put: { TableName: this.conversationsTable, Item: uniquenessItem(userId, counterpart, conversation.id), ...expressions({ condition: itemAbsent() }) } },
+      {
+        Put: {
+          TableName: this.conversationsTable,
+          Item: uniquenessItem(userId, counterpart, conversation.id),
+          ...expressions({ condition: itemAbsent() }),
+        },
+      },
       { Put: { TableName: this.conversationsTable, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
     ];
     return { id: conversation.id, items, before: [createdEvent('conversation', conversation, null)], after: [] };

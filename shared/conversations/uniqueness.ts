@@ -1,4 +1,4 @@
-import { counterpartKey, type Counterpart } from '../dynamo/keys.js';
+import { type Counterpart, counterpartKey } from '../dynamo/keys.js';
 import type { Item } from './item-codec.js';
 
 /** The attribute of a uniqueness record that names its conversation. */

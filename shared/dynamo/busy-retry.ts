@@ -106,7 +106,10 @@ export async function tallyingRetries<T>(work: () => Promise<T>): Promise<{ valu
  * ends it: WriteContention for contention, the table's own error for
  * throttling.
  */
-export async function retryWhileBusy<T>(attempt: (n: number) => Promise<T | typeof CONTENDED>, random: () => number = Math.random): Promise<T> {
+export async function retryWhileBusy<T>(
+  attempt: (n: number) => Promise<T | typeof CONTENDED>,
+  random: () => number = Math.random,
+): Promise<T> {
   const unbudgetedEnd = performance.now() + UNBUDGETED_RETRY_MS;
   for (let n = 1; ; n += 1) {
     let busy: Busy;

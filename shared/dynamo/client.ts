@@ -31,7 +31,11 @@ export function createDynamoClient(config: Config): DynamoDBDocumentClient {
     maxAttempts: DYNAMODB_TIMEOUTS.maxAttempts,
     requestHandler: boundedTransport(DYNAMODB_TIMEOUTS),
     ...(config.dynamodbEndpoint ? { endpoint: config.dynamodbEndpoint } : {}),
-    ...(config.dynamodbCredentials ? { credentials: resolvedAtEachCall(config.dynamodbCredentials) } : config.credentials ? { credentials: config.credentials } : {}),
+    ...(config.dynamodbCredentials
+      ? { credentials: resolvedAtEachCall(config.dynamodbCredentials) }
+      : config.credentials
+        ? { credentials: config.credentials }
+        : {}),
   });
   return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
 }

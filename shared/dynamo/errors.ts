@@ -1,6 +1,5 @@
 /** A conditional write whose condition did not hold. */
-export const isConditionFailed = (error: unknown): boolean =>
-  error instanceof Error && error.name === 'ConditionalCheckFailedException';
+export const isConditionFailed = (error: unknown): boolean => error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /**
  * A conditional write's result, or undefined when its condition did not hold

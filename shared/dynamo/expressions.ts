@@ -58,24 +58,29 @@ export class Placeholders {
   }
 
   private bindName(placeholder: string, attribute: string): void {
-    if (placeholder in this.names && this.names[placeholder] !== attribute) throw new Error(`${placeholder} already names ${this.names[placeholder]}`);
+    if (placeholder in this.names && this.names[placeholder] !== attribute)
+      throw new Error(`${placeholder} already names ${this.names[placeholder]}`);
     this.names[placeholder] = attribute;
   }
 
   private bindValue(placeholder: string, value: unknown): void {
-    if (placeholder in this.values && this.values[placeholder] !== value) throw new Error(`${placeholder} already stands for another value`);
+    if (placeholder in this.values && this.values[placeholder] !== value)
+      throw new Error(`${placeholder} already stands for another value`);
     this.values[placeholder] = value;
   }
 }
 
 const operand = (render: (p: Placeholders) => string): Condition => ({ render: (p) => ({ text: render(p), binding: 'operand' }) });
-const compare = (operator: string) => (attribute: string, value: unknown) => operand((p) => `${p.name(attribute)} ${operator} ${p.value(value)}`);
+const compare = (operator: string) => (attribute: string, value: unknown) =>
+  operand((p) => `${p.name(attribute)} ${operator} ${p.value(value)}`);
 
 export const exists = (attribute: string): Condition => operand((p) => `attribute_exists(${p.name(attribute)})`);
 export const notExists = (attribute: string): Condition => operand((p) => `attribute_not_exists(${p.name(attribute)})`);
 /** `type` is one of DynamoDB's type descriptors: S, N, B, BOOL, NULL, L, M, SS, NS, BS. */
-export const hasType = (attribute: string, type: string): Condition => operand((p) => `attribute_type(${p.name(attribute)}, ${p.value(type)})`);
-export const beginsWith = (attribute: string, prefix: string): Condition => operand((p) => `begins_with(${p.name(attribute)}, ${p.value(prefix)})`);
+export const hasType = (attribute: string, type: string): Condition =>
+  operand((p) => `attribute_type(${p.name(attribute)}, ${p.value(type)})`);
+export const beginsWith = (attribute: string, prefix: string): Condition =>
+  operand((p) => `begins_with(${p.name(attribute)}, ${p.value(prefix)})`);
 export const equals = compare('=');
 export const notEquals = compare('<>');
 export const lessThan = compare('<');

@@ -65,7 +65,8 @@ export const muteEndSort = (mutedUntil: number): string => String(mutedUntil).pa
  * conversation's. Conversation ids hold no `#`.
  */
 const ACTIVITY_DIGITS = 16;
-export const activitySort = (activeAt: number, conversationId: string): string => `${String(activeAt).padStart(ACTIVITY_DIGITS, '0')}#${conversationId}`;
+export const activitySort = (activeAt: number, conversationId: string): string =>
+  `${String(activeAt).padStart(ACTIVITY_DIGITS, '0')}#${conversationId}`;
 
 /**
  * A thread: the two sides of a direct conversation (each user's conversation
@@ -102,7 +103,10 @@ export const attachmentKey = (attachmentId: string): ItemKey => ({ pk: attachmen
  * unless the record holds it. One per upload run: the run's own file key is in the item.
  */
 export const UPLOAD_INTENT_SK_PREFIX = 'intent#';
-export const uploadIntentKey = (attachmentId: string, run: string): ItemKey => ({ pk: attachmentId, sk: `${UPLOAD_INTENT_SK_PREFIX}${run}` });
+export const uploadIntentKey = (attachmentId: string, run: string): ItemKey => ({
+  pk: attachmentId,
+  sk: `${UPLOAD_INTENT_SK_PREFIX}${run}`,
+});
 /** The uploader's side an attachment went into: the cleanup of that side finds the uploader's files of it. */
 export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
 
@@ -121,7 +125,8 @@ export const EVENT_SK_PREFIX = 'e#';
 export const EVENT_SEQUENCE_DIGITS = 12;
 export const MAX_EVENT_SEQUENCE = 10 ** EVENT_SEQUENCE_DIGITS - 1;
 /** A sequence number after a prefix, zero-padded: string order is sequence order (the feed's keys and its indexes' sort keys). */
-export const sequenceSort = (prefix: string, sequence: number): string => `${prefix}${String(sequence).padStart(EVENT_SEQUENCE_DIGITS, '0')}`;
+export const sequenceSort = (prefix: string, sequence: number): string =>
+  `${prefix}${String(sequence).padStart(EVENT_SEQUENCE_DIGITS, '0')}`;
 export const eventKey = (userId: string, sequence: number): ItemKey => ({ pk: userId, sk: sequenceSort(EVENT_SK_PREFIX, sequence) });
 /** Where the feed's type and resource indexes (eventIndexes) keep an event: `<type or resource>#<sequence>`. */
 export const eventGroupPrefix = (typeOrResource: string): string => `${typeOrResource}#`;

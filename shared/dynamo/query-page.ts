@@ -1,7 +1,7 @@
-import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Page, PageRequest } from '../pagination.js';
 import { equals, expressions } from './expressions.js';
-import { PARTITION_KEY, SORT_KEY, type ItemKey } from './keys.js';
+import { type ItemKey, PARTITION_KEY, SORT_KEY } from './keys.js';
 import type { IndexDefinition } from './tables.js';
 
 type Item = Record<string, unknown>;
@@ -34,7 +34,12 @@ export async function queryPage(
   const cursor = page.startingAfter ?? page.endingBefore;
   const backwards = page.endingBefore !== undefined;
   const cost: QueryCost = { queries: 0, itemsRead: 0 };
-  const found = await collectMatches(client, query, { wanted: page.limit + 1, backwards, ...(cursor === undefined ? {} : { startKey: startKeyOf(cursor) }) }, cost);
+  const found = await collectMatches(
+    client,
+    query,
+    { wanted: page.limit + 1, backwards, ...(cursor === undefined ? {} : { startKey: startKeyOf(cursor) }) },
+    cost,
+  );
   return { page: pageOf(found, page.limit, backwards), cost };
 }
 
@@ -89,7 +94,12 @@ export async function collectMatches(
  * time: for work over all of them (a thread's sides, a side's uploads), not
  * for a list a client pages through.
  */
-export async function* keysUnder(client: DynamoDBDocumentClient, table: string, index: IndexDefinition, partition: string): AsyncGenerator<ItemKey[]> {
+export async function* keysUnder(
+  client: DynamoDBDocumentClient,
+  table: string,
+  index: IndexDefinition,
+  partition: string,
+): AsyncGenerator<ItemKey[]> {
   let startKey: Item | undefined;
   do {
     const page = await client.send(

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { TransactWriteCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { cancellationCodes, retryWhileBusy } from './busy-retry.js';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];

@@ -59,7 +59,8 @@ export function busDetail(record: DynamoDBRecord): BusDetail {
   const stored = image?.[EVENT_ATTRIBUTE]?.S;
   const userId = image?.[USER_ATTRIBUTE]?.S;
   const item = JSON.stringify(record.dynamodb?.Keys ?? {});
-  if (stored === undefined || userId === undefined) throw new MalformedEventItem(`event item ${item} has no ${EVENT_ATTRIBUTE} or ${USER_ATTRIBUTE} string`);
+  if (stored === undefined || userId === undefined)
+    throw new MalformedEventItem(`event item ${item} has no ${EVENT_ATTRIBUTE} or ${USER_ATTRIBUTE} string`);
   let event: unknown;
   try {
     event = JSON.parse(stored);

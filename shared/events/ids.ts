@@ -15,7 +15,8 @@ const RANDOM_DIGITS = 16;
 const EVENT_ID = new RegExp(`^evt_[${ALPHABET}]{${SEQUENCE_DIGITS + RANDOM_DIGITS}}$`);
 
 export function eventId(sequence: number, random: Buffer = randomBytes((RANDOM_DIGITS * 5) / 8)): string {
-  if (!Number.isSafeInteger(sequence) || sequence < 1 || sequence > MAX_EVENT_SEQUENCE) throw new RangeError(`No event sequence: ${sequence}`);
+  if (!Number.isSafeInteger(sequence) || sequence < 1 || sequence > MAX_EVENT_SEQUENCE)
+    throw new RangeError(`No event sequence: ${sequence}`);
   return `evt_${base32(BigInt(sequence), SEQUENCE_DIGITS)}${base32(BigInt(`0x${random.toString('hex')}`), RANDOM_DIGITS)}`;
 }
 

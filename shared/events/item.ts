@@ -1,6 +1,6 @@
 import { eventGroupPrefix, eventKey, sequenceSort } from '../dynamo/keys.js';
 import { eventIndexes } from '../dynamo/tables.js';
-import { EVENT_RETENTION_SECONDS, resourceOf, type ApiEvent, type StoredEvent } from './model.js';
+import { type ApiEvent, EVENT_RETENTION_SECONDS, resourceOf, type StoredEvent } from './model.js';
 
 /**
  * The stored event item, in one place: the outbox writes it

@@ -100,7 +100,9 @@ export const createdEvent = (resource: EventResource, object: object, requestId:
 export function updatedEvents<T extends object>(resource: EventResource, before: T, after: T, requestId: string | null): EventDraft[] {
   const changed = Object.entries(before).filter(([field, value]) => !Object.is(value, (after as Record<string, unknown>)[field]));
   if (changed.length === 0) return [];
-  return [{ type: `${resource}.updated`, data: { object: after, previous_attributes: Object.fromEntries(changed) }, request_id: requestId }];
+  return [
+    { type: `${resource}.updated`, data: { object: after, previous_attributes: Object.fromEntries(changed) }, request_id: requestId },
+  ];
 }
 
 export const deletedEvent = (resource: EventResource, id: string, requestId: string | null): EventDraft => ({

@@ -1,9 +1,9 @@
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import { equals, expressions, itemAbsent } from '../dynamo/expressions.js';
 import { feedHeadKey } from '../dynamo/keys.js';
-import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import type { Outcome, TransactItem } from '../dynamo/transactions.js';
-import { systemClock, type Clock } from '../time.js';
+import { type Clock, systemClock } from '../time.js';
 import { eventId } from './ids.js';
 import { eventItem } from './item.js';
 import type { ApiEvent, EventDraft } from './model.js';
@@ -45,17 +45,21 @@ export class Outbox {
    */
   async append(userId: string, drafts: readonly EventDraft[], group: string | null = null): Promise<FeedAppend> {
     if (drafts.length === 0) return { items: [] };
-    const { Item: head } = await this.client.send(new GetCommand({ TableName: this.table, Key: feedHeadKey(userId), ConsistentRead: true }));
+    const { Item: head } = await this.client.send(
+      new GetCommand({ TableName: this.table, Key: feedHeadKey(userId), ConsistentRead: true }),
+    );
     const last = typeof head?.[SEQUENCE] === 'number' ? head[SEQUENCE] : 0;
     // Never before the event behind it: a feed's times go forward with its sequence, so the retention's edge is one place in it.
     const createdAt = Math.max(this.clock(), typeof head?.[LAST_AT] === 'number' ? head[LAST_AT] : 0);
-    const events = drafts.map((draft, index): ApiEvent => ({
-      id: eventId(last + 1 + index),
-      type: draft.type,
-      created_at: createdAt,
-      data: draft.data,
-      request_id: draft.request_id,
-    }));
+    const events = drafts.map(
+      (draft, index): ApiEvent => ({
+        id: eventId(last + 1 + index),
+        type: draft.type,
+        created_at: createdAt,
+        data: draft.data,
+        request_id: draft.request_id,
+      }),
+    );
     const moveHead: TransactItem = {
       Update: {
         TableName: this.table,
@@ -68,7 +72,11 @@ export class Outbox {
     };
     const puts = events.map(
       (event, index): TransactItem => ({
-        Put: { TableName: this.table, Item: eventItem(userId, last + 1 + index, event, group), ...expressions({ condition: itemAbsent() }) },
+        Put: {
+          TableName: this.table,
+          Item: eventItem(userId, last + 1 + index, event, group),
+          ...expressions({ condition: itemAbsent() }),
+        },
       }),
     );
     return { items: [moveHead, ...puts] };

@@ -2,7 +2,7 @@ import { parameterInvalid } from '../http/errors.js';
 import type { Reader } from '../http/params.js';
 import { cursor, limit } from '../pagination.js';
 import { isEventId } from './ids.js';
-import { EVENT_TYPES, resourceOf, type EventResource, type EventType, type TypeFilter } from './model.js';
+import { EVENT_TYPES, type EventResource, type EventType, resourceOf, type TypeFilter } from './model.js';
 
 const RESOURCES: EventResource[] = [...new Set(EVENT_TYPES.map(resourceOf))];
 

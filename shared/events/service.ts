@@ -1,7 +1,7 @@
 import type { Groups } from '../auth/groups.js';
 import { resourceMissing } from '../http/errors.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { shownTo, type ApiEvent, type TypeFilter } from './model.js';
+import { type ApiEvent, shownTo, type TypeFilter } from './model.js';
 import type { EventStore } from './store.js';
 
 /**

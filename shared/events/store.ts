@@ -1,10 +1,10 @@
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { and, between, equals, expressions, greaterThan } from '../dynamo/expressions.js';
-import { EVENT_SK_PREFIX, eventGroupPrefix, eventKey, MAX_EVENT_SEQUENCE, PARTITION_KEY, sequenceSort, SORT_KEY } from '../dynamo/keys.js';
-import { eventIndexes } from '../dynamo/tables.js';
+import { EVENT_SK_PREFIX, eventGroupPrefix, eventKey, MAX_EVENT_SEQUENCE, PARTITION_KEY, SORT_KEY, sequenceSort } from '../dynamo/keys.js';
 import type { QueryCost } from '../dynamo/query-page.js';
+import { eventIndexes } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { systemClock, type Clock } from '../time.js';
+import { type Clock, systemClock } from '../time.js';
 import { sequenceOf } from './ids.js';
 import { EXPIRES_AT, storedEventOf } from './item.js';
 import type { StoredEvent, TypeFilter } from './model.js';
@@ -27,7 +27,9 @@ export class EventStore {
   async get(userId: string, id: string): Promise<StoredEvent | undefined> {
     const sequence = sequenceOf(id);
     if (sequence === undefined) return undefined;
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.table, Key: eventKey(userId, sequence), ConsistentRead: true }));
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.table, Key: eventKey(userId, sequence), ConsistentRead: true }),
+    );
     return Item && Item.id === id && live(Item, this.clock()) ? storedEventOf(Item) : undefined;
   }
 
@@ -92,7 +94,8 @@ function sequenceRange(page: PageRequest): { low: number; high: number } {
 /** Where a filter's events are, in sequence order: the feed itself, or the index of the type or resource. */
 function rangeOf(type: TypeFilter | undefined): { index?: string; sortKey: string; prefix: string } {
   if (!type) return { sortKey: SORT_KEY, prefix: EVENT_SK_PREFIX };
-  if (type.kind === 'exact') return { index: eventIndexes.type.name, sortKey: eventIndexes.type.sortKey, prefix: eventGroupPrefix(type.type) };
+  if (type.kind === 'exact')
+    return { index: eventIndexes.type.name, sortKey: eventIndexes.type.sortKey, prefix: eventGroupPrefix(type.type) };
   return { index: eventIndexes.resource.name, sortKey: eventIndexes.resource.sortKey, prefix: eventGroupPrefix(type.resource) };
 }
 

@@ -20,4 +20,5 @@ export const FILES_PREFIX = 'files/';
 export const fileKey = (userId: string, attachmentId: string, run: string): string => `${userFilesPrefix(userId)}${attachmentId}/${run}`;
 
 /** Where every file a user uploaded lives. */
-export const userFilesPrefix = (userId: string): string => `${FILES_PREFIX}${createHash('sha256').update(userId, 'utf8').digest('base64url')}/`;
+export const userFilesPrefix = (userId: string): string =>
+  `${FILES_PREFIX}${createHash('sha256').update(userId, 'utf8').digest('base64url')}/`;

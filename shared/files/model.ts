@@ -41,7 +41,10 @@ export interface CompletedPart {
 }
 
 /** The result of asking S3 to assemble the parts. */
-export type AssemblyResult = 'assembled' | 'no_such_upload' | { refused: 'invalid_part' | 'part_too_small' | 'invalid_part_order'; message: string };
+export type AssemblyResult =
+  | 'assembled'
+  | 'no_such_upload'
+  | { refused: 'invalid_part' | 'part_too_small' | 'invalid_part_order'; message: string };
 
 /** S3 multipart uploads, addressed by the key that fileKey() builds. */
 export interface MultipartFileStore {

@@ -44,10 +44,19 @@ export class S3FileStore implements FileStore, MultipartFileStore {
    * The one place that signs part URLs (in the process, shared/s3/presigner.ts): the client PUTs the bytes to S3
    * directly. Like file_url, never past the signing credentials' expiry.
    */
-  async presignUploadPart(key: string, uploadId: string, partNumber: number, ttlSeconds: number): Promise<{ url: string; expiresIn: number }> {
+  async presignUploadPart(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    ttlSeconds: number,
+  ): Promise<{ url: string; expiresIn: number }> {
     const signedAt = nowSeconds();
     const expiresIn = await this.presigner.lifetimeFrom(signedAt, ttlSeconds);
-    const url = await this.presigner.presignUploadPart(key, { uploadId, partNumber }, { expiresIn, signingDate: new Date(signedAt * 1000) });
+    const url = await this.presigner.presignUploadPart(
+      key,
+      { uploadId, partNumber },
+      { expiresIn, signingDate: new Date(signedAt * 1000) },
+    );
     return { url, expiresIn };
   }
 
@@ -70,7 +79,11 @@ export class S3FileStore implements FileStore, MultipartFileStore {
 
   async assemble(key: string, uploadId: string, parts: readonly CompletedPart[]): Promise<AssemblyResult> {
     try {
-      await this.bucket.completeMultipartUpload(key, uploadId, parts.map((part) => ({ partNumber: part.part_number, etag: part.etag })));
+      await this.bucket.completeMultipartUpload(
+        key,
+        uploadId,
+        parts.map((part) => ({ partNumber: part.part_number, etag: part.etag })),
+      );
       return 'assembled';
     } catch (error) {
       const name = errorName(error);

@@ -1,5 +1,5 @@
-import type { ApiResponse } from './response.js';
 import { WriteContention } from '../dynamo/busy-retry.js';
+import type { ApiResponse } from './response.js';
 import { isBackendThrottled, isBackendUnavailable } from './unavailable.js';
 
 /**
@@ -39,10 +39,7 @@ export interface ErrorBody {
   };
 }
 
-export function errorBody(
-  error: Pick<ApiError, 'type' | 'code' | 'message' | 'param'>,
-  requestId: string,
-): ErrorBody {
+export function errorBody(error: Pick<ApiError, 'type' | 'code' | 'message' | 'param'>, requestId: string): ErrorBody {
   return {
     error: {
       type: error.type,
@@ -63,8 +60,7 @@ export const parameterInvalid = (param: string, message: string) =>
 export const parameterUnknown = (param: string) =>
   new ApiError(400, 'invalid_request_error', 'parameter_unknown', `Unknown parameter: ${param}`, param);
 
-export const bodyInvalid = (message: string) =>
-  new ApiError(400, 'invalid_request_error', 'body_invalid', message);
+export const bodyInvalid = (message: string) => new ApiError(400, 'invalid_request_error', 'body_invalid', message);
 
 /** A reference in the request body to something the user does not have. */
 export const referenceMissing = (param: string, message: string) =>
@@ -142,15 +138,21 @@ export const serviceUnavailable = (retryAfterSeconds?: number) =>
  * a burst on one resource, as Stripe answers its lock timeouts.
  */
 export const writeContention = () =>
-  new ApiError(429, 'rate_limit_error', 'write_contention', 'Concurrent writes to the same records kept this request from completing; retry shortly', undefined, {
-    'retry-after': String(RETRY_AFTER_SECONDS.contention),
-  });
+  new ApiError(
+    429,
+    'rate_limit_error',
+    'write_contention',
+    'Concurrent writes to the same records kept this request from completing; retry shortly',
+    undefined,
+    {
+      'retry-after': String(RETRY_AFTER_SECONDS.contention),
+    },
+  );
 
 /** What Retry-After says after a busy backend: contention clears in the time of a few writes, throttling as capacity refills. */
 export const RETRY_AFTER_SECONDS = { contention: 1, throttling: 2 } as const;
 
-export const internalError = () =>
-  new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred');
+export const internalError = () => new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred');
 
 /**
  * What a thrown error answers: an ApiError itself, contention that outlasted

@@ -1,14 +1,14 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { withinBudget, type InvocationTime } from '../deadline.js';
+import { type InvocationTime, withinBudget } from '../deadline.js';
 import { tallyingRetries } from '../dynamo/busy-retry.js';
 import type { IdempotencyService } from '../idempotency/service.js';
 import { recordFailure, recordRequest } from '../observability.js';
 import { corsHeaders } from './cors.js';
 import { authenticationFailed, errorResponse, toApiError } from './errors.js';
-import { underIdempotencyKey, type ReplayOptions } from './idempotency.js';
-import { readParams, type Parsed, type ParamSpec } from './params.js';
-import { lowerCaseHeaders, queryOf, requestIdOf, userIdOf, type ApiRequest } from './request.js';
-import { toProxyResult, type ApiResponse } from './response.js';
+import { type ReplayOptions, underIdempotencyKey } from './idempotency.js';
+import { type ParamSpec, type Parsed, readParams } from './params.js';
+import { type ApiRequest, lowerCaseHeaders, queryOf, requestIdOf, userIdOf } from './request.js';
+import { type ApiResponse, toProxyResult } from './response.js';
 
 /**
  * What the pipeline reads of a handler's route row (infra/routes.ts), the one
@@ -96,14 +96,22 @@ type RawEndpoint<A> = (request: ApiRequest, app: A) => Promise<ApiResponse>;
  * Idempotency-Key (shared/http/idempotency.ts).
  */
 export function httpPipeline<A extends PipelineApp>(runtime: Runtime<A>): HttpHandlerFactory<A> {
-  function httpHandler(route: RouteRow, endpoint: Endpoint<never, A> | IdempotentEndpoint<unknown, A>, accepts: Accepts<ParamSpec> = {}): HttpHandler<A> {
+  function httpHandler(
+    route: RouteRow,
+    endpoint: Endpoint<never, A> | IdempotentEndpoint<unknown, A>,
+    accepts: Accepts<ParamSpec> = {},
+  ): HttpHandler<A> {
     if ((route.idempotent === true) !== (typeof endpoint !== 'function')) {
       throw new Error(`${route.name}: an idempotent route takes an IdempotentEndpoint, any other a function`);
     }
     const querySpec = accepts.query ?? {};
     const run: RawEndpoint<A> = typeof endpoint === 'function' ? (endpoint as RawEndpoint<A>) : idempotently(endpoint, runtime.idempotency);
-    const withQuery: RawEndpoint<A> = (request, app) => run({ ...request, query: readParams(queryOf(request.event), querySpec) } as ApiRequest, app);
-    const onApp = (app: () => A): ProxyHandler => (event, time) => handle(withQuery, event, app(), time);
+    const withQuery: RawEndpoint<A> = (request, app) =>
+      run({ ...request, query: readParams(queryOf(request.event), querySpec) } as ApiRequest, app);
+    const onApp =
+      (app: () => A): ProxyHandler =>
+      (event, time) =>
+        handle(withQuery, event, app(), time);
     return Object.assign(onApp(runtime.app), { route, withApp: (app: A) => onApp(() => app) });
   }
   return httpHandler as HttpHandlerFactory<A>;
@@ -122,13 +130,20 @@ function idempotently<I, A>(endpoint: IdempotentEndpoint<I, A>, idempotency: (ap
   };
 }
 
-async function handle<A extends PipelineApp>(endpoint: RawEndpoint<A>, event: APIGatewayProxyEvent, app: A, time: InvocationTime | undefined): Promise<APIGatewayProxyResult> {
+async function handle<A extends PipelineApp>(
+  endpoint: RawEndpoint<A>,
+  event: APIGatewayProxyEvent,
+  app: A,
+  time: InvocationTime | undefined,
+): Promise<APIGatewayProxyResult> {
   const startedAt = performance.now();
   const requestId = requestIdOf(event);
   const headers = lowerCaseHeaders(event);
   const userId = userIdOf(event);
   // Every backend call of the endpoint ends in time for this function to answer (a 503 rather than Lambda's timeout).
-  const { value: result, retries } = await tallyingRetries(() => withinBudget(time, () => respond(endpoint, event, app, requestId, headers, userId)));
+  const { value: result, retries } = await tallyingRetries(() =>
+    withinBudget(time, () => respond(endpoint, event, app, requestId, headers, userId)),
+  );
   result.headers = { ...result.headers, ...corsHeaders(headers.origin, app.config.corsOrigins) };
   recordRequest({
     requestId,

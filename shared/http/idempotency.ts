@@ -58,7 +58,10 @@ function idempotencyKeyOf(request: ApiRequest): string | undefined {
   const key = request.headers[IDEMPOTENCY_HEADER];
   if (key === undefined) return undefined;
   if (key.length < 1 || key.length > MAX_KEY_LENGTH || /[\p{Cc}]/u.test(key) || !isWellFormed(key)) {
-    throw parameterInvalid('Idempotency-Key', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters of well-formed Unicode without control characters`);
+    throw parameterInvalid(
+      'Idempotency-Key',
+      `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters of well-formed Unicode without control characters`,
+    );
   }
   return key;
 }

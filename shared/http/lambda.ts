@@ -1,4 +1,4 @@
-import { idempotency, lambdaApp, type App } from '../app.js';
+import { type App, idempotency, lambdaApp } from '../app.js';
 import { httpPipeline } from './handler.js';
 
 /** The HTTP pipeline on the App of the Lambda process: what every HTTP function's handler is made with. */

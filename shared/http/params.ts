@@ -1,5 +1,5 @@
-import { dictionary } from './dictionary.js';
 import { CLIENT_ID_RULE, isClientId, isWellFormed } from '../text.js';
+import { dictionary } from './dictionary.js';
 import { parameterInvalid, parameterUnknown } from './errors.js';
 
 /**

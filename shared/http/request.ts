@@ -1,6 +1,6 @@
-import type { Reader } from '../conversations/membership.js';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeGroups, GROUPS_CONTEXT_KEY, type Groups } from '../auth/groups.js';
+import type { Reader } from '../conversations/membership.js';
 import { dictionary } from './dictionary.js';
 import { bodyInvalid, parameterInvalid, resourceMissing, unsupportedMediaType } from './errors.js';
 import type { ParamSource } from './params.js';

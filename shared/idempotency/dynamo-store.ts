@@ -1,9 +1,9 @@
-import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed, unlessConditionFails } from '../dynamo/errors.js';
 import { and, atMost, equals, expressions, ifNotExists, itemAbsent, lessThan, or } from '../dynamo/expressions.js';
-import type { ApiResponse } from '../http/response.js';
 import { idempotencyKey } from '../dynamo/keys.js';
-import { IDEMPOTENCY_TTL_SECONDS, type Claim, type ClaimOutcome, type IdempotencyRecord, type IdempotencyStore } from './model.js';
+import type { ApiResponse } from '../http/response.js';
+import { type Claim, type ClaimOutcome, IDEMPOTENCY_TTL_SECONDS, type IdempotencyRecord, type IdempotencyStore } from './model.js';
 
 type Item = Record<string, unknown>;
 

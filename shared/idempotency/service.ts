@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inFallback } from '../deadline.js';
 import { idempotencyKeyInUse, idempotencyKeyReused } from '../http/errors.js';
-import { logger } from '../observability.js';
 import { newSeed } from '../ids.js';
+import { logger } from '../observability.js';
 import type { Claim, IdempotencyRecord, IdempotencyStore } from './model.js';
 
 /** What a key keeps of a run's answer, and replays. */
@@ -31,7 +31,6 @@ export interface IdempotencyTiming {
  * run that lost the key can no longer complete or release it.
  */
 export const defaultTiming: IdempotencyTiming = { leaseMs: 5_000, waitMs: 10_000, pollMs: 50, now: Date.now };
-
 
 /**
  * One request run under its key. How an answer is kept and replayed belongs
@@ -72,7 +71,15 @@ export class IdempotencyService {
     const { userId, key, fingerprint } = run;
     const deadline = this.timing.now() + this.timing.waitMs;
     for (;;) {
-      const claim: Claim = { userId, key, fingerprint, owner: randomUUID(), seed: newSeed(), nowMs: this.timing.now(), leaseMs: this.timing.leaseMs };
+      const claim: Claim = {
+        userId,
+        key,
+        fingerprint,
+        owner: randomUUID(),
+        seed: newSeed(),
+        nowMs: this.timing.now(),
+        leaseMs: this.timing.leaseMs,
+      };
       const outcome = await this.store.claim(claim);
       if (outcome.claimed) return this.runClaimed(claim, outcome.seed, run);
       const { holder } = outcome;
@@ -101,7 +108,9 @@ export class IdempotencyService {
 
   /** After a failure of our own: a key that cannot be released waits for its lease, which is logged, not answered. */
   private async releaseQuietly(claim: Claim): Promise<void> {
-    await inFallback(() => this.store.release(claim)).catch((error) => logger.warn('idempotency key not released', { error: String(error) }));
+    await inFallback(() => this.store.release(claim)).catch((error) =>
+      logger.warn('idempotency key not released', { error: String(error) }),
+    );
   }
 
   /**

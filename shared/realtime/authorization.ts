@@ -45,7 +45,10 @@ const BEARER = /^Bearer ([^\s]+)$/;
 
 export const refused: EventApiAuthorizerResult = { isAuthorized: false, ttlOverride: 0 };
 
-export async function authorizeRealtime(event: EventApiAuthorizerEvent, verifier: () => Promise<TokenVerifier>): Promise<EventApiAuthorizerResult> {
+export async function authorizeRealtime(
+  event: EventApiAuthorizerEvent,
+  verifier: () => Promise<TokenVerifier>,
+): Promise<EventApiAuthorizerResult> {
   const token = BEARER.exec(event.authorizationToken ?? '')?.[1];
   if (!token) return refused;
   const tokens = await verifier();

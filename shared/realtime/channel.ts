@@ -31,7 +31,9 @@ export function isChannelPath(channel: unknown, { wildcard }: { wildcard: boolea
   if (typeof channel !== 'string' || !channel.startsWith('/')) return false;
   const segments = channel.slice(1).split('/');
   if (segments.length > MAX_CHANNEL_SEGMENTS) return false;
-  return segments.every((segment, index) => SEGMENT.test(segment) || (wildcard && segment === '*' && index === segments.length - 1 && index > 0));
+  return segments.every(
+    (segment, index) => SEGMENT.test(segment) || (wildcard && segment === '*' && index === segments.length - 1 && index > 0),
+  );
 }
 
 /** Whether a subscription to `pattern` (a path, or one ending in `/*`) receives what is published to `channel`. */

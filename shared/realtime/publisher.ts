@@ -71,7 +71,9 @@ export class EventApiPublisher {
         if (response.ok) {
           const failed = (JSON.parse(text) as PublishAnswer).failed ?? [];
           if (failed.length === 0) return;
-          throw new PublishFailed(`the Event API refused ${failed.length} of ${events.length} events on ${channel}: ${JSON.stringify(failed).slice(0, 300)}`);
+          throw new PublishFailed(
+            `the Event API refused ${failed.length} of ${events.length} events on ${channel}: ${JSON.stringify(failed).slice(0, 300)}`,
+          );
         }
         failure = `the Event API answered ${response.status}: ${text.slice(0, 300)}`;
         retriable = response.status >= 500 || response.status === 429;

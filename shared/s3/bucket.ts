@@ -2,10 +2,10 @@ import type { HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 import type { SignatureV4 } from '@smithy/signature-v4';
 import { bodyBytes } from '../transport.js';
-import { BucketLocation, type BucketAddress, type ObjectRequestParts } from './addressing.js';
+import { type BucketAddress, BucketLocation, type ObjectRequestParts } from './addressing.js';
 import { endsWithError, headerOf, S3Error, s3ErrorOf } from './errors.js';
-import { s3Signer, type Credentials } from './signer.js';
-import { completionBody, partsPageOf, uploadIdOf, type PartsPage } from './xml.js';
+import { type Credentials, s3Signer } from './signer.js';
+import { completionBody, type PartsPage, partsPageOf, uploadIdOf } from './xml.js';
 
 /** The S3 operations the file store makes (its names are the S3 API's). */
 export type S3Operation =
@@ -43,7 +43,13 @@ const EXPECT_CONTINUE_FROM_BYTES = 2_097_152; // 2 MiB, a literal: esbuild keeps
 
 /** The operations the S3 client wraps an <Error> in a 200 for, whose 200 is read as a 503 (see s3ErrorOf). */
 const ANSWER_MAY_BE_AN_ERROR: ReadonlySet<S3Operation> = new Set<S3Operation>([
-  'PutObject', 'DeleteObject', 'CreateMultipartUpload', 'ListParts', 'CompleteMultipartUpload', 'AbortMultipartUpload', 'HeadObject',
+  'PutObject',
+  'DeleteObject',
+  'CreateMultipartUpload',
+  'ListParts',
+  'CompleteMultipartUpload',
+  'AbortMultipartUpload',
+  'HeadObject',
 ]);
 
 /**
@@ -107,7 +113,11 @@ export class S3Bucket {
 
   /** Starts a multipart upload of an object of that Content-Type; its UploadId. */
   async createMultipartUpload(key: string, contentType: string): Promise<string> {
-    const answer = await this.send('CreateMultipartUpload', key, { method: 'POST', query: { uploads: '' }, headers: { 'content-type': contentType } });
+    const answer = await this.send('CreateMultipartUpload', key, {
+      method: 'POST',
+      query: { uploads: '' },
+      headers: { 'content-type': contentType },
+    });
     return uploadIdOf(answer.text);
   }
 
@@ -158,7 +168,11 @@ export class S3Bucket {
   }
 
   /** One call: the SDK's retry middleware around attempts that each sign, send and read the answer. */
-  private async send(operation: S3Operation, key: string, parts: ObjectRequestParts): Promise<{ response: HttpResponse; body: Uint8Array; text: string }> {
+  private async send(
+    operation: S3Operation,
+    key: string,
+    parts: ObjectRequestParts,
+  ): Promise<{ response: HttpResponse; body: Uint8Array; text: string }> {
     for (const listener of this.listeners) listener(operation);
     const handler = this.retrying(({ request }) => this.attempt(operation, request as HttpRequest), {});
     const { output } = await handler({ input: {}, request: this.location.objectRequest(key, parts) });

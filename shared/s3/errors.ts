@@ -65,7 +65,10 @@ export function s3ErrorOf(response: HttpResponse, body: string, status: number =
  * must not hide an error either).
  */
 export function endsWithError(body: Uint8Array): boolean {
-  return Buffer.from(body.subarray(Math.max(0, body.length - 64))).toString('latin1').trimEnd().endsWith('</Error>');
+  return Buffer.from(body.subarray(Math.max(0, body.length - 64)))
+    .toString('latin1')
+    .trimEnd()
+    .endsWith('</Error>');
 }
 
 function errorDetails(body: string): { code?: string; message?: string; requestId?: string } {

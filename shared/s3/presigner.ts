@@ -1,7 +1,7 @@
 import { formatUrl } from '@aws-sdk/core/util';
 import type { SignatureV4 } from '@smithy/signature-v4';
-import { BucketLocation, type BucketAddress } from './addressing.js';
-import { s3Signer, type Credentials } from './signer.js';
+import { type BucketAddress, BucketLocation } from './addressing.js';
+import { type Credentials, s3Signer } from './signer.js';
 
 export type { Credentials } from './signer.js';
 
@@ -47,20 +47,30 @@ export class S3Presigner {
 
   /** A GET of the object that S3 answers with the given Content-Type and Content-Disposition. */
   presignDownload(key: string, overrides: DownloadOverrides, options: PresignOptions): Promise<string> {
-    return this.presign('GET', key, {
-      'response-content-disposition': overrides.contentDisposition,
-      'response-content-type': overrides.contentType,
-      'x-id': 'GetObject',
-    }, options);
+    return this.presign(
+      'GET',
+      key,
+      {
+        'response-content-disposition': overrides.contentDisposition,
+        'response-content-type': overrides.contentType,
+        'x-id': 'GetObject',
+      },
+      options,
+    );
   }
 
   /** A PUT of one part of a multipart upload (UploadPart). */
   presignUploadPart(key: string, part: { uploadId: string; partNumber: number }, options: PresignOptions): Promise<string> {
-    return this.presign('PUT', key, {
-      partNumber: String(part.partNumber),
-      uploadId: part.uploadId,
-      'x-id': 'UploadPart',
-    }, options);
+    return this.presign(
+      'PUT',
+      key,
+      {
+        partNumber: String(part.partNumber),
+        uploadId: part.uploadId,
+        'x-id': 'UploadPart',
+      },
+      options,
+    );
   }
 
   /**

@@ -71,7 +71,9 @@ export function partsPageOf(text: string): PartsPage {
 export function completionBody(parts: readonly { partNumber: number; etag: string }[]): string {
   const root = new XmlNode('CompleteMultipartUpload').addAttribute('xmlns', 'http://s3.amazonaws.com/doc/2006-03-01/');
   for (const part of parts) {
-    root.addChildNode(new XmlNode('Part').addChildNode(XmlNode.of('ETag', part.etag)).addChildNode(XmlNode.of('PartNumber', String(part.partNumber))));
+    root.addChildNode(
+      new XmlNode('Part').addChildNode(XmlNode.of('ETag', part.etag)).addChildNode(XmlNode.of('PartNumber', String(part.partNumber))),
+    );
   }
   return `<?xml version="1.0" encoding="UTF-8"?>${root.toString()}`;
 }

@@ -1,11 +1,11 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { putUpload } from '../attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../attachments/model.js';
-import type { Outbox } from '../events/outbox.js';
 import { isConditionFailed, unlessConditionFails } from '../dynamo/errors.js';
 import { and, equals, expressions, itemAbsent, itemExists, notEquals } from '../dynamo/expressions.js';
 import { uploadSessionKey } from '../dynamo/keys.js';
 import { requestToken } from '../dynamo/transactions.js';
+import type { Outbox } from '../events/outbox.js';
 import type { CompletionOutcome, SessionFailure, SessionRecord, UploadSessionStore } from './model.js';
 
 type Item = Record<string, unknown>;

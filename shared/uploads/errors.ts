@@ -4,8 +4,7 @@ import type { SessionFailure } from './model.js';
 /** Errors of the upload sessions; their shape is shared/http/errors.ts's. */
 const sessionRefused = (code: string, message: string, param?: string) => new ApiError(400, 'invalid_request_error', code, message, param);
 
-export const sessionExpired = (id: string) =>
-  sessionRefused('upload_session_expired', `Upload session ${id} has expired; start a new one`);
+export const sessionExpired = (id: string) => sessionRefused('upload_session_expired', `Upload session ${id} has expired; start a new one`);
 
 export const sessionCompleted = (id: string) =>
   sessionRefused('upload_session_completed', `Upload session ${id} is already completed; its file is an attachment now`);

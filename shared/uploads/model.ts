@@ -75,4 +75,3 @@ export interface UploadSessionStore {
   /** Removes a session that is not completed: the removed record, or undefined (none, or completed). */
   removeUnlessCompleted(userId: string, sessionId: string): Promise<SessionRecord | undefined>;
 }
-

@@ -1,6 +1,6 @@
-import { parameterInvalid, parameterMissing } from '../http/errors.js';
-import { integerBetween, text, type Reader } from '../http/params.js';
 import type { CompletedPart } from '../files/model.js';
+import { parameterInvalid, parameterMissing } from '../http/errors.js';
+import { integerBetween, type Reader, text } from '../http/params.js';
 import { S3_MAX_PARTS } from './part-plan.js';
 
 /** Part URLs one call presigns at most. */
@@ -52,7 +52,8 @@ const completedParts: Reader<CompletedPart[]> = (value, name, kind) => {
   let previous = 0;
   return value.map((item, index) => {
     const where = `${name}[${index}]`;
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw parameterInvalid(name, `${where} must be an object with part_number and etag`);
+    if (item === null || typeof item !== 'object' || Array.isArray(item))
+      throw parameterInvalid(name, `${where} must be an object with part_number and etag`);
     const unknown = Object.keys(item).find((key) => key !== 'part_number' && key !== 'etag');
     if (unknown !== undefined) throw parameterInvalid(name, `${where} has an unknown field: ${unknown}`);
     const { part_number, etag } = item as Record<string, unknown>;
@@ -61,7 +62,8 @@ const completedParts: Reader<CompletedPart[]> = (value, name, kind) => {
     const number = partNumber(part_number, name, kind);
     if (number <= previous) throw parameterInvalid(name, `${name} must be in ascending part_number order without repeats`);
     previous = number;
-    if (typeof etag !== 'string' || !ETAG.test(etag)) throw parameterInvalid(name, `${where}.etag must be the ETag S3 returned for the part`);
+    if (typeof etag !== 'string' || !ETAG.test(etag))
+      throw parameterInvalid(name, `${where}.etag must be the ETag S3 returned for the part`);
     return { part_number: number, etag };
   });
 };

@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { placementIn, type Attachment, type AttachmentRecord } from '../attachments/model.js';
+import { type Attachment, type AttachmentRecord, placementIn } from '../attachments/model.js';
 import type { Groups } from '../auth/groups.js';
 import type { MemberConversations, Reader } from '../conversations/membership.js';
-import { fileKey } from '../files/keys.js';
-import { referenceMissing, resourceMissing } from '../http/errors.js';
-import { WriteContention } from '../dynamo/busy-retry.js';
-import { newId } from '../ids.js';
 import { inFallback } from '../deadline.js';
+import { WriteContention } from '../dynamo/busy-retry.js';
+import { fileKey } from '../files/keys.js';
+import type { CompletedPart, MultipartFileStore, StoredPart } from '../files/model.js';
+import { referenceMissing, resourceMissing } from '../http/errors.js';
+import { newId } from '../ids.js';
 import { logger } from '../observability.js';
-import { systemClock, type Clock } from '../time.js';
+import { type Clock, systemClock } from '../time.js';
 import {
   conversationGone,
   partNumberOutOfRange,
@@ -18,7 +19,6 @@ import {
   sessionFailed,
   sizeMismatch,
 } from './errors.js';
-import type { CompletedPart, MultipartFileStore, StoredPart } from '../files/model.js';
 import type { PartUrl, SessionFailure, SessionRecord, SessionRequest, UploadSession, UploadSessionStore } from './model.js';
 import { planParts } from './part-plan.js';
 
@@ -69,7 +69,10 @@ export class UploadSessionService {
   ) {}
 
   async start(userId: string, groups: Groups, request: SessionRequest): Promise<UploadSession> {
-    if (request.conversation_id !== undefined && !(await this.neighbours.memberConversation(userId, groups, request.conversation_id, 'conversation_id'))) {
+    if (
+      request.conversation_id !== undefined &&
+      !(await this.neighbours.memberConversation(userId, groups, request.conversation_id, 'conversation_id'))
+    ) {
       throw referenceMissing('conversation_id', `No such conversation: ${request.conversation_id}`);
     }
     const now = this.clock();
@@ -128,7 +131,14 @@ export class UploadSessionService {
    * transaction closes the session; every other caller answers the attachment
    * it created.
    */
-  async complete(userId: string, groups: Groups, id: string, parts: readonly CompletedPart[], sniffer: Sniffer, requestId: string): Promise<Attachment> {
+  async complete(
+    userId: string,
+    groups: Groups,
+    id: string,
+    parts: readonly CompletedPart[],
+    sniffer: Sniffer,
+    requestId: string,
+  ): Promise<Attachment> {
     const record = await this.load(userId, id);
     const reader = { userId, groups };
     // A repeat answers the user's own attachment, group or not (it is theirs to get).
@@ -136,7 +146,8 @@ export class UploadSessionService {
     const now = this.clock();
     assertOpen(record, now);
     // Before S3 assembles anything: a refusal leaves the session pending, to complete again as a member or to expire.
-    const side = record.conversation_id === null ? undefined : await this.neighbours.memberConversation(userId, groups, record.conversation_id);
+    const side =
+      record.conversation_id === null ? undefined : await this.neighbours.memberConversation(userId, groups, record.conversation_id);
     // Gone meanwhile: the file can go nowhere. (Gone later still, the completing transaction finds it, below.)
     if (record.conversation_id !== null && !side) {
       await this.files.abortMultipart(keyOf(userId, record), record.upload_id);

@@ -1,8 +1,8 @@
 import { fileTypeOf, isMediaType } from '../attachments/file-type.js';
-import { normalizeFilename } from '../files/filename.js';
 import { conversationReference } from '../attachments/upload-params.js';
+import { normalizeFilename } from '../files/filename.js';
 import { fileTooLarge, parameterInvalid, parameterMissing } from '../http/errors.js';
-import { clientId, integerBetween, text, type Reader } from '../http/params.js';
+import { clientId, integerBetween, type Reader, text } from '../http/params.js';
 import type { SessionRequest } from './model.js';
 
 // Apart from params.ts: only the start function needs the extension table (mime-db) that fileTypeOf reads.
@@ -55,4 +55,3 @@ export function sessionRequestOf(values: {
     ...(message_id === undefined ? {} : { message_id }),
   };
 }
-

@@ -3,9 +3,23 @@ import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleSettings, esbuildOptions } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, REALTIME_AUTHORIZER_ENTRY, REALTIME_PUBLISHER_ENTRY, routes } from '../../infra/routes.js';
+import {
+  AUTHORIZER_ENTRY,
+  CLEANUP_ENTRY,
+  FAN_OUT_ENTRY,
+  REALTIME_AUTHORIZER_ENTRY,
+  REALTIME_PUBLISHER_ENTRY,
+  routes,
+} from '../../infra/routes.js';
 
-const ENTRIES = [...routes.map((route) => route.entry), AUTHORIZER_ENTRY, CLEANUP_ENTRY, FAN_OUT_ENTRY, REALTIME_AUTHORIZER_ENTRY, REALTIME_PUBLISHER_ENTRY];
+const ENTRIES = [
+  ...routes.map((route) => route.entry),
+  AUTHORIZER_ENTRY,
+  CLEANUP_ENTRY,
+  FAN_OUT_ENTRY,
+  REALTIME_AUTHORIZER_ENTRY,
+  REALTIME_PUBLISHER_ENTRY,
+];
 
 /** One build of every entry: its metafile's inputs are the union of what each function bundles, its outputs each function's own. */
 async function buildAll(): Promise<Metafile> {
@@ -36,7 +50,9 @@ function importsOfExternals(metafile: Metafile): Map<string, Set<ImportKind>> {
 
 /** The repository's own modules that end up in a function's bundle (bytes in the output, not merely imported). */
 function ownModulesOf(metafile: Metafile, entry: string): string[] {
-  const output = Object.values(metafile.outputs).find((candidate) => candidate.entryPoint && relative(REPOSITORY_ROOT, join(REPOSITORY_ROOT, candidate.entryPoint)) === entry);
+  const output = Object.values(metafile.outputs).find(
+    (candidate) => candidate.entryPoint && relative(REPOSITORY_ROOT, join(REPOSITORY_ROOT, candidate.entryPoint)) === entry,
+  );
   if (!output) throw new Error(`no bundle for ${entry}`);
   return Object.entries(output.inputs)
     .filter(([path, { bytesInOutput }]) => bytesInOutput > 0 && !path.includes('node_modules'))
@@ -61,7 +77,13 @@ describe('function bundles', () => {
   it('carry only the parts their function uses: no S3 calls where no file is written, read or removed', () => {
     const getConversation = ownModulesOf(metafile, 'functions/conversations/get.ts');
     expect(getConversation).toContain('shared/conversations/service.ts');
-    for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/attachments/service.ts', 'shared/uploads/service.ts', 'shared/attachments/s3-file-store.ts']) {
+    for (const absent of [
+      'shared/s3/bucket.ts',
+      'shared/s3/presigner.ts',
+      'shared/attachments/service.ts',
+      'shared/uploads/service.ts',
+      'shared/attachments/s3-file-store.ts',
+    ]) {
       expect(getConversation, absent).not.toContain(absent);
     }
     const getAttachment = ownModulesOf(metafile, 'functions/attachments/get.ts');
@@ -72,7 +94,8 @@ describe('function bundles', () => {
     // The fan-out writes conversations only: no S3 module in its bundle.
     const fanOut = ownModulesOf(metafile, FAN_OUT_ENTRY);
     expect(fanOut).toContain('shared/conversations/fan-out.ts');
-    for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/attachments/s3-file-store.ts']) expect(fanOut, absent).not.toContain(absent);
+    for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/attachments/s3-file-store.ts'])
+      expect(fanOut, absent).not.toContain(absent);
     // The Event API's authorizer is the REST one's verifier and its decision, nothing of the App.
     const realtimeAuthorizer = ownModulesOf(metafile, REALTIME_AUTHORIZER_ENTRY);
     expect(realtimeAuthorizer).toContain('shared/realtime/authorization.ts');
@@ -80,6 +103,12 @@ describe('function bundles', () => {
     // The publisher posts hints: no store, no S3, no DynamoDB of ours.
     const publisher = ownModulesOf(metafile, REALTIME_PUBLISHER_ENTRY);
     expect(publisher).toContain('shared/realtime/publisher.ts');
-    for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/conversations/dynamo-store.ts', 'shared/events/store.ts']) expect(publisher, absent).not.toContain(absent);
+    for (const absent of [
+      'shared/s3/bucket.ts',
+      'shared/s3/presigner.ts',
+      'shared/conversations/dynamo-store.ts',
+      'shared/events/store.ts',
+    ])
+      expect(publisher, absent).not.toContain(absent);
   });
 });

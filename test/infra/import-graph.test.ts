@@ -87,9 +87,19 @@ describe('the import graph of shared/ and functions/', () => {
   const graph = importGraph();
 
   it('is read: the walk sees the handlers, the composition root and the route table', () => {
-    expect(graph.get('functions/conversations/create.ts')).toEqual(expect.arrayContaining(['shared/app.ts', 'infra/routes.ts', 'shared/http/lambda.ts']));
+    expect(graph.get('functions/conversations/create.ts')).toEqual(
+      expect.arrayContaining(['shared/app.ts', 'infra/routes.ts', 'shared/http/lambda.ts']),
+    );
     expect(graph.get('shared/app.ts')).toContain('shared/idempotency/service.ts');
-    expect(cyclesOf(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]]))).toEqual([['a', 'b', 'c', 'a']]);
+    expect(
+      cyclesOf(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c', 'a']]);
   });
 
   it('has no cycle', () => {

@@ -18,7 +18,11 @@ interface LockEntry {
   hasInstallScript?: boolean;
 }
 const read = (file: string) => JSON.parse(readFileSync(join(REPOSITORY_ROOT, file), 'utf8'));
-const manifest = read('package.json') as { engines: { node: string }; allowScripts?: Record<string, boolean>; devDependencies: Record<string, string> };
+const manifest = read('package.json') as {
+  engines: { node: string };
+  allowScripts?: Record<string, boolean>;
+  devDependencies: Record<string, string>;
+};
 const lock = read('package-lock.json') as { packages: Record<string, LockEntry> };
 const supported = manifest.engines.node;
 const locked = Object.entries(lock.packages).filter(([path]) => path !== '');
@@ -50,7 +54,9 @@ describe('Node versions', () => {
   it('has every install script reviewed in allowScripts (npm 11 warns about the others, npm 12 skips them)', () => {
     const allowed = manifest.allowScripts ?? {};
     const unreviewed = locked
-      .filter(([path, entry]) => entry.hasInstallScript && allowed[nameOf(path)] !== true && allowed[`${nameOf(path)}@${entry.version}`] !== true)
+      .filter(
+        ([path, entry]) => entry.hasInstallScript && allowed[nameOf(path)] !== true && allowed[`${nameOf(path)}@${entry.version}`] !== true,
+      )
       .map(([path, entry]) => `${nameOf(path)}@${entry.version}`);
     expect(unreviewed).toEqual([]);
   });

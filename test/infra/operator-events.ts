@@ -2,14 +2,14 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { handler as enrich } from '../../functions/event-detail.js';
-import { eventsTable } from '../../shared/dynamo/tables.js';
 import { passes } from '../../shared/cleanup/stream-events.js';
+import { eventsTable } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN, busEnvelope } from '../../shared/events/bus.js';
 import { eventId } from '../../shared/events/ids.js';
 import { eventItem } from '../../shared/events/item.js';
 import type { ApiEvent } from '../../shared/events/model.js';
-import { resourcesOf } from './synth.js';
 import type { Json } from '../support/api.js';
+import { resourcesOf } from './synth.js';
 
 /**
  * The operators' event bus and the pipe that feeds it from the events table's
@@ -32,13 +32,21 @@ export function operatorEventsTests(template: () => Template): void {
   const enrichmentId = () => idOf('AWS::Lambda::Function', 'FunctionsEventDetail');
 
   /** A stream record of the events table as Pipes and Lambda receive it. */
-  function record(eventName: 'INSERT' | 'MODIFY' | 'REMOVE', sk: string, image: Record<string, { S?: string; N?: string }> = {}): DynamoDBRecord {
+  function record(
+    eventName: 'INSERT' | 'MODIFY' | 'REMOVE',
+    sk: string,
+    image: Record<string, { S?: string; N?: string }> = {},
+  ): DynamoDBRecord {
     return {
       eventID: `${eventName}-${sk}`,
       eventName,
       eventSource: 'aws:dynamodb',
       awsRegion: 'eu-west-1',
-      dynamodb: { Keys: { pk: { S: 'user_1' }, sk: { S: sk } }, NewImage: { pk: { S: 'user_1' }, sk: { S: sk }, ...image }, StreamViewType: 'NEW_IMAGE' },
+      dynamodb: {
+        Keys: { pk: { S: 'user_1' }, sk: { S: sk } },
+        NewImage: { pk: { S: 'user_1' }, sk: { S: sk }, ...image },
+        StreamViewType: 'NEW_IMAGE',
+      },
     };
   }
 
@@ -51,23 +59,34 @@ export function operatorEventsTests(template: () => Template): void {
   };
   /** The item the outbox writes (shared/events/item.ts), as its stream record's image types it. */
   const image = Object.fromEntries(
-    Object.entries(eventItem('user_1', 42, storedEvent)).map(([name, value]) => [name, typeof value === 'number' ? { N: String(value) } : { S: String(value) }]),
+    Object.entries(eventItem('user_1', 42, storedEvent)).map(([name, value]) => [
+      name,
+      typeof value === 'number' ? { N: String(value) } : { S: String(value) },
+    ]),
   );
   const eventRecord = record('INSERT', image.sk!.S!, image);
 
   /** An EventBridge pattern of the pipe's shape (exact values, `prefix`) applied to a record, as Pipes filters. */
   function matches(pattern: unknown, value: unknown): boolean {
     if (Array.isArray(pattern)) {
-      return pattern.some((rule) => (typeof rule === 'object' && rule !== null && 'prefix' in rule ? typeof value === 'string' && value.startsWith(rule.prefix) : rule === value));
+      return pattern.some((rule) =>
+        typeof rule === 'object' && rule !== null && 'prefix' in rule
+          ? typeof value === 'string' && value.startsWith(rule.prefix)
+          : rule === value,
+      );
     }
     if (typeof pattern !== 'object' || pattern === null || typeof value !== 'object' || value === null) return false;
     return Object.entries(pattern).every(([key, inner]) => matches(inner, (value as Record<string, unknown>)[key]));
   }
 
   /** The value at a `$.a.b` dynamic path, as Pipes resolves a target parameter against the payload. */
-  const atPath = (payload: unknown, path: string) => path.slice(2).split('.').reduce<Json>((at, name) => at?.[name], payload);
+  const atPath = (payload: unknown, path: string) =>
+    path
+      .slice(2)
+      .split('.')
+      .reduce<Json>((at, name) => at?.[name], payload);
 
-  describe('the operators\' event bus', () => {
+  describe("the operators' event bus", () => {
     it('is a custom bus of the stack, named in its outputs', () => {
       expect(Object.keys(resourcesOf(template(), 'AWS::Events::EventBus'))).toEqual([busId()]);
       expect(template().toJSON().Outputs.EventBusName.Value).toEqual({ Ref: busId() });
@@ -75,7 +94,7 @@ export function operatorEventsTests(template: () => Template): void {
   });
 
   describe('the events pipe', () => {
-    it('reads the events table\'s stream of new images, from the oldest record kept', () => {
+    it("reads the events table's stream of new images, from the oldest record kept", () => {
       const table = resourcesOf(template(), 'AWS::DynamoDB::Table')[eventsTableId()]!.Properties;
       expect(table.StreamSpecification).toEqual({ StreamViewType: 'NEW_IMAGE' });
       expect(table.TimeToLiveSpecification).toEqual({ AttributeName: eventsTable.timeToLiveAttribute, Enabled: true });
@@ -113,8 +132,13 @@ export function operatorEventsTests(template: () => Template): void {
       expect(Properties.Enrichment).toEqual(getAtt(enrichmentId()));
       expect(Properties.EnrichmentParameters).toBeUndefined();
       expect(Properties.Target).toEqual(getAtt(busId()));
-      expect(Properties.TargetParameters).toEqual({ EventBridgeEventBusParameters: { Source: 'messaging-api', DetailType: 'Messaging API event' } });
-      expect(Properties.LogConfiguration).toEqual({ Level: 'ERROR', CloudwatchLogsLogDestination: { LogGroupArn: getAtt(idOf('AWS::Logs::LogGroup', 'OperatorEventsPipeLogs')) } });
+      expect(Properties.TargetParameters).toEqual({
+        EventBridgeEventBusParameters: { Source: 'messaging-api', DetailType: 'Messaging API event' },
+      });
+      expect(Properties.LogConfiguration).toEqual({
+        Level: 'ERROR',
+        CloudwatchLogsLogDestination: { LogGroupArn: getAtt(idOf('AWS::Logs::LogGroup', 'OperatorEventsPipeLogs')) },
+      });
     });
 
     /**
@@ -128,7 +152,11 @@ export function operatorEventsTests(template: () => Template): void {
      */
     function entriesPutBy(target: Record<string, string>, sourceRecord: DynamoDBRecord, detail: unknown) {
       const resolve = (value: string, payload: unknown) => (value.startsWith('$') ? atPath(payload, value) : value);
-      return [sourceRecord, detail].map((payload) => ({ Source: resolve(target.Source!, payload), DetailType: resolve(target.DetailType!, payload), Detail: detail }));
+      return [sourceRecord, detail].map((payload) => ({
+        Source: resolve(target.Source!, payload),
+        DetailType: resolve(target.DetailType!, payload),
+        Detail: detail,
+      }));
     }
 
     it('puts the same entry whether its dynamic paths resolve against the stream record or the enrichment output: there are none', async () => {
@@ -136,7 +164,11 @@ export function operatorEventsTests(template: () => Template): void {
       const { EventBridgeEventBusParameters: target } = pipe().Properties.TargetParameters;
       const [againstRecord, againstEnrichment] = entriesPutBy(target, eventRecord, detail);
       expect(againstRecord).toEqual(againstEnrichment);
-      expect(againstRecord).toEqual({ Source: 'messaging-api', DetailType: 'Messaging API event', Detail: { ...storedEvent, user_id: 'user_1' } });
+      expect(againstRecord).toEqual({
+        Source: 'messaging-api',
+        DetailType: 'Messaging API event',
+        Detail: { ...storedEvent, user_id: 'user_1' },
+      });
       // The path the pipe had (issue 26): the event type in the enrichment's output, nothing in the stream record.
       const [oldAgainstRecord, oldAgainstEnrichment] = entriesPutBy({ ...target, DetailType: '$.type' }, eventRecord, detail);
       expect(oldAgainstEnrichment!.DetailType).toBe('attachment.created');
@@ -156,9 +188,14 @@ export function operatorEventsTests(template: () => Template): void {
     });
 
     it('enriches a batch in order, one detail per record, and fails the batch on an item it cannot read', async () => {
-      const second = record('INSERT', 'e#000000000043', { user_id: { S: 'user_1' }, event: { S: JSON.stringify({ ...storedEvent, id: 'evt_2', type: 'attachment.deleted' }) } });
+      const second = record('INSERT', 'e#000000000043', {
+        user_id: { S: 'user_1' },
+        event: { S: JSON.stringify({ ...storedEvent, id: 'evt_2', type: 'attachment.deleted' }) },
+      });
       expect((await enrich([eventRecord, second])).map((detail) => detail.id)).toEqual([storedEvent.id, 'evt_2']);
-      await expect(enrich([eventRecord, record('INSERT', 'e#000000000044', { user_id: { S: 'user_1' }, event: { S: '{not json' } })])).rejects.toThrow(/not JSON/);
+      await expect(
+        enrich([eventRecord, record('INSERT', 'e#000000000044', { user_id: { S: 'user_1' }, event: { S: '{not json' } })]),
+      ).rejects.toThrow(/not JSON/);
       await expect(enrich([record('INSERT', 'e#000000000045', { event: { S: JSON.stringify(storedEvent) } })])).rejects.toThrow(/user_id/);
     });
 
@@ -166,7 +203,8 @@ export function operatorEventsTests(template: () => Template): void {
       const queue = resourcesOf(template(), 'AWS::SQS::Queue')[queueId()]!;
       expect(queue.Properties).toMatchObject({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
       const alarms = Object.values(resourcesOf(template(), 'AWS::CloudWatch::Alarm')).filter(
-        ({ Properties }) => JSON.stringify(Properties.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: getAtt(queueId(), 'QueueName') }]),
+        ({ Properties }) =>
+          JSON.stringify(Properties.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: getAtt(queueId(), 'QueueName') }]),
       );
       expect(alarms).toHaveLength(1);
       expect(alarms[0]!.Properties).toMatchObject({
@@ -191,7 +229,12 @@ export function operatorEventsTests(template: () => Template): void {
     it('is assumed by EventBridge Pipes of this account only', () => {
       const role = resourcesOf(template(), 'AWS::IAM::Role')[roleId()]!.Properties;
       expect(role.AssumeRolePolicyDocument.Statement).toEqual([
-        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'pipes.amazonaws.com' }, Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } } },
+        {
+          Action: 'sts:AssumeRole',
+          Effect: 'Allow',
+          Principal: { Service: 'pipes.amazonaws.com' },
+          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+        },
       ]);
       expect(role.ManagedPolicyArns).toBeUndefined();
     });
@@ -199,13 +242,21 @@ export function operatorEventsTests(template: () => Template): void {
     it('reads the events stream, invokes the enrichment, puts on the bus, dead-letters to its queue and logs, nothing else', () => {
       const granted = statementsOf(roleId()).map(({ Action, Resource, Effect }) => ({ Action: [...Action].sort(), Resource, Effect }));
       expect(granted).toEqual([
-        { Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], Resource: getAtt(eventsTableId(), 'StreamArn'), Effect: 'Allow' },
+        {
+          Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+          Resource: getAtt(eventsTableId(), 'StreamArn'),
+          Effect: 'Allow',
+        },
         // No resource-level permissions exist for it.
         { Action: ['dynamodb:ListStreams'], Resource: '*', Effect: 'Allow' },
         { Action: ['lambda:InvokeFunction'], Resource: getAtt(enrichmentId()), Effect: 'Allow' },
         { Action: ['events:PutEvents'], Resource: getAtt(busId()), Effect: 'Allow' },
         { Action: ['sqs:SendMessage'], Resource: getAtt(queueId()), Effect: 'Allow' },
-        { Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: getAtt(idOf('AWS::Logs::LogGroup', 'OperatorEventsPipeLogs')), Effect: 'Allow' },
+        {
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: getAtt(idOf('AWS::Logs::LogGroup', 'OperatorEventsPipeLogs')),
+          Effect: 'Allow',
+        },
       ]);
     });
 

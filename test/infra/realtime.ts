@@ -12,7 +12,9 @@ import { resourcesOf } from './synth.js';
  */
 export function realtimeTests(template: () => Template): void {
   const idOf = (type: string, prefix: string) => {
-    const ids = Object.keys(resourcesOf(template(), type)).filter((id) => id.startsWith(prefix) && !id.includes('Logs') && !id.includes('Role'));
+    const ids = Object.keys(resourcesOf(template(), type)).filter(
+      (id) => id.startsWith(prefix) && !id.includes('Logs') && !id.includes('Role'),
+    );
     expect(ids, `${type} ${prefix}`).toHaveLength(1);
     return ids[0]!;
   };
@@ -22,7 +24,8 @@ export function realtimeTests(template: () => Template): void {
       .filter(({ Properties }) => Properties.Roles.some((role: unknown) => JSON.stringify(role) === JSON.stringify({ Ref: roleId })))
       .flatMap(({ Properties }) => Properties.PolicyDocument.Statement)
       .map((statement) => ({ ...statement, Action: [statement.Action].flat() }));
-  const roleOf = (functionId: string) => resourcesOf(template(), 'AWS::Lambda::Function')[functionId]!.Properties.Role['Fn::GetAtt'][0] as string;
+  const roleOf = (functionId: string) =>
+    resourcesOf(template(), 'AWS::Lambda::Function')[functionId]!.Properties.Role['Fn::GetAtt'][0] as string;
 
   describe('the Event API', () => {
     it('is one Event API whose connections and subscriptions our Lambda authorizer decides, uncached, and whose publishes take IAM only', () => {
@@ -32,14 +35,20 @@ export function realtimeTests(template: () => Template): void {
       expect(config.AuthProviders).toEqual([
         {
           AuthType: 'AWS_LAMBDA',
-          LambdaAuthorizerConfig: { AuthorizerUri: { 'Fn::GetAtt': [authorizerId, 'Arn'] }, AuthorizerResultTtlInSeconds: 0, IdentityValidationExpression: BEARER_HEADER_PATTERN },
+          LambdaAuthorizerConfig: {
+            AuthorizerUri: { 'Fn::GetAtt': [authorizerId, 'Arn'] },
+            AuthorizerResultTtlInSeconds: 0,
+            IdentityValidationExpression: BEARER_HEADER_PATTERN,
+          },
         },
         { AuthType: 'AWS_IAM' },
       ]);
       expect(config.ConnectionAuthModes).toEqual([{ AuthType: 'AWS_LAMBDA' }]);
       expect(config.DefaultSubscribeAuthModes).toEqual([{ AuthType: 'AWS_LAMBDA' }]);
       expect(config.DefaultPublishAuthModes).toEqual([{ AuthType: 'AWS_IAM' }]);
-      const invoke = Object.values(resourcesOf(template(), 'AWS::Lambda::Permission')).filter(({ Properties }) => Properties.Principal === 'appsync.amazonaws.com');
+      const invoke = Object.values(resourcesOf(template(), 'AWS::Lambda::Permission')).filter(
+        ({ Properties }) => Properties.Principal === 'appsync.amazonaws.com',
+      );
       expect(invoke).toHaveLength(1);
       expect(invoke[0]!.Properties.FunctionName).toEqual({ 'Fn::GetAtt': [authorizerId, 'Arn'] });
     });
@@ -55,13 +64,18 @@ export function realtimeTests(template: () => Template): void {
       expect(namespaces[0]!.Properties.CodeHandlers).toBeUndefined();
     });
 
-    it('runs the REST authorizer\'s token settings in its authorizer, which reads the same secret and touches nothing else', () => {
+    it("runs the REST authorizer's token settings in its authorizer, which reads the same secret and touches nothing else", () => {
       const functions = resourcesOf(template(), 'AWS::Lambda::Function');
       const rest = functions[idOf('AWS::Lambda::Function', 'FunctionsAuthorizer')]!.Properties.Environment.Variables;
       const realtime = functions[idOf('AWS::Lambda::Function', 'FunctionsRealtimeAuthorizer')]!.Properties.Environment.Variables;
       expect(realtime).toEqual(rest);
-      const actions = statementsOfRole(roleOf(idOf('AWS::Lambda::Function', 'FunctionsRealtimeAuthorizer'))).flatMap((statement) => statement.Action);
-      expect(actions.filter((action: string) => !action.startsWith('logs:') && !action.startsWith('xray:'))).toEqual(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret']);
+      const actions = statementsOfRole(roleOf(idOf('AWS::Lambda::Function', 'FunctionsRealtimeAuthorizer'))).flatMap(
+        (statement) => statement.Action,
+      );
+      expect(actions.filter((action: string) => !action.startsWith('logs:') && !action.startsWith('xray:'))).toEqual([
+        'secretsmanager:GetSecretValue',
+        'secretsmanager:DescribeSecret',
+      ]);
     });
   });
 
@@ -71,8 +85,12 @@ export function realtimeTests(template: () => Template): void {
     it('is the second and last reader of the events stream, beside the pipe: new event items, bisecting, retried, dead-lettered with an alarm', () => {
       const eventsTableId = idOf('AWS::DynamoDB::Table', 'DataEvents');
       const stream = { 'Fn::GetAtt': [eventsTableId, 'StreamArn'] };
-      const mappings = Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping')).filter(({ Properties }) => JSON.stringify(Properties.EventSourceArn) === JSON.stringify(stream));
-      const pipes = Object.values(resourcesOf(template(), 'AWS::Pipes::Pipe')).filter(({ Properties }) => JSON.stringify(Properties.Source) === JSON.stringify(stream));
+      const mappings = Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping')).filter(
+        ({ Properties }) => JSON.stringify(Properties.EventSourceArn) === JSON.stringify(stream),
+      );
+      const pipes = Object.values(resourcesOf(template(), 'AWS::Pipes::Pipe')).filter(
+        ({ Properties }) => JSON.stringify(Properties.Source) === JSON.stringify(stream),
+      );
       expect(mappings.length + pipes.length).toBe(2);
       expect(mappings).toHaveLength(1);
       const queueId = idOf('AWS::SQS::Queue', 'FunctionsRealtimePublisherDeadLetters');
@@ -84,17 +102,26 @@ export function realtimeTests(template: () => Template): void {
         DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
         FilterCriteria: { Filters: [{ Pattern: JSON.stringify(BUS_FILTER_PATTERN) }] },
       });
-      const alarms = Object.values(resourcesOf(template(), 'AWS::CloudWatch::Alarm')).filter(({ Properties }) => JSON.stringify(Properties.Dimensions ?? []).includes(queueId));
+      const alarms = Object.values(resourcesOf(template(), 'AWS::CloudWatch::Alarm')).filter(({ Properties }) =>
+        JSON.stringify(Properties.Dimensions ?? []).includes(queueId),
+      );
       expect(alarms).toHaveLength(1);
       expect(alarms[0]!.Properties).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     });
 
     it('may publish to the inbox namespace and do nothing else with AppSync; no other role holds an AppSync action', () => {
       const namespaceId = idOf('AWS::AppSync::ChannelNamespace', 'RealtimeInbox');
-      const appsync = statementsOfRole(roleOf(publisherId())).filter((statement) => statement.Action.some((action: string) => action.startsWith('appsync:')));
-      expect(appsync).toEqual([{ Effect: 'Allow', Action: ['appsync:EventPublish'], Resource: { 'Fn::GetAtt': [namespaceId, 'ChannelNamespaceArn'] } }]);
+      const appsync = statementsOfRole(roleOf(publisherId())).filter((statement) =>
+        statement.Action.some((action: string) => action.startsWith('appsync:')),
+      );
+      expect(appsync).toEqual([
+        { Effect: 'Allow', Action: ['appsync:EventPublish'], Resource: { 'Fn::GetAtt': [namespaceId, 'ChannelNamespaceArn'] } },
+      ]);
       const others = Object.values(resourcesOf(template(), 'AWS::IAM::Policy'))
-        .filter(({ Properties }) => !Properties.Roles.some((role: unknown) => JSON.stringify(role) === JSON.stringify({ Ref: roleOf(publisherId()) })))
+        .filter(
+          ({ Properties }) =>
+            !Properties.Roles.some((role: unknown) => JSON.stringify(role) === JSON.stringify({ Ref: roleOf(publisherId()) })),
+        )
         .flatMap(({ Properties }) => Properties.PolicyDocument.Statement)
         .flatMap((statement) => [statement.Action].flat());
       expect(others.filter((action: string) => action.startsWith('appsync:'))).toEqual([]);
@@ -106,7 +133,9 @@ export function realtimeTests(template: () => Template): void {
       const getRealtime = idOf('AWS::Lambda::Function', `Functions${GetRealtime.name}`);
       for (const id of [publisherId(), getRealtime]) {
         const variables = functions[id]!.Properties.Environment.Variables;
-        expect(variables.REALTIME_URL).toEqual({ 'Fn::Join': ['', ['wss://', { 'Fn::GetAtt': [apiId, 'Dns.Realtime'] }, '/event/realtime']] });
+        expect(variables.REALTIME_URL).toEqual({
+          'Fn::Join': ['', ['wss://', { 'Fn::GetAtt': [apiId, 'Dns.Realtime'] }, '/event/realtime']],
+        });
         expect(variables.REALTIME_HOST).toEqual({ 'Fn::GetAtt': [apiId, 'Dns.Http'] });
       }
     });

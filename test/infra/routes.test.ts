@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { CreateConversation, GetConversation, routes } from '../../infra/routes.js';
-import { httpPipeline, type HttpHandler } from '../../shared/http/handler.js';
+import { type HttpHandler, httpPipeline } from '../../shared/http/handler.js';
 import { ok } from '../../shared/http/response.js';
 
 /**

@@ -7,7 +7,7 @@ import { bundleLayout } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { routes } from '../../infra/routes.js';
 import { readConfig } from '../../shared/config.js';
-import { resourcesOf, synthesize, type Synthesized } from './synth.js';
+import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
 // What `sam local start-api -t cdk.out/<Stack>.template.json` needs of each
 // function: the asset directory (from CDK's asset metadata) and a handler that

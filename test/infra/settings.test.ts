@@ -28,7 +28,12 @@ describe('context settings', () => {
   it('verifies tokens from a JWKS URL instead of the stack secret when -c authJwksUrl is given, groups from -c authGroupsClaim', () => {
     const jwksUrl = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example/.well-known/jwks.json';
     const issuer = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example';
-    const { template, remove } = synthesize({ authJwksUrl: jwksUrl, authIssuer: issuer, authAudience: 'client-1', authGroupsClaim: 'cognito:groups' });
+    const { template, remove } = synthesize({
+      authJwksUrl: jwksUrl,
+      authIssuer: issuer,
+      authAudience: 'client-1',
+      authGroupsClaim: 'cognito:groups',
+    });
     try {
       expect(template.findResources('AWS::SecretsManager::Secret')).toEqual({});
       expect(template.toJSON().Outputs.AuthSecretArn).toBeUndefined();
@@ -81,14 +86,19 @@ describe('context settings', () => {
         expect(Properties.ResponseParameters['gatewayresponse.header.access-control-expose-headers']).toContain('x-request-id');
       }
       // The preflight picks the origin from the list in its mapping template.
-      for (const { Properties } of Object.values(resourcesOf(template, 'AWS::ApiGateway::Method')).filter(({ Properties }) => Properties.HttpMethod === 'OPTIONS')) {
+      for (const { Properties } of Object.values(resourcesOf(template, 'AWS::ApiGateway::Method')).filter(
+        ({ Properties }) => Properties.HttpMethod === 'OPTIONS',
+      )) {
         const vtl = Properties.Integration.IntegrationResponses[0].ResponseTemplates['application/json'];
         expect(vtl).toContain('"$!origin" == "https://app.example" || "$!origin" == "https://admin.example"');
         expect(vtl).toContain('$context.responseOverride.header.Access-Control-Allow-Origin');
       }
-      const handlers = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).filter(({ Properties }) => Properties.Environment.Variables.CORS_ORIGINS);
+      const handlers = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).filter(
+        ({ Properties }) => Properties.Environment.Variables.CORS_ORIGINS,
+      );
       expect(handlers.length).toBeGreaterThan(0);
-      for (const { Properties } of handlers) expect(Properties.Environment.Variables.CORS_ORIGINS).toBe('https://app.example,https://admin.example');
+      for (const { Properties } of handlers)
+        expect(Properties.Environment.Variables.CORS_ORIGINS).toBe('https://app.example,https://admin.example');
     } finally {
       remove();
     }
@@ -114,7 +124,9 @@ describe('context settings', () => {
   });
 
   it('refuses a file_url lifetime longer than the signing role credentials are assumed to last (an hour)', () => {
-    expect(() => messagingApp({ context: testContext({ fileUrlTtlSeconds: '3601' }) })).toThrow(/fileUrlTtlSeconds must be an integer from 1 to 3600/);
+    expect(() => messagingApp({ context: testContext({ fileUrlTtlSeconds: '3601' }) })).toThrow(
+      /fileUrlTtlSeconds must be an integer from 1 to 3600/,
+    );
   });
 
   it('fails the synth on a cdk-nag finding that nobody acknowledged', () => {

@@ -1,8 +1,15 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BINARY_CONTENT_TYPE_PATTERN, decimalAtMost, MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES, refusingRule, sizeGuardRules } from '../../infra/size-guard.js';
-import { resourcesOf, synthesize, type Synthesized } from './synth.js';
+import {
+  BINARY_CONTENT_TYPE_PATTERN,
+  decimalAtMost,
+  MAX_BINARY_BODY_BYTES,
+  MAX_TEXT_BODY_BYTES,
+  refusingRule,
+  sizeGuardRules,
+} from '../../infra/size-guard.js';
 import type { Json } from '../support/api.js';
+import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
 // The web ACL as CloudFormation receives it, read back and run the way WAF documents its statements,
 // so that the deployed guard is shown to decide as the emulator's (infra/size-guard.ts) does.
@@ -46,7 +53,8 @@ describe('the size guard web ACL', () => {
     expect(Properties.Rules.map((rule: Statement) => [rule.Name, rule.Priority, rule.Action])).toEqual(
       sizeGuardRules.map((rule, index) => [rule.name, index, { Block: {} }]),
     );
-    for (const rule of Properties.Rules) expect(rule.VisibilityConfig).toMatchObject({ MetricName: rule.Name, CloudWatchMetricsEnabled: true });
+    for (const rule of Properties.Rules)
+      expect(rule.VisibilityConfig).toMatchObject({ MetricName: rule.Name, CloudWatchMetricsEnabled: true });
   });
 
   it('compares Content-Length and Content-Type with the guard’s patterns, each within WAF’s 200 characters', () => {
@@ -59,7 +67,9 @@ describe('the size guard web ACL', () => {
       if (typeof statement.RegexString === 'string') patterns.push(statement.RegexString);
     };
     collect(Properties.Rules);
-    expect(patterns).toEqual(expect.arrayContaining([BINARY_CONTENT_TYPE_PATTERN, decimalAtMost(MAX_BINARY_BODY_BYTES), decimalAtMost(MAX_TEXT_BODY_BYTES)]));
+    expect(patterns).toEqual(
+      expect.arrayContaining([BINARY_CONTENT_TYPE_PATTERN, decimalAtMost(MAX_BINARY_BODY_BYTES), decimalAtMost(MAX_TEXT_BODY_BYTES)]),
+    );
     for (const pattern of patterns) expect(pattern.length).toBeLessThanOrEqual(200);
   });
 
@@ -69,13 +79,23 @@ describe('the size guard web ACL', () => {
       fc.constantFrom(MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES).chain((limit) => fc.integer({ min: limit - 2, max: limit + 2 })),
       fc.nat({ max: 20_000_000 }),
     );
-    const contentLength = fc.oneof(length.map(String), length.map((n) => `00${n} `), fc.constantFrom('', '-1', '5, 5', '1e9'));
+    const contentLength = fc.oneof(
+      length.map(String),
+      length.map((n) => `00${n} `),
+      fc.constantFrom('', '-1', '5, 5', '1e9'),
+    );
     const request = fc.record(
       {
         method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'),
         headers: fc.record(
           {
-            'content-type': fc.constantFrom('multipart/form-data; boundary=x', 'multipart/form-data', 'Multipart/Form-Data; boundary=x', 'application/json', 'multipart/form-datax'),
+            'content-type': fc.constantFrom(
+              'multipart/form-data; boundary=x',
+              'multipart/form-data',
+              'Multipart/Form-Data; boundary=x',
+              'application/json',
+              'multipart/form-datax',
+            ),
             'content-length': contentLength,
             'transfer-encoding': fc.constantFrom('chunked', ''),
           },
@@ -97,7 +117,10 @@ describe('the size guard web ACL', () => {
   it('is associated with the API’s stage, after the stage exists', () => {
     const [aclId] = webAcl();
     const [stageId] = Object.keys(resourcesOf(synthesized.template, 'AWS::ApiGateway::Stage'));
-    const associations = Object.values(resourcesOf(synthesized.template, 'AWS::WAFv2::WebACLAssociation')) as { Properties: Json; DependsOn?: string[] }[];
+    const associations = Object.values(resourcesOf(synthesized.template, 'AWS::WAFv2::WebACLAssociation')) as {
+      Properties: Json;
+      DependsOn?: string[];
+    }[];
     expect(associations).toHaveLength(1);
     const [association] = associations;
     expect(association!.Properties.WebACLArn).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });

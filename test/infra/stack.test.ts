@@ -1,14 +1,21 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatewayResponses, type GatewayResponseType } from '../../infra/gateway-responses.js';
+import { type GatewayResponseType, gatewayResponses } from '../../infra/gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes } from '../../infra/routes.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
+import {
+  attachmentsTable,
+  conversationsTable,
+  eventsTable,
+  idempotencyTable,
+  type TableDefinition,
+  uploadSessionsTable,
+} from '../../shared/dynamo/tables.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
-import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable, type TableDefinition } from '../../shared/dynamo/tables.js';
+import type { Json } from '../support/api.js';
 import { operatorEventsTests } from './operator-events.js';
 import { realtimeTests } from './realtime.js';
-import { resourcesOf, synthesize, type Synthesized } from './synth.js';
-import type { Json } from '../support/api.js';
+import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
 let synthesized: Synthesized;
 beforeAll(() => {
@@ -20,7 +27,7 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it('has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe\'s enrichment, the real-time authorizer and publisher, all Node.js 24 on arm64 with tracing and their own log group', () => {
+  it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, all Node.js 24 on arm64 with tracing and their own log group", () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
     expect(functions).toHaveLength(routes.length + 6);
     for (const { Properties } of functions) {
@@ -38,13 +45,17 @@ describe('functions', () => {
 
   it("stops the API's functions at 20 s, under API Gateway's 29 s, and lets the stream consumers, which nobody waits on, run Lambda's 15 minutes", () => {
     const functions = resourcesOf(template(), 'AWS::Lambda::Function');
-    const timeouts = Object.entries(functions).map(([id, { Properties }]) => [id.replace(/^Functions/, '').replace(/[0-9A-F]{8}$/, ''), Properties.Timeout]);
+    const timeouts = Object.entries(functions).map(([id, { Properties }]) => [
+      id.replace(/^Functions/, '').replace(/[0-9A-F]{8}$/, ''),
+      Properties.Timeout,
+    ]);
     const consumers = timeouts.filter(([name]) => name === 'Cleanup' || name === 'FanOut');
     expect(consumers.sort()).toEqual([
       ['Cleanup', 900],
       ['FanOut', 900],
     ]);
-    for (const [name, timeout] of timeouts.filter(([name]) => name !== 'Cleanup' && name !== 'FanOut')) expect(timeout, String(name)).toBe(20);
+    for (const [name, timeout] of timeouts.filter(([name]) => name !== 'Cleanup' && name !== 'FanOut'))
+      expect(timeout, String(name)).toBe(20);
   });
 
   it('gives the route handlers and the stream consumers their tables, bucket and limits, and endpoints sam local can override', () => {
@@ -85,11 +96,14 @@ describe('functions', () => {
     expect(withLayers.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['FunctionsAuthorizer', 'FunctionsRealtimeAuthorizer']);
     for (const [, authorizer] of withLayers) {
       expect(authorizer!.Properties.Environment.Variables).toHaveProperty('AUTH_SECRET_ARN');
-      expect(authorizer!.Properties.Layers).toEqual([{ 'Fn::FindInMap': [expect.any(String), { Ref: 'AWS::Region' }, expect.stringMatching(/arm64$/)] }]);
+      expect(authorizer!.Properties.Layers).toEqual([
+        { 'Fn::FindInMap': [expect.any(String), { Ref: 'AWS::Region' }, expect.stringMatching(/arm64$/)] },
+      ]);
       const [map, , key] = authorizer!.Properties.Layers[0]['Fn::FindInMap'];
       const layerArns = Object.values(template().toJSON().Mappings[map] as Record<string, Record<string, string>>).map((row) => row[key]);
       expect(layerArns.length).toBeGreaterThan(0);
-      for (const arn of layerArns) expect(arn).toMatch(/^arn:aws:lambda:[a-z0-9-]+:\d{12}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:\d+$/);
+      for (const arn of layerArns)
+        expect(arn).toMatch(/^arn:aws:lambda:[a-z0-9-]+:\d{12}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:\d+$/);
       expect(authorizer!.Properties.Environment.Variables).toMatchObject({
         PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '2773',
         PARAMETERS_SECRETS_EXTENSION_CACHE_ENABLED: 'true',
@@ -119,7 +133,9 @@ describe('least privilege', () => {
   });
 
   it('attaches no AWS managed policy to a function role', () => {
-    const functionRoles = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).map(({ Properties }) => Properties.Role['Fn::GetAtt'][0]);
+    const functionRoles = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).map(
+      ({ Properties }) => Properties.Role['Fn::GetAtt'][0],
+    );
     const roles = resourcesOf(template(), 'AWS::IAM::Role');
     for (const id of functionRoles) expect(roles[id]!.Properties.ManagedPolicyArns).toBeUndefined();
   });
@@ -147,9 +163,11 @@ describe('least privilege', () => {
       const writes = grant.Action.filter((a: string) => /Put|Update|Delete|BatchWrite/.test(a));
       if (level === 'update' || level === 'activity') expect(writes).toEqual(['dynamodb:UpdateItem']);
       // A feed is appended to (the head moved, events put), never deleted from nor queried by a writer.
-      else if (level === 'append') expect([...grant.Action].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+      else if (level === 'append')
+        expect([...grant.Action].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
       // Idempotency-Key records: claimed and completed by conditional updates, released by a delete, never put whole.
-      else if (logicalPrefix === 'DataIdempotency') expect([...grant.Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']);
+      else if (logicalPrefix === 'DataIdempotency')
+        expect([...grant.Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']);
       else expect(writes.length > 0).toBe(level === 'write');
       expect(grant.Action.includes('dynamodb:ConditionCheckItem')).toBe(level === 'activity');
       expect(grant.Action).not.toContain('dynamodb:Scan');
@@ -164,11 +182,23 @@ describe('least privilege', () => {
     expect(listing).toEqual(route.access.files?.includes('list') ? [listFilesStatement] : []);
     if (files.length === 0) return expect(objects).toEqual([]);
     expect(objects).toHaveLength(1);
-    expect([...objects[0].Action].sort()).toEqual(files
-        .map((f) => ({ get: 's3:GetObject', put: 's3:PutObject', delete: 's3:DeleteObject', 'list-parts': 's3:ListMultipartUploadParts', abort: 's3:AbortMultipartUpload' })[f])
+    expect([...objects[0].Action].sort()).toEqual(
+      files
+        .map(
+          (f) =>
+            ({
+              get: 's3:GetObject',
+              put: 's3:PutObject',
+              delete: 's3:DeleteObject',
+              'list-parts': 's3:ListMultipartUploadParts',
+              abort: 's3:AbortMultipartUpload',
+            })[f],
+        )
         .sort(),
     );
-    expect(objects[0].Resource).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^DataFiles/), 'Arn'] }, `/${FILES_PREFIX}*`]] });
+    expect(objects[0].Resource).toEqual({
+      'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^DataFiles/), 'Arn'] }, `/${FILES_PREFIX}*`]],
+    });
   });
 
   it('lets the completion list the files bucket under the files prefix only, so that S3 answers a vanished file 404, not 403', () => {
@@ -217,7 +247,11 @@ describe('data', () => {
     );
     const localIndexes = definition.localIndexes ?? [];
     expect(table!.Properties.LocalSecondaryIndexes ?? []).toEqual(
-      localIndexes.map((index) => ({ IndexName: index.name, KeySchema: keys(definition.partitionKey, index.sortKey), Projection: { ProjectionType: 'ALL' } })),
+      localIndexes.map((index) => ({
+        IndexName: index.name,
+        KeySchema: keys(definition.partitionKey, index.sortKey),
+        Projection: { ProjectionType: 'ALL' },
+      })),
     );
     const attributes = new Set([
       definition.partitionKey,
@@ -225,17 +259,27 @@ describe('data', () => {
       ...definition.indexes.flatMap((i) => [i.partitionKey, i.sortKey]),
       ...localIndexes.map((i) => i.sortKey),
     ]);
-    expect([...table!.Properties.AttributeDefinitions].sort(byName)).toEqual([...attributes].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })).sort(byName));
+    expect([...table!.Properties.AttributeDefinitions].sort(byName)).toEqual(
+      [...attributes].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })).sort(byName),
+    );
     if (definition.timeToLiveAttribute) {
       expect(table!.Properties.TimeToLiveSpecification).toEqual({ AttributeName: definition.timeToLiveAttribute, Enabled: true });
     }
-    template().hasResource('AWS::DynamoDB::Table', { Properties: Match.objectLike({ KeySchema: table!.Properties.KeySchema }), DeletionPolicy: 'Retain' });
+    template().hasResource('AWS::DynamoDB::Table', {
+      Properties: Match.objectLike({ KeySchema: table!.Properties.KeySchema }),
+      DeletionPolicy: 'Retain',
+    });
   });
 
   it('keeps the files bucket private, TLS-only, encrypted, logged, tidy and retained', () => {
     const [filesId, files] = Object.entries(resourcesOf(template(), 'AWS::S3::Bucket')).find(([id]) => id.startsWith('DataFiles'))!;
     expect(files.Properties).toMatchObject({
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
       LoggingConfiguration: { DestinationBucketName: { Ref: expect.stringMatching(/^DataAccessLogs/) } },
     });
@@ -247,8 +291,13 @@ describe('data', () => {
         expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 7 } }),
       ]),
     );
-    template().hasResource('AWS::S3::Bucket', { Properties: Match.objectLike({ LoggingConfiguration: Match.anyValue() }), DeletionPolicy: 'Retain' });
-    const policies = Object.values(resourcesOf(template(), 'AWS::S3::BucketPolicy')).filter(({ Properties }) => ref(Properties.Bucket) === ref({ Ref: filesId }));
+    template().hasResource('AWS::S3::Bucket', {
+      Properties: Match.objectLike({ LoggingConfiguration: Match.anyValue() }),
+      DeletionPolicy: 'Retain',
+    });
+    const policies = Object.values(resourcesOf(template(), 'AWS::S3::BucketPolicy')).filter(
+      ({ Properties }) => ref(Properties.Bucket) === ref({ Ref: filesId }),
+    );
     expect(policies[0]!.Properties.PolicyDocument.Statement).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
@@ -267,17 +316,25 @@ describe('the REST API', () => {
       IdentityValidationExpression: BEARER_HEADER_PATTERN,
       AuthorizerResultTtlInSeconds: 300,
     });
-    const methods = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Method')).filter(({ Properties }) => Properties.HttpMethod !== 'OPTIONS');
+    const methods = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Method')).filter(
+      ({ Properties }) => Properties.HttpMethod !== 'OPTIONS',
+    );
     expect(methods.map(({ Properties }) => Properties.HttpMethod).sort()).toEqual(routes.map((r) => r.method).sort());
     for (const { Properties } of methods) {
-      expect(Properties).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerId }, Integration: { Type: 'AWS_PROXY' } });
+      expect(Properties).toMatchObject({
+        AuthorizationType: 'CUSTOM',
+        AuthorizerId: { Ref: authorizerId },
+        Integration: { Type: 'AWS_PROXY' },
+      });
     }
     const paths = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Resource')).map(({ Properties }) => Properties.PathPart);
     for (const route of routes) for (const part of route.path.split('/').filter(Boolean)) expect(paths).toContain(part);
   });
 
   it('answers a CORS preflight on every resource without the authorizer, with the resource methods and the client headers', () => {
-    const preflights = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Method')).filter(({ Properties }) => Properties.HttpMethod === 'OPTIONS');
+    const preflights = Object.values(resourcesOf(template(), 'AWS::ApiGateway::Method')).filter(
+      ({ Properties }) => Properties.HttpMethod === 'OPTIONS',
+    );
     const paths = new Set(routes.map((route) => route.path));
     expect(preflights).toHaveLength(paths.size);
     const allowedMethods = preflights.map(({ Properties }) => {
@@ -301,27 +358,39 @@ describe('the REST API', () => {
     expect(BINARY_MEDIA_TYPES).toContain('multipart/form-data');
   });
 
-  it.each(Object.keys(gatewayResponses) as GatewayResponseType[])('answers %s in the error shape of docs/api.md with the request id', (type) => {
-    const definition = gatewayResponses[type];
-    const [response] = Object.values(resourcesOf(template(), 'AWS::ApiGateway::GatewayResponse')).filter(({ Properties }) => Properties.ResponseType === type);
-    const { Properties } = response!;
-    expect(Properties.StatusCode).toBe(definition.keepsGatewayStatus ? undefined : String(definition.status));
-    const body = JSON.parse(Properties.ResponseTemplates['application/json']);
-    const fromAuthorizer = (value: string | { authorizerContext: string }) =>
-      typeof value === 'string' ? value : `$context.authorizer.${value.authorizerContext}`;
-    expect(body).toEqual({
-      error: { type: definition.type, code: fromAuthorizer(definition.code), message: fromAuthorizer(definition.message), request_id: '$context.requestId' },
-    });
-    expect(Properties.ResponseParameters).toMatchObject({ 'gatewayresponse.header.content-type': "'application/json; charset=utf-8'" });
-    // Only method-request values and literals are documented sources of a gateway response header.
-    for (const source of Object.values(Properties.ResponseParameters as Record<string, string>)) {
-      expect(source).toMatch(/^('[^']*'|method\.request\.(header|path|querystring)\.[\w-]+)$/);
-    }
-    expect(Properties.ResponseParameters['gatewayresponse.header.www-authenticate']).toBe(definition.status === 401 ? "'Bearer'" : undefined);
-    // CORS: no origin configured by default.
-    expect(Properties.ResponseParameters['gatewayresponse.header.vary']).toBe("'Origin'");
-    expect(Properties.ResponseParameters['gatewayresponse.header.access-control-allow-origin']).toBeUndefined();
-  });
+  it.each(Object.keys(gatewayResponses) as GatewayResponseType[])(
+    'answers %s in the error shape of docs/api.md with the request id',
+    (type) => {
+      const definition = gatewayResponses[type];
+      const [response] = Object.values(resourcesOf(template(), 'AWS::ApiGateway::GatewayResponse')).filter(
+        ({ Properties }) => Properties.ResponseType === type,
+      );
+      const { Properties } = response!;
+      expect(Properties.StatusCode).toBe(definition.keepsGatewayStatus ? undefined : String(definition.status));
+      const body = JSON.parse(Properties.ResponseTemplates['application/json']);
+      const fromAuthorizer = (value: string | { authorizerContext: string }) =>
+        typeof value === 'string' ? value : `$context.authorizer.${value.authorizerContext}`;
+      expect(body).toEqual({
+        error: {
+          type: definition.type,
+          code: fromAuthorizer(definition.code),
+          message: fromAuthorizer(definition.message),
+          request_id: '$context.requestId',
+        },
+      });
+      expect(Properties.ResponseParameters).toMatchObject({ 'gatewayresponse.header.content-type': "'application/json; charset=utf-8'" });
+      // Only method-request values and literals are documented sources of a gateway response header.
+      for (const source of Object.values(Properties.ResponseParameters as Record<string, string>)) {
+        expect(source).toMatch(/^('[^']*'|method\.request\.(header|path|querystring)\.[\w-]+)$/);
+      }
+      expect(Properties.ResponseParameters['gatewayresponse.header.www-authenticate']).toBe(
+        definition.status === 401 ? "'Bearer'" : undefined,
+      );
+      // CORS: no origin configured by default.
+      expect(Properties.ResponseParameters['gatewayresponse.header.vary']).toBe("'Origin'");
+      expect(Properties.ResponseParameters['gatewayresponse.header.access-control-allow-origin']).toBeUndefined();
+    },
+  );
 
   it('makes unknown routes 404 route_not_found and authorizer denials 401 with the reason', () => {
     expect(gatewayResponses.MISSING_AUTHENTICATION_TOKEN).toMatchObject({ status: 404, code: 'route_not_found' });
@@ -334,7 +403,16 @@ describe('the REST API', () => {
       StageName: 'prod',
       TracingEnabled: true,
       AccessLogSetting: { DestinationArn: { 'Fn::GetAtt': [expect.stringMatching(/^ApiAccessLogs/), 'Arn'] } },
-      MethodSettings: [expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100, LoggingLevel: 'ERROR', DataTraceEnabled: false })],
+      MethodSettings: [
+        expect.objectContaining({
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: 50,
+          ThrottlingBurstLimit: 100,
+          LoggingLevel: 'ERROR',
+          DataTraceEnabled: false,
+        }),
+      ],
     });
     const format = JSON.parse(stage!.Properties.AccessLogSetting.Format);
     expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', user: '$context.authorizer.principalId' });
@@ -342,7 +420,14 @@ describe('the REST API', () => {
 
   it('outputs the API URL, the table names and the bucket name', () => {
     const outputs = template().toJSON().Outputs as Record<string, { Value: unknown }>;
-    for (const name of ['ApiUrl', 'ConversationsTableName', 'AttachmentsTableName', 'IdempotencyTableName', 'FilesBucketName', 'AuthSecretArn']) {
+    for (const name of [
+      'ApiUrl',
+      'ConversationsTableName',
+      'AttachmentsTableName',
+      'IdempotencyTableName',
+      'FilesBucketName',
+      'AuthSecretArn',
+    ]) {
       expect(outputs[name], name).toBeDefined();
     }
     const url = (outputs.ApiUrl!.Value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
@@ -350,18 +435,23 @@ describe('the REST API', () => {
   });
 });
 
-const tableIdOf = (name: string) => Object.keys(resourcesOf(template(), 'AWS::DynamoDB::Table')).find((id) => id.startsWith(`Data${name}`))!;
-const queueIdOf = (name: string) => Object.keys(resourcesOf(template(), 'AWS::SQS::Queue')).find((id) => id.startsWith(`Functions${name}DeadLetters`))!;
+const tableIdOf = (name: string) =>
+  Object.keys(resourcesOf(template(), 'AWS::DynamoDB::Table')).find((id) => id.startsWith(`Data${name}`))!;
+const queueIdOf = (name: string) =>
+  Object.keys(resourcesOf(template(), 'AWS::SQS::Queue')).find((id) => id.startsWith(`Functions${name}DeadLetters`))!;
 const mappingsOf = (functionName: string) =>
-  Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping')).filter(({ Properties }) => Properties.FunctionName.Ref.startsWith(`Functions${functionName}`));
+  Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping')).filter(({ Properties }) =>
+    Properties.FunctionName.Ref.startsWith(`Functions${functionName}`),
+  );
 /** The alarm on a dead-letter queue's first visible message. */
 const alarmOn = (queueId: string) =>
   Object.values(resourcesOf(template(), 'AWS::CloudWatch::Alarm')).filter(
-    ({ Properties }) => Properties.Namespace === 'AWS/SQS' && ref(Properties.Dimensions) === ref([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]),
+    ({ Properties }) =>
+      Properties.Namespace === 'AWS/SQS' &&
+      ref(Properties.Dimensions) === ref([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]),
   );
 
-describe('cleanup from the tables\' streams', () => {
-
+describe("cleanup from the tables' streams", () => {
   it('streams the keys of removed conversations, whole attachment records added and removed, the whole removed upload session, and nothing of Idempotency-Keys', () => {
     const streamOf = (name: string) => resourcesOf(template(), 'AWS::DynamoDB::Table')[tableIdOf(name)]!.Properties.StreamSpecification;
     expect(streamOf('Conversations')).toEqual({ StreamViewType: 'KEYS_ONLY' });
@@ -394,10 +484,14 @@ describe('cleanup from the tables\' streams', () => {
   it('alarms on the first batch in the dead-letter queue', () => {
     const alarms = alarmOn(queueIdOf('Cleanup'));
     expect(alarms).toHaveLength(1);
-    expect(alarms[0]!.Properties).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(alarms[0]!.Properties).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
   });
 
-  it("lets the cleanup read and delete attachment records, query their by_conversation index, append to feeds, delete files, abort uploads, read the streams and send to its queue, nothing else", () => {
+  it('lets the cleanup read and delete attachment records, query their by_conversation index, append to feeds, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('Cleanup')).filter((s) => !isLoggingOrTracing(s));
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
     const actions = new Set(statements.flatMap((s) => s.Action).filter((action: string) => !streamReads.includes(action)));
@@ -428,7 +522,7 @@ describe('cleanup from the tables\' streams', () => {
 });
 
 describe('fan-out from the attachments stream', () => {
-  it('feeds the attachments stream alone to the fan-out function: uploads, renames and removals, with the cleanup mapping\'s settings, then to a dead-letter queue of its own', () => {
+  it("feeds the attachments stream alone to the fan-out function: uploads, renames and removals, with the cleanup mapping's settings, then to a dead-letter queue of its own", () => {
     const mappings = mappingsOf('FanOut');
     expect(mappings).toHaveLength(1);
     const { Properties } = mappings[0]!;
@@ -436,10 +530,17 @@ describe('fan-out from the attachments stream', () => {
     expect(Properties.FilterCriteria).toEqual({ Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT', 'MODIFY', 'REMOVE'] }) }] });
     expect(Properties.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] } } });
     expect(queueIdOf('FanOut')).not.toBe(queueIdOf('Cleanup'));
-    expect(Properties).toMatchObject({ StartingPosition: 'TRIM_HORIZON', BisectBatchOnFunctionError: true, FunctionResponseTypes: ['ReportBatchItemFailures'], MaximumRetryAttempts: 10 });
+    expect(Properties).toMatchObject({
+      StartingPosition: 'TRIM_HORIZON',
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: 10,
+    });
     // Every other setting (batch size, record age, ...) as the cleanup's: one place decides how a stream is consumed.
     const settings = ({ FunctionName, EventSourceArn, FilterCriteria, DestinationConfig, ...rest }: Record<string, unknown>) => rest;
-    const [cleanupMapping] = mappingsOf('Cleanup').filter((mapping) => ref(mapping.Properties.EventSourceArn).includes(tableIdOf('Attachments')));
+    const [cleanupMapping] = mappingsOf('Cleanup').filter((mapping) =>
+      ref(mapping.Properties.EventSourceArn).includes(tableIdOf('Attachments')),
+    );
     expect(settings(Properties)).toEqual(settings(cleanupMapping!.Properties));
   });
 
@@ -462,26 +563,30 @@ describe('fan-out from the attachments stream', () => {
     const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
     const resourcesOfAction = (action: string) => statements.filter((s) => s.Action.includes(action)).flatMap((s) => [s.Resource].flat());
-    expect([...new Set(statements.flatMap((s) => s.Action))].sort()).toEqual([
-      ...streamReads,
-      'dynamodb:BatchGetItem',
-      'dynamodb:ConditionCheckItem',
-      'dynamodb:GetItem',
-      'dynamodb:ListStreams',
-      'dynamodb:PutItem',
-      'dynamodb:Query',
-      'dynamodb:UpdateItem',
-      'sqs:GetQueueAttributes',
-      'sqs:GetQueueUrl',
-      'sqs:SendMessage',
-    ].sort());
+    expect([...new Set(statements.flatMap((s) => s.Action))].sort()).toEqual(
+      [
+        ...streamReads,
+        'dynamodb:BatchGetItem',
+        'dynamodb:ConditionCheckItem',
+        'dynamodb:GetItem',
+        'dynamodb:ListStreams',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:SendMessage',
+      ].sort(),
+    );
     const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
-    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([conversations, events]);
+    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'])
+      expect(resourcesOfAction(action), action).toEqual([conversations, events]);
     // A side already at the upload's time is only checked in the member's transaction (a redelivery, two uploads in one second).
     expect(resourcesOfAction('dynamodb:ConditionCheckItem')).toEqual([conversations]);
     expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [conversations, '/index/by_thread']] }]);
     expect(resourcesOfAction('dynamodb:BatchGetItem')).toEqual([events]);
-    for (const action of streamReads) expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);
+    for (const action of streamReads)
+      expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);
     expect(resourcesOfAction('dynamodb:ListStreams')).toEqual(['*']);
     for (const action of ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) {
       expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] }]);
@@ -499,7 +604,9 @@ describe('cdk-nag', () => {
 });
 
 function roleOf(routeName: string): string {
-  const [fn] = Object.entries(resourcesOf(template(), 'AWS::Lambda::Function')).filter(([id]) => id.startsWith(`Functions${routeName}`) && !id.includes('Logs'));
+  const [fn] = Object.entries(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
+    ([id]) => id.startsWith(`Functions${routeName}`) && !id.includes('Logs'),
+  );
   return fn![1].Properties.Role['Fn::GetAtt'][0];
 }
 
@@ -510,7 +617,8 @@ function statementsOf(roleId: string): Json[] {
     .map((statement) => ({ ...statement, Action: [statement.Action].flat() }));
 }
 
-const isLoggingOrTracing = (statement: { Action: string[] }) => statement.Action.every((a) => a.startsWith('logs:') || a.startsWith('xray:'));
+const isLoggingOrTracing = (statement: { Action: string[] }) =>
+  statement.Action.every((a) => a.startsWith('logs:') || a.startsWith('xray:'));
 
 function indexNamesIn(resources: unknown): string[] {
   return [resources]

@@ -39,8 +39,7 @@ export function synthesize(context: Record<string, unknown> = {}, options: { bun
 
 type Resources = Record<string, { Type: string; Properties: Record<string, Json>; Metadata?: Record<string, Json> }>;
 
-export const resourcesOf = (template: Template, type: string): Resources =>
-  template.findResources(type) as Resources;
+export const resourcesOf = (template: Template, type: string): Resources => template.findResources(type) as Resources;
 
 export function testContext(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): Record<string, unknown> {
   return {

@@ -1,6 +1,6 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { App, dynamo } from '../../shared/app.js';
 import { backfillActivityPlaces } from '../../shared/conversations/activity-backfill.js';
 import { toItem } from '../../shared/conversations/item-codec.js';
@@ -38,7 +38,12 @@ let contacts = 0;
 const groupsOf = new Map<string, string[]>();
 async function create(userId: string, group?: string): Promise<string> {
   if (group) groupsOf.set(userId, [...(groupsOf.get(userId) ?? []), group]);
-  const response = await t().call(userId, 'POST', '/v1/conversations', group ? { form: { group_id: group }, groups: [group] } : { form: { contact_id: `contact_${contacts++}` } });
+  const response = await t().call(
+    userId,
+    'POST',
+    '/v1/conversations',
+    group ? { form: { group_id: group }, groups: [group] } : { form: { contact_id: `contact_${contacts++}` } },
+  );
   expect(response.status).toBe(201);
   return response.body.id;
 }
@@ -87,7 +92,13 @@ describe('GET /v1/conversations?order=activity', () => {
       if (i % 4 !== 1) clock.now += 1;
       made.push(await create(USER, i % 5 === 0 ? `grp_${i}` : undefined));
     }
-    for (const [index, step] of [[2, 1], [7, 0], [0, 1], [9, 0], [4, 3]] as const) {
+    for (const [index, step] of [
+      [2, 1],
+      [7, 0],
+      [0, 1],
+      [9, 0],
+      [4, 3],
+    ] as const) {
       clock.now += step;
       await touch(USER, made[index]!);
     }
@@ -136,7 +147,10 @@ describe('GET /v1/conversations?order=activity', () => {
       ['&unread=true', (c) => c.last_active_at !== null && (c.last_opened_at === null || c.last_opened_at < c.last_active_at)],
       ['&archived=false&pinned=true', (c) => c.archived_at === null && c.is_pinned],
       [`&group_id=${all.find((c) => c.group_id)!.group_id}`, (c) => c.group_id === all.find((x) => x.group_id)!.group_id],
-      [`&contact_id=${all.find((c) => c.contact_id)!.contact_id}&pinned=false`, (c) => c.contact_id === all.find((x) => x.contact_id)!.contact_id && !c.is_pinned],
+      [
+        `&contact_id=${all.find((c) => c.contact_id)!.contact_id}&pinned=false`,
+        (c) => c.contact_id === all.find((x) => x.contact_id)!.contact_id && !c.is_pinned,
+      ],
     ];
     for (const [query, matches] of cases) {
       const expected = ids(all.filter(matches).sort(byActivity));
@@ -152,7 +166,10 @@ describe('GET /v1/conversations?order=activity', () => {
     const firstUnpinned = all.find((c) => c.id === expected[2])!;
     const back = await list(USER, `order=activity&pinned_first=true&limit=3${endingBefore(firstUnpinned)}`);
     expect(ids(back.data)).toEqual(expected.slice(0, 2));
-    const archived = ids([...all.filter((c) => c.is_pinned && c.archived_at === null).sort(byActivity), ...all.filter((c) => !c.is_pinned && c.archived_at === null).sort(byActivity)]);
+    const archived = ids([
+      ...all.filter((c) => c.is_pinned && c.archived_at === null).sort(byActivity),
+      ...all.filter((c) => !c.is_pinned && c.archived_at === null).sort(byActivity),
+    ]);
     expect(await walk(USER, '&pinned_first=true&archived=false', 2)).toEqual(archived);
   });
 
@@ -221,7 +238,10 @@ describe('GET /v1/conversations?order=activity', () => {
     await touch('inbox_stranger', theirs);
     const mine = ids((await list(USER, 'order=activity&limit=100')).data);
     expect(new Set(mine)).toEqual(new Set(ids(all)));
-    const ownCursor = await list('inbox_stranger', `order=activity&limit=100&starting_after=${all[0]!.id}&cursor_active_at=${clock.now + 10}`);
+    const ownCursor = await list(
+      'inbox_stranger',
+      `order=activity&limit=100&starting_after=${all[0]!.id}&cursor_active_at=${clock.now + 10}`,
+    );
     expect(ids(ownCursor.data).every((id) => !mine.includes(id))).toBe(true);
   });
 });
@@ -232,7 +252,10 @@ describe('conversations written before the activity order', () => {
     try {
       const user = 'inbox_old_timer';
       const current = await create(user);
-      const old = { ...newConversation(newId('conv'), { kind: 'contact', id: 'old_contact' }, clock.now - 1_000), last_active_at: clock.now + 50 };
+      const old = {
+        ...newConversation(newId('conv'), { kind: 'contact', id: 'old_contact' }, clock.now - 1_000),
+        last_active_at: clock.now + 50,
+      };
       const { activity_sort: _place, ...asBefore } = toItem(user, old);
       await app.use(dynamo).send(new PutCommand({ TableName: app.config.conversationsTable, Item: asBefore }));
       expect(ids((await list(user, 'order=activity')).data)).toEqual([current]);
@@ -290,7 +313,11 @@ describe('paging in activity order while activity moves (property)', () => {
           for (const c of initial) if (!moved.has(c.id)) expect(seen, `${c.id} skipped`).toContain(c.id);
           // What was shown is in the order, each page as it stood: the unmoved ones keep the first listing's order.
           const unmoved = seen.filter((id) => !moved.has(id));
-          const expectedOrder = (pinnedFirst ? [...initial.filter((c) => c.is_pinned).sort(byActivity), ...initial.filter((c) => !c.is_pinned).sort(byActivity)] : [...initial].sort(byActivity))
+          const expectedOrder = (
+            pinnedFirst
+              ? [...initial.filter((c) => c.is_pinned).sort(byActivity), ...initial.filter((c) => !c.is_pinned).sort(byActivity)]
+              : [...initial].sort(byActivity)
+          )
             .map((c) => c.id)
             .filter((id) => !moved.has(id));
           expect(unmoved).toEqual(expectedOrder);

@@ -2,8 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as uploadHandler } from '../../functions/attachments/upload.js';
 import { userFilesPrefix } from '../../shared/files/keys.js';
-import { eventually } from '../support/eventually.js';
-import { startTestApi, type TestApi, type Json } from '../support/api.js';
+import { type Json, startTestApi, type TestApi } from '../support/api.js';
 import {
   BOUNDARY,
   download,
@@ -15,6 +14,7 @@ import {
   storedFileKeys,
   upload,
 } from '../support/attachments.js';
+import { eventually } from '../support/eventually.js';
 
 // A small limit keeps "one byte over" cheap; the real 4 MiB default has its own file.
 const LIMIT = 1024;
@@ -77,7 +77,9 @@ describe('malformed multipart bodies get 400 body_invalid', () => {
   });
 
   it('refuses a malformed part header', async () => {
-    const body = multipartBody([{ headers: ['Content-Disposition form-data; name="file"; filename="a.txt"', 'Broken\x00Header'], body: 'x' }]);
+    const body = multipartBody([
+      { headers: ['Content-Disposition form-data; name="file"; filename="a.txt"', 'Broken\x00Header'], body: 'x' },
+    ]);
     await expectRefused(await rawUpload(t, USER, body), 400, 'body_invalid');
   });
 });
@@ -143,7 +145,9 @@ describe('hostile filenames are reduced by the filename rules', () => {
   it('keeps only the base name of ../../etc/passwd, and the storage key never sees it', async () => {
     const attachment = await named('form-data; name="file"; filename="../../etc/passwd"');
     expect(attachment.filename).toBe('passwd');
-    expect(new URL(attachment.file_url).pathname).toMatch(new RegExp(`^/attachments/${userFilesPrefix(USER)}${attachment.id}/[0-9A-Z]{26}$`));
+    expect(new URL(attachment.file_url).pathname).toMatch(
+      new RegExp(`^/attachments/${userFilesPrefix(USER)}${attachment.id}/[0-9A-Z]{26}$`),
+    );
     const windows = await named('form-data; name="file"; filename="..\\\\..\\\\windows\\\\win.ini"');
     expect(windows.filename).toBe('win.ini');
   });
@@ -152,7 +156,7 @@ describe('hostile filenames are reduced by the filename rules', () => {
     const formEscaped = await upload(t, USER, { bytes: 'x', filename: 'in\r\njected.txt' });
     expect(formEscaped.status).toBe(201);
     expect(formEscaped.body.filename).toBe('injected.txt');
-    const extended = await named("form-data; name=\"file\"; filename*=UTF-8''in%0D%0AContent-Type%3A%20evil.txt");
+    const extended = await named('form-data; name="file"; filename*=UTF-8\'\'in%0D%0AContent-Type%3A%20evil.txt');
     expect(extended.filename).toBe('inContent-Type: evil.txt');
     expect((await download(extended.file_url)).contentDisposition).toBe(
       `attachment; filename="inContent-Type: evil.txt"; filename*=UTF-8''inContent-Type%3A%20evil.txt`,
@@ -196,7 +200,7 @@ describe('hostile filenames are reduced by the filename rules', () => {
   });
 
   it('names the file "file" when nothing is left', async () => {
-    expect((await named("form-data; name=\"file\"; filename*=UTF-8''%E2%80%AE%07%7F")).filename).toBe('file');
+    expect((await named('form-data; name="file"; filename*=UTF-8\'\'%E2%80%AE%07%7F')).filename).toBe('file');
     expect((await named('form-data; name="file"; filename="../"')).filename).toBe('file');
   });
 });
@@ -221,7 +225,10 @@ describe('content types', () => {
       stageVariables: null,
       body: body.toString('utf8'),
       isBase64Encoded: false,
-      requestContext: { requestId: 'text-body', authorizer: { principalId: USER, userId: USER, groups: '[]' } } as unknown as APIGatewayProxyEvent['requestContext'],
+      requestContext: {
+        requestId: 'text-body',
+        authorizer: { principalId: USER, userId: USER, groups: '[]' },
+      } as unknown as APIGatewayProxyEvent['requestContext'],
     };
     const result = await uploadHandler.withApp(t.api.app)(event);
     expect(result.statusCode).toBe(201);

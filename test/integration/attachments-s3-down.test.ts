@@ -1,9 +1,9 @@
-import { fileKey } from '../../shared/files/keys.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Outbox } from '../../shared/events/outbox.js';
 import { DynamoAttachmentStore } from '../../shared/attachments/dynamo-store.js';
+import { Outbox } from '../../shared/events/outbox.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { newId } from '../../shared/ids.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { upload } from '../support/attachments.js';
@@ -47,23 +47,41 @@ describe('when S3 is unreachable', () => {
   it('deletes the record at once even while S3 is down: 200, and no record is left pointing at the file', async () => {
     // A record as an earlier upload (while S3 was up) left it, written through the real store.
     const client = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+      new DynamoDBClient({
+        endpoint: t.api.dynamodbEndpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
     );
     const id = newId('att');
-    const store = new DynamoAttachmentStore(client, t.api.config.attachmentsTable, t.api.config.conversationsTable, new Outbox(client, t.api.config.eventsTable));
-    const intent = { attachmentId: id, run: 'earlier-run', fileKey: fileKey('unlucky', id, 'earlier-run'), expiresAt: Math.ceil(Date.now() / 1000) + 600 };
+    const store = new DynamoAttachmentStore(
+      client,
+      t.api.config.attachmentsTable,
+      t.api.config.conversationsTable,
+      new Outbox(client, t.api.config.eventsTable),
+    );
+    const intent = {
+      attachmentId: id,
+      run: 'earlier-run',
+      fileKey: fileKey('unlucky', id, 'earlier-run'),
+      expiresAt: Math.ceil(Date.now() / 1000) + 600,
+    };
     await store.intend(intent);
-    await store.add({
-      id,
-      message_id: null,
-      filename: 'earlier.txt',
-      file_type: 'text/plain',
-      file_size: 7,
-      created_at: 1_700_000_000,
-      uploaded_by: 'unlucky',
-      placement: null,
-      file_key: intent.fileKey,
-    }, 'earlier-request', intent);
+    await store.add(
+      {
+        id,
+        message_id: null,
+        filename: 'earlier.txt',
+        file_type: 'text/plain',
+        file_size: 7,
+        created_at: 1_700_000_000,
+        uploaded_by: 'unlucky',
+        placement: null,
+        file_key: intent.fileKey,
+      },
+      'earlier-request',
+      intent,
+    );
     client.destroy();
     expect((await t.call('unlucky', 'GET', `/v1/attachments/${id}`)).status).toBe(200);
 

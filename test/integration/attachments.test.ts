@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userFilesPrefix } from '../../shared/files/keys.js';
+import { type CallInit, startTestApi, type TestApi } from '../support/api.js';
+import { conversationOf, download, fileKeyOf, sha256, storedFileKeys, upload } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
-import { startTestApi, type CallInit, type TestApi } from '../support/api.js';
-import { conversationOf, download, sha256, storedFileKeys, upload, fileKeyOf } from '../support/attachments.js';
 import { ATTACHMENT_FIELDS } from '../support/sharing.js';
 
 let t: TestApi;
@@ -58,9 +58,7 @@ describe('upload', () => {
     expect(response.body.filename).toBe('Résumé 📄.pdf');
     const file = await download(response.body.file_url);
     expect(file.contentType).toBe('application/pdf');
-    expect(file.contentDisposition).toBe(
-      `attachment; filename="Resume _.pdf"; filename*=UTF-8''${encodeURIComponent('Résumé 📄.pdf')}`,
-    );
+    expect(file.contentDisposition).toBe(`attachment; filename="Resume _.pdf"; filename*=UTF-8''${encodeURIComponent('Résumé 📄.pdf')}`);
   });
 
   it('takes file_type from the extension when the part says only application/octet-stream', async () => {
@@ -74,7 +72,12 @@ describe('upload', () => {
   it('uploads into a conversation with a message id and sets the conversation last_active_at', async () => {
     const conversationId = await conversationOf(t, 'alice', 'bob');
     const before = now();
-    const response = await upload(t, 'alice', { bytes: 'hi', filename: 'hi.txt' }, { conversation_id: conversationId, message_id: 'msg_1' });
+    const response = await upload(
+      t,
+      'alice',
+      { bytes: 'hi', filename: 'hi.txt' },
+      { conversation_id: conversationId, message_id: 'msg_1' },
+    );
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject({ conversation_id: conversationId, message_id: 'msg_1' });
     const conversation = await t.call('alice', 'GET', `/v1/conversations/${conversationId}`);
@@ -171,7 +174,10 @@ describe('get, rename and delete', () => {
     expect(response.body).toEqual({ id, deleted: true });
     expect((await t.call('deleter', 'GET', `/v1/attachments/${id}`)).status).toBe(404);
     // The file follows from the table's stream.
-    const keys = await eventually(() => storedFileKeys(t.api.s3Endpoint), (stored) => !stored.includes(fileKeyOf(uploaded.body)));
+    const keys = await eventually(
+      () => storedFileKeys(t.api.s3Endpoint),
+      (stored) => !stored.includes(fileKeyOf(uploaded.body)),
+    );
     expect(keys).not.toContain(fileKeyOf(uploaded.body));
     // As S3 answers a link signed by a role that may not list the bucket (the upload's): 403, not 404.
     expect((await download(uploaded.body.file_url)).status).toBe(403);

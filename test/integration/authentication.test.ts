@@ -1,4 +1,4 @@
-import { SignJWT, UnsecuredJWT, generateKeyPair } from 'jose';
+import { generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
 
@@ -41,12 +41,20 @@ describe('authentication', () => {
   });
 
   it('answers 401 token_invalid for a bad signature', async () => {
-    const forged = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('victim').setExpirationTime('1h').sign(new TextEncoder().encode('another secret'));
+    const forged = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('victim')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode('another secret'));
     expectAuthenticationError(await withToken(forged), 'token_invalid');
   });
 
   it('answers 401 token_expired for an expired token', async () => {
-    const expired = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('late').setExpirationTime(now() - 60).sign(secret());
+    const expired = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('late')
+      .setExpirationTime(now() - 60)
+      .sign(secret());
     expectAuthenticationError(await withToken(expired), 'token_expired');
   });
 

@@ -2,9 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { CHROMIUM_PATH, launchChromium, runBrowserTests, servePage, type HeadlessChromium } from '../support/browser.js';
+import { CHROMIUM_PATH, type HeadlessChromium, launchChromium, runBrowserTests, servePage } from '../support/browser.js';
 
-if (!runBrowserTests) console.warn(`Browser tests skipped: no chromium at ${CHROMIUM_PATH}; install it (apt-get install chromium) or set CHROMIUM_PATH. CI=true runs them anyway.`);
+if (!runBrowserTests)
+  console.warn(
+    `Browser tests skipped: no chromium at ${CHROMIUM_PATH}; install it (apt-get install chromium) or set CHROMIUM_PATH. CI=true runs them anyway.`,
+  );
 
 /** A web app on another origin, in headless Chromium, talking to the API as a browser client would. */
 describe.skipIf(!runBrowserTests)('a browser page on another origin', () => {
@@ -64,12 +67,20 @@ describe.skipIf(!runBrowserTests)('a browser page on another origin', () => {
       async ({ api, token, bytes }) => {
         const authorization = `Bearer ${token}`;
         const conversation = (await (
-          await fetch(`${api}/v1/conversations`, { method: 'POST', headers: { authorization }, body: new URLSearchParams({ group_id: 'team' }) })
+          await fetch(`${api}/v1/conversations`, {
+            method: 'POST',
+            headers: { authorization },
+            body: new URLSearchParams({ group_id: 'team' }),
+          })
         ).json()) as { id: string };
         const form = new FormData();
         form.append('conversation_id', conversation.id);
         form.append('file', new Blob([new Uint8Array(bytes)], { type: 'image/png' }), 'café photo.png');
-        const uploaded = await fetch(`${api}/v1/attachments`, { method: 'POST', headers: { authorization, 'idempotency-key': 'upload-1' }, body: form });
+        const uploaded = await fetch(`${api}/v1/attachments`, {
+          method: 'POST',
+          headers: { authorization, 'idempotency-key': 'upload-1' },
+          body: form,
+        });
         const attachment = (await uploaded.json()) as { file_url: string };
         const file = await fetch(attachment.file_url);
         return {
@@ -87,7 +98,12 @@ describe.skipIf(!runBrowserTests)('a browser page on another origin', () => {
       { api: t.url, token, bytes },
     );
     expect(result.status).toBe(201);
-    expect(result.attachment).toMatchObject({ conversation_id: result.conversationId, filename: 'café photo.png', file_type: 'image/png', file_size: 3000 });
+    expect(result.attachment).toMatchObject({
+      conversation_id: result.conversationId,
+      filename: 'café photo.png',
+      file_type: 'image/png',
+      file_size: 3000,
+    });
     expect(result.download.status).toBe(200);
     expect(result.download.bytes).toEqual(bytes);
     expect(result.download.type).toBe('image/png');

@@ -2,11 +2,11 @@ import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256 } from '../support/attachments.js';
+import { type HeadlessChromium, launchChromium, runBrowserTests } from '../support/browser.js';
 import { eventually } from '../support/eventually.js';
-import { launchChromium, runBrowserTests, type HeadlessChromium } from '../support/browser.js';
+import { MIB } from '../support/upload-sessions.js';
 import type { UploadOutcome, UploadRequest } from '../support/uppy-page/protocol.js';
 import { serveUppyPage } from '../support/uppy-page/serve.js';
-import { MIB } from '../support/upload-sessions.js';
 
 /** Uppy in headless Chromium, uploading a generated file through the upload sessions straight to S3. */
 describe.skipIf(!runBrowserTests)('Uppy (@uppy/aws-s3 multipart) in a browser', () => {
@@ -34,17 +34,22 @@ describe.skipIf(!runBrowserTests)('Uppy (@uppy/aws-s3 multipart) in a browser', 
   }
 
   const uploadIn = (page: Page, request: Omit<UploadRequest, 'api' | 'token'>) =>
-    page.evaluate((request) => (globalThis as unknown as { uploadWithUppy(r: UploadRequest): Promise<UploadOutcome> }).uploadWithUppy(request), {
-      ...request,
-      api: t.url,
-      token,
-    });
+    page.evaluate(
+      (request) => (globalThis as unknown as { uploadWithUppy(r: UploadRequest): Promise<UploadOutcome> }).uploadWithUppy(request),
+      {
+        ...request,
+        api: t.url,
+        token,
+      },
+    );
 
   /** Part PUTs to S3 as the page sends them (presigned: ?partNumber=N&uploadId=...). */
   const isPartPut = (route: Route) => route.request().method() === 'PUT' && route.request().url().startsWith(t.api.s3Endpoint);
   const partNumberOf = (route: Route) => Number(new URL(route.request().url()).searchParams.get('partNumber'));
 
-  it('uploads a 64 MiB file while the network drops some part requests; Uppy retries and file_url has the same bytes', { timeout: 180_000 }, async () => {
+  it('uploads a 64 MiB file while the network drops some part requests; Uppy retries and file_url has the same bytes', {
+    timeout: 180_000,
+  }, async () => {
     const page = await freshPage();
     const dropped: number[] = [];
     // The first attempt of parts 2, 5 and 7 fails as a lost connection would; later attempts go through.

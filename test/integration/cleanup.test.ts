@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userFilesPrefix } from '../../shared/files/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { storedFileKeys, upload, fileKeyOf } from '../support/attachments.js';
+import { fileKeyOf, storedFileKeys, upload } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -23,7 +23,9 @@ describe('deleting a conversation', () => {
     const conversation = (await t.call(user, 'POST', '/v1/conversations', { form: { contact_id: 'carl' } })).body;
     const kept = await upload(t, user, { bytes: 'not in the conversation', filename: 'kept.txt' });
     for (let index = 0; index < 30; index += 1) {
-      expect((await upload(t, user, { bytes: `file ${index}`, filename: `f${index}.txt` }, { conversation_id: conversation.id })).status).toBe(201);
+      expect(
+        (await upload(t, user, { bytes: `file ${index}`, filename: `f${index}.txt` }, { conversation_id: conversation.id })).status,
+      ).toBe(201);
     }
     expect(await filesOf(user)).toHaveLength(31);
 
@@ -36,7 +38,10 @@ describe('deleting a conversation', () => {
       (response) => response.body.data.length === 0,
     );
     expect(listed.body.data).toEqual([]);
-    const files = await eventually(() => filesOf(user), (keys) => keys.length === 1);
+    const files = await eventually(
+      () => filesOf(user),
+      (keys) => keys.length === 1,
+    );
     expect(files).toEqual([fileKeyOf(kept.body)]);
     expect((await t.call(user, 'GET', `/v1/attachments/${kept.body.id}`)).status).toBe(200);
   });
@@ -72,9 +77,17 @@ describe('uploading into a conversation that is gone', () => {
       expect(deleted.status).toBe(200);
       for (const answer of answers) expect([201, 400]).toContain(answer.status);
     }
-    const listed = await eventually(() => t.call(user, 'GET', '/v1/attachments?limit=100'), (response) => response.body.data.length === 0);
+    const listed = await eventually(
+      () => t.call(user, 'GET', '/v1/attachments?limit=100'),
+      (response) => response.body.data.length === 0,
+    );
     expect(listed.body.data).toEqual([]);
-    expect(await eventually(() => filesOf(user), (keys) => keys.length === 0)).toEqual([]);
+    expect(
+      await eventually(
+        () => filesOf(user),
+        (keys) => keys.length === 0,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -85,6 +98,11 @@ describe('deleting an attachment', () => {
     expect(await filesOf(user)).toEqual([fileKeyOf(attachment)]);
     expect((await t.call(user, 'DELETE', `/v1/attachments/${attachment.id}`)).status).toBe(200);
     expect((await t.call(user, 'DELETE', `/v1/attachments/${attachment.id}`)).status).toBe(404);
-    expect(await eventually(() => filesOf(user), (keys) => keys.length === 0)).toEqual([]);
+    expect(
+      await eventually(
+        () => filesOf(user),
+        (keys) => keys.length === 0,
+      ),
+    ).toEqual([]);
   });
 });

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { deadEndpoint } from '../support/dead-endpoint.js';
 
-
 describe('when DynamoDB cannot be reached', () => {
   let t: TestApi;
   beforeAll(async () => {

@@ -55,7 +55,11 @@ async function walk(query: string, limit: number): Promise<string[]> {
 describe('GET /v1/conversations', () => {
   it('lists ten conversations newest first by default, with has_more', async () => {
     const page = await list('');
-    expect(ids(page)).toEqual(newestFirst().slice(0, 10).map((c) => c.id));
+    expect(ids(page)).toEqual(
+      newestFirst()
+        .slice(0, 10)
+        .map((c) => c.id),
+    );
     expect(page.has_more).toBe(true);
   });
 
@@ -99,7 +103,11 @@ describe('GET /v1/conversations', () => {
     ['pinned=false&muted=false&archived=true', (c: (typeof made)[number]) => !c.pinned && !c.muted && c.archived],
     ['pinned=true&archived=true', (c: (typeof made)[number]) => c.pinned && c.archived],
   ])('filters %s, across pages with no short page', async (query, keep) => {
-    expect(await walk(`&${query}`, 3)).toEqual(newestFirst().filter(keep).map((c) => c.id));
+    expect(await walk(`&${query}`, 3)).toEqual(
+      newestFirst()
+        .filter(keep)
+        .map((c) => c.id),
+    );
   });
 
   it('filters by group_id and by contact_id, alone and with a flag', async () => {

@@ -92,8 +92,13 @@ describe('unread and muted filters, alone and combined, across pages', () => {
       fc.asyncProperty(filter, fc.integer({ min: 1, max: 7 }), fc.integer({ min: 0, max: 4 }), async (wanted, limit, step) => {
         now += step;
         const elapsed = now - START;
-        const query = Object.entries(wanted).map(([name, value]) => `&${name}=${value}`).join('');
-        const expected = made.filter((c) => matches(c, wanted, now)).map((c) => c.id).reverse();
+        const query = Object.entries(wanted)
+          .map(([name, value]) => `&${name}=${value}`)
+          .join('');
+        const expected = made
+          .filter((c) => matches(c, wanted, now))
+          .map((c) => c.id)
+          .reverse();
         expect(await walk(query, limit), `${query} at +${elapsed}s, limit ${limit}`).toEqual(expected);
       }),
       { numRuns: 80 },

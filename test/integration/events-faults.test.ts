@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { upload } from '../support/attachments.js';
 import { anyDynamodbCall } from '../support/fault-proxy.js';
-import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
+import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
 import { sessionClient } from '../support/upload-sessions.js';
 
 /**
@@ -17,7 +17,8 @@ beforeEach(() => {
 });
 
 /** The first TransactWriteItems that names `text` loses its answer after the commit. */
-const loseAnswerOf = (text: string) => f.dynamodb.inject({ match: anyDynamodbCall(['TransactWriteItems'], [text]), fault: { kind: 'reset_after' } });
+const loseAnswerOf = (text: string) =>
+  f.dynamodb.inject({ match: anyDynamodbCall(['TransactWriteItems'], [text]), fault: { kind: 'reset_after' } });
 
 async function typesOf(userId: string): Promise<string[]> {
   const response = await f.t.call(userId, 'GET', '/v1/events?limit=100');
@@ -73,7 +74,11 @@ describe('an event whose transaction lost its answer', () => {
     const userId = 'faults-session';
     const sessions = sessionClient(f.t);
     const bytes = Buffer.from('a session whose completion lost its answer');
-    const started = await sessions.start(userId, { filename: 'session.bin', file_size: bytes.length, file_type: 'application/octet-stream' });
+    const started = await sessions.start(userId, {
+      filename: 'session.bin',
+      file_size: bytes.length,
+      file_type: 'application/octet-stream',
+    });
     expect(started.status).toBe(201);
     const parts = await sessions.uploadAll(userId, started.body, bytes);
     const lostCompletion = loseAnswerOf(started.body.id);

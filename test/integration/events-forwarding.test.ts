@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../shared/app.js';
 import { feedHeadKey } from '../../shared/dynamo/keys.js';
@@ -94,11 +94,24 @@ afterAll(async () => {
 
 /** The user's next event item and its counter, as the outbox writes them (shared/events/item.ts): the event as the API shows it, stored as JSON text. */
 async function appendEvent(userId: string, sequence: number, type: EventType, object: Record<string, unknown>): Promise<ApiEvent> {
-  const event: ApiEvent = { id: eventId(sequence), type, created_at: Math.floor(Date.now() / 1000), data: { object }, request_id: `req_${run}_${sequence}` };
+  const event: ApiEvent = {
+    id: eventId(sequence),
+    type,
+    created_at: Math.floor(Date.now() / 1000),
+    data: { object },
+    request_id: `req_${run}_${sequence}`,
+  };
   const table = t.api.config.eventsTable;
   await documents.send(new PutCommand({ TableName: table, Item: eventItem(userId, sequence, event) }));
   // The counter item (an INSERT for the first event, a MODIFY after): never an entry on the bus.
-  await documents.send(new UpdateCommand({ TableName: table, Key: feedHeadKey(userId), UpdateExpression: 'SET seq = :n', ExpressionAttributeValues: { ':n': sequence } }));
+  await documents.send(
+    new UpdateCommand({
+      TableName: table,
+      Key: feedHeadKey(userId),
+      UpdateExpression: 'SET seq = :n',
+      ExpressionAttributeValues: { ':n': sequence },
+    }),
+  );
   return event;
 }
 
@@ -108,10 +121,20 @@ const ids = (envelopes: BusEnvelope[] | ApiEvent[]) => envelopes.map((e) => ('de
 describe('EVENTS_FORWARD_URL', () => {
   it("POSTs a new event item in EventBridge's envelope: source messaging-api, the one detail-type, detail the event plus user_id", async () => {
     const userId = user('forwarded');
-    const object = { id: 'att_1', object: 'attachment', filename: 'Été "report".txt', size: 12, conversation_id: null, uploaded_by: userId };
+    const object = {
+      id: 'att_1',
+      object: 'attachment',
+      filename: 'Été "report".txt',
+      size: 12,
+      conversation_id: null,
+      uploaded_by: userId,
+    };
     const event = await appendEvent(userId, 1, 'attachment.created', object);
 
-    const [envelope, ...more] = await eventually(async () => receiver.deliveredTo(userId), (delivered) => delivered.length >= 1);
+    const [envelope, ...more] = await eventually(
+      async () => receiver.deliveredTo(userId),
+      (delivered) => delivered.length >= 1,
+    );
     expect(more).toEqual([]);
     expect(envelope).toEqual({
       version: '0',
@@ -131,9 +154,13 @@ describe('EVENTS_FORWARD_URL', () => {
     const userId = user('failing_receiver');
     receiver.script = [500, 503, 'cut', 500];
     const events: ApiEvent[] = [];
-    for (const sequence of [1, 2, 3]) events.push(await appendEvent(userId, sequence, 'conversation.updated', { id: `conv_${sequence}`, object: 'conversation' }));
+    for (const sequence of [1, 2, 3])
+      events.push(await appendEvent(userId, sequence, 'conversation.updated', { id: `conv_${sequence}`, object: 'conversation' }));
 
-    const delivered = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length >= 3);
+    const delivered = await eventually(
+      async () => receiver.deliveredTo(userId),
+      (envelopes) => envelopes.length >= 3,
+    );
     expect(ids(delivered)).toEqual(ids(events));
     const attempts = receiver.attemptsFor(userId);
     // The first entry was tried five times (four failures, then 200), with one envelope id; each later one once.
@@ -147,17 +174,29 @@ describe('EVENTS_FORWARD_URL', () => {
     // Reachable but failing first, so that the test knows the forwarder is retrying the first entry...
     receiver.script = ['cut', 'cut'];
     const events = [await appendEvent(userId, 1, 'conversation.created', { id: 'conv_a', object: 'conversation' })];
-    await eventually(async () => receiver.attemptsFor(userId), (attempts) => attempts.length >= 2);
+    await eventually(
+      async () => receiver.attemptsFor(userId),
+      (attempts) => attempts.length >= 2,
+    );
     // ...then down (connections refused) while more events are written...
     await receiver.stop();
-    for (const sequence of [2, 3, 4]) events.push(await appendEvent(userId, sequence, 'attachment.deleted', { id: `att_${sequence}`, deleted: true }));
+    for (const sequence of [2, 3, 4])
+      events.push(await appendEvent(userId, sequence, 'attachment.deleted', { id: `att_${sequence}`, deleted: true }));
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     // ...and back on the same URL.
     await receiver.start();
 
-    const delivered = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length >= 4);
+    const delivered = await eventually(
+      async () => receiver.deliveredTo(userId),
+      (envelopes) => envelopes.length >= 4,
+    );
     expect(ids(delivered)).toEqual(ids(events));
-    expect(delivered.map((e) => e.detail.type)).toEqual(['conversation.created', 'attachment.deleted', 'attachment.deleted', 'attachment.deleted']);
+    expect(delivered.map((e) => e.detail.type)).toEqual([
+      'conversation.created',
+      'attachment.deleted',
+      'attachment.deleted',
+      'attachment.deleted',
+    ]);
     // Nothing twice: each entry was acknowledged once.
     expect(new Set(delivered.map((e) => e.id)).size).toBe(4);
   });
@@ -170,15 +209,28 @@ describe('a change made through the API', () => {
     expect(conversation.status).toBe(201);
     expect((await t.call(userId, 'PUT', `/v1/conversations/${conversation.body.id}`, { json: { is_pinned: true } })).status).toBe(200);
     // Two events in one transaction: attachment.created and the uploader's side's conversation.updated.
-    const uploaded = await upload(t, userId, { bytes: 'forwarded', filename: 'bus.txt', type: 'text/plain' }, { conversation_id: conversation.body.id });
+    const uploaded = await upload(
+      t,
+      userId,
+      { bytes: 'forwarded', filename: 'bus.txt', type: 'text/plain' },
+      { conversation_id: conversation.body.id },
+    );
     expect(uploaded.status).toBe(201);
 
     const listed = await t.call(userId, 'GET', '/v1/events?limit=100');
     expect(listed.status).toBe(200);
     const feed = listed.body.data as ApiEvent[];
-    expect(feed.map((event) => event.type).sort()).toEqual(['attachment.created', 'conversation.created', 'conversation.updated', 'conversation.updated']);
+    expect(feed.map((event) => event.type).sort()).toEqual([
+      'attachment.created',
+      'conversation.created',
+      'conversation.updated',
+      'conversation.updated',
+    ]);
 
-    const delivered = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length >= feed.length);
+    const delivered = await eventually(
+      async () => receiver.deliveredTo(userId),
+      (envelopes) => envelopes.length >= feed.length,
+    );
     expect(ids(delivered).sort()).toEqual(ids(feed).sort());
     for (const envelope of delivered) {
       const shown = await t.call(userId, 'GET', `/v1/events/${envelope.detail.id}`);
@@ -190,8 +242,14 @@ describe('a change made through the API', () => {
     // Nothing else of the user's was put, the counter item included: a later change is the next and only entry.
     const deleted = await t.call(userId, 'DELETE', `/v1/attachments/${uploaded.body.id}`);
     expect(deleted.status).toBe(200);
-    const after = await eventually(async () => receiver.deliveredTo(userId), (envelopes) => envelopes.length > feed.length);
-    expect(after.map((envelope) => envelope.detail.type)).toEqual([...delivered.map((envelope) => envelope.detail.type), 'attachment.deleted']);
+    const after = await eventually(
+      async () => receiver.deliveredTo(userId),
+      (envelopes) => envelopes.length > feed.length,
+    );
+    expect(after.map((envelope) => envelope.detail.type)).toEqual([
+      ...delivered.map((envelope) => envelope.detail.type),
+      'attachment.deleted',
+    ]);
     expect(after.at(-1)!.detail).toEqual({ ...(await t.call(userId, 'GET', '/v1/events?limit=1')).body.data[0], user_id: userId });
   });
 });

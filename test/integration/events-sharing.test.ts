@@ -3,7 +3,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { attachmentStore, dynamo, fanOut } from '../../shared/app.js';
 import type { FeedEvent } from '../support/audit.js';
-import { freshId, sharingApi, withoutLink, type Member } from '../support/sharing.js';
+import { freshId, type Member, sharingApi, withoutLink } from '../support/sharing.js';
 
 /**
  * Events that reach a user from another member (docs/api.md, "Events"): a
@@ -122,12 +122,20 @@ describe('the cleanup of a deleted side', () => {
     const ids = uploads.map((upload) => upload.id).sort();
     const uploaderFeed = await s.feedOf(a!, (events) => removals(events).length === uploads.length);
     const afterDelete = uploaderFeed.slice(uploaderFeed.findIndex((event) => event.type === 'conversation.deleted'));
-    expect(afterDelete[0]).toMatchObject({ data: { object: { id: sideA.id, deleted: true } }, request_id: deleted.headers.get('x-request-id') });
-    expect(afterDelete.slice(1).map(gist).sort((x, y) => String(x.data.object.id).localeCompare(String(y.data.object.id)))).toEqual(
-      ids.map((id) => ({ type: 'attachment.deleted', data: { object: { id, deleted: true } }, request_id: null })),
-    );
+    expect(afterDelete[0]).toMatchObject({
+      data: { object: { id: sideA.id, deleted: true } },
+      request_id: deleted.headers.get('x-request-id'),
+    });
+    expect(
+      afterDelete
+        .slice(1)
+        .map(gist)
+        .sort((x, y) => String(x.data.object.id).localeCompare(String(y.data.object.id))),
+    ).toEqual(ids.map((id) => ({ type: 'attachment.deleted', data: { object: { id, deleted: true } }, request_id: null })));
     const memberFeed = await s.feedOf(b!, (events) => removals(events).length === uploads.length);
-    expect(removals(memberFeed).map((event) => [event.data.object.id, event.request_id])).toEqual(expect.arrayContaining(ids.map((id) => [id, null])));
+    expect(removals(memberFeed).map((event) => [event.data.object.id, event.request_id])).toEqual(
+      expect.arrayContaining(ids.map((id) => [id, null])),
+    );
     expect(removals(memberFeed)).toHaveLength(uploads.length);
     for (const upload of uploads) expect((await s.attachment(b!, upload.id)).status).toBe(404);
   });
@@ -138,7 +146,12 @@ describe('a change delivered again (a batch retried, the local poller restarted)
   const deliveredTo = async (userId: string): Promise<string[]> => {
     const { app, config } = s.t().api;
     const { Items = [] } = await app.use(dynamo).send(
-      new QueryCommand({ TableName: config.eventsTable, KeyConditionExpression: 'pk = :user AND begins_with(sk, :delivered)', ExpressionAttributeValues: { ':user': userId, ':delivered': 'r#' }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: config.eventsTable,
+        KeyConditionExpression: 'pk = :user AND begins_with(sk, :delivered)',
+        ExpressionAttributeValues: { ':user': userId, ':delivered': 'r#' },
+        ConsistentRead: true,
+      }),
     );
     return Items.map((item) => String(item.sk).slice('r#'.length));
   };
@@ -152,7 +165,11 @@ describe('a change delivered again (a batch retried, the local poller restarted)
     const changes = await deliveredTo(b.id);
     expect(changes).toHaveLength(1);
     const record = (await s.t().api.app.use(attachmentStore).get(uploaded.id))!;
-    const again = () => s.t().api.app.use(fanOut).deliver([{ kind: 'created', id: changes[0]!, record }]);
+    const again = () =>
+      s
+        .t()
+        .api.app.use(fanOut)
+        .deliver([{ kind: 'created', id: changes[0]!, record }]);
 
     const before = await s.feed(b);
     await again();
@@ -165,4 +182,3 @@ describe('a change delivered again (a batch retried, the local poller restarted)
     expect((await s.feed(b)).map((event) => event.type)).toEqual([...before.map((event) => event.type), 'conversation.deleted']);
   });
 });
-

@@ -5,9 +5,9 @@ import { EVENT_RETENTION_SECONDS, type StoredEvent } from '../../shared/events/m
 import { EventStore } from '../../shared/events/store.js';
 import type { TestApi, TestResponse } from '../support/api.js';
 import { upload, uploadForm } from '../support/attachments.js';
+import { type FeedEvent, feedOf as feedOfUser } from '../support/audit.js';
 import { clockedApi } from '../support/conversations.js';
 import { sessionClient } from '../support/upload-sessions.js';
-import { feedOf as feedOfUser, type FeedEvent } from '../support/audit.js';
 
 /**
  * The events feed (docs/api.md, "Events"): one event per change the user
@@ -25,7 +25,11 @@ let users = 0;
 const newUser = () => `events-user-${users++}`;
 
 async function created(userId: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-  const response = await t().call(userId, 'POST', '/v1/conversations', { form, headers, ...(form.group_id ? { groups: [form.group_id] } : {}) });
+  const response = await t().call(userId, 'POST', '/v1/conversations', {
+    form,
+    headers,
+    ...(form.group_id ? { groups: [form.group_id] } : {}),
+  });
   expect(response.status).toBe(201);
   return response;
 }
@@ -37,7 +41,13 @@ describe('conversation events', () => {
     expect((await t().call(user, 'POST', '/v1/conversations', { form: { contact_id: 'alice' } })).status).toBe(200);
     const feed = await feedOf(user);
     expect(feed).toEqual([
-      { id: expect.stringMatching(/^evt_[0-9A-HJKMNP-TV-Z]{24}$/), type: 'conversation.created', created_at: START, data: { object: response.body }, request_id: requestIdOf(response) },
+      {
+        id: expect.stringMatching(/^evt_[0-9A-HJKMNP-TV-Z]{24}$/),
+        type: 'conversation.created',
+        created_at: START,
+        data: { object: response.body },
+        request_id: requestIdOf(response),
+      },
     ]);
     expect(requestIdOf(response)).toEqual(expect.any(String));
   });
@@ -45,7 +55,9 @@ describe('conversation events', () => {
   it('an update is one conversation.updated with the new conversation and the old values of the changed fields only', async () => {
     const user = newUser();
     const { body: conversation } = await created(user, { contact_id: 'bob' });
-    const response = await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned: true, pinned_message_id: 'm1', archived_at: null } });
+    const response = await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, {
+      json: { is_pinned: true, pinned_message_id: 'm1', archived_at: null },
+    });
     expect(response.status).toBe(200);
     const [updated] = await feedOf(user);
     expect(updated).toMatchObject({
@@ -76,7 +88,11 @@ describe('conversation events', () => {
     expect(response.status).toBe(200);
     expect((await t().call(user, 'DELETE', `/v1/conversations/${conversation.id}`)).status).toBe(404);
     const [deleted, ...rest] = await feedOf(user);
-    expect(deleted).toMatchObject({ type: 'conversation.deleted', data: { object: { id: conversation.id, deleted: true } }, request_id: requestIdOf(response) });
+    expect(deleted).toMatchObject({
+      type: 'conversation.deleted',
+      data: { object: { id: conversation.id, deleted: true } },
+      request_id: requestIdOf(response),
+    });
     expect(deleted!.data.previous_attributes).toBeUndefined();
     expect(rest.map((event) => event.type)).toEqual(['conversation.created']);
   });
@@ -87,7 +103,9 @@ describe('conversation events', () => {
     const before = await feedOf(user);
     expect((await t().call(user, 'POST', '/v1/conversations', { form: { contact_id: 'a b' } })).status).toBe(400);
     expect((await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned: 'yes' } })).status).toBe(400);
-    expect((await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned: true, owner: 'x' } })).status).toBe(400);
+    expect((await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned: true, owner: 'x' } })).status).toBe(
+      400,
+    );
     expect((await t().call(user, 'POST', '/v1/conversations', { form: { group_id: 'g-not-mine' } })).status).toBe(403);
     expect((await t().call('someone-else', 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned: true } })).status).toBe(404);
     expect(await feedOf(user)).toEqual(before);
@@ -109,7 +127,12 @@ describe('attachment events, for the uploader', () => {
   it('an upload, a rename and a delete are attachment.created, attachment.updated and attachment.deleted; a rename to the same name is none', async () => {
     const user = newUser();
     const { body: conversation } = await created(user, { contact_id: 'gina' });
-    const uploaded = await upload(t(), user, { bytes: 'hello', filename: 'a.txt', type: 'text/plain' }, { conversation_id: conversation.id });
+    const uploaded = await upload(
+      t(),
+      user,
+      { bytes: 'hello', filename: 'a.txt', type: 'text/plain' },
+      { conversation_id: conversation.id },
+    );
     expect(uploaded.status).toBe(201);
     const renamed = await t().call(user, 'PUT', `/v1/attachments/${uploaded.body.id}`, { json: { filename: 'b.txt' } });
     expect(renamed.status).toBe(200);
@@ -121,8 +144,16 @@ describe('attachment events, for the uploader', () => {
     const { file_url: _url2, file_url_expires_at: _expires2, ...shownRenamed } = renamed.body;
     expect((await feedOf(user, 'type=attachment.*')).reverse()).toEqual([
       expect.objectContaining({ type: 'attachment.created', data: { object: shown }, request_id: requestIdOf(uploaded) }),
-      expect.objectContaining({ type: 'attachment.updated', data: { object: shownRenamed, previous_attributes: { filename: 'a.txt' } }, request_id: requestIdOf(renamed) }),
-      expect.objectContaining({ type: 'attachment.deleted', data: { object: { id: uploaded.body.id, deleted: true } }, request_id: requestIdOf(removed) }),
+      expect.objectContaining({
+        type: 'attachment.updated',
+        data: { object: shownRenamed, previous_attributes: { filename: 'a.txt' } },
+        request_id: requestIdOf(renamed),
+      }),
+      expect.objectContaining({
+        type: 'attachment.deleted',
+        data: { object: { id: uploaded.body.id, deleted: true } },
+        request_id: requestIdOf(removed),
+      }),
     ]);
   });
 
@@ -151,11 +182,19 @@ describe('attachment events, for the uploader', () => {
   it('a refused upload, rename or delete writes no event; a replayed upload writes none', async () => {
     const uploader = newUser();
     const stranger = newUser();
-    const first = await t().call(uploader, 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'x', filename: 'x.txt' }), headers: { 'idempotency-key': 'up-1' } });
+    const first = await t().call(uploader, 'POST', '/v1/attachments', {
+      body: uploadForm({ bytes: 'x', filename: 'x.txt' }),
+      headers: { 'idempotency-key': 'up-1' },
+    });
     expect(first.status).toBe(201);
-    const replay = await t().call(uploader, 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'x', filename: 'x.txt' }), headers: { 'idempotency-key': 'up-1' } });
+    const replay = await t().call(uploader, 'POST', '/v1/attachments', {
+      body: uploadForm({ bytes: 'x', filename: 'x.txt' }),
+      headers: { 'idempotency-key': 'up-1' },
+    });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect((await upload(t(), uploader, { bytes: 'y', filename: 'y.txt' }, { conversation_id: 'conv_01HZY3K8Q4W6N2B7C9D5E1F0GA' })).status).toBe(400);
+    expect(
+      (await upload(t(), uploader, { bytes: 'y', filename: 'y.txt' }, { conversation_id: 'conv_01HZY3K8Q4W6N2B7C9D5E1F0GA' })).status,
+    ).toBe(400);
     expect((await t().call(uploader, 'PUT', `/v1/attachments/${first.body.id}`, { json: { filename: '' } })).status).toBe(400);
     expect((await t().call(stranger, 'PUT', `/v1/attachments/${first.body.id}`, { json: { filename: 'mine.txt' } })).status).toBe(404);
     expect((await t().call(stranger, 'DELETE', `/v1/attachments/${first.body.id}`)).status).toBe(404);
@@ -175,7 +214,9 @@ describe('attachment events, for the uploader', () => {
     const again = await sessions.complete(user, started.body.id, parts);
     expect(again.body.id).toBe(completed.body.id);
     const { file_url: _url, file_url_expires_at: _expires, ...shown } = completed.body;
-    expect(await feedOf(user)).toEqual([expect.objectContaining({ type: 'attachment.created', data: { object: shown }, request_id: requestIdOf(completed) })]);
+    expect(await feedOf(user)).toEqual([
+      expect.objectContaining({ type: 'attachment.created', data: { object: shown }, request_id: requestIdOf(completed) }),
+    ]);
   });
 });
 
@@ -215,7 +256,12 @@ describe('GET /v1/events', () => {
     const user = await busyUser(4);
     const all = await feedOf(user);
     expect(all).toHaveLength(8);
-    expect(all.map((event) => event.id)).toEqual(all.map((event) => event.id).sort().reverse());
+    expect(all.map((event) => event.id)).toEqual(
+      all
+        .map((event) => event.id)
+        .sort()
+        .reverse(),
+    );
     const first = await t().call(user, 'GET', '/v1/events?limit=3');
     expect(first.body).toEqual({ has_more: true, data: all.slice(0, 3) });
     const second = await t().call(user, 'GET', `/v1/events?limit=3&starting_after=${all[2]!.id}`);
@@ -247,7 +293,8 @@ describe('GET /v1/events', () => {
     const user = await busyUser(6);
     const first = await upload(t(), user, { bytes: 'x', filename: 'x.txt' });
     const { body: conversation } = await created(user, { contact_id: 'rare' });
-    for (const is_pinned of [true, false, true, false]) expect((await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned } })).status).toBe(200);
+    for (const is_pinned of [true, false, true, false])
+      expect((await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned } })).status).toBe(200);
     const second = await upload(t(), user, { bytes: 'y', filename: 'y.txt' });
     const store = new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => clock.now);
     const ids = (page: { data: StoredEvent[] }) => page.data.map(({ event }) => (event.data.object as { id: string }).id);
@@ -259,7 +306,10 @@ describe('GET /v1/events', () => {
     const resource = await store.list(user, { kind: 'resource', resource: 'attachment' }, { limit: 10 });
     expect(ids(resource.page)).toEqual([second.body.id, first.body.id]);
     expect(resource.cost).toEqual({ queries: 1, itemsRead: 2 });
-    expect((await store.list(user, { kind: 'exact', type: 'attachment.deleted' }, { limit: 10 })).cost).toEqual({ queries: 1, itemsRead: 0 });
+    expect((await store.list(user, { kind: 'exact', type: 'attachment.deleted' }, { limit: 10 })).cost).toEqual({
+      queries: 1,
+      itemsRead: 0,
+    });
 
     const [newer, older] = resource.page.data.map(({ event }) => event);
     const after = await t().call(user, 'GET', `/v1/events?type=attachment.created&limit=1&starting_after=${newer!.id}`);
@@ -275,7 +325,13 @@ describe('GET /v1/events', () => {
   it('refuses bad paging: both cursors, a cursor that is no event id, a limit out of range, an unknown parameter', async () => {
     const user = newUser();
     const id = 'evt_000000015B7M2Q8R4T6V9X1Y';
-    for (const query of [`starting_after=${id}&ending_before=${id}`, 'starting_after=conv_01HZY3K8Q4W6N2B7C9D5E1F0GA', 'limit=0', 'limit=101', 'since=1']) {
+    for (const query of [
+      `starting_after=${id}&ending_before=${id}`,
+      'starting_after=conv_01HZY3K8Q4W6N2B7C9D5E1F0GA',
+      'limit=0',
+      'limit=101',
+      'since=1',
+    ]) {
       expect((await t().call(user, 'GET', `/v1/events?${query}`)).status, query).toBe(400);
     }
   });
@@ -292,11 +348,16 @@ describe('GET /v1/events', () => {
     const { body: later } = await created(user, { contact_id: 'later' });
     clock.now = START + EVENT_RETENTION_SECONDS + 86_400;
     const listed = await t().call(user, 'GET', '/v1/events');
-    expect(listed.body).toEqual({ has_more: false, data: [expect.objectContaining({ type: 'conversation.created', data: { object: later } })] });
+    expect(listed.body).toEqual({
+      has_more: false,
+      data: [expect.objectContaining({ type: 'conversation.created', data: { object: later } })],
+    });
     // Past the window's edge nothing more is read: one Query of limit + 1 items.
     const past = await store.list(user, undefined, { limit: 10 });
     expect(past.cost).toEqual({ queries: 1, itemsRead: 11 });
-    const stored = (await new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => START).list(user, undefined, { limit: 20 })).page.data;
+    const stored = (
+      await new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => START).list(user, undefined, { limit: 20 })
+    ).page.data;
     expect(stored).toHaveLength(13);
     const expired = stored.at(-1)!.event;
     expect((await t().call(user, 'GET', `/v1/events/${expired.id}`)).status).toBe(404);
@@ -317,7 +378,9 @@ describe('a feed that only grows at its head', () => {
     const writer = async (conversationId: string, writes: number) => {
       for (let index = 0; index < writes; index += 1) {
         // Each write pins a message of its own, so each is a change.
-        const response = await t().call(user, 'PUT', `/v1/conversations/${conversationId}`, { json: { pinned_message_id: `m-${writer.name}-${randomUUID()}-${index}` } });
+        const response = await t().call(user, 'PUT', `/v1/conversations/${conversationId}`, {
+          json: { pinned_message_id: `m-${writer.name}-${randomUUID()}-${index}` },
+        });
         if (response.status === 200) acknowledged.push(requestIdOf(response)!);
         else expect(response.status).toBe(503);
       }

@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
+import type { Json } from '../support/api.js';
 import { upload, uploadForm } from '../support/attachments.js';
-import { feedOf, listAll, type ListedConversation } from '../support/audit.js';
+import { feedOf, type ListedConversation, listAll } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import type { ProxiedRequest, Rule } from '../support/fault-proxy.js';
-import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
-import type { Json } from '../support/api.js';
+import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
 
 /**
  * The fan-out (functions/fan-out.ts) under the faults the write protocols are
@@ -36,7 +36,8 @@ const isCall = (request: ProxiedRequest, operation: string) => request.target ==
 const writtenKeys = (request: ProxiedRequest): { pk?: { S?: string } }[] => {
   const body = bodyOf(request);
   if (isCall(request, 'UpdateItem') || isCall(request, 'PutItem')) return [body.Key ?? body.Item ?? {}];
-  if (isCall(request, 'TransactWriteItems')) return (body.TransactItems ?? []).map((item: Json) => item.Put?.Item ?? item.Update?.Key ?? item.ConditionCheck?.Key ?? {});
+  if (isCall(request, 'TransactWriteItems'))
+    return (body.TransactItems ?? []).map((item: Json) => item.Put?.Item ?? item.Update?.Key ?? item.ConditionCheck?.Key ?? {});
   return [];
 };
 /** A write to an item of `userId`'s (their side, or its uniqueness record): in these tests only the fan-out writes there, but where a test says otherwise. */
@@ -44,16 +45,22 @@ const writesOf = (userId: string) => (request: ProxiedRequest) => writtenKeys(re
 /** The fan-out's transaction that creates `userId`'s side (with its uniqueness record). */
 const createsSideOf = (userId: string) => (request: ProxiedRequest) => isCall(request, 'TransactWriteItems') && writesOf(userId)(request);
 /** A write that sets `at` on an item of `userId`'s. */
-const writesTimeOf = (userId: string, at: number) => (request: ProxiedRequest) => writesOf(userId)(request) && request.body.includes(`"N":"${at}"`);
+const writesTimeOf = (userId: string, at: number) => (request: ProxiedRequest) =>
+  writesOf(userId)(request) && request.body.includes(`"N":"${at}"`);
 /** The read that finds `userId`'s side of the direct thread with `contactId` (their uniqueness record). */
 const findsSideOf = (userId: string, contactId: string) => (request: ProxiedRequest) =>
   isCall(request, 'GetItem') && bodyOf(request).Key?.pk?.S === userId && request.body.includes(`contact#${contactId}`);
 /** Every try of one delivery's write (`match`) lands and loses its answer: the SDK gives up, the batch fails, its records come again. */
 const loseEveryTry = (match: (request: ProxiedRequest) => boolean) =>
   f.dynamodb.inject({ match, times: DYNAMODB_TIMEOUTS.maxAttempts, fault: { kind: 'reset_after' } });
-const everyTryMade = (rule: Rule) => eventually(async () => rule.fired, (fired) => fired === DYNAMODB_TIMEOUTS.maxAttempts);
+const everyTryMade = (rule: Rule) =>
+  eventually(
+    async () => rule.fired,
+    (fired) => fired === DYNAMODB_TIMEOUTS.maxAttempts,
+  );
 /** Counts (and lets through) the fan-out's look-ups of `userId`'s side: one per delivery of a record of the thread. */
-const countDeliveries = (userId: string, contactId: string) => f.dynamodb.inject({ match: findsSideOf(userId, contactId), times: Number.POSITIVE_INFINITY, fault: { kind: 'delay', ms: 0 } });
+const countDeliveries = (userId: string, contactId: string) =>
+  f.dynamodb.inject({ match: findsSideOf(userId, contactId), times: Number.POSITIVE_INFINITY, fault: { kind: 'delay', ms: 0 } });
 const isStreamRead = (request: ProxiedRequest) => (request.target ?? '').startsWith('DynamoDBStreams_20120810.');
 
 async function conversationWith(userId: string, contactId: string): Promise<Side> {
@@ -63,7 +70,8 @@ async function conversationWith(userId: string, contactId: string): Promise<Side
 }
 
 /** `userId`'s sides of the direct thread with `contactId`: one, or none yet; two would be the bug. */
-const sidesOf = (userId: string, contactId: string) => listAll<Side>(f.t, userId, `/v1/conversations?contact_id=${encodeURIComponent(contactId)}`);
+const sidesOf = (userId: string, contactId: string) =>
+  listAll<Side>(f.t, userId, `/v1/conversations?contact_id=${encodeURIComponent(contactId)}`);
 
 async function uploadInto(userId: string, conversationId: string, filename: string): Promise<{ id: string; created_at: number }> {
   const response = await upload(f.t, userId, { bytes: `bytes of ${filename}`, filename }, { conversation_id: conversationId });
@@ -82,9 +90,15 @@ async function uploadInto(userId: string, conversationId: string, filename: stri
 async function expectEachChangeOnce(userId: string, uploads: { id: string }[]) {
   const events = (await feedOf(f.t, userId)).reverse();
   const ofType = (type: string) => events.filter((event) => event.type === type);
-  expect(ofType('attachment.created').map((event) => event.data.object.id).sort()).toEqual(uploads.map((u) => u.id).sort());
+  expect(
+    ofType('attachment.created')
+      .map((event) => event.data.object.id)
+      .sort(),
+  ).toEqual(uploads.map((u) => u.id).sort());
   expect(ofType('conversation.created')).toHaveLength(1);
-  const moves = ofType('conversation.updated').map((event) => [event.data.previous_attributes?.last_active_at, event.data.object.last_active_at] as [number | null, number]);
+  const moves = ofType('conversation.updated').map(
+    (event) => [event.data.previous_attributes?.last_active_at, event.data.object.last_active_at] as [number | null, number],
+  );
   for (const [index, [from, to]] of moves.entries()) {
     expect(to).toBeGreaterThan(from ?? 0);
     if (index > 0) expect(from).toBe(moves[index - 1]![1]);
@@ -101,7 +115,7 @@ const reachedAt = (userId: string, contactId: string, at: number) =>
     (sides) => sides.length > 0 && sides.every((side) => (side.last_active_at ?? 0) >= at),
   );
 
-describe("a fan-out write whose answer is lost after DynamoDB applied it", () => {
+describe('a fan-out write whose answer is lost after DynamoDB applied it', () => {
   it("on every try of a delivery: the record is delivered again, and the contact's side moves once, to the upload's time", async () => {
     const [a, b] = ['fo-lost-a', 'fo-lost-b'];
     const mine = await conversationWith(a, b);
@@ -144,9 +158,16 @@ describe("a fan-out write whose answer is lost after DynamoDB applied it", () =>
     const mine = await conversationWith(a, b);
     const theirs = await conversationWith(b, a);
     // Both uploads reach the stream before either consumer reads it again: the fan-out gets them in one batch.
-    const streamReads = f.dynamodb.inject({ match: (request) => request.target === 'DynamoDBStreams_20120810.GetRecords', times: Number.POSITIVE_INFINITY, fault: { kind: 'hold' } });
+    const streamReads = f.dynamodb.inject({
+      match: (request) => request.target === 'DynamoDBStreams_20120810.GetRecords',
+      times: Number.POSITIVE_INFINITY,
+      fault: { kind: 'hold' },
+    });
     // Three pollers (cleanup, fan-out and the real-time publisher), each waiting on its one read: all are held.
-    await eventually(async () => streamReads.fired, (fired) => fired >= 3);
+    await eventually(
+      async () => streamReads.fired,
+      (fired) => fired >= 3,
+    );
     const earlier = await uploadInto(a, mine.id, 'earlier.txt');
     clock.now += 10;
     const later = await uploadInto(a, mine.id, 'later.txt');
@@ -185,7 +206,12 @@ describe("a fan-out write whose answer is lost after DynamoDB applied it", () =>
     // The failed delivery, then at least one more (the retried record's, or the later one's standing for both).
     expect(deliveries.fired).toBeGreaterThanOrEqual(2);
     expect(sides).toHaveLength(1);
-    expect(sides[0]).toMatchObject({ contact_id: a, created_at: uploaded.created_at, last_active_at: uploaded.created_at, last_opened_at: null });
+    expect(sides[0]).toMatchObject({
+      contact_id: a,
+      created_at: uploaded.created_at,
+      last_active_at: uploaded.created_at,
+      last_opened_at: null,
+    });
     expect(after.map((side) => side.id)).toEqual([sides[0]!.id]);
     expect(await unreadIds(b)).toEqual([sides[0]!.id]);
     const posted = await f.t.call(b, 'POST', '/v1/conversations', { form: { contact_id: a } });
@@ -204,7 +230,11 @@ describe('DynamoDB down while a record is fanned out', () => {
     const uploaded = await uploadInto(a, mine.id, 'while-down.txt');
     await found.hit;
     const refused: ProxiedRequest[] = [];
-    const down = f.dynamodb.inject({ match: (request) => refused.push(request) > 0, times: Number.POSITIVE_INFINITY, fault: { kind: 'reset_before' } });
+    const down = f.dynamodb.inject({
+      match: (request) => refused.push(request) > 0,
+      times: Number.POSITIVE_INFINITY,
+      fault: { kind: 'reset_before' },
+    });
     found.release();
     // Down for a while: the fan-out's next call for b (the read of b's feed before its write) was refused, and
     // after it the poller's reads of the stream, twice at least.
@@ -236,7 +266,11 @@ describe('the table throttled while a record is fanned out', () => {
       const theirs = await conversationWith(b, a);
       // Twice the SDK's own attempts: its retries alone give up, and a cancelled transaction it never retries.
       const tries = 2 * DYNAMODB_TIMEOUTS.maxAttempts;
-      const throttled = f.dynamodb.inject({ match: (request) => isCall(request, 'TransactWriteItems') && writesOf(b)(request), times: tries, fault: { kind: 'throttle', as } });
+      const throttled = f.dynamodb.inject({
+        match: (request) => isCall(request, 'TransactWriteItems') && writesOf(b)(request),
+        times: tries,
+        fault: { kind: 'throttle', as },
+      });
       const deliveries = countDeliveries(b, a);
       const uploaded = await uploadInto(a, mine.id, `throttled-${as}.txt`);
       const [side] = await reachedAt(b, a, uploaded.created_at);
@@ -254,7 +288,11 @@ describe('the table throttled while a record is fanned out', () => {
     const mine = await conversationWith(a, b);
     const theirs = await conversationWith(b, a);
     const tries = 2 * DYNAMODB_TIMEOUTS.maxAttempts;
-    const throttled = f.dynamodb.inject({ match: findsSideOf(b, a), times: tries, fault: { kind: 'throttle', as: 'ProvisionedThroughputExceededException' } });
+    const throttled = f.dynamodb.inject({
+      match: findsSideOf(b, a),
+      times: tries,
+      fault: { kind: 'throttle', as: 'ProvisionedThroughputExceededException' },
+    });
     const uploaded = await uploadInto(a, mine.id, 'throttled-read.txt');
     const [side] = await reachedAt(b, a, uploaded.created_at);
 
@@ -280,7 +318,12 @@ describe("the contact's POST racing the fan-out's create of their side", () => {
 
     expect(posted.status).toBe(200);
     expect(sides.map((side) => side.id)).toEqual([posted.body.id]);
-    expect(sides[0]).toMatchObject({ contact_id: a, created_at: uploaded.created_at, last_active_at: uploaded.created_at, last_opened_at: null });
+    expect(sides[0]).toMatchObject({
+      contact_id: a,
+      created_at: uploaded.created_at,
+      last_active_at: uploaded.created_at,
+      last_opened_at: null,
+    });
     await expectEachChangeOnce(b, [uploaded]);
   });
 
@@ -322,7 +365,10 @@ describe("a group member whose side is already at the upload's time, reached aga
       sides[who] = opened.body;
     }
     const uploadAs = async (who: string, filename: string) => {
-      const response = await f.t.call(who, 'POST', '/v1/attachments', { body: uploadForm({ bytes: `bytes of ${filename}`, filename }, { conversation_id: sides[who]!.id }), groups: [g] });
+      const response = await f.t.call(who, 'POST', '/v1/attachments', {
+        body: uploadForm({ bytes: `bytes of ${filename}`, filename }, { conversation_id: sides[who]!.id }),
+        groups: [g],
+      });
       expect(response.status, response.text).toBe(201);
       return response.body as { id: string; created_at: number };
     };
@@ -332,7 +378,9 @@ describe("a group member whose side is already at the upload's time, reached aga
       return response.body as Side;
     };
     const createdIn = async (who: string) =>
-      (await feedOf(f.t, who, '', [g])).filter((event) => event.type === 'attachment.created').map((event) => event.data.object.id as string);
+      (await feedOf(f.t, who, '', [g]))
+        .filter((event) => event.type === 'attachment.created')
+        .map((event) => event.data.object.id as string);
     return { a, b, c, sides, uploadAs, sideOf, createdIn };
   }
 
@@ -349,7 +397,11 @@ describe("a group member whose side is already at the upload's time, reached aga
     clock.now += 10;
     const later = await next.uploadAs(next.a, 'after-the-redelivery.txt');
 
-    await eventually(() => next.createdIn(next.b), (ids) => ids.includes(later.id), 60_000);
+    await eventually(
+      () => next.createdIn(next.b),
+      (ids) => ids.includes(later.id),
+      60_000,
+    );
     expect(await next.createdIn(next.b)).toEqual([later.id]);
     expect(await createdIn(b)).toEqual([uploaded.id]);
     expect(await createdIn(c)).toEqual([uploaded.id]);
@@ -359,12 +411,20 @@ describe("a group member whose side is already at the upload's time, reached aga
   it('by a second upload in the same second: it reaches every member, whose side stays at that time', async () => {
     const { a, b, c, uploadAs, sideOf, createdIn } = await groupOfThree('fo-same-second');
     const first = await uploadAs(a, 'first.txt');
-    for (const member of [b, c]) await eventually(() => sideOf(member), (side) => side.last_active_at === first.created_at);
+    for (const member of [b, c])
+      await eventually(
+        () => sideOf(member),
+        (side) => side.last_active_at === first.created_at,
+      );
     const second = await uploadAs(a, 'second.txt');
     expect(second.created_at).toBe(first.created_at);
 
     for (const member of [b, c]) {
-      await eventually(() => createdIn(member), (ids) => ids.includes(second.id), 60_000);
+      await eventually(
+        () => createdIn(member),
+        (ids) => ids.includes(second.id),
+        60_000,
+      );
       expect((await createdIn(member)).sort()).toEqual([first.id, second.id].sort());
       expect((await sideOf(member)).last_active_at).toBe(first.created_at);
     }

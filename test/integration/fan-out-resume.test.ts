@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
 import type { Json } from '../support/api.js';
 import { uploadForm } from '../support/attachments.js';
-import { feedOf, listAll, type ListedConversation } from '../support/audit.js';
+import { feedOf, type ListedConversation, listAll } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import type { ProxiedRequest } from '../support/fault-proxy.js';
 import { faultyApiForFile } from '../support/faulty-api.js';
@@ -27,7 +27,9 @@ const isCall = (request: ProxiedRequest, operation: string) => request.target ==
  */
 function deliveredTo(request: ProxiedRequest): string | undefined {
   if (!isCall(request, 'TransactWriteItems')) return undefined;
-  const marks = (bodyOf(request).TransactItems ?? []).map((item: Json) => item.Put?.Item).filter((item: Json) => item?.sk?.S?.startsWith('r#'));
+  const marks = (bodyOf(request).TransactItems ?? [])
+    .map((item: Json) => item.Put?.Item)
+    .filter((item: Json) => item?.sk?.S?.startsWith('r#'));
   return marks[0]?.pk?.S;
 }
 
@@ -86,7 +88,10 @@ describe('a fan-out to a group that fails midway', () => {
     });
 
     const uploader = members[0]!;
-    const uploaded = await f.t.call(uploader, 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'to the group', filename: 'g.txt' }, { conversation_id: sides.get(uploader)! }), groups: [group] });
+    const uploaded = await f.t.call(uploader, 'POST', '/v1/attachments', {
+      body: uploadForm({ bytes: 'to the group', filename: 'g.txt' }, { conversation_id: sides.get(uploader)! }),
+      groups: [group],
+    });
     expect(uploaded.status).toBe(201);
     const others = members.slice(1);
     await eventually(
@@ -96,17 +101,24 @@ describe('a fan-out to a group that fails midway', () => {
     );
     // Every member shows the upload once, in their own side, which is unread.
     for (const member of others) {
-      const created = await eventually(() => attachmentCreated(f, member, [group]), (ids) => ids.length > 0);
+      const created = await eventually(
+        () => attachmentCreated(f, member, [group]),
+        (ids) => ids.length > 0,
+      );
       expect(created, member).toEqual([uploaded.body.id]);
       const unread = await listAll<ListedConversation>(f.t, member, `/v1/conversations?group_id=${group}&unread=true`, [group]);
-      expect(unread.map((side) => side.id), member).toEqual([sides.get(member)]);
+      expect(
+        unread.map((side) => side.id),
+        member,
+      ).toEqual([sides.get(member)]);
     }
     // The victim's tries failed before DynamoDB saw them; the retry wrote to it once. Every other member was
     // written to once: the retry passed over the ones reached before it failed.
     expect(victim).toBeDefined();
     const reachedBeforeFailure = deliveries.order.slice(0, deliveries.order.indexOf(victim!)).length;
     expect(reachedBeforeFailure).toBeGreaterThanOrEqual(16);
-    for (const member of others) expect(deliveries.tries.get(member), member).toBe(member === victim ? DYNAMODB_TIMEOUTS.maxAttempts + 1 : 1);
+    for (const member of others)
+      expect(deliveries.tries.get(member), member).toBe(member === victim ? DYNAMODB_TIMEOUTS.maxAttempts + 1 : 1);
     // The check ran, on the first run and on the retry.
     expect(deliveries.checks()).toBeGreaterThanOrEqual(2);
   });
@@ -125,20 +137,30 @@ describe('a fan-out batch of several records that fails at a later one', () => {
     }
     // Wait until the consumers are idle, then keep the stream pollers from reading until the three uploads are
     // in the stream, so that they reach the fan-out in one batch.
-    const held = f.dynamodb.inject({ match: (request) => request.target === 'DynamoDBStreams_20120810.GetRecords', times: Number.POSITIVE_INFINITY, fault: { kind: 'hold' } });
+    const held = f.dynamodb.inject({
+      match: (request) => request.target === 'DynamoDBStreams_20120810.GetRecords',
+      times: Number.POSITIVE_INFINITY,
+      fault: { kind: 'hold' },
+    });
     await held.hit;
     const deliveries = recordDeliveries(f);
     const failing = failDeliveriesTo(f, (request) => deliveredTo(request) === pairs[1]!.contact);
     const uploads: string[] = [];
     for (const [index, { uploader }] of pairs.entries()) {
-      const response = await f.t.call(uploader, 'POST', '/v1/attachments', { body: uploadForm({ bytes: `upload ${index}`, filename: 'b.txt' }, { conversation_id: sides[index]! }) });
+      const response = await f.t.call(uploader, 'POST', '/v1/attachments', {
+        body: uploadForm({ bytes: `upload ${index}`, filename: 'b.txt' }, { conversation_id: sides[index]! }),
+      });
       expect(response.status).toBe(201);
       uploads.push(response.body.id);
     }
     held.release();
 
     for (const [index, { contact }] of pairs.entries()) {
-      const created = await eventually(() => attachmentCreated(f, contact), (ids) => ids.length > 0, 60_000);
+      const created = await eventually(
+        () => attachmentCreated(f, contact),
+        (ids) => ids.length > 0,
+        60_000,
+      );
       expect(created, contact).toEqual([uploads[index]]);
     }
     expect(failing.fired).toBe(DYNAMODB_TIMEOUTS.maxAttempts);

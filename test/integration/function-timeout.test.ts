@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { ANSWER_SHARE, FALLBACK_SHARE } from '../../shared/deadline.js';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
 import { userFilesPrefix } from '../../shared/files/keys.js';
-import { ANSWER_SHARE, FALLBACK_SHARE } from '../../shared/deadline.js';
+import type { Json } from '../support/api.js';
 import { download, upload } from '../support/attachments.js';
 import { settledAudit } from '../support/audit.js';
 import { dynamodbCall, s3Call } from '../support/fault-proxy.js';
-import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
-import type { Json } from '../support/api.js';
+import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
 
 /**
  * The function timeout, enforced by the emulator as Lambda enforces it (a
@@ -31,7 +31,9 @@ const STALL_MS = 30_000;
  * machine, no more can start (fewer may); one more would mean an attempt
  * started after the budget ended.
  */
-const DYNAMODB_ATTEMPTS_IN_BUDGET = Math.ceil((FUNCTION_TIMEOUT_MS * (1 - ANSWER_SHARE - FALLBACK_SHARE)) / DYNAMODB_TIMEOUTS.requestTimeout);
+const DYNAMODB_ATTEMPTS_IN_BUDGET = Math.ceil(
+  (FUNCTION_TIMEOUT_MS * (1 - ANSWER_SHARE - FALLBACK_SHARE)) / DYNAMODB_TIMEOUTS.requestTimeout,
+);
 
 const expectServiceUnavailable = (response: { status: number; body: Json }) => {
   expect(response.status).toBe(503);
@@ -66,7 +68,11 @@ describe('a backend that stalls past the function timeout', () => {
     const f = faultyApi();
     const user = 'timeout-dynamodb-lost';
     // Every attempt is held before it is forwarded, until the test is over: DynamoDB never runs it.
-    const held = f.dynamodb.inject({ match: dynamodbCall('TransactWriteItems', [user]), times: Number.POSITIVE_INFINITY, fault: { kind: 'hold' } });
+    const held = f.dynamodb.inject({
+      match: dynamodbCall('TransactWriteItems', [user]),
+      times: Number.POSITIVE_INFINITY,
+      fault: { kind: 'hold' },
+    });
 
     const response = await upload(f.t, user, { bytes: 'never recorded', filename: 'lost.txt' });
     expectServiceUnavailable(response);
@@ -83,7 +89,11 @@ describe('a backend that stalls past the function timeout', () => {
   it('an upload whose record transaction DynamoDB applied but never acknowledged answers 201 in time: the fallback read finds it', async () => {
     const f = faultyApi();
     const user = 'timeout-dynamodb-applied';
-    const stalled = f.dynamodb.inject({ match: dynamodbCall('TransactWriteItems', [user]), times: 10, fault: { kind: 'stall', ms: STALL_MS } });
+    const stalled = f.dynamodb.inject({
+      match: dynamodbCall('TransactWriteItems', [user]),
+      times: 10,
+      fault: { kind: 'stall', ms: STALL_MS },
+    });
 
     const response = await upload(f.t, user, { bytes: 'recorded, never acknowledged', filename: 'kept.txt' });
     expect(response.status).toBe(201);

@@ -67,7 +67,10 @@ describe('the gateway emulator between the authorizer and the function', () => {
   });
 
   it('counts a binary body as the base64 text Lambda receives, JSON escapes of a text body included', async () => {
-    const binary = (await (await post('/echo', randomBytes(30_000), 'multipart/form-data; boundary=x')).json()) as { bytes: number; counted: number };
+    const binary = (await (await post('/echo', randomBytes(30_000), 'multipart/form-data; boundary=x')).json()) as {
+      bytes: number;
+      counted: number;
+    };
     expect(binary.counted).toBe(binary.bytes);
     const escaped = (await (await post('/echo', '"\\\n\u0001é😀'.repeat(1000))).json()) as { bytes: number; counted: number };
     expect(escaped.counted).toBe(escaped.bytes);
@@ -100,13 +103,23 @@ describe('the gateway emulator at the function timeout', () => {
   let authorizerHangs = false;
   const authorizer = (): Promise<APIGatewayAuthorizerResult> => (authorizerHangs ? new Promise(() => {}) : allowAll());
   beforeAll(async () => {
-    server = createServer(createGateway({ routes, authorizer, corsOrigins: [], webAcl: () => undefined, functionTimeoutMs: TIMEOUT_MS, authorizerCacheSeconds: 0 }));
+    server = createServer(
+      createGateway({
+        routes,
+        authorizer,
+        corsOrigins: [],
+        webAcl: () => undefined,
+        functionTimeoutMs: TIMEOUT_MS,
+        authorizerCacheSeconds: 0,
+      }),
+    );
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(() => new Promise<void>((done) => server.close(() => done())));
 
-  const post = (path: string) => fetch(`${url}${path}`, { method: 'POST', body: '{}', headers: { authorization: 'Bearer t', 'content-type': 'application/json' } });
+  const post = (path: string) =>
+    fetch(`${url}${path}`, { method: 'POST', body: '{}', headers: { authorization: 'Bearer t', 'content-type': 'application/json' } });
 
   it('answers a function that has not answered by its timeout with 502 in the error shape, as API Gateway answers a timed-out function', async () => {
     const response = await post('/hang');

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_MAX_BODY_BYTES } from '../../infra/routes.js';
 import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from '../../infra/size-guard.js';
-import { MAX_FILENAME_BYTES } from '../../shared/files/filename.js';
 import { DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
+import { MAX_FILENAME_BYTES } from '../../shared/files/filename.js';
 import { startTestApi, type TestApi, type TestResponse } from '../support/api.js';
-import { conversationOf, filePart, multipartBody, rawUpload, sha256, download, upload } from '../support/attachments.js';
+import { conversationOf, download, filePart, multipartBody, rawUpload, sha256, upload } from '../support/attachments.js';
 import { rawRequest } from '../support/raw-http.js';
 
 // The size guard (infra/size-guard.ts) as clients meet it: WAF on AWS, the emulator here, same rules.
@@ -95,7 +95,10 @@ describe('the size guard in front of the API', () => {
     );
     expect(post.status).toBe(413);
     expect(JSON.parse(post.body).error).toMatchObject({ code: 'body_too_large', request_id: post.headers['x-amzn-requestid'] });
-    const get = await rawRequest(t.url, `GET /v1/conversations HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+    const get = await rawRequest(
+      t.url,
+      `GET /v1/conversations HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    );
     expect(get.status).toBe(200);
   });
 });

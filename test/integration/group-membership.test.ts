@@ -43,7 +43,10 @@ const uploadsOf = async (user: string) => (await t.call(user, 'GET', '/v1/attach
 describe('POST /v1/conversations with group_id', () => {
   it('needs the group in the token: 403 not_a_member, and no conversation is made', async () => {
     for (const groups of [undefined, [], NOT_A_MEMBER]) {
-      expectNotAMember(await t.call('outsider', 'POST', '/v1/conversations', { form: { group_id: 'team' }, ...(groups ? { groups } : {}) }), 'group_id');
+      expectNotAMember(
+        await t.call('outsider', 'POST', '/v1/conversations', { form: { group_id: 'team' }, ...(groups ? { groups } : {}) }),
+        'group_id',
+      );
     }
     expect(await conversationsOf('outsider')).toEqual([]);
     const joined = await t.call('outsider', 'POST', '/v1/conversations', { json: { group_id: 'team' }, groups: ['family', 'team'] });
@@ -65,21 +68,30 @@ describe('POST /v1/conversations with group_id', () => {
 describe('POST /v1/attachments into a group conversation', () => {
   it('needs the group in the token: 403 not_a_member, no record and no file left', async () => {
     const conversation = await teamConversation('uploader');
-    const refused = await t.call('uploader', 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'refused bytes', filename: 'no.txt' }, { conversation_id: conversation }), groups: NOT_A_MEMBER });
+    const refused = await t.call('uploader', 'POST', '/v1/attachments', {
+      body: uploadForm({ bytes: 'refused bytes', filename: 'no.txt' }, { conversation_id: conversation }),
+      groups: NOT_A_MEMBER,
+    });
     expectNotAMember(refused, 'conversation_id');
     expect(await uploadsOf('uploader')).toEqual([]);
     expect(await storedFilesOf(t.api.s3Endpoint, 'uploader')).toEqual([]);
     // Its conversation saw no activity.
     expect((await t.call('uploader', 'GET', `/v1/conversations/${conversation}`, { groups: [] })).body.last_active_at).toBeNull();
 
-    const accepted = await t.call('uploader', 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'member bytes', filename: 'yes.txt' }, { conversation_id: conversation }), groups: MEMBER });
+    const accepted = await t.call('uploader', 'POST', '/v1/attachments', {
+      body: uploadForm({ bytes: 'member bytes', filename: 'yes.txt' }, { conversation_id: conversation }),
+      groups: MEMBER,
+    });
     expect(accepted.status).toBe(201);
     expect(await storedFilesOf(t.api.s3Endpoint, 'uploader')).toHaveLength(1);
   });
 
   it('still answers 400 resource_missing for a conversation that is not the user’s, member or not', async () => {
     const theirs = await teamConversation('owner');
-    const response = await t.call('stranger', 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'x' }, { conversation_id: theirs }), groups: MEMBER });
+    const response = await t.call('stranger', 'POST', '/v1/attachments', {
+      body: uploadForm({ bytes: 'x' }, { conversation_id: theirs }),
+      groups: MEMBER,
+    });
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ code: 'resource_missing', param: 'conversation_id' });
     expect(await storedFilesOf(t.api.s3Endpoint, 'stranger')).toEqual([]);
@@ -102,7 +114,8 @@ describe('upload sessions into a group conversation', () => {
     const started = await start('session-leaver', conversation, MEMBER);
     expect(started.status).toBe(201);
     const parts = await sessions().uploadAll('session-leaver', started.body, Buffer.from('bytes'));
-    const complete = (groups: string[]) => t.call('session-leaver', 'POST', `/v1/upload_sessions/${started.body.id}/complete`, { json: { parts }, groups });
+    const complete = (groups: string[]) =>
+      t.call('session-leaver', 'POST', `/v1/upload_sessions/${started.body.id}/complete`, { json: { parts }, groups });
 
     expectNotAMember(await complete([]));
     expect((await sessions().get('session-leaver', started.body.id)).body.status).toBe('pending');
@@ -124,9 +137,15 @@ describe('GET /v1/attachments?conversation_id= of a group conversation', () => {
     const conversation = await teamConversation('lister');
     // No groups claim at all: no groups.
     expectNotAMember(await upload(t, 'lister', { bytes: 'a' }, { conversation_id: conversation }), 'conversation_id');
-    const uploaded = await t.call('lister', 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'a' }, { conversation_id: conversation }), groups: MEMBER });
+    const uploaded = await t.call('lister', 'POST', '/v1/attachments', {
+      body: uploadForm({ bytes: 'a' }, { conversation_id: conversation }),
+      groups: MEMBER,
+    });
     expect(uploaded.status).toBe(201);
-    expectNotAMember(await t.call('lister', 'GET', `/v1/attachments?conversation_id=${conversation}`, { groups: NOT_A_MEMBER }), 'conversation_id');
+    expectNotAMember(
+      await t.call('lister', 'GET', `/v1/attachments?conversation_id=${conversation}`, { groups: NOT_A_MEMBER }),
+      'conversation_id',
+    );
     const listed = await t.call('lister', 'GET', `/v1/attachments?conversation_id=${conversation}`, { groups: MEMBER });
     expect(listed.status).toBe(200);
     // The team's thread: other tests' members upload into it too.
@@ -144,13 +163,19 @@ describe('GET /v1/attachments?conversation_id= of a group conversation', () => {
 describe('leaving a group', () => {
   it('keeps the conversation and the user’s own uploads theirs to get, list, update and delete', async () => {
     const conversation = await teamConversation('leaver');
-    const uploaded = await t.call('leaver', 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'mine', filename: 'mine.txt' }, { conversation_id: conversation }), groups: MEMBER });
+    const uploaded = await t.call('leaver', 'POST', '/v1/attachments', {
+      body: uploadForm({ bytes: 'mine', filename: 'mine.txt' }, { conversation_id: conversation }),
+      groups: MEMBER,
+    });
     expect(uploaded.status).toBe(201);
 
     // From here on the token no longer lists the group.
-    const asFormerMember = (method: string, path: string, init: Parameters<TestApi['call']>[3] = {}) => t.call('leaver', method, path, { ...init, groups: NOT_A_MEMBER });
+    const asFormerMember = (method: string, path: string, init: Parameters<TestApi['call']>[3] = {}) =>
+      t.call('leaver', method, path, { ...init, groups: NOT_A_MEMBER });
     expect((await asFormerMember('GET', `/v1/conversations/${conversation}`)).status).toBe(200);
-    expect((await asFormerMember('GET', '/v1/conversations?group_id=team')).body.data.map((item: { id: string }) => item.id)).toEqual([conversation]);
+    expect((await asFormerMember('GET', '/v1/conversations?group_id=team')).body.data.map((item: { id: string }) => item.id)).toEqual([
+      conversation,
+    ]);
     const updated = await asFormerMember('PUT', `/v1/conversations/${conversation}`, { form: { is_pinned: 'true' } });
     expect(updated.status).toBe(200);
     expect(updated.body.is_pinned).toBe(true);
@@ -162,7 +187,11 @@ describe('leaving a group', () => {
 
 describe('a malformed groups claim', () => {
   const tokenWith = (groups: unknown) =>
-    new SignJWT({ groups }).setProtectedHeader({ alg: 'HS256' }).setSubject('claimant').setExpirationTime('5m').sign(new TextEncoder().encode(t.api.authSecret));
+    new SignJWT({ groups })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('claimant')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(t.api.authSecret));
 
   it.each([
     ['a string', 'team'],
@@ -173,6 +202,10 @@ describe('a malformed groups claim', () => {
     const response = await t.call(null, 'GET', '/v1/conversations', { headers: { authorization: `Bearer ${await tokenWith(groups)}` } });
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer');
-    expect(response.body.error).toMatchObject({ type: 'authentication_error', code: 'token_invalid', message: expect.stringMatching(/^Token groups must /) });
+    expect(response.body.error).toMatchObject({
+      type: 'authentication_error',
+      code: 'token_invalid',
+      message: expect.stringMatching(/^Token groups must /),
+    });
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { uploadForm } from '../support/attachments.js';
 import type { FeedEvent } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
-import { expectNotAMember, freshId, sharingApi, type Attachment, type Member } from '../support/sharing.js';
+import { type Attachment, expectNotAMember, freshId, type Member, sharingApi } from '../support/sharing.js';
 
 /**
  * Property-based: who reads a group's events (docs/api.md) over generated
@@ -22,7 +22,14 @@ import { expectNotAMember, freshId, sharingApi, type Attachment, type Member } f
 const RUNS = { seed: 2727, numRuns: 8, interruptAfterTimeLimit: 60_000 } as const;
 const TEST_TIMEOUT_MS = 120_000;
 const USERS = 3;
-const FILTERS = ['', 'type=attachment.*', 'type=attachment.created', 'type=attachment.updated', 'type=attachment.deleted', 'type=conversation.updated'];
+const FILTERS = [
+  '',
+  'type=attachment.*',
+  'type=attachment.created',
+  'type=attachment.updated',
+  'type=attachment.deleted',
+  'type=conversation.updated',
+];
 
 const s = sharingApi();
 
@@ -126,16 +133,24 @@ async function checkHistory(history: Step[]) {
     const whole = await s.feed(member(index));
     const redacted = await s.feed(outsider(index));
     const where = (event: FeedEvent) => `${ids[index]} ${event.type} ${event.id}`;
-    expect(redacted.map(({ id, type, created_at }) => ({ id, type, created_at }))).toEqual(whole.map(({ id, type, created_at }) => ({ id, type, created_at })));
+    expect(redacted.map(({ id, type, created_at }) => ({ id, type, created_at }))).toEqual(
+      whole.map(({ id, type, created_at }) => ({ id, type, created_at })),
+    );
     for (const event of whole) expect(event.data.object.redacted, where(event)).toBeUndefined();
 
     const others = uploads.filter((item) => item.uploader !== index);
-    const secrets = [...new Set([...others.flatMap((item) => [item.attachment.id, item.messageId, ...item.names]), ...others.map((item) => ids[item.uploader]!)])];
+    const secrets = [
+      ...new Set([
+        ...others.flatMap((item) => [item.attachment.id, item.messageId, ...item.names]),
+        ...others.map((item) => ids[item.uploader]!),
+      ]),
+    ];
     for (const filter of FILTERS) {
       const listed = await s.call(outsider(index), 'GET', `/v1/events?limit=100${filter ? `&${filter}` : ''}`);
       expect(listed.status, listed.text).toBe(200);
       const texts = [listed.text];
-      for (const event of listed.body.data as FeedEvent[]) texts.push((await s.call(outsider(index), 'GET', `/v1/events/${event.id}`)).text);
+      for (const event of listed.body.data as FeedEvent[])
+        texts.push((await s.call(outsider(index), 'GET', `/v1/events/${event.id}`)).text);
       for (const secret of secrets) expect(texts.join('\n'), `${ids[index]} ${filter} names ${secret}`).not.toContain(secret);
     }
     // The user's own uploads are theirs: each shows, by id, in their feed read without the group.

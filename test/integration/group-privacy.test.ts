@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { uploadForm } from '../support/attachments.js';
 import type { FeedEvent } from '../support/audit.js';
-import { expectNotAMember, expectNotFound, freshId, sharingApi, type Attachment, type Member } from '../support/sharing.js';
+import { type Attachment, expectNotAMember, expectNotFound, freshId, type Member, sharingApi } from '../support/sharing.js';
 
 /**
  * Who reads a group's events (docs/api.md): what another member's change of
@@ -22,7 +22,15 @@ const file = (filename: string) => ({ bytes: randomBytes(40), filename, type: 't
 /** Every answer a reader gets about their feed, as text: the feed, each filter of it, and each event by id. */
 async function everythingReadable(reader: Member): Promise<string[]> {
   const texts: string[] = [];
-  for (const filter of ['', 'type=attachment.*', 'type=attachment.created', 'type=attachment.updated', 'type=attachment.deleted', 'type=conversation.*', 'type=conversation.updated']) {
+  for (const filter of [
+    '',
+    'type=attachment.*',
+    'type=attachment.created',
+    'type=attachment.updated',
+    'type=attachment.deleted',
+    'type=conversation.*',
+    'type=conversation.updated',
+  ]) {
     const response = await s.call(reader, 'GET', `/v1/events?limit=100${filter ? `&${filter}` : ''}`);
     expect(response.status, response.text).toBe(200);
     expect(response.body.has_more).toBe(false);
@@ -39,14 +47,22 @@ async function everythingReadable(reader: Member): Promise<string[]> {
 
 /** The feed paged one event at a time, older with starting_after and newer with ending_before: the same events as one page. */
 async function pagedOneByOne(reader: Member, filter = ''): Promise<{ older: FeedEvent[]; newer: FeedEvent[] }> {
-  const page = async (cursor: string) => (await s.call(reader, 'GET', `/v1/events?limit=1${filter ? `&${filter}` : ''}${cursor}`)).body as { has_more: boolean; data: FeedEvent[] };
+  const page = async (cursor: string) =>
+    (await s.call(reader, 'GET', `/v1/events?limit=1${filter ? `&${filter}` : ''}${cursor}`)).body as {
+      has_more: boolean;
+      data: FeedEvent[];
+    };
   const older: FeedEvent[] = [];
   for (let next = await page(''); ; next = await page(`&starting_after=${older.at(-1)!.id}`)) {
     older.push(...next.data);
     if (!next.has_more) break;
   }
   const newer: FeedEvent[] = [];
-  for (let next = await page(`&ending_before=${older.at(-1)!.id}`); next.data.length > 0; next = await page(`&ending_before=${newer.at(-1)!.id}`)) {
+  for (
+    let next = await page(`&ending_before=${older.at(-1)!.id}`);
+    next.data.length > 0;
+    next = await page(`&ending_before=${newer.at(-1)!.id}`)
+  ) {
     newer.push(...next.data);
     if (!next.has_more) break;
   }
@@ -93,7 +109,10 @@ async function leaveScene(): Promise<Scene> {
   // b leaves g: from now on b's tokens do not list it. a carries on.
   const secretName = `secret-plan-${randomBytes(4).toString('hex')}.txt`;
   const messageId = `msg-${randomBytes(4).toString('hex')}`;
-  const planned = await s.call(a, 'POST', '/v1/attachments', { body: uploadForm(file(secretName), { conversation_id: sideA, message_id: messageId }), groups: a.groups });
+  const planned = await s.call(a, 'POST', '/v1/attachments', {
+    body: uploadForm(file(secretName), { conversation_id: sideA, message_id: messageId }),
+    groups: a.groups,
+  });
   expect(planned.status, planned.text).toBe(201);
   const plan = planned.body as Attachment;
   const finalName = `secret-plan-final-${randomBytes(4).toString('hex')}.txt`;
@@ -103,10 +122,12 @@ async function leaveScene(): Promise<Scene> {
   const direct = await s.upload(d, sideD, file('from-d.txt'));
 
   // A member's view of b's feed (the same items), once every change has reached it.
-  const memberFeed = await s.feedOf(b, (events) =>
-    events.some((event) => event.type === 'attachment.deleted' && event.data.object.id === dropped.id) &&
-    events.some((event) => event.type === 'attachment.created' && event.data.object.id === direct.id) &&
-    events.some((event) => event.type === 'attachment.updated' && event.data.object.id === plan.id),
+  const memberFeed = await s.feedOf(
+    b,
+    (events) =>
+      events.some((event) => event.type === 'attachment.deleted' && event.data.object.id === dropped.id) &&
+      events.some((event) => event.type === 'attachment.created' && event.data.object.id === direct.id) &&
+      events.some((event) => event.type === 'attachment.updated' && event.data.object.id === plan.id),
   );
   const uploads = [before, plan, dropped];
   const secrets = [a.id, messageId, secretName, finalName, before.filename, dropped.filename, ...uploads.map((upload) => upload.id)];
@@ -115,8 +136,7 @@ async function leaveScene(): Promise<Scene> {
 
 /** Whether the member's view of an event is what another member's change of g's thread brought: the fan-out's, request_id null, about g's files or b's side of g. */
 const isGroupDelivery = (scene: Scene) => (event: FeedEvent) =>
-  event.request_id === null &&
-  (scene.uploads.some((upload) => upload.id === event.data.object.id) || event.data.object.id === scene.sideB);
+  event.request_id === null && (scene.uploads.some((upload) => upload.id === event.data.object.id) || event.data.object.id === scene.sideB);
 
 describe('a former member (a token without the group)', () => {
   it("reads every event of the group's thread redacted in place, in the feed, each filter and by id, and learns no name, id, uploader or message of its files", async () => {
@@ -125,7 +145,9 @@ describe('a former member (a token without the group)', () => {
     const formerFeed = await s.feed(bOut);
 
     // The same events at the same places: the feed did not shrink or reorder, so cursors kept by the client still hold.
-    expect(formerFeed.map(({ id, type, created_at }) => ({ id, type, created_at }))).toEqual(memberFeed.map(({ id, type, created_at }) => ({ id, type, created_at })));
+    expect(formerFeed.map(({ id, type, created_at }) => ({ id, type, created_at }))).toEqual(
+      memberFeed.map(({ id, type, created_at }) => ({ id, type, created_at })),
+    );
     const ofGroup = isGroupDelivery(scene);
     // Three uploads, a rename, a delete; and b's side moved by the uploads (once per second they fell in).
     const delivered = memberFeed.filter(ofGroup).map((event) => event.type);
@@ -139,11 +161,20 @@ describe('a former member (a token without the group)', () => {
     expect(delivered.filter((type) => type === 'conversation.updated').length).toBeGreaterThanOrEqual(1);
     for (const [index, event] of formerFeed.entries()) {
       const asMember = memberFeed[index]!;
-      if (ofGroup(asMember)) expect(event, asMember.type).toEqual({ id: asMember.id, type: asMember.type, created_at: asMember.created_at, data: REDACTED, request_id: null });
+      if (ofGroup(asMember))
+        expect(event, asMember.type).toEqual({
+          id: asMember.id,
+          type: asMember.type,
+          created_at: asMember.created_at,
+          data: REDACTED,
+          request_id: null,
+        });
       // b's own events (their side's creation) and the direct thread's stay whole.
       else expect(event).toEqual(asMember);
     }
-    expect(formerFeed.filter((event) => event.data.object.id === scene.direct.id).map((event) => event.type)).toEqual(['attachment.created']);
+    expect(formerFeed.filter((event) => event.data.object.id === scene.direct.id).map((event) => event.type)).toEqual([
+      'attachment.created',
+    ]);
 
     const readable = (await everythingReadable(bOut)).join('\n');
     for (const secret of scene.secrets) expect(readable, secret).not.toContain(secret);
@@ -167,7 +198,10 @@ describe('a former member (a token without the group)', () => {
       const { older, newer } = await pagedOneByOne(scene.bOut, filter);
       expect(older, filter).toEqual(whole);
       expect(newer, filter).toEqual(whole.slice(0, -1).reverse());
-      expect(whole.some((event) => event.data.object.redacted === true), filter).toBe(true);
+      expect(
+        whole.some((event) => event.data.object.redacted === true),
+        filter,
+      ).toBe(true);
     }
   });
 
@@ -214,7 +248,10 @@ describe('a stale token (the identity provider removed the user, the token still
     const uploaded = await s.upload(a, sideA, file('after-removal.txt'));
 
     const asStale = await s.feedOf(stale, (events) => events.some((event) => event.data.object.id === uploaded.id));
-    expect(asStale.find((event) => event.type === 'attachment.created')!.data.object).toMatchObject({ id: uploaded.id, filename: 'after-removal.txt' });
+    expect(asStale.find((event) => event.type === 'attachment.created')!.data.object).toMatchObject({
+      id: uploaded.id,
+      filename: 'after-removal.txt',
+    });
     const asFresh = await s.feed(fresh);
     expect(asFresh.map((event) => [event.type, event.data.object.redacted ?? false])).toEqual([
       ['conversation.created', false],

@@ -1,8 +1,8 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_USER_ID_BYTES } from '../../shared/dynamo/keys.js';
-import { startTestApi, type TestApi, type Json } from '../support/api.js';
-import { download, filePart, fieldPart, multipartBody, rawUpload, upload } from '../support/attachments.js';
+import { type Json, startTestApi, type TestApi } from '../support/api.js';
+import { download, fieldPart, filePart, multipartBody, rawUpload, upload } from '../support/attachments.js';
 import { rawRequest } from '../support/raw-http.js';
 
 // One named regression test (or group) per class of issue 10: each answered 5xx, or stored what it should have refused.
@@ -49,7 +49,12 @@ describe('class 1: names that are members of Object.prototype are ordinary names
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expectRefused(form, 400, 'parameter_unknown', '__proto__');
-    expectRefused(await json('POST', '/v1/conversations', '{"contact_id":"proto-json","__proto__":{"x":1}}'), 400, 'parameter_unknown', '__proto__');
+    expectRefused(
+      await json('POST', '/v1/conversations', '{"contact_id":"proto-json","__proto__":{"x":1}}'),
+      400,
+      'parameter_unknown',
+      '__proto__',
+    );
     const list = await t.call(USER, 'GET', '/v1/conversations?limit=100');
     expect(list.body.data.map((c: Json) => c.contact_id)).not.toContain('proto-form');
   });
@@ -113,7 +118,11 @@ describe('class 3: token subjects are bounded to what the stores can hold', () =
     ['3,000 characters', 'u'.repeat(3000)],
   ])('refuses a sub %s with 401 token_invalid', async (_, sub) => {
     const token = await tokenWith({ sub });
-    expectRefused(await t.call(null, 'POST', '/v1/conversations', { form: { contact_id: 'c' }, headers: { authorization: `Bearer ${token}` } }), 401, 'token_invalid');
+    expectRefused(
+      await t.call(null, 'POST', '/v1/conversations', { form: { contact_id: 'c' }, headers: { authorization: `Bearer ${token}` } }),
+      401,
+      'token_invalid',
+    );
   });
 });
 
@@ -133,7 +142,12 @@ describe('class 4: every route refuses unknown query parameters', () => {
 
   it('PUT /v1/conversations/:id?is_muted=true is refused rather than answering 200 unchanged', async () => {
     const conversation = await newConversation('query-update');
-    expectRefused(await t.call(USER, 'PUT', `/v1/conversations/${conversation.id}?is_muted=true`, { form: {} }), 400, 'parameter_unknown', 'is_muted');
+    expectRefused(
+      await t.call(USER, 'PUT', `/v1/conversations/${conversation.id}?is_muted=true`, { form: {} }),
+      400,
+      'parameter_unknown',
+      'is_muted',
+    );
   });
 
   it.each([
@@ -154,7 +168,9 @@ describe('class 5: a file part whose Content-Type cannot be parsed takes its typ
     { label: 'a bare word', typeHeader: ['Content-Type: pdf'], expected: 'application/pdf' },
     { label: 'text/plain, said explicitly', typeHeader: ['Content-Type: Text/Plain; charset=utf-8'], expected: 'text/plain' },
   ])('a Content-Type $label on g.pdf is stored as $expected', async ({ typeHeader, expected }) => {
-    const body = multipartBody([{ headers: ['Content-Disposition: form-data; name="file"; filename="g.pdf"', ...typeHeader], body: '%PDF-1.4' }]);
+    const body = multipartBody([
+      { headers: ['Content-Disposition: form-data; name="file"; filename="g.pdf"', ...typeHeader], body: '%PDF-1.4' },
+    ]);
     const response = await rawUpload(t, USER, body);
     expect(response.status).toBe(201);
     expect(response.body.file_type).toBe(expected);
@@ -164,9 +180,17 @@ describe('class 5: a file part whose Content-Type cannot be parsed takes its typ
 describe('class 6: requests Node refuses to parse get the gateway error shape and a request id', () => {
   const host = () => new URL(t.url).host;
   it.each([
-    { label: 'a 16 KB header', request: `GET /v1/conversations HTTP/1.1\r\nHost: HOST\r\nX-Big: ${'a'.repeat(16 * 1024)}\r\n\r\n`, status: 431 },
+    {
+      label: 'a 16 KB header',
+      request: `GET /v1/conversations HTTP/1.1\r\nHost: HOST\r\nX-Big: ${'a'.repeat(16 * 1024)}\r\n\r\n`,
+      status: 431,
+    },
     { label: 'raw UTF-8 bytes in the path', request: 'GET /v1/conversations/é HTTP/1.1\r\nHost: HOST\r\n\r\n', status: 400 },
-    { label: 'a DEL byte in a header value', request: 'GET /v1/conversations HTTP/1.1\r\nHost: HOST\r\nX-Odd: a\x7fb\r\n\r\n', status: 400 },
+    {
+      label: 'a DEL byte in a header value',
+      request: 'GET /v1/conversations HTTP/1.1\r\nHost: HOST\r\nX-Odd: a\x7fb\r\n\r\n',
+      status: 400,
+    },
     {
       label: 'Content-Length with Transfer-Encoding',
       request: 'POST /v1/conversations HTTP/1.1\r\nHost: HOST\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',

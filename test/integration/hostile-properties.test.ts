@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_USER_ID_BYTES } from '../../shared/dynamo/keys.js';
-import { startTestApi, type CallInit, type TestApi, type TestResponse, type Json } from '../support/api.js';
+import { type CallInit, type Json, startTestApi, type TestApi, type TestResponse } from '../support/api.js';
 import { download, upload } from '../support/attachments.js';
 
 /**
@@ -31,10 +31,47 @@ afterAll(() => t.close());
 
 const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', '__defineGetter__'];
 const tricky = fc.constantFrom(
-  '', ' ', '\u0000', '\t', '\n', '\u007f', '\u0085', '\ud800', 'a\udc00b', '\udbff', '\u{10ffff}', '\u202e', '\ufeff',
-  '%', '%zz', '%00', '..', '../../etc/passwd', 'C:\\x\\y', '.', 'true', 'false', 'null', '0', '-1', '1e3', '1.5',
-  '9007199254740993', 'x'.repeat(129), '\u{1f600}'.repeat(128), '\u{1f600}'.repeat(129), 'é'.repeat(300), 'e\u0301',
-  'conv_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'att_01ARZ3NDEKTSV4RRFFQ69G5FAV', '<script>', '"quoted"', "it's", '#', 'a#b', '\\',
+  '',
+  ' ',
+  '\u0000',
+  '\t',
+  '\n',
+  '\u007f',
+  '\u0085',
+  '\ud800',
+  'a\udc00b',
+  '\udbff',
+  '\u{10ffff}',
+  '\u202e',
+  '\ufeff',
+  '%',
+  '%zz',
+  '%00',
+  '..',
+  '../../etc/passwd',
+  'C:\\x\\y',
+  '.',
+  'true',
+  'false',
+  'null',
+  '0',
+  '-1',
+  '1e3',
+  '1.5',
+  '9007199254740993',
+  'x'.repeat(129),
+  '\u{1f600}'.repeat(128),
+  '\u{1f600}'.repeat(129),
+  'é'.repeat(300),
+  'e\u0301',
+  'conv_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+  'att_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+  '<script>',
+  '"quoted"',
+  "it's",
+  '#',
+  'a#b',
+  '\\',
   ...PROTOTYPE_NAMES,
 );
 const hostileString = fc.oneof(
@@ -55,7 +92,11 @@ const jsonValue: fc.Arbitrary<unknown> = fc.oneof(
 // Where a route takes no parameters, the names of other routes' (and of stored fields) are the likely mistakes.
 const OTHER_NAMES = ['limit', 'force', 'is_muted', 'id', 'contact_id', 'created_at', 'file_url'];
 const nameOf = (known: string[]) =>
-  fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...(known.length > 0 ? known : OTHER_NAMES)) }, { weight: 2, arbitrary: fc.constantFrom(...PROTOTYPE_NAMES) }, { weight: 1, arbitrary: hostileString });
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...(known.length > 0 ? known : OTHER_NAMES)) },
+    { weight: 2, arbitrary: fc.constantFrom(...PROTOTYPE_NAMES) },
+    { weight: 1, arbitrary: hostileString },
+  );
 /** Values a client can type in a form or query: hostile strings, and the ones that mean something. */
 const formValue = fc.oneof(hostileString, fc.constantFrom('true', 'false', '', '1', '100', '101', '1700000000', 'c1', 'g1'));
 
@@ -89,12 +130,26 @@ const bodyOf = (known: string[]) =>
       body: `{${pairs.map(([name, value]) => `${JSON.stringify(name)}:${JSON.stringify(value) ?? 'null'}`).join(',')}}`,
       type: 'application/json',
     })),
-    fc.tuple(fc.constantFrom('{', '[]', 'null', '"x"', '{"a":1,"a":2}', '', 'a=1'), fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain', '', 'application/json; charset=latin1')).map(
-      ([body, type]) => ({ body, type, illFormed: false }),
-    ),
+    fc
+      .tuple(
+        fc.constantFrom('{', '[]', 'null', '"x"', '{"a":1,"a":2}', '', 'a=1'),
+        fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain', '', 'application/json; charset=latin1'),
+      )
+      .map(([body, type]) => ({ body, type, illFormed: false })),
   );
 
-const HEADER_NAMES = [...PROTOTYPE_NAMES, 'x-anything', 'idempotency-key', 'Idempotency-Key', 'origin', 'accept', 'cookie', 'x-forwarded-for', 'content-type', 'authorization'];
+const HEADER_NAMES = [
+  ...PROTOTYPE_NAMES,
+  'x-anything',
+  'idempotency-key',
+  'Idempotency-Key',
+  'origin',
+  'accept',
+  'cookie',
+  'x-forwarded-for',
+  'content-type',
+  'authorization',
+];
 const headerValue = fc.oneof(
   fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength: 300 }),
   fc.constantFrom('', ' ', 'Bearer x', 'Bearer', 'multipart/form-data', 'a'.repeat(256)),
@@ -232,41 +287,49 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
   it.each([
     ['GET /v1/conversations', '/v1/conversations', LIST_CONVERSATIONS],
     ['GET /v1/attachments', '/v1/attachments', LIST_ATTACHMENTS],
-  ])('%s: hostile query parameters and headers', async (_, path, known) => {
-    const target = new Target();
-    await target.ensure();
-    await fc.assert(
-      fc.asyncProperty(queryOf(known), headersArbitrary, async (query, headers) => {
-        const response = await send(target.user, 'GET', `${path}${query}`, { headers });
-        expectUnknownRefused(query, known, response);
-        await target.settle(response);
-      }),
-      RUNS,
-    );
-  }, TEST_TIMEOUT_MS);
+  ])(
+    '%s: hostile query parameters and headers',
+    async (_, path, known) => {
+      const target = new Target();
+      await target.ensure();
+      await fc.assert(
+        fc.asyncProperty(queryOf(known), headersArbitrary, async (query, headers) => {
+          const response = await send(target.user, 'GET', `${path}${query}`, { headers });
+          expectUnknownRefused(query, known, response);
+          await target.settle(response);
+        }),
+        RUNS,
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 
   it.each([
     { kind: 'conversation', base: '/v1/conversations' },
     { kind: 'attachment', base: '/v1/attachments' },
-  ])('GET and DELETE of one $kind: hostile path ids, query parameters and headers', async ({ kind, base }) => {
-    const target = new Target();
-    await target.ensure();
-    const validId = () => (kind === 'conversation' ? target.conversationId : target.attachmentId);
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom('GET', 'DELETE'), pathId, queryOf([]), headersArbitrary, async (method, id, query, headers) => {
-        const response = await send(target.user, method, `${base}/${idIn(id, validId())}${query}`, { headers });
-        expectUnknownRefused(query, [], response);
-        await target.settle(response);
-        if (method === 'DELETE' && response.status === 200) {
-          // The target is gone: make another for the next runs.
-          if (kind === 'conversation') target.conversationId = '';
-          else target.attachmentId = '';
-          await target.ensure();
-        }
-      }),
-      RUNS,
-    );
-  }, TEST_TIMEOUT_MS);
+  ])(
+    'GET and DELETE of one $kind: hostile path ids, query parameters and headers',
+    async ({ kind, base }) => {
+      const target = new Target();
+      await target.ensure();
+      const validId = () => (kind === 'conversation' ? target.conversationId : target.attachmentId);
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom('GET', 'DELETE'), pathId, queryOf([]), headersArbitrary, async (method, id, query, headers) => {
+          const response = await send(target.user, method, `${base}/${idIn(id, validId())}${query}`, { headers });
+          expectUnknownRefused(query, [], response);
+          await target.settle(response);
+          if (method === 'DELETE' && response.status === 200) {
+            // The target is gone: make another for the next runs.
+            if (kind === 'conversation') target.conversationId = '';
+            else target.attachmentId = '';
+            await target.ensure();
+          }
+        }),
+        RUNS,
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 
   it(
     'POST /v1/conversations: hostile bodies, query parameters, headers and Idempotency-Keys',
@@ -292,8 +355,16 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
     'PUT /v1/attachments/:id: hostile filenames and bodies, path ids and query parameters',
     onTarget((target) => {
       const renames: fc.Arbitrary<HostileBody> = fc.oneof(
-        hostileString.map((filename) => ({ body: JSON.stringify({ filename }), type: 'application/json', illFormed: !isWellFormed(filename) })),
-        hostileString.map((filename) => ({ body: `filename=${percentEncoded(filename)}`, type: 'application/x-www-form-urlencoded', illFormed: false })),
+        hostileString.map((filename) => ({
+          body: JSON.stringify({ filename }),
+          type: 'application/json',
+          illFormed: !isWellFormed(filename),
+        })),
+        hostileString.map((filename) => ({
+          body: `filename=${percentEncoded(filename)}`,
+          type: 'application/x-www-form-urlencoded',
+          illFormed: false,
+        })),
         bodyOf(['filename']),
       );
       return fc.asyncProperty(renames, pathId, queryOf([]), (body, id, query) =>
@@ -303,80 +374,122 @@ describe('no hostile input makes a route answer 5xx, hang, or store what it cann
     TEST_TIMEOUT_MS,
   );
 
-  it('POST /v1/attachments: hostile multipart fields, filenames, part types, bodies and Idempotency-Keys', async () => {
-    const target = new Target();
-    await target.ensure();
-    const boundary = 'prop-boundary-1010';
-    const filenameParam = fc.oneof(
-      hostileString.map((name) => Buffer.from(`; filename="${name}"`, 'utf8')),
-      hostileString.map((name) => Buffer.from(`; filename*=UTF-8''${percentEncoded(name)}`, 'latin1')),
-      fc.constantFrom(Buffer.from('; filename="\xff\xfe.txt"', 'latin1'), Buffer.from('; filename=""'), Buffer.from("; filename*=UTF-8''%ED%A0%80.pdf"), Buffer.alloc(0)),
-    );
-    const partType = fc.oneof(
-      fc.constantFrom('', ';;;', 'pdf', 'image/*', 'text/plain', 'application/pdf; x=', 'APPLICATION/JSON', 'application/octet-stream', 'a/b/c'),
-      headerValue,
-    );
-    const field = fc.tuple(nameOf(['conversation_id', 'message_id', 'file']), formValue);
-    const multipart = fc.record({
-      fields: fc.array(field, { maxLength: 3 }),
-      conversation: fc.boolean(),
-      filename: filenameParam,
-      type: partType,
-      bytes: fc.uint8Array({ minLength: 0, maxLength: 64 }),
-      files: fc.constantFrom(1, 1, 1, 0, 2),
-    });
-    await fc.assert(
-      fc.asyncProperty(multipart, queryOf([]), headersArbitrary, async (form, query, headers) => {
-        const parts: Buffer[] = [];
-        const fields: [string, string][] = form.conversation ? [['conversation_id', target.conversationId], ...form.fields] : form.fields;
-        for (const [name, value] of fields) {
-          parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`, 'utf8'));
-        }
-        for (let i = 0; i < form.files; i++) {
-          const typeLine = form.type === '' ? '' : `Content-Type: ${form.type}\r\n`;
-          parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"`), form.filename, Buffer.from(`\r\n${typeLine}\r\n`), Buffer.from(form.bytes), Buffer.from('\r\n'));
-        }
-        parts.push(Buffer.from(`--${boundary}--\r\n`));
-        const response = await send(target.user, 'POST', `/v1/attachments${query}`, {
-          body: Buffer.concat(parts),
-          headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, ...headers },
-        });
-        expectUnknownRefused(query, [], response);
-        if (response.status < 300) await attachmentReadable(target.user, response.body);
-        await target.settle(response);
-      }),
-      RUNS,
-    );
-  }, TEST_TIMEOUT_MS);
+  it(
+    'POST /v1/attachments: hostile multipart fields, filenames, part types, bodies and Idempotency-Keys',
+    async () => {
+      const target = new Target();
+      await target.ensure();
+      const boundary = 'prop-boundary-1010';
+      const filenameParam = fc.oneof(
+        hostileString.map((name) => Buffer.from(`; filename="${name}"`, 'utf8')),
+        hostileString.map((name) => Buffer.from(`; filename*=UTF-8''${percentEncoded(name)}`, 'latin1')),
+        fc.constantFrom(
+          Buffer.from('; filename="\xff\xfe.txt"', 'latin1'),
+          Buffer.from('; filename=""'),
+          Buffer.from("; filename*=UTF-8''%ED%A0%80.pdf"),
+          Buffer.alloc(0),
+        ),
+      );
+      const partType = fc.oneof(
+        fc.constantFrom(
+          '',
+          ';;;',
+          'pdf',
+          'image/*',
+          'text/plain',
+          'application/pdf; x=',
+          'APPLICATION/JSON',
+          'application/octet-stream',
+          'a/b/c',
+        ),
+        headerValue,
+      );
+      const field = fc.tuple(nameOf(['conversation_id', 'message_id', 'file']), formValue);
+      const multipart = fc.record({
+        fields: fc.array(field, { maxLength: 3 }),
+        conversation: fc.boolean(),
+        filename: filenameParam,
+        type: partType,
+        bytes: fc.uint8Array({ minLength: 0, maxLength: 64 }),
+        files: fc.constantFrom(1, 1, 1, 0, 2),
+      });
+      await fc.assert(
+        fc.asyncProperty(multipart, queryOf([]), headersArbitrary, async (form, query, headers) => {
+          const parts: Buffer[] = [];
+          const fields: [string, string][] = form.conversation ? [['conversation_id', target.conversationId], ...form.fields] : form.fields;
+          for (const [name, value] of fields) {
+            parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`, 'utf8'));
+          }
+          for (let i = 0; i < form.files; i++) {
+            const typeLine = form.type === '' ? '' : `Content-Type: ${form.type}\r\n`;
+            parts.push(
+              Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"`),
+              form.filename,
+              Buffer.from(`\r\n${typeLine}\r\n`),
+              Buffer.from(form.bytes),
+              Buffer.from('\r\n'),
+            );
+          }
+          parts.push(Buffer.from(`--${boundary}--\r\n`));
+          const response = await send(target.user, 'POST', `/v1/attachments${query}`, {
+            body: Buffer.concat(parts),
+            headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, ...headers },
+          });
+          expectUnknownRefused(query, [], response);
+          if (response.status < 300) await attachmentReadable(target.user, response.body);
+          await target.settle(response);
+        }),
+        RUNS,
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('every route: hostile tokens and claims are 401, or a user whose data stays readable', async () => {
-    const claims = fc.record(
-      {
-        sub: fc.oneof({ weight: 4, arbitrary: hostileString }, fc.integer(), fc.constant(null), fc.array(hostileString, { maxLength: 1 }), fc.constant('x'.repeat(3000))),
-        exp: fc.oneof({ weight: 4, arbitrary: fc.constant(Math.floor(Date.now() / 1000) + 600) }, fc.constant(1), fc.constant('soon'), fc.double(), fc.constant(Number.MAX_SAFE_INTEGER)),
-        iat: fc.oneof(fc.integer(), hostileString),
-        [PROTOTYPE_NAMES[0]!]: fc.oneof(fc.constant(null), hostileString),
-      },
-      { requiredKeys: ['sub', 'exp'] },
-    );
-    const header = fc.oneof(
-      { weight: 4, arbitrary: fc.constant({ alg: 'HS256', typ: 'JWT' }) },
-      fc.constant({ alg: 'none' }),
-      fc.constant({ alg: 'HS512' }),
-      fc.constant({ alg: 'RS256', kid: '__proto__' }),
-    );
-    await fc.assert(
-      fc.asyncProperty(header, claims, async (jwtHeader, payload) => {
-        const authorization = `Bearer ${hs256(jwtHeader, payload, t.api.authSecret)}`;
-        const created = await send(null, 'POST', '/v1/conversations', { form: { contact_id: 'token-c' }, headers: { authorization } });
-        expect([200, 201, 401]).toContain(created.status);
-        const { sub } = payload;
-        if (typeof sub === 'string' && (!isWellFormed(sub) || Buffer.byteLength(sub) > MAX_USER_ID_BYTES)) expect(created.status).toBe(401);
-        if (created.status < 300) await conversationReadable(null, created.body, { headers: { authorization } });
-      }),
-      RUNS,
-    );
-  }, TEST_TIMEOUT_MS);
+  it(
+    'every route: hostile tokens and claims are 401, or a user whose data stays readable',
+    async () => {
+      const claims = fc.record(
+        {
+          sub: fc.oneof(
+            { weight: 4, arbitrary: hostileString },
+            fc.integer(),
+            fc.constant(null),
+            fc.array(hostileString, { maxLength: 1 }),
+            fc.constant('x'.repeat(3000)),
+          ),
+          exp: fc.oneof(
+            { weight: 4, arbitrary: fc.constant(Math.floor(Date.now() / 1000) + 600) },
+            fc.constant(1),
+            fc.constant('soon'),
+            fc.double(),
+            fc.constant(Number.MAX_SAFE_INTEGER),
+          ),
+          iat: fc.oneof(fc.integer(), hostileString),
+          [PROTOTYPE_NAMES[0]!]: fc.oneof(fc.constant(null), hostileString),
+        },
+        { requiredKeys: ['sub', 'exp'] },
+      );
+      const header = fc.oneof(
+        { weight: 4, arbitrary: fc.constant({ alg: 'HS256', typ: 'JWT' }) },
+        fc.constant({ alg: 'none' }),
+        fc.constant({ alg: 'HS512' }),
+        fc.constant({ alg: 'RS256', kid: '__proto__' }),
+      );
+      await fc.assert(
+        fc.asyncProperty(header, claims, async (jwtHeader, payload) => {
+          const authorization = `Bearer ${hs256(jwtHeader, payload, t.api.authSecret)}`;
+          const created = await send(null, 'POST', '/v1/conversations', { form: { contact_id: 'token-c' }, headers: { authorization } });
+          expect([200, 201, 401]).toContain(created.status);
+          const { sub } = payload;
+          if (typeof sub === 'string' && (!isWellFormed(sub) || Buffer.byteLength(sub) > MAX_USER_ID_BYTES))
+            expect(created.status).toBe(401);
+          if (created.status < 300) await conversationReadable(null, created.body, { headers: { authorization } });
+        }),
+        RUNS,
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
 
 /** A JWT signed with the local secret over whatever header and claims the test chose. */

@@ -7,7 +7,7 @@ import { idempotencyTable } from '../../shared/dynamo/tables.js';
 import { underIdempotencyKey } from '../../shared/http/idempotency.js';
 import type { ApiRequest } from '../../shared/http/request.js';
 import { DynamoIdempotencyStore } from '../../shared/idempotency/dynamo-store.js';
-import { IDEMPOTENCY_TTL_SECONDS, type Claim } from '../../shared/idempotency/model.js';
+import { type Claim, IDEMPOTENCY_TTL_SECONDS } from '../../shared/idempotency/model.js';
 import { IdempotencyService } from '../../shared/idempotency/service.js';
 import { sharedDynamodb } from '../support/api.js';
 
@@ -61,7 +61,7 @@ describe('the idempotency store', () => {
     expect(await store.claim(claimOf('race', 'b', T0 + 10))).toEqual(heldBy({ state: 'in_progress', owner: 'a' }));
   });
 
-  it('lets a claim whose lease ran out be taken over with the key\'s first seed, and then ignores the old owner', async () => {
+  it("lets a claim whose lease ran out be taken over with the key's first seed, and then ignores the old owner", async () => {
     expect(await store.claim(claimOf('lease', 'crashed', T0))).toEqual(claimed('seed-of-crashed'));
     expect(await store.claim(claimOf('lease', 'retry', T0 + 59_000))).toEqual(heldBy({ owner: 'crashed' }));
     expect(await store.claim(claimOf('lease', 'retry', T0 + 61_000))).toEqual(claimed('seed-of-crashed'));
@@ -101,9 +101,17 @@ describe('a request whose key is held by a running request', () => {
   it('waits for it and replays its response', async () => {
     const service = new IdempotencyService(store, { ...timing, waitMs: 10_000 });
     let finish!: () => void;
-    const first = underIdempotencyKey(service, request('wait'), { contact_id: 'a' }, () => new Promise((resolve) => (finish = () => resolve(created))));
+    const first = underIdempotencyKey(
+      service,
+      request('wait'),
+      { contact_id: 'a' },
+      () => new Promise((resolve) => (finish = () => resolve(created))),
+    );
     await claimed('wait');
-    const second = underIdempotencyKey(service, request('wait'), { contact_id: 'a' }, async () => ({ status: 201, body: { id: 'a second one' } }));
+    const second = underIdempotencyKey(service, request('wait'), { contact_id: 'a' }, async () => ({
+      status: 201,
+      body: { id: 'a second one' },
+    }));
     setTimeout(() => finish(), 100);
     expect(await first).toEqual(created);
     expect(await second).toEqual({ ...created, headers: { 'idempotent-replayed': 'true' } });
@@ -113,8 +121,13 @@ describe('a request whose key is held by a running request', () => {
     const service = new IdempotencyService(store, timing);
     const operation = async () => ({ status: 201, body: { link: 'first' } });
     const refresh = async (stored: { status: number; body: unknown }) => ({ ...stored, body: { link: 'renewed' } });
-    expect(await underIdempotencyKey(service, request('refresh'), { contact_id: 'a' }, operation, { refresh })).toEqual({ status: 201, body: { link: 'first' } });
-    expect((await underIdempotencyKey(service, request('refresh'), { contact_id: 'a' }, operation, { refresh })).body).toEqual({ link: 'renewed' });
+    expect(await underIdempotencyKey(service, request('refresh'), { contact_id: 'a' }, operation, { refresh })).toEqual({
+      status: 201,
+      body: { link: 'first' },
+    });
+    expect((await underIdempotencyKey(service, request('refresh'), { contact_id: 'a' }, operation, { refresh })).body).toEqual({
+      link: 'renewed',
+    });
   });
 
   it('answers 409 idempotency_key_in_use when it is still running after the wait', async () => {

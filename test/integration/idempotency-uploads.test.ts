@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../../shared/dynamo/keys.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { download, fieldPart, filePart, multipartBody, sha256, storedFileKeys, uploadForm, type FileSpec } from '../support/attachments.js';
+import { download, type FileSpec, fieldPart, filePart, multipartBody, sha256, storedFileKeys, uploadForm } from '../support/attachments.js';
 
 describe('Idempotency-Key on POST /v1/attachments', () => {
   let t: TestApi;
@@ -46,17 +46,31 @@ describe('Idempotency-Key on POST /v1/attachments', () => {
   it('stores no file_url in the idempotency record', async () => {
     await uploadWithKey('link-keeper', 'up-1', { bytes: 'x', filename: 'x.txt' });
     const db = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+      new DynamoDBClient({
+        endpoint: t.api.dynamodbEndpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+      }),
     );
-    const { Item } = await db.send(new GetCommand({ TableName: t.api.config.idempotencyTable, Key: idempotencyKey('link-keeper', 'up-1'), ConsistentRead: true }));
+    const { Item } = await db.send(
+      new GetCommand({ TableName: t.api.config.idempotencyTable, Key: idempotencyKey('link-keeper', 'up-1'), ConsistentRead: true }),
+    );
     expect(Item?.state).toBe('completed');
     expect(Item?.response).not.toContain('file_url');
     expect(Item?.response).not.toContain('X-Amz-Signature');
   });
 
   it('treats the same file and fields from another client (another multipart boundary) as the same request', async () => {
-    const first = await uploadWithKey('clients', 'up-1', { bytes: 'same bytes', filename: 'same.txt', type: 'text/plain' }, { message_id: 'm1' });
-    const handmade = multipartBody([fieldPart('message_id', 'm1'), filePart('same bytes', 'form-data; name="file"; filename="same.txt"', 'text/plain')], 'another-client-boundary');
+    const first = await uploadWithKey(
+      'clients',
+      'up-1',
+      { bytes: 'same bytes', filename: 'same.txt', type: 'text/plain' },
+      { message_id: 'm1' },
+    );
+    const handmade = multipartBody(
+      [fieldPart('message_id', 'm1'), filePart('same bytes', 'form-data; name="file"; filename="same.txt"', 'text/plain')],
+      'another-client-boundary',
+    );
     const again = await t.call('clients', 'POST', '/v1/attachments', {
       body: handmade,
       headers: { 'content-type': 'multipart/form-data; boundary=another-client-boundary', 'idempotency-key': 'up-1' },
@@ -80,9 +94,7 @@ describe('Idempotency-Key on POST /v1/attachments', () => {
 
   it('makes one attachment of ten concurrent uploads with one key', async () => {
     const bytes = randomBytes(4096);
-    const responses = await Promise.all(
-      Array.from({ length: 10 }, () => uploadWithKey('racer', 'up-1', { bytes, filename: 'race.bin' })),
-    );
+    const responses = await Promise.all(Array.from({ length: 10 }, () => uploadWithKey('racer', 'up-1', { bytes, filename: 'race.bin' })));
     expect(responses.map((response) => response.status)).toEqual(Array(10).fill(201));
     expect(new Set(responses.map((response) => response.body.id)).size).toBe(1);
     expect(await listed('racer')).toHaveLength(1);

@@ -3,7 +3,11 @@ import { startTestApi, type TestApi } from '../support/api.js';
 
 // A group conversation needs the group in the token: the creator is a member of the group it names.
 const createWithKey = (t: TestApi, userId: string, key: string, form: Record<string, string>) =>
-  t.call(userId, 'POST', '/v1/conversations', { form, headers: { 'idempotency-key': key }, ...(form.group_id ? { groups: [form.group_id] } : {}) });
+  t.call(userId, 'POST', '/v1/conversations', {
+    form,
+    headers: { 'idempotency-key': key },
+    ...(form.group_id ? { groups: [form.group_id] } : {}),
+  });
 
 describe('Idempotency-Key on POST /v1/conversations', () => {
   let t: TestApi;
@@ -60,9 +64,7 @@ describe('Idempotency-Key on POST /v1/conversations', () => {
   });
 
   it('answers ten concurrent requests with one key with the one first response', async () => {
-    const responses = await Promise.all(
-      Array.from({ length: 10 }, () => createWithKey(t, 'concurrent', 'key-1', { group_id: 'family' })),
-    );
+    const responses = await Promise.all(Array.from({ length: 10 }, () => createWithKey(t, 'concurrent', 'key-1', { group_id: 'family' })));
     // Without idempotency one would be 201 and nine 200 ("already exists"): all ten replay the 201.
     expect(responses.map((response) => response.status)).toEqual(Array(10).fill(201));
     expect(new Set(responses.map((response) => response.body.id)).size).toBe(1);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { population } from '../../bench/population.js';
+import { putConversations } from '../../bench/seed-conversations.js';
 import { App, dynamo, outbox } from '../../shared/app.js';
 import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
-import { putConversations } from '../../bench/seed-conversations.js';
 import type { Conversation, ConversationFilter } from '../../shared/conversations/model.js';
 import { isUnread } from '../../shared/conversations/read-state.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -85,7 +85,10 @@ describe('a list page reads at most limit + 1 items whatever the number of conve
       expect(first.cost.itemsRead).toBeLessThanOrEqual(LIMIT + 1 + added.endedMutes);
       for (const { filter, index, matches } of singleFilters) {
         const { page, cost } = await store.list(USER, filter, { limit: LIMIT });
-        expect(page.data.map((c) => c.id), JSON.stringify(filter)).toEqual(expectedPage(matches));
+        expect(
+          page.data.map((c) => c.id),
+          JSON.stringify(filter),
+        ).toEqual(expectedPage(matches));
         expect(cost.index, JSON.stringify(filter)).toBe(index);
         expect(cost.itemsRead, JSON.stringify(filter)).toBeLessThanOrEqual(LIMIT + 1);
         const key = JSON.stringify(filter);
@@ -99,12 +102,20 @@ describe('a list page reads at most limit + 1 items whatever the number of conve
         const expected = seeded.filter(matches).sort(byActivity);
         const order = { by: 'activity', pinnedFirst: false } as const;
         const first = await store.list(USER, filter, { limit: LIMIT }, order);
-        expect(first.page.data.map((c) => c.id), JSON.stringify(filter)).toEqual(expected.slice(0, LIMIT).map((c) => c.id));
+        expect(
+          first.page.data.map((c) => c.id),
+          JSON.stringify(filter),
+        ).toEqual(expected.slice(0, LIMIT).map((c) => c.id));
         expect(first.cost.index).toBe(index);
         expect(first.cost.itemsRead, JSON.stringify(filter)).toBeLessThanOrEqual(LIMIT + 1);
         // Page 3 of the walk: the cursor is the conversation the client holds and the activity time it shows.
         const cursor = expected[2 * LIMIT - 1]!;
-        const later = await store.list(USER, filter, { limit: LIMIT, startingAfter: cursor.id }, { ...order, cursorActiveAt: activeAt(cursor) });
+        const later = await store.list(
+          USER,
+          filter,
+          { limit: LIMIT, startingAfter: cursor.id },
+          { ...order, cursorActiveAt: activeAt(cursor) },
+        );
         expect(later.page.data.map((c) => c.id)).toEqual(expected.slice(2 * LIMIT, 3 * LIMIT).map((c) => c.id));
         expect(later.cost.itemsRead, JSON.stringify(filter)).toBeLessThanOrEqual(LIMIT + 1);
         const key = `activity ${JSON.stringify(filter)}`;

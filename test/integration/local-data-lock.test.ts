@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { runDynamodb } from '../support/api.js';
 import { LOCK_FILE, lockDataDirectory } from '../../infra/local/data-lock.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
+import { runDynamodb } from '../support/api.js';
 
 /**
  * Two `npm start` on one data folder would share DynamoDB Local's database

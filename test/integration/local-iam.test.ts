@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLEANUP_FUNCTION, FAN_OUT_FUNCTION, localIam, tablesOf, type GrantsOverride } from '../../infra/local/iam.js';
 import { LOCAL_ACCOUNT } from '../../infra/local/gateway.js';
+import { CLEANUP_FUNCTION, FAN_OUT_FUNCTION, type GrantsOverride, localIam, tablesOf } from '../../infra/local/iam.js';
 import { startS3 } from '../../infra/local/s3.js';
 import type { Permission } from '../../infra/permissions.js';
 import { CompleteUploadSession } from '../../infra/routes.js';
 import { readConfig } from '../../shared/config.js';
-import { startTestApi, type Json, type TestApi } from '../support/api.js';
+import { type Json, startTestApi, type TestApi } from '../support/api.js';
 import { storedFilesOf, upload, uploadForm } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 import { isS3Head, startFaultProxy } from '../support/fault-proxy.js';
@@ -35,7 +35,10 @@ const without =
           if (!permission.actions.includes(action)) return [permission];
           const kept = resource === undefined ? [] : permission.resources.filter((arn) => !arn.endsWith(resource));
           const others = permission.actions.filter((other) => other !== action);
-          return [...(others.length ? [{ ...permission, actions: others }] : []), ...(kept.length ? [{ ...permission, actions: [action], resources: kept }] : [])];
+          return [
+            ...(others.length ? [{ ...permission, actions: others }] : []),
+            ...(kept.length ? [{ ...permission, actions: [action], resources: kept }] : []),
+          ];
         });
 
 const refusalOf = (api: TestApi, pattern: RegExp) =>
@@ -52,14 +55,20 @@ describe("the fan-out's dynamodb:ConditionCheckItem", () => {
     const g = `iam-g-${randomBytes(3).toString('hex')}`;
     const [a, b] = [`${g}-a`, `${g}-b`];
     const sides: Record<string, string> = {};
-    for (const who of [a, b]) sides[who] = (await api.call(who, 'POST', '/v1/conversations', { form: { group_id: g }, groups: [g] })).body.id;
+    for (const who of [a, b])
+      sides[who] = (await api.call(who, 'POST', '/v1/conversations', { form: { group_id: g }, groups: [g] })).body.id;
     const uploadAs = async (name: string) => {
-      const response = await api.call(a, 'POST', '/v1/attachments', { body: uploadForm({ bytes: name, filename: name }, { conversation_id: sides[a]! }), groups: [g] });
+      const response = await api.call(a, 'POST', '/v1/attachments', {
+        body: uploadForm({ bytes: name, filename: name }, { conversation_id: sides[a]! }),
+        groups: [g],
+      });
       expect(response.status).toBe(201);
       return response.body.id as string;
     };
     const reached = async () =>
-      (await api.call(b, 'GET', '/v1/events?limit=100', { groups: [g] })).body.data.filter((e: Json) => e.type === 'attachment.created').map((e: Json) => e.data.object.id);
+      (await api.call(b, 'GET', '/v1/events?limit=100', { groups: [g] })).body.data
+        .filter((e: Json) => e.type === 'attachment.created')
+        .map((e: Json) => e.data.object.id);
     const first = await uploadAs('first.txt');
     await eventually(reached, (ids) => ids.includes(first));
     const second = await uploadAs('second.txt');
@@ -75,7 +84,12 @@ describe("the fan-out's dynamodb:ConditionCheckItem", () => {
 
     t = await startTestApi({ clock: () => clock.now, grants: without(FAN_OUT_FUNCTION, 'dynamodb:ConditionCheckItem') });
     const refused = await twoUploadsInOneSecond(t);
-    expect(await refusalOf(t, /FanOut is not authorized to perform: dynamodb:ConditionCheckItem on resource: .*_conversations because no identity-based policy allows/)).toHaveLength(1);
+    expect(
+      await refusalOf(
+        t,
+        /FanOut is not authorized to perform: dynamodb:ConditionCheckItem on resource: .*_conversations because no identity-based policy allows/,
+      ),
+    ).toHaveLength(1);
     expect(await refused.reached()).not.toContain(refused.second);
   });
 });
@@ -90,17 +104,25 @@ describe("the cleanup's Query on the attachments' by_conversation index", () => 
     return { user, attachment: uploaded.body.id as string };
   }
 
-  it('removes a deleted conversation\'s attachments; without it, the cleanup is refused with AccessDenied and they stay', async () => {
+  it("removes a deleted conversation's attachments; without it, the cleanup is refused with AccessDenied and they stay", async () => {
     t = await startTestApi();
     const granted = await deletedConversationWithUpload(t);
-    const gone = await eventually(() => t!.call(granted.user, 'GET', `/v1/attachments/${granted.attachment}`), (response) => response.status === 404);
+    const gone = await eventually(
+      () => t!.call(granted.user, 'GET', `/v1/attachments/${granted.attachment}`),
+      (response) => response.status === 404,
+    );
     expect(gone.status).toBe(404);
     expect(t.api.iamRefusals()).toEqual([]);
     await t.close();
 
     t = await startTestApi({ grants: without(CLEANUP_FUNCTION, 'dynamodb:Query', '/index/by_conversation') });
     const refused = await deletedConversationWithUpload(t);
-    expect(await refusalOf(t, /Cleanup is not authorized to perform: dynamodb:Query on resource: .*_attachments\/index\/by_conversation because/)).toHaveLength(1);
+    expect(
+      await refusalOf(
+        t,
+        /Cleanup is not authorized to perform: dynamodb:Query on resource: .*_attachments\/index\/by_conversation because/,
+      ),
+    ).toHaveLength(1);
     expect((await t.call(refused.user, 'GET', `/v1/attachments/${refused.attachment}`)).status).toBe(200);
   });
 });
@@ -116,7 +138,11 @@ describe("the completion's s3:ListBucket on the files prefix", () => {
    */
   async function completionAfterAbort(grants?: GrantsOverride) {
     const { filesBucket } = readConfig(process.env);
-    const iam = localIam(BASE, { account: LOCAL_ACCOUNT, region: 'us-east-1', tables: tablesOf(readConfig({})), bucket: filesBucket }, grants);
+    const iam = localIam(
+      BASE,
+      { account: LOCAL_ACCOUNT, region: 'us-east-1', tables: tablesOf(readConfig({})), bucket: filesBucket },
+      grants,
+    );
     const s3 = await startS3('127.0.0.1', filesBucket, BASE, undefined, 0, [], iam);
     const proxy = await startFaultProxy(s3.endpoint);
     t = await startTestApi({ env: { S3_ENDPOINT: proxy.endpoint } });
@@ -149,7 +175,9 @@ describe("the completion's s3:ListBucket on the files prefix", () => {
 
     const refused = await completionAfterAbort(without(CompleteUploadSession.name, 's3:ListBucket'));
     expect(refused.refusals).toEqual([
-      expect.stringMatching(/CompleteUploadSession is not authorized to perform: s3:ListBucket on resource: arn:aws:s3:::[^ ]+ because no identity-based policy allows/),
+      expect.stringMatching(
+        /CompleteUploadSession is not authorized to perform: s3:ListBucket on resource: arn:aws:s3:::[^ ]+ because no identity-based policy allows/,
+      ),
     ]);
     expect(refused.completed.status).toBe(500);
   });

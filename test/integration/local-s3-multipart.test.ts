@@ -32,13 +32,18 @@ async function started(key: string): Promise<string> {
 }
 
 async function part(key: string, uploadId: string, number: number, bytes: Buffer): Promise<string> {
-  return (await client.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, PartNumber: number, Body: bytes }))).ETag!;
+  return (await client.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, PartNumber: number, Body: bytes })))
+    .ETag!;
 }
 
 const complete = (key: string, uploadId: string, parts: { PartNumber: number; ETag: string }[]) =>
   client.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
 
-const errorName = (promise: Promise<unknown>) => promise.then(() => 'no error', (error: Error) => error.name);
+const errorName = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'no error',
+    (error: Error) => error.name,
+  );
 
 describe('the local S3 stand-in, multipart', () => {
   it('assembles parts named by their ETags into the object, with a multipart ETag', async () => {
@@ -46,7 +51,11 @@ describe('the local S3 stand-in, multipart', () => {
     const uploadId = await started(key);
     const bytes = [randomBytes(5 * MIB), randomBytes(5 * MIB), randomBytes(123)];
     const etags = await Promise.all(bytes.map((chunk, index) => part(key, uploadId, index + 1, chunk)));
-    const result = await complete(key, uploadId, etags.map((ETag, index) => ({ PartNumber: index + 1, ETag })));
+    const result = await complete(
+      key,
+      uploadId,
+      etags.map((ETag, index) => ({ PartNumber: index + 1, ETag })),
+    );
     expect(result.ETag).toMatch(/^"[0-9a-f]{32}-3"$/);
     const object = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     expect(Buffer.from(await object.Body!.transformToByteArray()).equals(Buffer.concat(bytes))).toBe(true);
@@ -65,7 +74,9 @@ describe('the local S3 stand-in, multipart', () => {
       [2, 20, etags[1]],
     ]);
     expect(first.IsTruncated).toBe(true);
-    const rest = await client.send(new ListPartsCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, PartNumberMarker: first.NextPartNumberMarker }));
+    const rest = await client.send(
+      new ListPartsCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId, PartNumberMarker: first.NextPartNumberMarker }),
+    );
     expect(rest.Parts!.map((p) => p.PartNumber)).toEqual([3]);
     expect(rest.IsTruncated).toBe(false);
   });
@@ -77,8 +88,22 @@ describe('the local S3 stand-in, multipart', () => {
     const last = await part(key, uploadId, 2, randomBytes(10));
     expect(await errorName(complete(key, uploadId, [{ PartNumber: 1, ETag: '"00000000000000000000000000000000"' }]))).toBe('InvalidPart');
     expect(await errorName(complete(key, uploadId, [{ PartNumber: 3, ETag: last }]))).toBe('InvalidPart');
-    expect(await errorName(complete(key, uploadId, [{ PartNumber: 1, ETag: small }, { PartNumber: 2, ETag: last }]))).toBe('EntityTooSmall');
-    expect(await errorName(complete(key, uploadId, [{ PartNumber: 2, ETag: last }, { PartNumber: 1, ETag: small }]))).toBe('InvalidPartOrder');
+    expect(
+      await errorName(
+        complete(key, uploadId, [
+          { PartNumber: 1, ETag: small },
+          { PartNumber: 2, ETag: last },
+        ]),
+      ),
+    ).toBe('EntityTooSmall');
+    expect(
+      await errorName(
+        complete(key, uploadId, [
+          { PartNumber: 2, ETag: last },
+          { PartNumber: 1, ETag: small },
+        ]),
+      ),
+    ).toBe('InvalidPartOrder');
     // None of these used up the upload: one small part alone is a valid (last) part.
     await complete(key, uploadId, [{ PartNumber: 1, ETag: small }]);
   });
@@ -92,7 +117,9 @@ describe('the local S3 stand-in, multipart', () => {
       expect(await errorName(part(key, id, 1, randomBytes(10)))).toBe('NoSuchUpload');
       expect(await errorName(client.send(new ListPartsCommand({ Bucket: BUCKET, Key: key, UploadId: id })))).toBe('NoSuchUpload');
       expect(await errorName(complete(key, id, [{ PartNumber: 1, ETag: '"00000000000000000000000000000000"' }]))).toBe('NoSuchUpload');
-      expect(await errorName(client.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: key, UploadId: id })))).toBe('NoSuchUpload');
+      expect(await errorName(client.send(new AbortMultipartUploadCommand({ Bucket: BUCKET, Key: key, UploadId: id })))).toBe(
+        'NoSuchUpload',
+      );
     }
     // An upload id belongs to its key.
     const other = await started('files/u/other');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startS3 } from '../../infra/local/s3.js';
 import { actingAs, functionCredentials } from '../../infra/local/iam.js';
+import { startS3 } from '../../infra/local/s3.js';
 import { S3Bucket } from '../../shared/s3/bucket.js';
 import { S3_TIMEOUTS } from '../../shared/s3/client.js';
 import { S3Presigner } from '../../shared/s3/presigner.js';
@@ -29,7 +29,11 @@ afterAll(async () => {
   await s3?.close();
 });
 
-const failureOf = (work: () => Promise<unknown>) => work().then(() => undefined, (error: unknown) => error);
+const failureOf = (work: () => Promise<unknown>) =>
+  work().then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 
 describe('a missing file, to each function', () => {
   it('is 403 AccessDenied, for HEAD and GET, to a function whose role may not list the bucket', async () => {

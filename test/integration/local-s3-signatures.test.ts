@@ -4,13 +4,13 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { formatUrl } from '@aws-sdk/core/util';
 import type { HttpRequest } from '@smithy/core/protocols';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startS3 } from '../../infra/local/s3.js';
 import { actingAs, functionCredentials, functionKeyId } from '../../infra/local/iam.js';
+import { startS3 } from '../../infra/local/s3.js';
 import { BucketLocation, type ObjectRequestParts } from '../../shared/s3/addressing.js';
 import { S3Bucket, type S3Transport } from '../../shared/s3/bucket.js';
 import { S3_TIMEOUTS } from '../../shared/s3/client.js';
 import { S3Presigner } from '../../shared/s3/presigner.js';
-import { s3Signer, type Credentials } from '../../shared/s3/signer.js';
+import { type Credentials, s3Signer } from '../../shared/s3/signer.js';
 import { boundedTransport } from '../../shared/transport.js';
 import { startTestApi } from '../support/api.js';
 import { upload } from '../support/attachments.js';
@@ -52,7 +52,11 @@ function bucketSigningWith(credentials: Credentials = functionCredentials(BASE),
 }
 
 const presigner = (credentials: Credentials = functionCredentials(BASE)) => new S3Presigner({ ...address, credentials });
-const failureOf = (work: () => Promise<unknown>) => work().then(() => undefined, (error: unknown) => error);
+const failureOf = (work: () => Promise<unknown>) =>
+  work().then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 const md5 = (bytes: Uint8Array) => createHash('md5').update(bytes).digest('hex');
 
 /** A request signed by the SDK's signer as the layer signs it, at `signingDate`, sent by fetch. */
@@ -65,7 +69,12 @@ async function sendSigned(key: string, parts: ObjectRequestParts, signingDate?: 
 /** S3's XML error: its code and message. */
 async function s3ErrorOf(response: Response): Promise<{ status: number; code?: string; message?: string; body: string }> {
   const body = await response.text();
-  return { status: response.status, code: /<Code>(.*?)<\/Code>/.exec(body)?.[1], message: /<Message>(.*?)<\/Message>/.exec(body)?.[1], body };
+  return {
+    status: response.status,
+    code: /<Code>(.*?)<\/Code>/.exec(body)?.[1],
+    message: /<Message>(.*?)<\/Message>/.exec(body)?.[1],
+    body,
+  };
 }
 
 describe('the local S3 takes, as signed', () => {
@@ -79,13 +88,21 @@ describe('the local S3 takes, as signed', () => {
       })();
       const uploadId = await actingAs('StartUploadSession', () => bucket.createMultipartUpload(key, 'application/octet-stream'))();
       const part = Buffer.from('part one');
-      const partUrl = await actingAs('SignUploadParts', () => presigner().presignUploadPart(key, { uploadId, partNumber: 1 }, { expiresIn: 60 }))();
+      const partUrl = await actingAs('SignUploadParts', () =>
+        presigner().presignUploadPart(key, { uploadId, partNumber: 1 }, { expiresIn: 60 }),
+      )();
       // What a browser adds to a presigned PUT, none of it signed.
-      const put = await fetch(partUrl, { method: 'PUT', body: part, headers: { origin: APP, 'content-type': 'application/octet-stream', accept: '*/*' } });
+      const put = await fetch(partUrl, {
+        method: 'PUT',
+        body: part,
+        headers: { origin: APP, 'content-type': 'application/octet-stream', accept: '*/*' },
+      });
       expect(put.status).toBe(200);
       const parts = await actingAs('GetUploadSession', () => bucket.listParts(key, uploadId))();
       expect(parts.parts).toMatchObject([{ partNumber: 1, etag: `"${md5(part)}"` }]);
-      await actingAs('CompleteUploadSession', () => bucket.completeMultipartUpload(key, uploadId, [{ partNumber: 1, etag: `"${md5(part)}"` }]))();
+      await actingAs('CompleteUploadSession', () =>
+        bucket.completeMultipartUpload(key, uploadId, [{ partNumber: 1, etag: `"${md5(part)}"` }]),
+      )();
       const downloadUrl = await actingAs('GetAttachment', () => presigner().presignDownload(key, DOWNLOAD, { expiresIn: 60 }))();
       const download = await fetch(downloadUrl, { headers: { origin: APP } });
       expect(download.status).toBe(200);
@@ -144,7 +161,9 @@ describe('the local S3 takes, as signed', () => {
       body,
     });
     expect(put.status).toBe(200);
-    expect(await (await sendSigned('files/u/unsigned-payload', { method: 'GET', query: { 'x-id': 'GetObject' } })).text()).toBe('not hashed');
+    expect(await (await sendSigned('files/u/unsigned-payload', { method: 'GET', query: { 'x-id': 'GetObject' } })).text()).toBe(
+      'not hashed',
+    );
   });
 
   it("a browser's CORS preflight of a presigned PUT, which is never signed", async () => {
@@ -161,26 +180,43 @@ describe('the local S3 takes, as signed', () => {
 
 describe('the local S3 refuses, as S3 does', () => {
   it.each([
-    ['a signed header', (request: HttpRequest) => {
-      request.headers['content-type'] = 'text/html';
-    }],
-    ['the path', (request: HttpRequest) => {
-      request.path = request.path.replace('target', 'other');
-    }],
-    ['the query', (request: HttpRequest) => {
-      request.query['x-id'] = 'CopyObject';
-    }],
-    ['the date', (request: HttpRequest) => {
-      request.headers['x-amz-date'] = request.headers['x-amz-date']!.replace(/\d(?=Z$)/, (d) => String((Number(d) + 1) % 10));
-    }],
-    ['the declared body hash', (request: HttpRequest) => {
-      request.headers['x-amz-content-sha256'] = createHash('sha256').update('other').digest('hex');
-    }],
+    [
+      'a signed header',
+      (request: HttpRequest) => {
+        request.headers['content-type'] = 'text/html';
+      },
+    ],
+    [
+      'the path',
+      (request: HttpRequest) => {
+        request.path = request.path.replace('target', 'other');
+      },
+    ],
+    [
+      'the query',
+      (request: HttpRequest) => {
+        request.query['x-id'] = 'CopyObject';
+      },
+    ],
+    [
+      'the date',
+      (request: HttpRequest) => {
+        request.headers['x-amz-date'] = request.headers['x-amz-date']!.replace(/\d(?=Z$)/, (d) => String((Number(d) + 1) % 10));
+      },
+    ],
+    [
+      'the declared body hash',
+      (request: HttpRequest) => {
+        request.headers['x-amz-content-sha256'] = createHash('sha256').update('other').digest('hex');
+      },
+    ],
   ])('a call whose %s changed after signing: 403 SignatureDoesNotMatch, nothing stored', async (_what, change) => {
     const bucket = bucketSigningWith(functionCredentials(BASE), change);
     const reader = bucketSigningWith(BASE);
     try {
-      const refused = await failureOf(() => actingAs('UploadAttachment', () => bucket.putObject('files/u/target', Buffer.from('hello'), 'text/plain'))());
+      const refused = await failureOf(() =>
+        actingAs('UploadAttachment', () => bucket.putObject('files/u/target', Buffer.from('hello'), 'text/plain'))(),
+      );
       expect(refused).toMatchObject({ name: 'SignatureDoesNotMatch', $metadata: { httpStatusCode: 403 } });
       expect(await failureOf(() => reader.headObject('files/u/target'))).toMatchObject({ $metadata: { httpStatusCode: 404 } });
     } finally {
@@ -243,26 +279,44 @@ describe('the local S3 refuses, as S3 does', () => {
     const stranger = bucketSigningWith({ accessKeyId: 'AKIASTRANGER', secretAccessKey: BASE.secretAccessKey });
     const forger = bucketSigningWith({ accessKeyId: functionKeyId(BASE, 'GetAttachment'), secretAccessKey: 'not-the-secret' });
     try {
-      expect(await failureOf(() => stranger.getObject('files/u/any', 'bytes=0-1'))).toMatchObject({ name: 'InvalidAccessKeyId', $metadata: { httpStatusCode: 403 } });
-      expect(await failureOf(() => forger.getObject('files/u/any', 'bytes=0-1'))).toMatchObject({ name: 'SignatureDoesNotMatch', $metadata: { httpStatusCode: 403 } });
+      expect(await failureOf(() => stranger.getObject('files/u/any', 'bytes=0-1'))).toMatchObject({
+        name: 'InvalidAccessKeyId',
+        $metadata: { httpStatusCode: 403 },
+      });
+      expect(await failureOf(() => forger.getObject('files/u/any', 'bytes=0-1'))).toMatchObject({
+        name: 'SignatureDoesNotMatch',
+        $metadata: { httpStatusCode: 403 },
+      });
     } finally {
       stranger.destroy();
       forger.destroy();
     }
-    const url = await presigner({ accessKeyId: 'AKIASTRANGER', secretAccessKey: BASE.secretAccessKey }).presignDownload('files/u/any', DOWNLOAD, { expiresIn: 60 });
+    const url = await presigner({ accessKeyId: 'AKIASTRANGER', secretAccessKey: BASE.secretAccessKey }).presignDownload(
+      'files/u/any',
+      DOWNLOAD,
+      { expiresIn: 60 },
+    );
     expect(await s3ErrorOf(await fetch(url))).toMatchObject({ status: 403, code: 'InvalidAccessKeyId' });
   });
 
   it('a request with no signature at all: 403 AccessDenied, as a bucket that blocks public access answers', async () => {
     await bucketSigningWith(BASE).putObject('files/u/private', Buffer.from('secret'), 'text/plain');
     const url = new URL(await presigner().presignDownload('files/u/private', DOWNLOAD, { expiresIn: 60 }));
-    expect(await s3ErrorOf(await fetch(`${url.origin}${url.pathname}`))).toMatchObject({ status: 403, code: 'AccessDenied', message: 'Access Denied' });
+    expect(await s3ErrorOf(await fetch(`${url.origin}${url.pathname}`))).toMatchObject({
+      status: 403,
+      code: 'AccessDenied',
+      message: 'Access Denied',
+    });
   });
 
   it('a header-signed request dated over 15 minutes away: 403 RequestTimeTooSkewed', async () => {
     const early = await sendSigned('files/u/skewed', { method: 'GET', query: { 'x-id': 'GetObject' } }, new Date(Date.now() - 20 * 60_000));
     expect(await s3ErrorOf(early)).toMatchObject({ status: 403, code: 'RequestTimeTooSkewed' });
-    const late = await sendSigned('files/u/skewed', { method: 'DELETE', query: { 'x-id': 'DeleteObject' } }, new Date(Date.now() + 20 * 60_000));
+    const late = await sendSigned(
+      'files/u/skewed',
+      { method: 'DELETE', query: { 'x-id': 'DeleteObject' } },
+      new Date(Date.now() + 20 * 60_000),
+    );
     expect(await s3ErrorOf(late)).toMatchObject({ status: 403, code: 'RequestTimeTooSkewed' });
   });
 
@@ -275,7 +329,11 @@ describe('the local S3 refuses, as S3 does', () => {
     expect(expired).toMatchObject({ status: 403, code: 'AccessDenied', message: 'Request has expired' });
     expect(expired.body).toContain('<X-Amz-Expires>60</X-Amz-Expires>');
     const part = await presigner().presignUploadPart('files/u/expiring-parts', { uploadId, partNumber: 1 }, { expiresIn: 60, signingDate });
-    expect(await s3ErrorOf(await fetch(part, { method: 'PUT', body: 'late' }))).toMatchObject({ status: 403, code: 'AccessDenied', message: 'Request has expired' });
+    expect(await s3ErrorOf(await fetch(part, { method: 'PUT', body: 'late' }))).toMatchObject({
+      status: 403,
+      code: 'AccessDenied',
+      message: 'Request has expired',
+    });
     expect((await bucketSigningWith(BASE).listParts('files/u/expiring-parts', uploadId)).parts).toEqual([]);
     // Still alive, the same URL works: the expiry, not the signing date, refused it.
     const alive = await presigner().presignDownload('files/u/expiring', DOWNLOAD, { expiresIn: 300, signingDate });
@@ -285,10 +343,20 @@ describe('the local S3 refuses, as S3 does', () => {
   it.each([
     ['its response-content-type', (url: URL) => url.searchParams.set('response-content-type', 'text/html')],
     ['its expiry, made longer', (url: URL) => url.searchParams.set('X-Amz-Expires', '604800')],
-    ['its key', (url: URL) => {
-      url.pathname = url.pathname.replace('tampered', 'other');
-    }],
-    ['its signature', (url: URL) => url.searchParams.set('X-Amz-Signature', url.searchParams.get('X-Amz-Signature')!.replace(/^./, (c) => (c === '0' ? '1' : '0')))],
+    [
+      'its key',
+      (url: URL) => {
+        url.pathname = url.pathname.replace('tampered', 'other');
+      },
+    ],
+    [
+      'its signature',
+      (url: URL) =>
+        url.searchParams.set(
+          'X-Amz-Signature',
+          url.searchParams.get('X-Amz-Signature')!.replace(/^./, (c) => (c === '0' ? '1' : '0')),
+        ),
+    ],
     ['an added parameter', (url: URL) => url.searchParams.set('versionId', 'null')],
   ])('a presigned download whose %s changed: 403 SignatureDoesNotMatch', async (_what, change) => {
     await bucketSigningWith(BASE).putObject('files/u/tampered', Buffer.from('guarded'), 'text/plain');
@@ -298,7 +366,7 @@ describe('the local S3 refuses, as S3 does', () => {
     expect(await s3ErrorOf(await fetch(url))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
   });
 
-  it("a presigned part URL moved to another part number or upload: 403 SignatureDoesNotMatch, no part stored", async () => {
+  it('a presigned part URL moved to another part number or upload: 403 SignatureDoesNotMatch, no part stored', async () => {
     const bucket = bucketSigningWith(BASE);
     const uploadId = await bucket.createMultipartUpload('files/u/parts', 'text/plain');
     const other = await bucket.createMultipartUpload('files/u/parts', 'text/plain');
@@ -308,7 +376,10 @@ describe('the local S3 refuses, as S3 does', () => {
     expect(await s3ErrorOf(await fetch(moved, { method: 'PUT', body: 'x' }))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
     const elsewhere = new URL(url);
     elsewhere.searchParams.set('uploadId', other);
-    expect(await s3ErrorOf(await fetch(elsewhere, { method: 'PUT', body: 'x' }))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
+    expect(await s3ErrorOf(await fetch(elsewhere, { method: 'PUT', body: 'x' }))).toMatchObject({
+      status: 403,
+      code: 'SignatureDoesNotMatch',
+    });
     expect((await fetch(url, { method: 'POST', body: 'x' })).status).toBe(403);
     expect((await bucket.listParts('files/u/parts', uploadId)).parts).toEqual([]);
     expect((await bucket.listParts('files/u/parts', other)).parts).toEqual([]);
@@ -330,7 +401,10 @@ describe('the local server (npm start)', () => {
       inline.searchParams.set('response-content-disposition', 'inline');
       expect(await s3ErrorOf(await fetch(inline))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
       const asAnother = new URL(url);
-      asAnother.searchParams.set('X-Amz-Credential', [functionKeyId({ accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local' }, 'GetAttachment'), ...scope].join('/'));
+      asAnother.searchParams.set(
+        'X-Amz-Credential',
+        [functionKeyId({ accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local' }, 'GetAttachment'), ...scope].join('/'),
+      );
       expect(await s3ErrorOf(await fetch(asAnother))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
     } finally {
       await t.close();
@@ -351,11 +425,20 @@ describe('a request whose Host is not the loopback address (sam local: host.dock
     expect(signed.headers.host).toBe(`${host}:${port}`);
     return new Promise((resolve, reject) => {
       const query = new URLSearchParams(signed.query as Record<string, string>).toString();
-      const request = httpRequest({ host: '127.0.0.1', port: Number(port), method: signed.method, path: `${signed.path}${query ? `?${query}` : ''}`, headers: signed.headers }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      });
+      const request = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: Number(port),
+          method: signed.method,
+          path: `${signed.path}${query ? `?${query}` : ''}`,
+          headers: signed.headers,
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
       request.on('error', reject);
       request.end(parts.body);
     });

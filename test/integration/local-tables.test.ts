@@ -55,7 +55,10 @@ describe('ensureTables', () => {
     const older = { none: `older_sessions_${Date.now()}`, keysOnly: `older_sessions_keys_${Date.now()}` };
     await keyedOnly(client, older.none);
     await keyedOnly(client, older.keysOnly, 'KEYS_ONLY');
-    await ensureTables(t.api.dynamodbEndpoint, 'us-east-1', credentials, { [older.none]: uploadSessionsTable, [older.keysOnly]: uploadSessionsTable });
+    await ensureTables(t.api.dynamodbEndpoint, 'us-east-1', credentials, {
+      [older.none]: uploadSessionsTable,
+      [older.keysOnly]: uploadSessionsTable,
+    });
     for (const name of Object.values(older)) {
       const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
       expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'OLD_IMAGE' });

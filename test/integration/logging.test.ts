@@ -1,10 +1,10 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../shared/auth/tokens.js';
-import { apiCaller, sharedDynamodb, type Json } from '../support/api.js';
+import { apiCaller, type Json, sharedDynamodb } from '../support/api.js';
 import { deadEndpoint } from '../support/dead-endpoint.js';
 
 /**
@@ -70,7 +70,10 @@ let token: string;
 const requestIds: Record<string, string> = {};
 
 beforeAll(async () => {
-  [healthy, broken] = await Promise.all([startLoggedServer(), deadEndpoint().then((dead) => startLoggedServer({ DYNAMODB_ENDPOINT: dead }))]);
+  [healthy, broken] = await Promise.all([
+    startLoggedServer(),
+    deadEndpoint().then((dead) => startLoggedServer({ DYNAMODB_ENDPOINT: dead })),
+  ]);
   token = await signToken(SECRET, USER);
   const call = apiCaller(healthy.url, async () => token);
   const created = await call(USER, 'POST', '/v1/conversations', { form: { contact_id: 'alice' }, headers: { 'idempotency-key': 'k1' } });
@@ -142,7 +145,8 @@ describe('logs', () => {
   it('explain a 500 and a 503 in an ERROR line with the request id', () => {
     const errors = [...jsonLines(healthy.output()), ...jsonLines(broken.output())].filter((line) => line.level === 'ERROR');
     expect(errors.map((line) => line.request_id)).toEqual(expect.arrayContaining([requestIds.failed, requestIds.unavailable]));
-    for (const line of errors) expect(line.error).toEqual(expect.objectContaining({ name: expect.any(String), message: expect.any(String) }));
+    for (const line of errors)
+      expect(line.error).toEqual(expect.objectContaining({ name: expect.any(String), message: expect.any(String) }));
   });
 });
 

@@ -48,7 +48,10 @@ describe('mute until a time', () => {
   it('a muted_until at or before now is no mute; with is_muted=true it is a contradiction', async () => {
     const id = await conversation('muter3');
     expect((await put('muter3', id, { muted_until: clock.now })).body).toMatchObject({ is_muted: false, muted_until: null });
-    expect((await put('muter3', id, { is_muted: true, muted_until: clock.now + 1 })).body).toMatchObject({ is_muted: true, muted_until: clock.now + 1 });
+    expect((await put('muter3', id, { is_muted: true, muted_until: clock.now + 1 })).body).toMatchObject({
+      is_muted: true,
+      muted_until: clock.now + 1,
+    });
     expect((await put('muter3', id, { is_muted: false, muted_until: clock.now - 5 })).body).toMatchObject({ is_muted: false });
   });
 
@@ -80,7 +83,10 @@ describe('mute until a time', () => {
         fc.option(fc.option(fc.integer({ min: -100, max: 100 }), { nil: null }), { nil: undefined }),
         async (isMuted, offset) => {
           await put('pairs', id, { is_muted: false });
-          const json = { ...(isMuted === undefined ? {} : { is_muted: isMuted }), ...(offset === undefined ? {} : { muted_until: offset === null ? null : clock.now + offset }) };
+          const json = {
+            ...(isMuted === undefined ? {} : { is_muted: isMuted }),
+            ...(offset === undefined ? {} : { muted_until: offset === null ? null : clock.now + offset }),
+          };
           const response = await put('pairs', id, json);
           const timed = offset !== undefined && offset !== null && offset > 0;
           const wantsMute = offset === undefined ? isMuted === true : timed;
@@ -122,7 +128,10 @@ describe('mute until a time', () => {
         // A page of one puts a page boundary between every two conversations; a page of five holds several.
         for (const limit of [5, 1]) {
           expect(await walk(user, `&muted=${muted}`, limit, 'forwards'), `muted=${muted} after ${elapsed}s, limit ${limit}`).toEqual(want);
-          expect(await walk(user, `&muted=${muted}`, limit, 'backwards'), `muted=${muted} after ${elapsed}s, limit ${limit}, backwards`).toEqual(want);
+          expect(
+            await walk(user, `&muted=${muted}`, limit, 'backwards'),
+            `muted=${muted} after ${elapsed}s, limit ${limit}, backwards`,
+          ).toEqual(want);
         }
       }
     }

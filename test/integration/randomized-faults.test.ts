@@ -1,10 +1,10 @@
 import { beforeAll, expect, it } from 'vitest';
 import { logger } from '../../shared/observability.js';
 import { feedOf, settledAudit, summary } from '../support/audit.js';
-import { startFaultyApi, type FaultyApi } from '../support/faulty-api.js';
+import { type FaultyApi, startFaultyApi } from '../support/faulty-api.js';
 import { auditEvents } from '../support/randomized/events-audit.js';
 import { auditLedger, statusesOf, tally } from '../support/randomized/ledger-audit.js';
-import { auditSharing, uploadsOfDeletedSides, watchSharing, type SharingWatch } from '../support/randomized/sharing-audit.js';
+import { auditSharing, type SharingWatch, uploadsOfDeletedSides, watchSharing } from '../support/randomized/sharing-audit.js';
 import { castOf, originOf, runWorkload } from '../support/randomized/workload.js';
 
 /**
@@ -40,20 +40,28 @@ const MIN_SHARE_OF_RATES = 0.75;
 const DYNAMODB_RATES = { reset_before: 0.05, reset_after: 0.06, stall: 0.006, delay: 0.04, throttle: 0.05 };
 const S3_RATES = { reset_before: 0.06, reset_after: 0.07, stall: 0.03, delay: 0.05, throttle: 0.04 };
 /** Each user in two of the three groups and outside the third; p0 a member of group-0 that never calls, so never holds its side. */
-const CAST = { users: 4, passive: 2, groups: { 'group-0': ['u0', 'u1', 'u3', 'p0'], 'group-1': ['u0', 'u2', 'u3'], 'group-2': ['u1', 'u2'] } };
+const CAST = {
+  users: 4,
+  passive: 2,
+  groups: { 'group-0': ['u0', 'u1', 'u3', 'p0'], 'group-1': ['u0', 'u2', 'u3'], 'group-2': ['u1', 'u2'] },
+};
 
 // The handlers run in this process: hundreds of expected 503s in their log would bury the figures.
 beforeAll(() => logger.setLogLevel('SILENT'));
 
-it.concurrent.each(SEEDS)(`seed %i: ${OPERATIONS} concurrent operations of users who share threads, under ${MIN_FAULTS}+ injected faults and an S3 outage, leave no broken invariant`, async (seed) => {
-  // A faulty API (and bucket) per seed: the audit can check every object in the bucket.
-  const f = await startFaultyApi();
-  try {
-    await runAndAudit(f, seed);
-  } finally {
-    await f.close();
-  }
-}, 240_000);
+it.concurrent.each(SEEDS)(
+  `seed %i: ${OPERATIONS} concurrent operations of users who share threads, under ${MIN_FAULTS}+ injected faults and an S3 outage, leave no broken invariant`,
+  async (seed) => {
+    // A faulty API (and bucket) per seed: the audit can check every object in the bucket.
+    const f = await startFaultyApi();
+    try {
+      await runAndAudit(f, seed);
+    } finally {
+      await f.close();
+    }
+  },
+  240_000,
+);
 
 async function runAndAudit(f: FaultyApi, seed: number) {
   const started = Date.now();
@@ -88,7 +96,11 @@ async function runAndAudit(f: FaultyApi, seed: number) {
 
   const uploads = new Map(ledger.uploads.map((upload) => [`${upload.userId}/${upload.op}`, upload]));
   // A session's file is stored under its id; one that never completed may have been assembled and is left to its expiry (docs/api.md, upload sessions).
-  const walkedAway = new Set(ledger.uploads.filter((upload) => upload.session?.id && !upload.attempts.some((a) => a.status === 201)).map((upload) => upload.session!.id!));
+  const walkedAway = new Set(
+    ledger.uploads
+      .filter((upload) => upload.session?.id && !upload.attempts.some((a) => a.status === 201))
+      .map((upload) => upload.session!.id!),
+  );
   const { violations, views } = await settledAudit(f, [...ledger.users, ...ledger.cast.passive], {
     wholeBucket: true,
     mayHoldUnlisted: (key) => walkedAway.has(key.split('/').at(-1)!),
@@ -104,7 +116,9 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   const eventsAuditStarted = Date.now();
   const readers = [...ledger.users, ...ledger.cast.passive];
   // Each feed read with its reader's own token (the groups the cast gives them): a token without a group reads its events redacted.
-  const feeds = new Map(await Promise.all(readers.map(async (userId) => [userId, await feedOf(f.t, userId, '', ledger.cast.groupsOf.get(userId))] as const)));
+  const feeds = new Map(
+    await Promise.all(readers.map(async (userId) => [userId, await feedOf(f.t, userId, '', ledger.cast.groupsOf.get(userId))] as const)),
+  );
   violations.push(...auditEvents(ledger, views, feeds));
   const eventsAuditMs = Date.now() - eventsAuditStarted;
 
@@ -127,19 +141,28 @@ async function runAndAudit(f: FaultyApi, seed: number) {
       ...tally([...feeds.values()].flat().map((event) => (event.request_id === null ? 'without request' : 'with request'))),
       auditSeconds: eventsAuditMs / 1000,
     },
-    sessions: tally(ledger.uploads.flatMap((upload) => (upload.session ? [upload.attempts.some((a) => a.status === 201) ? 'completed' : upload.session.id ? 'left pending' : 'not started'] : []))),
+    sessions: tally(
+      ledger.uploads.flatMap((upload) =>
+        upload.session
+          ? [upload.attempts.some((a) => a.status === 201) ? 'completed' : upload.session.id ? 'left pending' : 'not started']
+          : [],
+      ),
+    ),
     statuses: tally(statusesOf(ledger)),
     violations: tally(violations.map((violation) => violation.kind)),
   };
   // Straight to stdout: the suite prints console output only for failing tests, and these figures are the run's report.
-  process.stdout.write(`randomized fault run ${JSON.stringify(figures)}${violations.length ? `\nfirst violations:\n${summary(violations).slice(0, 25).join('\n')}` : ''}\n`);
+  process.stdout.write(
+    `randomized fault run ${JSON.stringify(figures)}${violations.length ? `\nfirst violations:\n${summary(violations).slice(0, 25).join('\n')}` : ''}\n`,
+  );
 
   expect(operations).toBeGreaterThanOrEqual(500);
   expect(drawnFaults).toBeGreaterThanOrEqual(Math.max(MIN_FAULTS, MIN_SHARE_OF_RATES * ratesGive));
   expect(watched.sideReads, 'side reads during the run').toBeGreaterThan(20);
   expect(watched.outsiderReads, 'outsider reads during the run').toBeGreaterThan(20);
   for (const proxy of ['dynamodb', 's3'] as const) {
-    for (const kind of ['reset_before', 'reset_after', 'stall', 'delay', 'throttle'] as const) expect(faults[proxy][kind], `${proxy} ${kind}`).toBeGreaterThan(0);
+    for (const kind of ['reset_before', 'reset_after', 'stall', 'delay', 'throttle'] as const)
+      expect(faults[proxy][kind], `${proxy} ${kind}`).toBeGreaterThan(0);
   }
   expect(faults.s3.outage).toBeGreaterThan(0);
   expect(figures.violations).toEqual({});

@@ -1,8 +1,8 @@
-import fc from 'fast-check';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo as dynamoClient } from '../../shared/app.js';
-import { readStateCases, type ReadStateWrite } from '../../shared/conversations/read-state.js';
+import { type ReadStateWrite, readStateCases } from '../../shared/conversations/read-state.js';
 import { isConditionFailed } from '../../shared/dynamo/errors.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
@@ -15,7 +15,11 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 /** A stored time: absent, NULL (as items written before this change hold it), or a number. */
-const stored = fc.oneof(fc.constant({ kind: 'absent' as const }), fc.constant({ kind: 'null' as const }), fc.integer({ min: 0, max: 6 }).map((at) => ({ kind: 'at' as const, at })));
+const stored = fc.oneof(
+  fc.constant({ kind: 'absent' as const }),
+  fc.constant({ kind: 'null' as const }),
+  fc.integer({ min: 0, max: 6 }).map((at) => ({ kind: 'at' as const, at })),
+);
 const write: fc.Arbitrary<ReadStateWrite> = fc.oneof(
   fc.record({ kind: fc.constant('open' as const), at: fc.integer({ min: 0, max: 6 }) }),
   fc.record({ kind: fc.constant('activity' as const), at: fc.integer({ min: 0, max: 6 }) }),

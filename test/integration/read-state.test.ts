@@ -20,7 +20,9 @@ describe('last_opened_at', () => {
     const stale = await put('opener', id, { last_opened_at: clock.now - 100 });
     expect(stale.status).toBe(200);
     expect(stale.body.last_opened_at).toBe(clock.now - 10);
-    expect((await t().call('opener', 'PUT', `/v1/conversations/${id}`, { form: { last_opened_at: String(clock.now - 5) } })).body.last_opened_at).toBe(clock.now - 5);
+    expect(
+      (await t().call('opener', 'PUT', `/v1/conversations/${id}`, { form: { last_opened_at: String(clock.now - 5) } })).body.last_opened_at,
+    ).toBe(clock.now - 5);
   });
 
   it('a stale open still applies the other fields of the same PUT', async () => {
@@ -99,7 +101,10 @@ describe('unread', () => {
     expect(await unreadIds(user, true)).toEqual([]);
 
     // The contact's side: created by the fan-out, unread.
-    const [side] = await eventually(() => unreadIds(contact, true), (unread) => unread.length === 1);
+    const [side] = await eventually(
+      () => unreadIds(contact, true),
+      (unread) => unread.length === 1,
+    );
     expect((await get(contact, side!)).last_active_at).toBe(clock.now);
     // Opened before the upload (a device that was behind): still unread.
     await put(contact, side!, { last_opened_at: clock.now - 1 });
@@ -111,7 +116,10 @@ describe('unread', () => {
     // New activity after the open: unread again.
     clock.now += 1;
     await uploadInto(user, id);
-    await eventually(() => unreadIds(contact, true), (unread) => unread.length === 1);
+    await eventually(
+      () => unreadIds(contact, true),
+      (unread) => unread.length === 1,
+    );
   });
 
   it('marking the uploader’s own side unread after an upload makes it unread', async () => {

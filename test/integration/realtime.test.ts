@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signToken } from '../../shared/auth/tokens.js';
-import { RealtimeClient, RealtimeRefused, headerSubprotocol } from '../../infra/local/realtime-client.js';
-import { eventually } from '../support/eventually.js';
-import { freshId, sharingApi, type Member } from '../support/sharing.js';
 import WebSocket from 'ws';
-import { EventApiPublisher } from '../../shared/realtime/publisher.js';
 import { functionKeyId, REALTIME_PUBLISHER_FUNCTION } from '../../infra/local/iam.js';
+import { headerSubprotocol, RealtimeClient, RealtimeRefused } from '../../infra/local/realtime-client.js';
+import { signToken } from '../../shared/auth/tokens.js';
+import { EventApiPublisher } from '../../shared/realtime/publisher.js';
+import { eventually } from '../support/eventually.js';
+import { freshId, type Member, sharingApi } from '../support/sharing.js';
 
 /**
  * The live inbox over the local server (docs/api.md, "The live inbox"): a
@@ -45,7 +45,8 @@ async function pin(who: Member, conversationId: string, pinned: boolean) {
   expect(response.status, response.text).toBe(200);
 }
 
-const hintsOf = (events: { id: string; type: string }[]) => events.map((event) => ({ type: 'feed', event_id: event.id, event_type: event.type }));
+const hintsOf = (events: { id: string; type: string }[]) =>
+  events.map((event) => ({ type: 'feed', event_id: event.id, event_type: event.type }));
 
 describe('GET /v1/realtime', () => {
   it('answers the local endpoint and an opaque channel of letters, digits and dashes, one per user', async () => {
@@ -74,7 +75,10 @@ describe('pushes', () => {
     await pin(a, side.id, true);
     const feed = await s.feedOf(a, 2);
     expect(feed).toHaveLength(2);
-    await eventually(async () => hints, (heard) => heard.length >= 2);
+    await eventually(
+      async () => hints,
+      (heard) => heard.length >= 2,
+    );
     expect(hints).toEqual(hintsOf(feed));
     for (const hint of hints) expect(Object.keys(hint).sort()).toEqual(['event_id', 'event_type', 'type']);
     await client.close();
@@ -88,7 +92,10 @@ describe('pushes', () => {
     await s.upload(a, sideA.id, file());
     const feedB = await s.feedOf(b, 2);
     const feedA = await s.feedOf(a, 3);
-    await eventually(async () => [listenerA.hints, listenerB.hints], ([heardA, heardB]) => heardA!.length >= 3 && heardB!.length >= 2);
+    await eventually(
+      async () => [listenerA.hints, listenerB.hints],
+      ([heardA, heardB]) => heardA!.length >= 3 && heardB!.length >= 2,
+    );
     expect(listenerB.hints).toEqual(hintsOf(feedB));
     expect(listenerB.hints.map((hint) => hint.event_type)).toEqual(['conversation.created', 'attachment.created']);
     expect(listenerA.hints).toEqual(hintsOf(feedA));
@@ -99,7 +106,10 @@ describe('pushes', () => {
     const a = { id: freshId('a') };
     const first = await listening(a);
     const side = (await s.openSide(a, { contact_id: freshId('c') })).body;
-    await eventually(async () => first.hints, (heard) => heard.length >= 1);
+    await eventually(
+      async () => first.hints,
+      (heard) => heard.length >= 1,
+    );
     const lastSeen = first.hints.at(-1)!.event_id as string;
     await first.client.close();
 
@@ -114,8 +124,15 @@ describe('pushes', () => {
     expect(caughtUp.status).toBe(200);
     const feed = await s.feedOf(a, 4);
     expect(feed).toHaveLength(4);
-    await eventually(async () => second.hints, (heard) => heard.length >= 1);
-    const known = new Set([lastSeen, ...caughtUp.body.data.map((event: { id: string }) => event.id), ...second.hints.map((hint) => hint.event_id)]);
+    await eventually(
+      async () => second.hints,
+      (heard) => heard.length >= 1,
+    );
+    const known = new Set([
+      lastSeen,
+      ...caughtUp.body.data.map((event: { id: string }) => event.id),
+      ...second.hints.map((hint) => hint.event_id),
+    ]);
     expect(feed.filter((event) => !known.has(event.id))).toEqual([]);
     await second.client.close();
   });
@@ -130,11 +147,17 @@ describe('refusals', () => {
     expect(refusal).toBeInstanceOf(RealtimeRefused);
     expect((refusal as RealtimeRefused).reply).toMatchObject({ type: 'subscribe_error', errors: [{ errorType: 'UnauthorizedException' }] });
     const wildcard = await mine.client.subscribe('/inbox/*').catch((error: unknown) => error);
-    expect((wildcard as RealtimeRefused).reply).toMatchObject({ type: 'subscribe_error', errors: [{ errorType: 'UnauthorizedException' }] });
+    expect((wildcard as RealtimeRefused).reply).toMatchObject({
+      type: 'subscribe_error',
+      errors: [{ errorType: 'UnauthorizedException' }],
+    });
     await s.openSide(b, { contact_id: freshId('c') });
     await s.feedOf(b, 1);
     await s.openSide(a, { contact_id: freshId('c') });
-    await eventually(async () => mine.hints, (heard) => heard.length >= 1);
+    await eventually(
+      async () => mine.hints,
+      (heard) => heard.length >= 1,
+    );
     expect(mine.hints.map((hint) => hint.event_type)).toEqual(['conversation.created']);
     expect(mine.client.received.filter((message) => message.type === 'data')).toHaveLength(1);
     await mine.client.close();
@@ -148,7 +171,10 @@ describe('refusals', () => {
     const { url, host } = await endpointOf({ id: freshId('a') });
     const refusal = await RealtimeClient.connect({ url, host, token: await token() }).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(RealtimeRefused);
-    expect((refusal as RealtimeRefused).reply).toMatchObject({ type: 'connection_error', errors: [{ errorType: 'UnauthorizedException' }] });
+    expect((refusal as RealtimeRefused).reply).toMatchObject({
+      type: 'connection_error',
+      errors: [{ errorType: 'UnauthorizedException' }],
+    });
   });
 
   it('an expired token on a subscribe is subscribe_error, on a connection opened with a valid one', async () => {
@@ -186,12 +212,23 @@ describe('refusals', () => {
     const base = config.credentials!;
     const signedBy = (accessKeyId: string, secretAccessKey = base.secretAccessKey) =>
       new EventApiPublisher({ url: endpoint.url, host: endpoint.host }, config.region, { accessKeyId, secretAccessKey });
-    await expect(signedBy(functionKeyId(base, 'ListEvents')).publish(endpoint.channel, ['{"type":"forged"}'])).rejects.toThrow(/answered 401.*appsync:EventPublish/);
-    await expect(signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION), 'not-the-secret').publish(endpoint.channel, ['{"type":"forged"}'])).rejects.toThrow(/answered 401.*signature/);
-    await expect(signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION)).publish('/elsewhere/x', ['{"type":"x"}'])).rejects.toThrow(/answered 404/);
-    await expect(signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION)).publish(endpoint.channel, ['not json'])).rejects.toThrow(/answered 400/);
+    await expect(signedBy(functionKeyId(base, 'ListEvents')).publish(endpoint.channel, ['{"type":"forged"}'])).rejects.toThrow(
+      /answered 401.*appsync:EventPublish/,
+    );
+    await expect(
+      signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION), 'not-the-secret').publish(endpoint.channel, ['{"type":"forged"}']),
+    ).rejects.toThrow(/answered 401.*signature/);
+    await expect(signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION)).publish('/elsewhere/x', ['{"type":"x"}'])).rejects.toThrow(
+      /answered 404/,
+    );
+    await expect(signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION)).publish(endpoint.channel, ['not json'])).rejects.toThrow(
+      /answered 400/,
+    );
     await signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION)).publish(endpoint.channel, ['{"type":"probe"}']);
-    await eventually(async () => hints, (heard) => heard.length >= 1);
+    await eventually(
+      async () => hints,
+      (heard) => heard.length >= 1,
+    );
     expect(hints).toEqual([{ type: 'probe' }]);
     await client.close();
   });
@@ -200,7 +237,13 @@ describe('refusals', () => {
     const a = { id: freshId('a') };
     const { client, hints, endpoint } = await listening(a);
     const reply = client.next((message) => message.id === 'p1');
-    client.send({ type: 'publish', id: 'p1', channel: endpoint.channel, events: ['{"type":"feed"}'], authorization: { host: endpoint.host, Authorization: `Bearer ${await s.t().token(a.id)}` } });
+    client.send({
+      type: 'publish',
+      id: 'p1',
+      channel: endpoint.channel,
+      events: ['{"type":"feed"}'],
+      authorization: { host: endpoint.host, Authorization: `Bearer ${await s.t().token(a.id)}` },
+    });
     expect(await reply).toMatchObject({ type: 'publish_error', errors: [{ errorType: 'UnauthorizedException' }] });
     const posted = await fetch(`http://${endpoint.host}/event`, {
       method: 'POST',
@@ -218,7 +261,10 @@ describe('refusals', () => {
     client.socket.send('not json');
     expect(await client.next((message) => message.type === 'error')).toMatchObject({ errors: [{ errorType: 'BadRequestException' }] });
     const bad = client.subscribe('/inbox/not allowed!').catch((error: unknown) => error);
-    expect(((await bad) as RealtimeRefused).reply).toMatchObject({ type: 'subscribe_error', errors: [{ errorType: 'BadRequestException' }] });
+    expect(((await bad) as RealtimeRefused).reply).toMatchObject({
+      type: 'subscribe_error',
+      errors: [{ errorType: 'BadRequestException' }],
+    });
     const missing = client.subscribe('/elsewhere/x').catch((error: unknown) => error);
     expect(((await missing) as RealtimeRefused).reply).toMatchObject({ type: 'subscribe_error' });
     expect(await client.unsubscribe('nope')).toMatchObject({ type: 'unsubscribe_error' });

@@ -5,14 +5,14 @@ import { download, sha256, uploadForm } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 import {
   ATTACHMENT_FIELDS,
+  type Attachment,
   expectError,
   expectNotFound,
   expectNotOwner,
   freshId,
   idsOf,
-  sharingApi,
-  type Attachment,
   type Member,
+  sharingApi,
   type Thread,
 } from '../support/sharing.js';
 
@@ -84,7 +84,11 @@ describe('an upload into a direct thread', () => {
   it('leaves the uploader’s own side read: last_active_at and last_opened_at both the upload’s time', async () => {
     const { a, b } = users();
     const { sideA, uploaded } = await aSharesWithB(a, b);
-    expect(await s.conversation(a, sideA.id)).toEqual({ ...sideA, last_active_at: uploaded.created_at, last_opened_at: uploaded.created_at });
+    expect(await s.conversation(a, sideA.id)).toEqual({
+      ...sideA,
+      last_active_at: uploaded.created_at,
+      last_opened_at: uploaded.created_at,
+    });
     expect(await s.sides(a, withContact(b), 'unread=true')).toEqual([]);
     expect(idsOf(await s.sides(a, withContact(b), 'unread=false'))).toEqual([sideA.id]);
     // B's side is unread all the same, once the fan-out got there.
@@ -155,7 +159,10 @@ describe('who may change a shared attachment', () => {
       const theirs = await s.call(c, method, `/v1/attachments/${uploaded.id}`, init);
       expectNotFound(theirs);
       const none = await s.call(c, method, `/v1/attachments/${missing}`, init);
-      expect(withoutRequestId(theirs.body.error)).toEqual({ ...withoutRequestId(none.body.error), message: `No such attachment: ${uploaded.id}` });
+      expect(withoutRequestId(theirs.body.error)).toEqual({
+        ...withoutRequestId(none.body.error),
+        message: `No such attachment: ${uploaded.id}`,
+      });
     }
     expect(await s.list(c)).toEqual({ has_more: false, data: [] });
     expect(await s.list(c, `conversation_id=${sideA.id}`)).toEqual({ has_more: false, data: [] });
@@ -171,7 +178,9 @@ describe('who may change a shared attachment', () => {
     expect(renamed.status).toBe(200);
     const seen = await s.attachment(b, uploaded.id);
     expect(seen.body.filename).toBe('holiday.png');
-    expect((await download(seen.body.file_url)).contentDisposition).toBe(`attachment; filename="holiday.png"; filename*=UTF-8''holiday.png`);
+    expect((await download(seen.body.file_url)).contentDisposition).toBe(
+      `attachment; filename="holiday.png"; filename*=UTF-8''holiday.png`,
+    );
     const sideB = await s.sideActiveAt(b, withContact(a), uploaded.created_at);
     expect((await s.list(b, `conversation_id=${sideB.id}`)).data.map((item) => item.filename)).toEqual(['holiday.png']);
   });
@@ -261,7 +270,12 @@ describe('deleting a side of a direct thread', () => {
     );
     expect(idsOf(listed.data)).toEqual([fromB.id]);
     for (const gone of [fromA, fromAAgain]) {
-      expectNotFound(await eventually(() => s.attachment(b, gone.id), (response) => response.status === 404));
+      expectNotFound(
+        await eventually(
+          () => s.attachment(b, gone.id),
+          (response) => response.status === 404,
+        ),
+      );
       expectNotFound(await s.attachment(a, gone.id));
     }
     const kept = await s.attachment(b, fromB.id);
@@ -311,7 +325,9 @@ describe('a conversation with oneself', () => {
     const { uploaded: later } = await aSharesWithB(a, b);
     await s.sideActiveAt(b, withContact(a), later.created_at);
 
-    expect(await s.sides(a, withContact(a))).toEqual([{ ...self.body, last_active_at: uploaded.created_at, last_opened_at: uploaded.created_at }]);
+    expect(await s.sides(a, withContact(a))).toEqual([
+      { ...self.body, last_active_at: uploaded.created_at, last_opened_at: uploaded.created_at },
+    ]);
     expect(await s.sides(a, withContact(a), 'unread=true')).toEqual([]);
     expect(idsOf((await s.list(a, `conversation_id=${self.body.id}`)).data)).toEqual([uploaded.id]);
     expect((await s.openSide(a, withContact(a))).status).toBe(200);
@@ -324,7 +340,9 @@ describe('another user’s conversation id as conversation_id', () => {
     const { a, b, c } = users();
     const { sideA, uploaded } = await aSharesWithB(a, b);
     for (const reader of [b, c]) {
-      const refused = await s.call(reader, 'POST', '/v1/attachments', { body: uploadForm({ bytes: 'x', filename: 'x.txt' }, { conversation_id: sideA.id }) });
+      const refused = await s.call(reader, 'POST', '/v1/attachments', {
+        body: uploadForm({ bytes: 'x', filename: 'x.txt' }, { conversation_id: sideA.id }),
+      });
       expectError(refused, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'conversation_id' });
       expect(await s.list(reader, `conversation_id=${sideA.id}`)).toEqual({ has_more: false, data: [] });
       expect(await s.list(reader)).toEqual({ has_more: false, data: [] });

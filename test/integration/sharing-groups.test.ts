@@ -2,19 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { download, sha256, uploadForm } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
-import { MIB, sessionClient } from '../support/upload-sessions.js';
 import {
+  type Attachment,
+  type Conversation,
   expectError,
   expectNotAMember,
   expectNotFound,
   expectNotOwner,
   freshId,
   idsOf,
-  sharingApi,
-  type Attachment,
-  type Conversation,
   type Member,
+  sharingApi,
 } from '../support/sharing.js';
+import { MIB, sessionClient } from '../support/upload-sessions.js';
 
 /**
  * Sharing in a group thread (docs/api.md, "Sharing"): a conversation with
@@ -48,11 +48,13 @@ async function group(): Promise<Group> {
   const eWhileMember = member('e');
   const e: Member = { id: eWhileMember.id, groups: ['elsewhere'] };
   const c: Member = { id: freshId('c'), groups: ['elsewhere'] };
-  const [sideA, sideB, sideE] = await Promise.all([a, b, eWhileMember].map(async (who) => {
-    const opened = await s.openSide(who, { group_id: g });
-    expect(opened.status).toBe(201);
-    return opened.body;
-  }));
+  const [sideA, sideB, sideE] = await Promise.all(
+    [a, b, eWhileMember].map(async (who) => {
+      const opened = await s.openSide(who, { group_id: g });
+      expect(opened.status).toBe(201);
+      return opened.body;
+    }),
+  );
   const fromE = await s.upload(eWhileMember, sideE!.id, { bytes: 'from e', filename: 'e.txt' });
   return { g, a, b, d, e, c, sideA: sideA!, sideB: sideB!, sideE: sideE!, fromE };
 }
@@ -66,7 +68,11 @@ describe('an upload into a group thread', () => {
     const activeB = await s.sideActiveAt(b, { group_id: g }, uploaded.created_at);
     expect(activeB).toEqual({ ...sideB, last_active_at: uploaded.created_at });
     expect(idsOf(await s.sides(b, { group_id: g }, 'unread=true'))).toEqual([sideB.id]);
-    expect(await s.conversation(a, sideA.id)).toEqual({ ...sideA, last_active_at: uploaded.created_at, last_opened_at: uploaded.created_at });
+    expect(await s.conversation(a, sideA.id)).toEqual({
+      ...sideA,
+      last_active_at: uploaded.created_at,
+      last_opened_at: uploaded.created_at,
+    });
     expect(await s.sides(a, { group_id: g }, 'unread=true')).toEqual([]);
   });
 
@@ -82,7 +88,13 @@ describe('an upload into a group thread', () => {
     ] as const) {
       const seen = await s.attachment(reader, uploaded.id);
       expect(seen.status, `${reader.id}: ${seen.text}`).toBe(200);
-      expect(seen.body).toMatchObject({ id: uploaded.id, filename: 'plan.pdf', uploaded_by: a.id, created_at: uploaded.created_at, conversation_id: side });
+      expect(seen.body).toMatchObject({
+        id: uploaded.id,
+        filename: 'plan.pdf',
+        uploaded_by: a.id,
+        created_at: uploaded.created_at,
+        conversation_id: side,
+      });
       expect(sha256((await download(seen.body.file_url)).bytes)).toBe(sha256(bytes));
       // E's upload, made while E was a member, is the thread's as well.
       expect((await s.attachment(reader, fromE.id)).body).toMatchObject({ uploaded_by: e.id, conversation_id: side });
@@ -204,7 +216,8 @@ describe('an upload session into a group side', () => {
   const sessions = () => sessionClient(s.t());
   const start = (who: Member, conversationId: string, fileSize: number) =>
     s.call(who, 'POST', '/v1/upload_sessions', { json: { filename: 'clip.bin', file_size: fileSize, conversation_id: conversationId } });
-  const complete = (who: Member, sessionId: string, parts: unknown) => s.call(who, 'POST', `/v1/upload_sessions/${sessionId}/complete`, { json: { parts } });
+  const complete = (who: Member, sessionId: string, parts: unknown) =>
+    s.call(who, 'POST', `/v1/upload_sessions/${sessionId}/complete`, { json: { parts } });
 
   it('shares its completed attachment exactly as an upload: the members see it, the other sides get the activity, the uploader’s stays read', async () => {
     const { g, a, b, d, c, sideA, sideB } = await group();
@@ -216,7 +229,10 @@ describe('an upload session into a group side', () => {
     const attachment: Attachment = completed.body;
     expect(attachment).toMatchObject({ conversation_id: sideA.id, uploaded_by: a.id, file_size: bytes.length });
 
-    expect(await s.conversation(a, sideA.id)).toMatchObject({ last_active_at: attachment.created_at, last_opened_at: attachment.created_at });
+    expect(await s.conversation(a, sideA.id)).toMatchObject({
+      last_active_at: attachment.created_at,
+      last_opened_at: attachment.created_at,
+    });
     const activeB = await s.sideActiveAt(b, { group_id: g }, attachment.created_at);
     expect(activeB).toEqual({ ...sideB, last_active_at: attachment.created_at });
     for (const [reader, side] of [

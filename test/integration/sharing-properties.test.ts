@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  type Attachment,
   expectNotAMember,
   expectNotFound,
   expectNotOwner,
   freshId,
   idsOf,
-  sharingApi,
-  type Attachment,
   type Member,
+  sharingApi,
   type Thread,
 } from '../support/sharing.js';
 
@@ -39,21 +39,19 @@ const s = sharingApi();
 type ThreadSpec = { kind: 'direct'; users: [number, number] } | { kind: 'group'; group: number };
 
 /** Users' groups (indexes), threads between them, and uploads as (thread, uploader) choices taken modulo what exists. */
-const worlds = fc
-  .record({ users: fc.integer({ min: 2, max: 4 }), groups: fc.integer({ min: 1, max: 2 }) })
-  .chain(({ users, groups }) =>
-    fc.record({
-      claims: fc.array(fc.subarray(Array.from({ length: groups }, (_, index) => index)), { minLength: users, maxLength: users }),
-      threads: fc.array(
-        fc.oneof(
-          fc.record({ kind: fc.constant('direct' as const), users: fc.tuple(fc.nat(users - 1), fc.nat(users - 1)) }),
-          fc.record({ kind: fc.constant('group' as const), group: fc.nat(groups - 1) }),
-        ),
-        { minLength: 1, maxLength: 3 },
+const worlds = fc.record({ users: fc.integer({ min: 2, max: 4 }), groups: fc.integer({ min: 1, max: 2 }) }).chain(({ users, groups }) =>
+  fc.record({
+    claims: fc.array(fc.subarray(Array.from({ length: groups }, (_, index) => index)), { minLength: users, maxLength: users }),
+    threads: fc.array(
+      fc.oneof(
+        fc.record({ kind: fc.constant('direct' as const), users: fc.tuple(fc.nat(users - 1), fc.nat(users - 1)) }),
+        fc.record({ kind: fc.constant('group' as const), group: fc.nat(groups - 1) }),
       ),
-      uploads: fc.array(fc.record({ thread: fc.nat(), uploader: fc.nat() }), { minLength: 1, maxLength: 4 }),
-    }),
-  );
+      { minLength: 1, maxLength: 3 },
+    ),
+    uploads: fc.array(fc.record({ thread: fc.nat(), uploader: fc.nat() }), { minLength: 1, maxLength: 4 }),
+  }),
+);
 
 type World = typeof worlds extends fc.Arbitrary<infer W> ? W : never;
 
@@ -69,14 +67,17 @@ async function checkWorld(world: World) {
   // Readers as their tokens are now.
   const users: Member[] = world.claims.map((groups, index) => ({ id: `${prefix}-u${index}`, groups: groups.map(groupId) }));
   // Direct (0, 1) and (1, 0) are one thread: each thread once.
-  const threadKey = (thread: ThreadSpec) => (thread.kind === 'group' ? `g${thread.group}` : `d${Math.min(...thread.users)}-${Math.max(...thread.users)}`);
+  const threadKey = (thread: ThreadSpec) =>
+    thread.kind === 'group' ? `g${thread.group}` : `d${Math.min(...thread.users)}-${Math.max(...thread.users)}`;
   const threads: ThreadSpec[] = [...new Map(world.threads.map((thread) => [threadKey(thread), thread] as const)).values()];
 
   const isMember = (user: number, thread: ThreadSpec) =>
     thread.kind === 'direct' ? thread.users.includes(user) : world.claims[user]!.includes(thread.group);
   /** The user's side of the thread, as POST /v1/conversations names it (for a member, or whoever holds a side). */
   const sideOf = (user: number, thread: ThreadSpec): Thread =>
-    thread.kind === 'group' ? { group_id: groupId(thread.group) } : { contact_id: users[thread.users[0] === user ? thread.users[1] : thread.users[0]]!.id };
+    thread.kind === 'group'
+      ? { group_id: groupId(thread.group) }
+      : { contact_id: users[thread.users[0] === user ? thread.users[1] : thread.users[0]]!.id };
 
   /** Sides opened by POST, by `${user}/${thread}`: their ids are known before any read. */
   const opened = new Map<string, string>();
@@ -87,7 +88,9 @@ async function checkWorld(world: World) {
     const uploader = spec.kind === 'direct' ? spec.users[choice.uploader % 2]! : choice.uploader % users.length;
     // Whoever uploads into a group's thread was its member then; a token without the group now makes a former member.
     const writer: Member =
-      spec.kind === 'group' ? { id: users[uploader]!.id, groups: [...new Set([...users[uploader]!.groups!, groupId(spec.group)])] } : users[uploader]!;
+      spec.kind === 'group'
+        ? { id: users[uploader]!.id, groups: [...new Set([...users[uploader]!.groups!, groupId(spec.group)])] }
+        : users[uploader]!;
     const side = (await s.openSide(writer, sideOf(uploader, spec))).body.id;
     opened.set(`${uploader}/${thread}`, side);
     const attachment = await s.upload(writer, side, { bytes: `${prefix} ${shared.length}`, filename: `f${shared.length}.txt` });
@@ -101,7 +104,10 @@ async function checkWorld(world: World) {
       const seen = await s.attachment(reader, attachment.id);
       const member = readerIndex === uploader || isMember(readerIndex, spec);
       // The uploader's own renames are the attachments tests'; here, everyone else's.
-      const rename = readerIndex === uploader ? undefined : await s.call(reader, 'PUT', `/v1/attachments/${attachment.id}`, { form: { filename: 'renamed.txt' } });
+      const rename =
+        readerIndex === uploader
+          ? undefined
+          : await s.call(reader, 'PUT', `/v1/attachments/${attachment.id}`, { form: { filename: 'renamed.txt' } });
       if (!member) {
         expectNotFound(seen);
         expectNotFound(rename!);
@@ -109,7 +115,12 @@ async function checkWorld(world: World) {
       }
       if (rename) expectNotOwner(rename);
       expect(seen.status, `${reader.id} reading ${attachment.id} of ${JSON.stringify(spec)}: ${seen.text}`).toBe(200);
-      expect(seen.body).toMatchObject({ id: attachment.id, uploaded_by: users[uploader]!.id, filename: attachment.filename, created_at: attachment.created_at });
+      expect(seen.body).toMatchObject({
+        id: attachment.id,
+        uploaded_by: users[uploader]!.id,
+        filename: attachment.filename,
+        created_at: attachment.created_at,
+      });
       const known = opened.get(`${readerIndex}/${thread}`);
       if (known !== undefined) expect(seen.body.conversation_id).toBe(known);
       else if (seen.body.conversation_id !== null) {

@@ -1,19 +1,19 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamo } from '../../shared/app.js';
 import { startS3 } from '../../infra/local/s3.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { checks } from '../../infra/smoke/checks/index.js';
-import { runSmoke, type SmokeReport } from '../../infra/smoke/run.js';
 import { settingsFrom, UsageError } from '../../infra/smoke/options.js';
+import { runSmoke, type SmokeReport } from '../../infra/smoke/run.js';
 import { givenUser, runMarker, throwawayUsers } from '../../infra/smoke/users.js';
+import { dynamo } from '../../shared/app.js';
 import { signToken } from '../../shared/auth/tokens.js';
 import { readConfig } from '../../shared/config.js';
 import { sharedDynamodb, startTestApi, type TestApi } from '../support/api.js';
@@ -72,7 +72,14 @@ async function fakeSecretsManager(secrets: Record<string, string>) {
   return {
     requests,
     /** The caller's environment: credentials of its own, this endpoint, no key of the stage at hand. */
-    env: { AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint, AWS_ACCESS_KEY_ID: 'smoke-test', AWS_SECRET_ACCESS_KEY: 'smoke-test-secret', AWS_SESSION_TOKEN: '', AWS_PROFILE: '', AUTH_SECRET: '' },
+    env: {
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint,
+      AWS_ACCESS_KEY_ID: 'smoke-test',
+      AWS_SECRET_ACCESS_KEY: 'smoke-test-secret',
+      AWS_SESSION_TOKEN: '',
+      AWS_PROFILE: '',
+      AUTH_SECRET: '',
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -80,8 +87,11 @@ async function fakeSecretsManager(secrets: Record<string, string>) {
 /** `npm run -s smoke -- <args>` as a user runs it: its exit code and what it printed. */
 function npmSmoke(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('npm', ['run', '-s', 'smoke', '--', ...args], { cwd: REPOSITORY_ROOT, env: { ...process.env, ...env }, timeout: 180_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+    execFile(
+      'npm',
+      ['run', '-s', 'smoke', '--', ...args],
+      { cwd: REPOSITORY_ROOT, env: { ...process.env, ...env }, timeout: 180_000 },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
     );
   });
 }
@@ -100,7 +110,8 @@ const rowOf = (stdout: string, name: string) => stdout.split('\n').find((line) =
  */
 async function expectNothingLeft(t: TestApi, storedKeys: () => Promise<string[]>, userIds: string[]): Promise<void> {
   expect(await storedKeys()).toEqual([]);
-  const scan = async (table: string) => (await t.api.app.use(dynamo).send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
+  const scan = async (table: string) =>
+    (await t.api.app.use(dynamo).send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
   const { config } = t.api;
   expect(await scan(config.conversationsTable)).toEqual([]);
   expect(await scan(config.attachmentsTable)).toEqual([]);
@@ -150,12 +161,18 @@ describe('the smoke against a working local server', () => {
     const kept = await t.call(bob, 'GET', `/v1/conversations/${held.body.id}`);
     expect(kept.status).toBe(200);
     expect(kept.body.last_active_at).toEqual(expect.any(Number));
-    for (const [userId, list] of [[alice, '/v1/conversations'], [alice, '/v1/attachments'], [bob, '/v1/attachments']] as const) {
+    for (const [userId, list] of [
+      [alice, '/v1/conversations'],
+      [alice, '/v1/attachments'],
+      [bob, '/v1/attachments'],
+    ] as const) {
       const answer = await t.call(userId, 'GET', list);
       expect(answer.status).toBe(200);
       expect(answer.body.data).toEqual([]);
     }
-    expect((await t.call(bob, 'GET', '/v1/conversations')).body.data.map((conversation: { id: string }) => conversation.id)).toEqual([held.body.id]);
+    expect((await t.call(bob, 'GET', '/v1/conversations')).body.data.map((conversation: { id: string }) => conversation.id)).toEqual([
+      held.body.id,
+    ]);
     // Bob's own, deleted by bob: the other tests find this server's tables empty.
     expect((await t.call(bob, 'DELETE', `/v1/conversations/${held.body.id}`)).status).toBe(200);
   });
@@ -170,7 +187,13 @@ describe('the smoke against a working local server', () => {
       for (const name of [...checks.map((check) => check.name), CLEANUP_ROW]) expect(rowOf(run.stdout, name)).toMatch(/\s+ok\s+\d+ ms/);
       expect(run.stdout).toContain('PASSED');
       // One signed GetSecretValue of the stack's secret, in the secret's region, with the caller's credentials.
-      expect(secrets.requests).toEqual([{ target: 'secretsmanager.GetSecretValue', secretId: SECRET_ARN, credentialScope: expect.stringMatching(/^smoke-test\/\d{8}\/us-east-1\/secretsmanager\/aws4_request$/) }]);
+      expect(secrets.requests).toEqual([
+        {
+          target: 'secretsmanager.GetSecretValue',
+          secretId: SECRET_ARN,
+          credentialScope: expect.stringMatching(/^smoke-test\/\d{8}\/us-east-1\/secretsmanager\/aws4_request$/),
+        },
+      ]);
       const marker = /\(run (smoke-[^)]+)\)/.exec(run.stdout)![1]!;
       await expectNothingLeft(t, () => storedFileKeys(t.api.s3Endpoint), [`${marker}-a`, `${marker}-b`]);
     } finally {
@@ -204,7 +227,12 @@ describe('the smoke against a working local server', () => {
     });
 
     expect(report.passed).toBe(false);
-    expect(outcomes(report)).toEqual({ ...Object.fromEntries(wanted.map((name) => [name, 'ok'])), 'CORS preflight': 'FAIL', 'CORS of file_url (bucket)': 'FAIL', [CLEANUP_ROW]: 'ok' });
+    expect(outcomes(report)).toEqual({
+      ...Object.fromEntries(wanted.map((name) => [name, 'ok'])),
+      'CORS preflight': 'FAIL',
+      'CORS of file_url (bucket)': 'FAIL',
+      [CLEANUP_ROW]: 'ok',
+    });
     const detail = (name: string) => report.results.find((result) => result.name === name)!.detail;
     expect(detail('CORS preflight')).toContain('https://elsewhere.example is not allowed');
     expect(detail('CORS of file_url (bucket)')).toContain('the bucket does not allow https://elsewhere.example');
@@ -230,7 +258,12 @@ describe('the smoke against a broken local server', () => {
       const report = await runSmoke({ base: f.t.url, marker, ...users });
 
       expect(report.passed).toBe(false);
-      expect(outcomes(report)).toMatchObject({ 'create a conversation': 'ok', [UPLOAD_ROW]: 'FAIL', [SESSION_ROW]: 'FAIL', [CLEANUP_ROW]: 'ok' });
+      expect(outcomes(report)).toMatchObject({
+        'create a conversation': 'ok',
+        [UPLOAD_ROW]: 'FAIL',
+        [SESSION_ROW]: 'FAIL',
+        [CLEANUP_ROW]: 'ok',
+      });
       expect(report.results.find((result) => result.name === UPLOAD_ROW)!.detail).toMatch(/^POST \/v1\/attachments: 503/);
       await expectNothingLeft(f.t, () => f.storedKeys(), [users.user.label, users.other.label]);
     } finally {
@@ -261,7 +294,10 @@ describe('the smoke against a broken local server', () => {
       // Once S3 takes the deletion again, the stage's own retries finish what the smoke started.
       stuck.release();
       f.s3.calm();
-      await eventually(() => f.storedKeys(), (keys) => keys.length === 0);
+      await eventually(
+        () => f.storedKeys(),
+        (keys) => keys.length === 0,
+      );
       await expectNothingLeft(f.t, () => f.storedKeys(), [users.user.label, users.other.label]);
     } finally {
       await f.close();
@@ -286,7 +322,9 @@ describe('the smoke against a broken local server', () => {
 
       expect(outcomes(report)).toEqual({ [SHARING_ROW]: 'FAIL', [CLEANUP_ROW]: 'FAIL' });
       const detail = (name: string) => report.results.find((result) => result.name === name)!.detail;
-      expect(detail(SHARING_ROW)).toBe(`${contact} holds no unread conversation with ${uploader} 2 s after the upload: the fan-out did not reach them`);
+      expect(detail(SHARING_ROW)).toBe(
+        `${contact} holds no unread conversation with ${uploader} 2 s after the upload: the fan-out did not reach them`,
+      );
       expect(detail(CLEANUP_ROW)).toContain(`${contact}'s conversation with ${uploader}, which the stage owes them, has not appeared yet`);
 
       // The stream waited: a server with consumers on the same tables and files makes the side (and removes the deleted file).
@@ -298,7 +336,10 @@ describe('the smoke against a broken local server', () => {
         );
         expect(sides).toHaveLength(1);
         expect((await on.call(contact, 'DELETE', `/v1/conversations/${sides[0]!.id}`)).status).toBe(200);
-        await eventually(() => storedFileKeys(off.api.s3Endpoint), (keys) => keys.length === 0);
+        await eventually(
+          () => storedFileKeys(off.api.s3Endpoint),
+          (keys) => keys.length === 0,
+        );
         await expectNothingLeft(on, () => storedFileKeys(off.api.s3Endpoint), [uploader, contact]);
       } finally {
         await on.close();
@@ -345,7 +386,8 @@ async function corruptingProxy(upstream: string): Promise<{ endpoint: string; cl
       answer.on('data', (chunk: Buffer) => chunks.push(chunk));
       answer.on('end', () => {
         const body = Buffer.concat(chunks);
-        if (request.method === 'GET' && url.searchParams.has('X-Amz-Signature') && answer.statusCode === 200 && body.length > 0) body[body.length - 1]! ^= 0xff;
+        if (request.method === 'GET' && url.searchParams.has('X-Amz-Signature') && answer.statusCode === 200 && body.length > 0)
+          body[body.length - 1]! ^= 0xff;
         response.writeHead(answer.statusCode!, answer.headers);
         response.end(body);
       });
@@ -367,15 +409,25 @@ async function corruptingProxy(upstream: string): Promise<{ endpoint: string; cl
 describe('the command line', () => {
   it('takes the stage from --url in any of the forms a user pastes, and tokens as given, named by their subject', async () => {
     const [a, b] = [await signToken('k', 'alice'), await signToken('k', 'bob')];
-    for (const url of ['https://abc.execute-api.eu-west-1.amazonaws.com/prod/v1', 'https://abc.execute-api.eu-west-1.amazonaws.com/prod/', 'https://abc.execute-api.eu-west-1.amazonaws.com/prod']) {
+    for (const url of [
+      'https://abc.execute-api.eu-west-1.amazonaws.com/prod/v1',
+      'https://abc.execute-api.eu-west-1.amazonaws.com/prod/',
+      'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
+    ]) {
       const settings = await settingsFrom(['--url', url, '--token', a, '--token-b', b], {});
-      expect(settings).toMatchObject({ base: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod', user: { label: 'alice', id: 'alice', token: a }, other: { label: 'bob', id: 'bob', token: b } });
+      expect(settings).toMatchObject({
+        base: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
+        user: { label: 'alice', id: 'alice', token: a },
+        other: { label: 'bob', id: 'bob', token: b },
+      });
     }
     expect((await settingsFrom(['--url', 'http://127.0.0.1:3000/v1', '--token', a], {})).other).toBeUndefined();
   });
 
   it('mints two throwaway users per run from AUTH_SECRET, and refuses what it cannot run', async () => {
-    const [first, second] = await Promise.all([1, 2].map(() => settingsFrom(['--url', 'https://abc.example/prod/v1'], { AUTH_SECRET: 'k' })));
+    const [first, second] = await Promise.all(
+      [1, 2].map(() => settingsFrom(['--url', 'https://abc.example/prod/v1'], { AUTH_SECRET: 'k' })),
+    );
     expect(first!.user.label).toMatch(/^smoke-[0-9a-z]+-[0-9a-f]{8}-a$/);
     expect(first!.other!.label).toBe(first!.user.label.replace(/-a$/, '-b'));
     expect(second!.user.label).not.toBe(first!.user.label);

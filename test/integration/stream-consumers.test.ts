@@ -1,11 +1,11 @@
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTables, startDynamoDbLocal, type DynamoDbLocal } from '../../infra/local/dynamodb.js';
+import { type DynamoDbLocal, ensureTables, startDynamoDbLocal } from '../../infra/local/dynamodb.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { storedFilesOf, upload, fileKeyOf } from '../support/attachments.js';
+import { fileKeyOf, storedFilesOf, upload } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
-import { startFaultProxy, type FaultProxy, type ProxiedRequest, type Rule } from '../support/fault-proxy.js';
+import { type FaultProxy, type ProxiedRequest, type Rule, startFaultProxy } from '../support/fault-proxy.js';
 
 /**
  * `npm start` with DYNAMODB_ENDPOINT: a DynamoDB this server did not start
@@ -72,16 +72,30 @@ describe('a local server on another DynamoDB', () => {
     const single = (await upload(t, user, { bytes: 'alone', filename: 'alone.txt' })).body;
     const conversation = (await t.call(user, 'POST', '/v1/conversations', { form: { contact_id: 'erin' } })).body;
     const inside = [];
-    for (const index of [1, 2]) inside.push((await upload(t, user, { bytes: `inside ${index}`, filename: 'in.txt' }, { conversation_id: conversation.id })).body);
+    for (const index of [1, 2])
+      inside.push((await upload(t, user, { bytes: `inside ${index}`, filename: 'in.txt' }, { conversation_id: conversation.id })).body);
     expect((await storedFilesOf(t.api.s3Endpoint, user)).sort()).toEqual([single, ...inside].map((a) => fileKeyOf(a)).sort());
 
     expect((await t.call(user, 'DELETE', `/v1/attachments/${single.id}`)).status).toBe(200);
-    const afterSingle = await eventually(() => storedFilesOf(t.api.s3Endpoint, user), (keys) => keys.length === 2);
+    const afterSingle = await eventually(
+      () => storedFilesOf(t.api.s3Endpoint, user),
+      (keys) => keys.length === 2,
+    );
     expect(afterSingle.sort()).toEqual(inside.map((a) => fileKeyOf(a)).sort());
 
     expect((await t.call(user, 'DELETE', `/v1/conversations/${conversation.id}`)).status).toBe(200);
-    expect(await eventually(() => recordsOf(tables.ATTACHMENTS_TABLE!, user), (records) => records.length === 0)).toEqual([]);
-    expect(await eventually(() => storedFilesOf(t.api.s3Endpoint, user), (keys) => keys.length === 0)).toEqual([]);
+    expect(
+      await eventually(
+        () => recordsOf(tables.ATTACHMENTS_TABLE!, user),
+        (records) => records.length === 0,
+      ),
+    ).toEqual([]);
+    expect(
+      await eventually(
+        () => storedFilesOf(t.api.s3Endpoint, user),
+        (keys) => keys.length === 0,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -115,7 +129,12 @@ describe('LOCAL_STREAM_CONSUMERS=off', () => {
     // the removal waited there, unread, the whole time the first server ran.
     const on = await startTestApi({ env: { DYNAMODB_ENDPOINT: dynamodb.endpoint, S3_ENDPOINT: off.api.s3Endpoint, ...tables } });
     try {
-      expect(await eventually(() => storedFilesOf(off.api.s3Endpoint, user), (keys) => keys.length === 0)).toEqual([]);
+      expect(
+        await eventually(
+          () => storedFilesOf(off.api.s3Endpoint, user),
+          (keys) => keys.length === 0,
+        ),
+      ).toEqual([]);
     } finally {
       await on.close();
     }
@@ -123,6 +142,8 @@ describe('LOCAL_STREAM_CONSUMERS=off', () => {
   });
 
   it('is on or off, nothing else', async () => {
-    await expect(startTestApi({ env: { LOCAL_STREAM_CONSUMERS: 'false' } })).rejects.toThrow('LOCAL_STREAM_CONSUMERS must be on or off, got "false"');
+    await expect(startTestApi({ env: { LOCAL_STREAM_CONSUMERS: 'false' } })).rejects.toThrow(
+      'LOCAL_STREAM_CONSUMERS must be on or off, got "false"',
+    );
   });
 });

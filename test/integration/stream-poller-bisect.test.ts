@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runDynamodb } from '../support/api.js';
 import { ensureTables } from '../../infra/local/dynamodb.js';
 import { startStreamPoller } from '../../infra/local/stream-poller.js';
+import { runDynamodb } from '../support/api.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -50,7 +50,10 @@ it('hands a batch its handler cannot take whole again in halves, until every rec
     functionTimeoutMs: 20_000,
   });
   try {
-    await eventually(async () => handled.length, (count) => count >= keys.length);
+    await eventually(
+      async () => handled.length,
+      (count) => count >= keys.length,
+    );
   } finally {
     await poller.stop();
   }
@@ -79,12 +82,17 @@ it('resumes a batch from the record its handler names in a partial batch respons
       const stopAt = invocations.length === 1 ? batch.indexOf('item-07') : invocations.length === 2 ? 0 : -1;
       const done = stopAt < 0 ? batch : batch.slice(0, stopAt);
       handled.push(...done);
-      return stopAt < 0 ? { batchItemFailures: [] } : { batchItemFailures: [{ itemIdentifier: event.Records[stopAt]!.dynamodb!.SequenceNumber! }] };
+      return stopAt < 0
+        ? { batchItemFailures: [] }
+        : { batchItemFailures: [{ itemIdentifier: event.Records[stopAt]!.dynamodb!.SequenceNumber! }] };
     },
     functionTimeoutMs: 900_000,
   });
   try {
-    await eventually(async () => handled.length, (count) => count >= keys.length);
+    await eventually(
+      async () => handled.length,
+      (count) => count >= keys.length,
+    );
   } finally {
     await poller.stop();
   }

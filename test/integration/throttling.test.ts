@@ -5,7 +5,7 @@ import { S3_TIMEOUTS } from '../../shared/s3/client.js';
 import { conversationOf, upload } from '../support/attachments.js';
 import { feedOf, listAll } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
-import { s3Call, type ProxiedRequest } from '../support/fault-proxy.js';
+import { type ProxiedRequest, s3Call } from '../support/fault-proxy.js';
 import { faultyApiForFile } from '../support/faulty-api.js';
 
 /**
@@ -50,7 +50,11 @@ describe('an upload whose transaction DynamoDB throttles', () => {
   it('throttled past the time budget: 503 service_unavailable with Retry-After, and nothing of it is left', async () => {
     const userId = 'throttled-upload-always';
     const conversationId = await conversationFor(userId);
-    const throttled = api().dynamodb.inject({ match: uploadTransactionOf(userId), times: Number.POSITIVE_INFINITY, fault: { kind: 'throttle' } });
+    const throttled = api().dynamodb.inject({
+      match: uploadTransactionOf(userId),
+      times: Number.POSITIVE_INFINITY,
+      fault: { kind: 'throttle' },
+    });
     const response = await uploadAs(userId, conversationId, 'never.txt');
 
     expect(response.status, response.text).toBe(503);
@@ -61,7 +65,11 @@ describe('an upload whose transaction DynamoDB throttles', () => {
     throttled.release();
     expect(await listAll(api().t, userId, '/v1/attachments')).toEqual([]);
     // The file the upload had stored goes with the cleanup's hand-over.
-    await eventually(() => api().storedKeys(userFilesPrefix(userId)), (keys) => keys.length === 0, 60_000);
+    await eventually(
+      () => api().storedKeys(userFilesPrefix(userId)),
+      (keys) => keys.length === 0,
+      60_000,
+    );
   });
 });
 
@@ -78,7 +86,11 @@ describe('an upload whose file S3 throttles (503 SlowDown)', () => {
   it('at every attempt: 503 service_unavailable with Retry-After, and no attachment', async () => {
     const userId = 'slowed-upload-always';
     const conversationId = await conversationFor(userId);
-    const slowed = api().s3.inject({ match: s3Call('PUT', `/${userFilesPrefix(userId)}`), times: Number.POSITIVE_INFINITY, fault: { kind: 'throttle' } });
+    const slowed = api().s3.inject({
+      match: s3Call('PUT', `/${userFilesPrefix(userId)}`),
+      times: Number.POSITIVE_INFINITY,
+      fault: { kind: 'throttle' },
+    });
     const response = await uploadAs(userId, conversationId, 'always.txt');
     expect(response.status, response.text).toBe(503);
     expect(response.body.error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });

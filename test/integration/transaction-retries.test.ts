@@ -1,10 +1,8 @@
-import type { AttachmentRecord, UploadIntent } from '../../shared/attachments/model.js';
-import { fileKey } from '../../shared/files/keys.js';
 import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { EventStore } from '../../shared/events/store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo, outbox } from '../../shared/app.js';
 import { DynamoAttachmentStore } from '../../shared/attachments/dynamo-store.js';
+import type { AttachmentRecord, UploadIntent } from '../../shared/attachments/model.js';
 import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
 import { toItem } from '../../shared/conversations/item-codec.js';
 import { newConversation } from '../../shared/conversations/model.js';
@@ -12,6 +10,8 @@ import { uniquenessItem } from '../../shared/conversations/uniqueness.js';
 import { expressions, itemAbsent } from '../../shared/dynamo/expressions.js';
 import { conversationKey, counterpartKey } from '../../shared/dynamo/keys.js';
 import { requestToken, transactWrite } from '../../shared/dynamo/transactions.js';
+import { EventStore } from '../../shared/events/store.js';
+import { fileKey } from '../../shared/files/keys.js';
 import { newId } from '../../shared/ids.js';
 import { DynamoUploadSessionStore } from '../../shared/uploads/dynamo-store.js';
 import type { SessionRecord } from '../../shared/uploads/model.js';
@@ -73,9 +73,9 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
       committed: false,
       conditionFailed: [true, true],
     });
-    const { Item } = await t.api.app.use(dynamo).send(
-      new GetCommand({ TableName: config().conversationsTable, Key: counterpartKey(user, counterpart), ConsistentRead: true }),
-    );
+    const { Item } = await t.api.app
+      .use(dynamo)
+      .send(new GetCommand({ TableName: config().conversationsTable, Key: counterpartKey(user, counterpart), ConsistentRead: true }));
     expect(Item?.conversation_id).toBe(conversation.id);
   });
 
@@ -85,14 +85,21 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     expect(await store.remove('retry-delete', conversation.id, 'request-1')).toBe(true);
     // The store reads the conversation and the feed's head before it deletes; a resent transaction skips those reads.
     expect((await sendLastAgain()).committed).toBe(true);
-    expect((await sendLastAgain(requestToken('delete-conversation', 'retry-delete', conversation.id, 'request-2', '1'))).committed).toBe(false);
+    expect((await sendLastAgain(requestToken('delete-conversation', 'retry-delete', conversation.id, 'request-2', '1'))).committed).toBe(
+      false,
+    );
     expect(await store.remove('retry-delete', conversation.id, 'request-3')).toBe(false);
     // One removal, one event.
     expect(await eventTypes('retry-delete')).toEqual(['conversation.created', 'conversation.deleted']);
   });
 
   it('finds an upload written again as existing, and lets an attachment delete sent again by the same request answer true, and another request false', async () => {
-    const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable, t.api.app.use(outbox));
+    const store = new DynamoAttachmentStore(
+      t.api.app.use(dynamo),
+      config().attachmentsTable,
+      config().conversationsTable,
+      t.api.app.use(outbox),
+    );
     const id = newId('att');
     const record = attachmentRecord('retry-attachment', id, null);
     expect(await store.add(record, 'request-1', await intended(store, record))).toBe('added');
@@ -106,7 +113,12 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
   });
 
   it('refuses an upload into a conversation that is gone, writing nothing', async () => {
-    const store = new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable, t.api.app.use(outbox));
+    const store = new DynamoAttachmentStore(
+      t.api.app.use(dynamo),
+      config().attachmentsTable,
+      config().conversationsTable,
+      t.api.app.use(outbox),
+    );
     const id = newId('att');
     const record = attachmentRecord('retry-attachment', id, newId('conv'));
     expect(await store.add(record, 'request-1', await intended(store, record))).toBe('conversation-missing');
@@ -116,7 +128,11 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
   it('lets an upload session completion sent again by the same request answer completed, and another request find it closed', async () => {
     const user = 'retry-session';
     const store = sessionStore();
-    const { conversation } = await new DynamoConversationStore(t.api.app.use(dynamo), config().conversationsTable, t.api.app.use(outbox)).findOrCreate(user, { kind: 'contact', id: 'yan' }, undefined, 'request-0');
+    const { conversation } = await new DynamoConversationStore(
+      t.api.app.use(dynamo),
+      config().conversationsTable,
+      t.api.app.use(outbox),
+    ).findOrCreate(user, { kind: 'contact', id: 'yan' }, undefined, 'request-0');
     const session = pendingSession(conversation.id);
     await store.add(user, session);
     const attachment = { ...attachmentRecord(user, session.attachment_id, conversation.id), created_at: 1_700_000_100 };
@@ -124,9 +140,9 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     expect((await sendLastAgain()).committed).toBe(true);
     expect(await store.complete(user, session.id, attachment, 'request-2')).toBe('session_not_pending');
     expect(await eventTypes(user)).toEqual(['conversation.created', 'attachment.created', 'conversation.updated']);
-    const { Item } = await t.api.app.use(dynamo).send(
-      new GetCommand({ TableName: config().conversationsTable, Key: conversationKey(user, conversation.id), ConsistentRead: true }),
-    );
+    const { Item } = await t.api.app
+      .use(dynamo)
+      .send(new GetCommand({ TableName: config().conversationsTable, Key: conversationKey(user, conversation.id), ConsistentRead: true }));
     expect(Item?.last_active_at).toBe(1_700_000_100);
   });
 
@@ -139,7 +155,14 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const attachment = attachmentRecord(user, session.attachment_id, conversationId);
     expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('conversation_missing');
     expect((await store.get(user, session.id))?.status).toBe('pending');
-    expect(await new DynamoAttachmentStore(t.api.app.use(dynamo), config().attachmentsTable, config().conversationsTable, t.api.app.use(outbox)).get(session.attachment_id)).toBeUndefined();
+    expect(
+      await new DynamoAttachmentStore(
+        t.api.app.use(dynamo),
+        config().attachmentsTable,
+        config().conversationsTable,
+        t.api.app.use(outbox),
+      ).get(session.attachment_id),
+    ).toBeUndefined();
   });
 });
 
@@ -164,11 +187,15 @@ const attachmentRecord = (userId: string, id: string, conversationId: string | n
 });
 
 const sessionStore = () =>
-  new DynamoUploadSessionStore(t.api.app.use(dynamo), {
-    sessions: config().uploadSessionsTable,
-    attachments: config().attachmentsTable,
-    conversations: config().conversationsTable,
-  }, t.api.app.use(outbox));
+  new DynamoUploadSessionStore(
+    t.api.app.use(dynamo),
+    {
+      sessions: config().uploadSessionsTable,
+      attachments: config().attachmentsTable,
+      conversations: config().conversationsTable,
+    },
+    t.api.app.use(outbox),
+  );
 
 /** A pending one-part session into the conversation, as start records it. */
 const pendingSession = (conversationId: string): SessionRecord => ({

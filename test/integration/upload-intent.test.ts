@@ -8,9 +8,9 @@ import { fileKey, userFilesPrefix } from '../../shared/files/keys.js';
 import { newId } from '../../shared/ids.js';
 import { upload } from '../support/attachments.js';
 import { listAll, settledAudit, summary } from '../support/audit.js';
-import { cutEvery, dynamodbCall, s3Call } from '../support/fault-proxy.js';
 import { eventually } from '../support/eventually.js';
-import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
+import { cutEvery, dynamodbCall, s3Call } from '../support/fault-proxy.js';
+import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
 
 /**
  * An upload writes its intent before its file (docs/consistency.md, "An
@@ -61,7 +61,13 @@ describe('an upload whose file S3 stored while DynamoDB went down', () => {
 
     f.dynamodb.calm();
     f.s3.calm();
-    expect(await eventually(() => filesOf(userId), (keys) => keys.length === 0, EXPIRY_SETTLES_MS)).toEqual([]);
+    expect(
+      await eventually(
+        () => filesOf(userId),
+        (keys) => keys.length === 0,
+        EXPIRY_SETTLES_MS,
+      ),
+    ).toEqual([]);
     expect(await eventually(intentsLeft, (items) => items.length === 0, EXPIRY_SETTLES_MS)).toEqual([]);
     expect(await listAll(f.t, userId, '/v1/attachments')).toEqual([]);
   });
@@ -74,7 +80,13 @@ describe('an upload whose file S3 stored while DynamoDB went down', () => {
     expect(await filesOf(userId)).toHaveLength(1);
 
     f.dynamodb.calm();
-    expect(await eventually(() => filesOf(userId), (keys) => keys.length === 0, EXPIRY_SETTLES_MS)).toEqual([]);
+    expect(
+      await eventually(
+        () => filesOf(userId),
+        (keys) => keys.length === 0,
+        EXPIRY_SETTLES_MS,
+      ),
+    ).toEqual([]);
     expect(await eventually(intentsLeft, (items) => items.length === 0, EXPIRY_SETTLES_MS)).toEqual([]);
     expect(await listAll(f.t, userId, '/v1/attachments')).toEqual([]);
   });
@@ -90,13 +102,21 @@ describe('an upload whose file S3 stored while DynamoDB went down', () => {
     await new Promise((resolve) => setTimeout(resolve, FUNCTION_TIMEOUT_MS + 12_000));
     const { violations } = await settledAudit(f, [userId], { expectedBytes: () => Buffer.from('committed, unacknowledged') });
     expect(summary(violations)).toEqual([]);
-    expect((await listAll<{ id: string; filename: string }>(f.t, userId, '/v1/attachments')).map((attachment) => attachment.filename)).toEqual(['committed-record.txt']);
+    expect(
+      (await listAll<{ id: string; filename: string }>(f.t, userId, '/v1/attachments')).map((attachment) => attachment.filename),
+    ).toEqual(['committed-record.txt']);
     expect(await intentsLeft()).toEqual([]);
   }, 60_000);
 });
 
 describe('the record write and the intent', () => {
-  const store = () => new DynamoAttachmentStore(f.t.api.app.use(dynamo), f.t.api.config.attachmentsTable, f.t.api.config.conversationsTable, f.t.api.app.use(outbox));
+  const store = () =>
+    new DynamoAttachmentStore(
+      f.t.api.app.use(dynamo),
+      f.t.api.config.attachmentsTable,
+      f.t.api.config.conversationsTable,
+      f.t.api.app.use(outbox),
+    );
   const recordOf = (userId: string, id: string, run: string): AttachmentRecord => ({
     id,
     message_id: null,
@@ -108,7 +128,12 @@ describe('the record write and the intent', () => {
     placement: null,
     file_key: fileKey(userId, id, run),
   });
-  const intentOf = (record: AttachmentRecord, run: string): UploadIntent => ({ attachmentId: record.id, run, fileKey: record.file_key, expiresAt: Math.ceil(Date.now() / 1000) + 600 });
+  const intentOf = (record: AttachmentRecord, run: string): UploadIntent => ({
+    attachmentId: record.id,
+    run,
+    fileKey: record.file_key,
+    expiresAt: Math.ceil(Date.now() / 1000) + 600,
+  });
 
   it('commits no record once the intent is removed: an attempt arriving after its run gave up makes nothing the cleanup would not remove', async () => {
     const record = recordOf('intent-late-attempt', newId('att'), 'run-1');

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runDynamodb, startTestApi, type TestApi } from '../support/api.js';
-import { download, sha256, storedFilesOf, fileKeyOf } from '../support/attachments.js';
-import { cutEvery, dynamodbCall, startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
-import { putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
+import { download, fileKeyOf, sha256, storedFilesOf } from '../support/attachments.js';
+import { cutEvery, dynamodbCall, type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { putPart, type SessionClient, sessionClient } from '../support/upload-sessions.js';
 
 /**
  * DynamoDB behind a proxy that cuts chosen requests: the completing
@@ -46,7 +46,11 @@ describe('a start when DynamoDB loses its answer', () => {
     expect(puts).toBeGreaterThan(1);
     expect(started.status).toBe(201);
     expect((await sessions.get('ddb-lost-start', started.body.id)).body.status).toBe('pending');
-    const completed = await sessions.complete('ddb-lost-start', started.body.id, await sessions.uploadAll('ddb-lost-start', started.body, bytes));
+    const completed = await sessions.complete(
+      'ddb-lost-start',
+      started.body.id,
+      await sessions.uploadAll('ddb-lost-start', started.body, bytes),
+    );
     expect(completed.status).toBe(201);
     expect(sha256((await download(completed.body.file_url)).bytes)).toBe(sha256(bytes));
   });
@@ -57,7 +61,10 @@ describe('a completion when DynamoDB fails its transaction', () => {
     const bytes = randomBytes(1000);
     const { session, parts } = await uploadedSession('ddb-lost', bytes);
     let transactions = 0;
-    const lost = proxy.inject({ match: (request) => dynamodbCall('TransactWriteItems')(request) && ++transactions > 0, fault: { kind: 'reset_after' } });
+    const lost = proxy.inject({
+      match: (request) => dynamodbCall('TransactWriteItems')(request) && ++transactions > 0,
+      fault: { kind: 'reset_after' },
+    });
     const response = await sessions.complete('ddb-lost', session.id, parts);
     expect(lost.fired).toBe(1);
     expect(transactions).toBeGreaterThan(1);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/time.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
+import { putPart, type SessionClient, sessionClient } from '../support/upload-sessions.js';
 
 /**
  * Expiry without waiting: the local API's clock (its `clock` option, the
@@ -40,7 +40,9 @@ describe('an upload session past expires_at', () => {
     const signed = await t.call('expiring', 'POST', `/v1/upload_sessions/${session.id}/parts`, { json: { part_numbers: [1] } });
     expect(signed.status).toBe(400);
     expect(signed.body.error.code).toBe('upload_session_expired');
-    const completed = await t.call('expiring', 'POST', `/v1/upload_sessions/${session.id}/complete`, { json: { parts: [{ part_number: 1, etag }] } });
+    const completed = await t.call('expiring', 'POST', `/v1/upload_sessions/${session.id}/complete`, {
+      json: { parts: [{ part_number: 1, etag }] },
+    });
     expect(completed.status).toBe(400);
     expect(completed.body.error.code).toBe('upload_session_expired');
     expect((await t.call('expiring', 'GET', '/v1/attachments')).body.data).toEqual([]);

@@ -8,10 +8,10 @@ import { uploadSessionKey } from '../../shared/dynamo/keys.js';
 import { fileKey } from '../../shared/files/keys.js';
 import { systemClock } from '../../shared/time.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { download, sha256, storedFilesOf, fileKeyOf } from '../support/attachments.js';
+import { download, fileKeyOf, sha256, storedFilesOf } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
-import { cutEvery, isS3Assembly, isS3ObjectDelete, startFaultProxy, type FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
-import { sessionClient, type SessionClient } from '../support/upload-sessions.js';
+import { cutEvery, type FaultProxy, isS3Assembly, isS3ObjectDelete, type ProxiedRequest, startFaultProxy } from '../support/fault-proxy.js';
+import { type SessionClient, sessionClient } from '../support/upload-sessions.js';
 
 /**
  * What an upload session leaves in S3 once its record is gone. On AWS,
@@ -55,7 +55,11 @@ afterAll(async () => {
 const cut = (match: (request: ProxiedRequest) => boolean, when: 'before' | 'after' = 'before') => cutEvery(proxy, match, when);
 
 const filesOf = (userId: string) => storedFilesOf(s3.endpoint, userId);
-const noFilesOf = (userId: string) => eventually(() => filesOf(userId), (keys) => keys.length === 0);
+const noFilesOf = (userId: string) =>
+  eventually(
+    () => filesOf(userId),
+    (keys) => keys.length === 0,
+  );
 
 /** The stored session record: what only the server knows (its attachment id, S3's upload id). */
 async function recordOf(userId: string, sessionId: string): Promise<{ sessionId: string; attachmentId: string; uploadId: string }> {
@@ -78,7 +82,9 @@ const keyOf = (userId: string, sessionId: string) => {
 /** Whether S3 still holds the multipart upload (its parts), asked of S3 itself. */
 async function uploadExists(userId: string, record: { sessionId: string; attachmentId: string; uploadId: string }): Promise<boolean> {
   try {
-    await s3Client.send(new ListPartsCommand({ Bucket: bucket, Key: fileKey(userId, record.attachmentId, record.sessionId), UploadId: record.uploadId }));
+    await s3Client.send(
+      new ListPartsCommand({ Bucket: bucket, Key: fileKey(userId, record.attachmentId, record.sessionId), UploadId: record.uploadId }),
+    );
     return true;
   } catch (error) {
     if ((error as Error).name === 'NoSuchUpload') return false;
@@ -142,7 +148,12 @@ describe('a session the client walks away from', () => {
 
     await removeRecord(user, session.id);
 
-    expect(await eventually(() => uploadExists(user, record), (exists) => !exists)).toBe(false);
+    expect(
+      await eventually(
+        () => uploadExists(user, record),
+        (exists) => !exists,
+      ),
+    ).toBe(false);
     expect(await filesOf(user)).toEqual([]);
   });
 
@@ -197,7 +208,10 @@ describe('a completion racing the removal of its session', () => {
     const stalled = proxy.inject({ match: isS3Assembly, fault: { kind: 'stall', ms: 6_000 } });
     const completing = sessions.complete(user, session.id, parts);
     await stalled.hit;
-    await eventually(() => filesOf(user), (keys) => keys.length === 1);
+    await eventually(
+      () => filesOf(user),
+      (keys) => keys.length === 1,
+    );
     await removeRecord(user, session.id);
 
     const completed = await completing;

@@ -5,8 +5,17 @@ import { startS3 } from '../../infra/local/s3.js';
 import { readConfig } from '../../shared/config.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { download, sha256, storedFilesOf } from '../support/attachments.js';
-import { cutEvery, isS3Assembly, isS3Head, isS3ObjectDelete, isS3Start, startFaultProxy, type FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
-import { sessionClient, type SessionClient } from '../support/upload-sessions.js';
+import {
+  cutEvery,
+  type FaultProxy,
+  isS3Assembly,
+  isS3Head,
+  isS3ObjectDelete,
+  isS3Start,
+  type ProxiedRequest,
+  startFaultProxy,
+} from '../support/fault-proxy.js';
+import { type SessionClient, sessionClient } from '../support/upload-sessions.js';
 
 /**
  * S3 behind a proxy that cuts chosen requests: one step of a completion
@@ -48,7 +57,11 @@ describe('a completion when S3 fails one step', () => {
     const response = await sessions.start('s3-faults-start', { filename: 'a.bin', file_size: 10 });
     expect(response.status).toBe(503);
     expect(response.body.error.code).toBe('service_unavailable');
-    const dynamodb = new DynamoDBClient({ endpoint: t.api.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const dynamodb = new DynamoDBClient({
+      endpoint: t.api.dynamodbEndpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const stored = await dynamodb.send(
       new QueryCommand({
         TableName: t.api.config.uploadSessionsTable,

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { conversationOf, download, sha256, storedFileKeys, storedFilesOf, fileKeyOf } from '../support/attachments.js';
-import { MIB, putPart, sessionClient, type SessionClient } from '../support/upload-sessions.js';
+import { conversationOf, download, fileKeyOf, sha256, storedFileKeys, storedFilesOf } from '../support/attachments.js';
+import { MIB, putPart, type SessionClient, sessionClient } from '../support/upload-sessions.js';
 
 let t: TestApi;
 let sessions: SessionClient;
@@ -26,7 +26,12 @@ async function started(userId: string, fields: Record<string, unknown>) {
 describe('POST /v1/upload_sessions', () => {
   it('answers 201 with a pending session whose parts fit S3 (8 MiB parts, the last one shorter)', async () => {
     const before = now();
-    const response = await sessions.start('alice', { filename: 'clip.mp4', file_size: 20 * MIB + 1, file_type: 'video/mp4', message_id: 'msg_1' });
+    const response = await sessions.start('alice', {
+      filename: 'clip.mp4',
+      file_size: 20 * MIB + 1,
+      file_type: 'video/mp4',
+      message_id: 'msg_1',
+    });
     expect(response.status).toBe(201);
     expect(Object.keys(response.body)).toEqual([
       'id',
@@ -57,9 +62,16 @@ describe('POST /v1/upload_sessions', () => {
   });
 
   it('takes a form body too, and a file of exactly 5 GiB (the default limit)', async () => {
-    const response = await t.call('alice', 'POST', '/v1/upload_sessions', { form: { filename: 'big.bin', file_size: String(5 * 1024 * MIB) } });
+    const response = await t.call('alice', 'POST', '/v1/upload_sessions', {
+      form: { filename: 'big.bin', file_size: String(5 * 1024 * MIB) },
+    });
     expect(response.status).toBe(201);
-    expect(response.body).toMatchObject({ file_size: 5 * 1024 * MIB, part_size: 8 * MIB, part_count: 640, file_type: 'application/octet-stream' });
+    expect(response.body).toMatchObject({
+      file_size: 5 * 1024 * MIB,
+      part_size: 8 * MIB,
+      part_count: 640,
+      file_type: 'application/octet-stream',
+    });
   });
 
   it('refuses one byte over 5 GiB with 413 file_too_large', async () => {
@@ -95,7 +107,9 @@ describe('POST /v1/upload_sessions', () => {
 
   it('types the file from its extension when no specific type is declared', async () => {
     expect((await started('alice', { filename: 'notes.pdf', file_size: 10 })).file_type).toBe('application/pdf');
-    expect((await started('alice', { filename: 'notes.pdf', file_size: 10, file_type: 'application/octet-stream' })).file_type).toBe('application/pdf');
+    expect((await started('alice', { filename: 'notes.pdf', file_size: 10, file_type: 'application/octet-stream' })).file_type).toBe(
+      'application/pdf',
+    );
   });
 
   it('replays the same session for the same Idempotency-Key, and refuses the key for another request', async () => {
@@ -129,25 +143,23 @@ describe('POST /v1/upload_sessions/:id/parts', () => {
     expect(response.body.data.map((part: { part_number: number }) => part.part_number)).toEqual([1, 2, 3]);
   });
 
-  it.each([
-    [[0]],
-    [[5]],
-    [[]],
-    [['1']],
-    [Array.from({ length: 101 }, (_, index) => index + 1)],
-    ['3-1'],
-    ['1-101'],
-    ['x'],
-  ])('refuses part_numbers %j with 400 on part_numbers', async (numbers) => {
-    const session = await started('alice', { filename: 'a.bin', file_size: 30 * MIB });
-    const response = await sessions.sign('alice', session.id, numbers as number[]);
-    expect(response.status).toBe(400);
-    expect(response.body.error.param).toBe('part_numbers');
-  });
+  it.each([[[0]], [[5]], [[]], [['1']], [Array.from({ length: 101 }, (_, index) => index + 1)], ['3-1'], ['1-101'], ['x']])(
+    'refuses part_numbers %j with 400 on part_numbers',
+    async (numbers) => {
+      const session = await started('alice', { filename: 'a.bin', file_size: 30 * MIB });
+      const response = await sessions.sign('alice', session.id, numbers as number[]);
+      expect(response.status).toBe(400);
+      expect(response.body.error.param).toBe('part_numbers');
+    },
+  );
 
   it("answers 404 for another user's session, and for ids that are not session ids", async () => {
     const session = await started('alice', { filename: 'a.bin', file_size: 10 });
-    for (const [user, id] of [['bob', session.id], ['alice', 'upl_nope'], ['alice', 'att_01HZY3M2V7X9Z1B3D5F7H9K1MN']]) {
+    for (const [user, id] of [
+      ['bob', session.id],
+      ['alice', 'upl_nope'],
+      ['alice', 'att_01HZY3M2V7X9Z1B3D5F7H9K1MN'],
+    ]) {
       const response = await sessions.sign(user!, id!, [1]);
       expect(response.status).toBe(404);
       expect(response.body.error.code).toBe('resource_missing');
@@ -198,7 +210,12 @@ describe('POST /v1/upload_sessions/:id/complete', () => {
     // The start of a PNG (signature, IHDR chunk, IDAT chunk header), declared as something else: the bytes win.
     const png = '89504e470d0a1a0a' + '0000000d49484452' + '000000100000001008060000001ff3ff61' + '0010000049444154';
     const bytes = Buffer.concat([Buffer.from(png, 'hex'), randomBytes(17 * MIB)]);
-    const session = await started('alice', { filename: 'picture.bin', file_size: bytes.length, file_type: 'text/plain', conversation_id: conversation });
+    const session = await started('alice', {
+      filename: 'picture.bin',
+      file_size: bytes.length,
+      file_type: 'text/plain',
+      conversation_id: conversation,
+    });
     const parts = await sessions.uploadAll('alice', session, bytes);
     const response = await sessions.complete('alice', session.id, parts);
     expect(response.status).toBe(201);
@@ -211,7 +228,11 @@ describe('POST /v1/upload_sessions/:id/complete', () => {
     });
     const attachment = await t.call('alice', 'GET', `/v1/attachments/${response.body.id}`);
     // A link is minted per response: its end moves with the second it was minted in.
-    expect({ ...attachment.body, file_url: undefined, file_url_expires_at: undefined }).toEqual({ ...response.body, file_url: undefined, file_url_expires_at: undefined });
+    expect({ ...attachment.body, file_url: undefined, file_url_expires_at: undefined }).toEqual({
+      ...response.body,
+      file_url: undefined,
+      file_url_expires_at: undefined,
+    });
     const file = await download(response.body.file_url);
     expect(sha256(file.bytes)).toBe(sha256(bytes));
     expect(await storedFileKeys(t.api.s3Endpoint)).toContain(fileKeyOf(response.body));
@@ -304,13 +325,20 @@ describe('POST /v1/upload_sessions/:id/complete', () => {
     const session = await started('alice', { filename: 'a.bin', file_size: 2000 });
     const signed = await sessions.sign('alice', session.id, [1]);
     // Part 2 is outside this session's single part: refused before S3 is asked.
-    const outside = await sessions.complete('alice', session.id, [{ part_number: 1, etag: '"00000000000000000000000000000000"' }, { part_number: 2, etag: '"00000000000000000000000000000000"' }]);
+    const outside = await sessions.complete('alice', session.id, [
+      { part_number: 1, etag: '"00000000000000000000000000000000"' },
+      { part_number: 2, etag: '"00000000000000000000000000000000"' },
+    ]);
     expect(outside.status).toBe(400);
     expect(outside.body.error.param).toBe('parts');
     const big = await started('alice', { filename: 'a.bin', file_size: 16 * MIB });
     const urls = (await sessions.sign('alice', big.id, [1, 2])).body.data;
     const small = [await putPart(urls[0].url, randomBytes(MIB)), await putPart(urls[1].url, randomBytes(MIB))];
-    const response = await sessions.complete('alice', big.id, small.map((etag, index) => ({ part_number: index + 1, etag })));
+    const response = await sessions.complete(
+      'alice',
+      big.id,
+      small.map((etag, index) => ({ part_number: index + 1, etag })),
+    );
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ code: 'parameter_invalid', param: 'parts' });
     expect(signed.status).toBe(200);
@@ -346,7 +374,11 @@ describe('POST /v1/upload_sessions/:id/complete', () => {
     const again = await sessions.complete('alice', session.id, parts, headers);
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect({ ...again.body, file_url: undefined, file_url_expires_at: undefined }).toEqual({ ...first.body, file_url: undefined, file_url_expires_at: undefined });
+    expect({ ...again.body, file_url: undefined, file_url_expires_at: undefined }).toEqual({
+      ...first.body,
+      file_url: undefined,
+      file_url_expires_at: undefined,
+    });
     expect(again.body.file_url_expires_at).toBeGreaterThanOrEqual(first.body.file_url_expires_at);
     expect(sha256((await download(again.body.file_url)).bytes)).toBe(sha256(bytes));
   });
@@ -354,7 +386,14 @@ describe('POST /v1/upload_sessions/:id/complete', () => {
   it.each([
     [{ parts: [] }],
     [{ parts: 'x' }],
-    [{ parts: [{ part_number: 2, etag: '"5d41402abc4b2a76b9719d911017c592"' }, { part_number: 1, etag: '"5d41402abc4b2a76b9719d911017c592"' }] }],
+    [
+      {
+        parts: [
+          { part_number: 2, etag: '"5d41402abc4b2a76b9719d911017c592"' },
+          { part_number: 1, etag: '"5d41402abc4b2a76b9719d911017c592"' },
+        ],
+      },
+    ],
     [{ parts: [{ part_number: 1, etag: 'nope' }] }],
     [{ parts: [{ part_number: 1, etag: '"5d41402abc4b2a76b9719d911017c592"', size: 3 }] }],
   ])('refuses the body %j with 400', async (body) => {

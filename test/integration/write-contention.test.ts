@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../shared/observability.js';
-import { uploadForm } from '../support/attachments.js';
 import type { Json, TestResponse } from '../support/api.js';
-import { freshId, sharingApi, type Member } from '../support/sharing.js';
+import { uploadForm } from '../support/attachments.js';
+import { freshId, type Member, sharingApi } from '../support/sharing.js';
 
 /**
  * Contention is not an outage (docs/api.md, "Errors"; docs/consistency.md):
@@ -37,9 +37,11 @@ afterEach(() => vi.restoreAllMocks());
 /** Runs `count` jobs, `limit` at a time. */
 async function pool(count: number, limit: number, job: (index: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < count) await job(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
 }
 
 describe("a user's writes while the other members' uploads fan out into their feed", () => {
@@ -56,10 +58,14 @@ describe("a user's writes while the other members' uploads fan out into their fe
       const kind = index % 3;
       const response =
         kind === 0
-          ? await s.call(user, 'POST', '/v1/attachments', { body: uploadForm({ bytes: randomBytes(16), filename: `own-${index}.txt` }, { conversation_id: side.id }) })
+          ? await s.call(user, 'POST', '/v1/attachments', {
+              body: uploadForm({ bytes: randomBytes(16), filename: `own-${index}.txt` }, { conversation_id: side.id }),
+            })
           : kind === 1
             ? await s.call(user, 'PUT', `/v1/attachments/${first.id}`, { form: { filename: `renamed-${index}.txt` } })
-            : await s.call(user, 'PUT', `/v1/conversations/${side.id}`, { form: { is_pinned: String(index % 2 === 0), pinned_message_id: `m-${index}` } });
+            : await s.call(user, 'PUT', `/v1/conversations/${side.id}`, {
+                form: { is_pinned: String(index % 2 === 0), pinned_message_id: `m-${index}` },
+              });
       answers.push({ what: ['upload', 'rename', 'pin'][kind]!, response });
     });
     const fannedOut = pool(OTHER_MEMBERS * UPLOADS_PER_MEMBER, OTHER_MEMBERS, async (index) => {
@@ -71,10 +77,14 @@ describe("a user's writes while the other members' uploads fan out into their fe
     });
     await Promise.all([own, fannedOut]);
 
-    const failures = answers.filter(({ response }) => response.status >= 500).map(({ what, response }) => `${what}: ${response.status} ${response.text}`);
+    const failures = answers
+      .filter(({ response }) => response.status >= 500)
+      .map(({ what, response }) => `${what}: ${response.status} ${response.text}`);
     expect(failures).toEqual([]);
     // Contention that outlasts the whole time budget would be a 429; here it never lasts that long.
-    const refused = answers.filter(({ response }) => response.status >= 400).map(({ what, response }) => `${what}: ${response.status} ${response.text}`);
+    const refused = answers
+      .filter(({ response }) => response.status >= 400)
+      .map(({ what, response }) => `${what}: ${response.status} ${response.text}`);
     expect(refused).toEqual([]);
     // The writes did meet: some of their requests were retried for contention.
     const contended = requestLines.filter((line) => (line.retries?.contention ?? 0) > 0);
@@ -90,7 +100,9 @@ describe("a user's writes while the other members' uploads fan out into their fe
     expect(new Set(uploadsInFeed).size).toBe(uploadsInFeed.length);
 
     // The other members' uploads reached the user's side: its last_active_at is at least the latest of them.
-    const latest = Math.max(...answers.filter(({ what }) => what === 'other upload').map(({ response }) => response.body.created_at as number));
+    const latest = Math.max(
+      ...answers.filter(({ what }) => what === 'other upload').map(({ response }) => response.body.created_at as number),
+    );
     await s.sideActiveAt(user, { group_id: g }, latest);
   }, 120_000);
 });

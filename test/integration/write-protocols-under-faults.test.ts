@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { userFilesPrefix } from '../../shared/files/keys.js';
 import { download, upload, uploadForm } from '../support/attachments.js';
-import { listAll, settledAudit, summary, type ListedAttachment } from '../support/audit.js';
-import { anyDynamodbCall, cutEvery, dynamodbCall, isS3ObjectDelete, s3Call, type Rule } from '../support/fault-proxy.js';
+import { type ListedAttachment, listAll, settledAudit, summary } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
-import { faultyApiForFile, type FaultyApi } from '../support/faulty-api.js';
+import { anyDynamodbCall, cutEvery, dynamodbCall, isS3ObjectDelete, type Rule, s3Call } from '../support/fault-proxy.js';
+import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
 
 /**
  * One test per row of issue 9's table: each makes exactly the failure that
@@ -83,7 +83,10 @@ describe('row 2: a conversation DELETE answered 200 with attachments left', () =
     expect(uploaded.status).not.toBe(500);
 
     const { violations } = await settledAudit(f, [userId]);
-    expect(await listAll(f.t, userId, `/v1/attachments?conversation_id=${conversationId}`), 'attachments left after the DELETE answered 200').toEqual([]);
+    expect(
+      await listAll(f.t, userId, `/v1/attachments?conversation_id=${conversationId}`),
+      'attachments left after the DELETE answered 200',
+    ).toEqual([]);
     expect(await f.storedKeys(userFilesPrefix(userId)), 'files left after the DELETE answered 200').toEqual([]);
     expect(summary(violations)).toEqual([]);
   });
@@ -94,7 +97,9 @@ describe('row 3: an orphan S3 file when S3 is down during a cascade', () => {
     const userId = 'row3-s3-down';
     const conversationId = await conversationWith(userId, 'carol');
     for (const name of ['one.txt', 'two.txt', 'three.txt']) {
-      expect((await upload(f.t, userId, { bytes: `bytes of ${name}`, filename: name }, { conversation_id: conversationId })).status).toBe(201);
+      expect((await upload(f.t, userId, { bytes: `bytes of ${name}`, filename: name }, { conversation_id: conversationId })).status).toBe(
+        201,
+      );
     }
     expect(await f.storedKeys(userFilesPrefix(userId))).toHaveLength(3);
 
@@ -204,12 +209,19 @@ describe('row 7: a record whose file is gone', () => {
     const userId = 'row7-two-runs';
     const key = 'row7-two-runs-key';
     const bytes = Buffer.from('the second run holds this file');
-    const send = () => f.t.call(userId, 'POST', '/v1/attachments', { body: uploadForm({ bytes, filename: 'two-runs.txt' }), headers: { 'idempotency-key': key } });
+    const send = () =>
+      f.t.call(userId, 'POST', '/v1/attachments', {
+        body: uploadForm({ bytes, filename: 'two-runs.txt' }),
+        headers: { 'idempotency-key': key },
+      });
     // Run 1 stores its file, then every try of its record write is cut before DynamoDB sees it: its outcome is
     // unknown to it, so it hands its file to the cleanup and answers 503, which frees the key.
     const recordWrites = cutEvery(f.dynamodb, dynamodbCall('TransactWriteItems', ['two-runs.txt']));
     // The cleanup found no record for that file; its removal is held until run 2 has stored and committed.
-    const cleanupRemoval = f.s3.inject({ match: (request) => isS3ObjectDelete(request) && request.path.includes(userFilesPrefix(userId)), fault: { kind: 'hold' } });
+    const cleanupRemoval = f.s3.inject({
+      match: (request) => isS3ObjectDelete(request) && request.path.includes(userFilesPrefix(userId)),
+      fault: { kind: 'hold' },
+    });
     const first = await send();
     expect(first.status).toBe(503);
     expect(recordWrites.fired).toBeGreaterThan(0);
@@ -221,7 +233,10 @@ describe('row 7: a record whose file is gone', () => {
     const filesBefore = await f.storedKeys(userFilesPrefix(userId));
     cleanupRemoval.release();
     // The held removal lands now: whatever it removes, it must not be the file the record holds.
-    await eventually(() => f.storedKeys(userFilesPrefix(userId)), (keys) => keys.length < filesBefore.length);
+    await eventually(
+      () => f.storedKeys(userFilesPrefix(userId)),
+      (keys) => keys.length < filesBefore.length,
+    );
 
     const shown = await f.t.call(userId, 'GET', `/v1/attachments/${second.body.id}`);
     expect(shown.status).toBe(200);
@@ -237,7 +252,10 @@ describe('row 8: one upload stored twice under one Idempotency-Key', () => {
   async function uploadRetrying(userId: string, key: string, bytes: Buffer, filename: string) {
     const statuses: number[] = [];
     for (;;) {
-      const response = await f.t.call(userId, 'POST', '/v1/attachments', { body: uploadForm({ bytes, filename }), headers: { 'idempotency-key': key } });
+      const response = await f.t.call(userId, 'POST', '/v1/attachments', {
+        body: uploadForm({ bytes, filename }),
+        headers: { 'idempotency-key': key },
+      });
       statuses.push(response.status);
       if (response.status < 500 || statuses.length === 5) return { response, statuses };
       await sleep(200);

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { signToken } from '../../shared/auth/tokens.js';
-import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../infra/local/server.js';
+import { type LocalApi, type LocalApiOptions, startLocalApi } from '../../infra/local/server.js';
 import { encode, read } from '../../infra/smoke/client.js';
+import { signToken } from '../../shared/auth/tokens.js';
 import { OpenApiContract } from './openapi-contract.js';
 import { workerDynamodb } from './workers.js';
 
@@ -26,7 +26,7 @@ export interface TestApi {
 export interface CallInit {
   form?: Record<string, string>;
   json?: unknown;
-  body?: RequestInit["body"];
+  body?: RequestInit['body'];
   headers?: Record<string, string>;
   /** The groups the call's token lists (the claim is left out when not given). */
   groups?: readonly string[];

@@ -87,7 +87,6 @@ export async function storedFileKeys(s3Endpoint: string, bucket = 'attachments')
   }
 }
 
-
 /** The S3 key of an attachment's file, as its file_url names it (path style: /<bucket>/<key>). */
 export const fileKeyOf = (attachment: { file_url: string }): string => new URL(attachment.file_url).pathname.split('/').slice(2).join('/');
 

@@ -1,7 +1,6 @@
-import { fileKeyOf } from './attachments.js';
 import { userFilesPrefix } from '../../shared/files/keys.js';
 import type { TestApi } from './api.js';
-import { download } from './attachments.js';
+import { download, fileKeyOf } from './attachments.js';
 import { eventually } from './eventually.js';
 import type { FaultyApi } from './faulty-api.js';
 
@@ -34,12 +33,22 @@ export interface Violation {
 }
 
 /** Every object of a list, page after page (starting_after); `groups`: those the reader's token lists. */
-export async function listAll<T extends { id: string }>(t: TestApi, userId: string, path: string, groups?: readonly string[]): Promise<T[]> {
+export async function listAll<T extends { id: string }>(
+  t: TestApi,
+  userId: string,
+  path: string,
+  groups?: readonly string[],
+): Promise<T[]> {
   const all: T[] = [];
   let cursor: string | undefined;
   for (;;) {
     const separator = path.includes('?') ? '&' : '?';
-    const response = await t.call(userId, 'GET', `${path}${separator}limit=100${cursor ? `&starting_after=${cursor}` : ''}`, groups ? { groups } : {});
+    const response = await t.call(
+      userId,
+      'GET',
+      `${path}${separator}limit=100${cursor ? `&starting_after=${cursor}` : ''}`,
+      groups ? { groups } : {},
+    );
     if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${response.text}`);
     const page = response.body as { has_more: boolean; data: T[] };
     all.push(...page.data);
@@ -108,15 +117,24 @@ export async function auditUsers(
     }
     for (const attachment of view.attachments) {
       expectedKeys.add(fileKeyOf(attachment));
-      const file = await download(attachment.file_url).catch((error: unknown) => ({ status: `failed (${String(error)})`, bytes: Buffer.alloc(0) }));
+      const file = await download(attachment.file_url).catch((error: unknown) => ({
+        status: `failed (${String(error)})`,
+        bytes: Buffer.alloc(0),
+      }));
       const expected = options.expectedBytes?.(userId, attachment);
       if (file.status !== 200) {
-        violations.push({ kind: 'record whose file is gone', detail: `${userId}/${attachment.id} (${attachment.filename}): download ${file.status}` });
+        violations.push({
+          kind: 'record whose file is gone',
+          detail: `${userId}/${attachment.id} (${attachment.filename}): download ${file.status}`,
+        });
       } else if (expected ? !file.bytes.equals(expected) : file.bytes.length !== attachment.file_size) {
         violations.push({ kind: 'attachment with wrong bytes', detail: `${userId}/${attachment.id} (${attachment.filename})` });
       }
       if (attachment.conversation_id !== null && !conversationIds.has(attachment.conversation_id)) {
-        violations.push({ kind: 'attachment in a deleted conversation', detail: `${userId}/${attachment.id} in ${attachment.conversation_id}` });
+        violations.push({
+          kind: 'attachment in a deleted conversation',
+          detail: `${userId}/${attachment.id} in ${attachment.conversation_id}`,
+        });
       }
     }
     for (const [field, label] of [
@@ -129,7 +147,8 @@ export async function auditUsers(
         if (counterpart !== null) byCounterpart.set(counterpart, [...(byCounterpart.get(counterpart) ?? []), conversation.id]);
       }
       for (const [counterpart, ids] of byCounterpart) {
-        if (ids.length > 1) violations.push({ kind: `two conversations for one ${label}`, detail: `${userId}/${counterpart}: ${ids.join(', ')}` });
+        if (ids.length > 1)
+          violations.push({ kind: `two conversations for one ${label}`, detail: `${userId}/${counterpart}: ${ids.join(', ')}` });
       }
     }
   }

@@ -105,7 +105,15 @@ export interface FaultProxy {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const emptyFaults = (): Record<FaultKind, number> => ({ reset_before: 0, reset_after: 0, stall: 0, delay: 0, hold: 0, outage: 0, throttle: 0 });
+const emptyFaults = (): Record<FaultKind, number> => ({
+  reset_before: 0,
+  reset_after: 0,
+  stall: 0,
+  delay: 0,
+  hold: 0,
+  outage: 0,
+  throttle: 0,
+});
 
 interface ActiveRule {
   spec: RuleSpec;
@@ -392,7 +400,10 @@ const DYNAMODB_THROTTLING_BODIES: Record<Exclude<DynamodbThrottling, 'Transactio
     message:
       'You exceeded your maximum allowed provisioned throughput for a table or for one or more global secondary indexes. To view performance metrics for provisioned throughput vs. consumed throughput, open the Amazon CloudWatch console.',
   },
-  ThrottlingException: { __type: 'com.amazon.coral.availability#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' },
+  ThrottlingException: {
+    __type: 'com.amazon.coral.availability#ThrottlingException',
+    message: 'Rate of requests exceeds the allowed throughput.',
+  },
 };
 
 const THROTTLING_REASON_MESSAGE =
@@ -403,27 +414,41 @@ export function throttledAnswer(request: ProxiedRequest, as?: DynamodbThrottling
   const requestId = randomBytes(8).toString('hex').toUpperCase();
   if (request.target === undefined) {
     const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message><RequestId>${requestId}</RequestId><HostId>${randomBytes(24).toString('base64')}</HostId></Error>`;
-    return httpAnswer('503 Slow Down', { 'x-amz-request-id': requestId, 'content-type': 'application/xml' }, request.method === 'HEAD' ? '' : xml);
+    return httpAnswer(
+      '503 Slow Down',
+      { 'x-amz-request-id': requestId, 'content-type': 'application/xml' },
+      request.method === 'HEAD' ? '' : xml,
+    );
   }
   const isTransaction = request.target === `${DYNAMODB_PREFIX}TransactWriteItems`;
   const form = as ?? (isTransaction ? 'TransactionCanceledException' : 'ProvisionedThroughputExceededException');
   let body: object;
   if (form === 'TransactionCanceledException') {
-    const items: unknown[] = isTransaction ? (JSON.parse(request.body.toString('utf8')) as { TransactItems: unknown[] }).TransactItems : [undefined];
+    const items: unknown[] = isTransaction
+      ? (JSON.parse(request.body.toString('utf8')) as { TransactItems: unknown[] }).TransactItems
+      : [undefined];
     // The last item ran out of throughput (a feed's items come last); the others would have gone through.
-    const reasons = items.map((_, index) => (index === items.length - 1 ? { Code: 'ThrottlingError', Message: THROTTLING_REASON_MESSAGE } : { Code: 'None' }));
+    const reasons = items.map((_, index) =>
+      index === items.length - 1 ? { Code: 'ThrottlingError', Message: THROTTLING_REASON_MESSAGE } : { Code: 'None' },
+    );
     body = {
       __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
       CancellationReasons: reasons,
       Message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`,
     };
   } else body = DYNAMODB_THROTTLING_BODIES[form];
-  return httpAnswer('400 Bad Request', { 'x-amzn-requestid': requestId, 'content-type': 'application/x-amz-json-1.0' }, JSON.stringify(body));
+  return httpAnswer(
+    '400 Bad Request',
+    { 'x-amzn-requestid': requestId, 'content-type': 'application/x-amz-json-1.0' },
+    JSON.stringify(body),
+  );
 }
 
 function httpAnswer(status: string, headers: Record<string, string>, body: string): Buffer {
   const bytes = Buffer.from(body, 'utf8');
-  const head = Object.entries({ ...headers, 'content-length': String(bytes.length), date: new Date().toUTCString() }).map(([name, value]) => `${name}: ${value}\r\n`);
+  const head = Object.entries({ ...headers, 'content-length': String(bytes.length), date: new Date().toUTCString() }).map(
+    ([name, value]) => `${name}: ${value}\r\n`,
+  );
   return Buffer.concat([Buffer.from(`HTTP/1.1 ${status}\r\n${head.join('')}\r\n`, 'latin1'), bytes]);
 }
 

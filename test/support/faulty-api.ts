@@ -1,10 +1,10 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startS3 } from '../../infra/local/s3.js';
-import { readConfig } from '../../shared/config.js';
 import type { LocalApiOptions } from '../../infra/local/server.js';
+import { readConfig } from '../../shared/config.js';
 import { sharedDynamodb, startTestApi, type TestApi } from './api.js';
-import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
 
 const HOST = '127.0.0.1';
 const REGION = 'us-east-1';
@@ -37,7 +37,11 @@ export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<Fa
   const dynamodb = await startFaultProxy(shared.endpoint);
   const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS);
   const s3 = await startFaultProxy(s3Backend.endpoint);
-  const t = await startTestApi({ ...options, sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint }, env: { S3_ENDPOINT: s3.endpoint } });
+  const t = await startTestApi({
+    ...options,
+    sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint },
+    env: { S3_ENDPOINT: s3.endpoint },
+  });
   const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
 
   return {

@@ -83,7 +83,9 @@ export class OpenApiContract {
     const body = this.parse(response);
     if (body === undefined) return [`${where}: body is not JSON: ${response.text.slice(0, 200)}`];
     const validate = this.validator(schemaPointer);
-    return validate(body) ? [] : [`${where}: body ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}: ${response.text.slice(0, 500)}`];
+    return validate(body)
+      ? []
+      : [`${where}: body ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}: ${response.text.slice(0, 500)}`];
   }
 
   private parse(response: ReceivedResponse): Json {

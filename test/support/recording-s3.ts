@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { HttpResponse, type HttpRequest } from '@smithy/core/protocols';
+import { type HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import type { S3Transport } from '../../shared/s3/bucket.js';
 
 /** A bucket on a stand-in's address, with the SDK's three attempts: what the scripted tests call. */
@@ -37,7 +37,10 @@ export class RecordingTransport implements S3Transport {
         statusCode: answer.status,
         headers: answer.headers ?? {},
         // A stream, as NodeHttpHandler hands the body over.
-        body: answer.cutAfter === undefined ? Readable.from(answer.body === undefined ? [] : [Buffer.from(answer.body, 'utf8')]) : cutBody(answer.body ?? '', answer.cutAfter),
+        body:
+          answer.cutAfter === undefined
+            ? Readable.from(answer.body === undefined ? [] : [Buffer.from(answer.body, 'utf8')])
+            : cutBody(answer.body ?? '', answer.cutAfter),
       }),
     };
   }
@@ -59,15 +62,25 @@ function cutBody(text: string, bytes: number): Readable {
 /** A successful answer of each operation, as S3 shapes it, told apart by method and query as S3 does. */
 export function successOf(request: HttpRequest): ScriptedAnswer {
   const query = request.query ?? {};
-  const xml = (body: string) => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: `<?xml version="1.0" encoding="UTF-8"?>\n${body}` });
+  const xml = (body: string) => ({
+    status: 200,
+    headers: { 'content-type': 'application/xml' },
+    body: `<?xml version="1.0" encoding="UTF-8"?>\n${body}`,
+  });
   if (request.method === 'POST' && 'uploads' in query) {
-    return xml('<InitiateMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>b</Bucket><Key>k</Key><UploadId>upload-1</UploadId></InitiateMultipartUploadResult>');
+    return xml(
+      '<InitiateMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>b</Bucket><Key>k</Key><UploadId>upload-1</UploadId></InitiateMultipartUploadResult>',
+    );
   }
   if (request.method === 'POST') {
-    return xml('<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Location>l</Location><Bucket>b</Bucket><Key>k</Key><ETag>"e-2"</ETag></CompleteMultipartUploadResult>');
+    return xml(
+      '<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Location>l</Location><Bucket>b</Bucket><Key>k</Key><ETag>"e-2"</ETag></CompleteMultipartUploadResult>',
+    );
   }
   if (request.method === 'GET' && 'uploadId' in query) {
-    return xml('<ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IsTruncated>false</IsTruncated><Part><PartNumber>1</PartNumber><ETag>"e1"</ETag><Size>5</Size></Part></ListPartsResult>');
+    return xml(
+      '<ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IsTruncated>false</IsTruncated><Part><PartNumber>1</PartNumber><ETag>"e1"</ETag><Size>5</Size></Part></ListPartsResult>',
+    );
   }
   if (request.method === 'GET') return { status: 206, headers: { 'content-range': 'bytes 0-4/5', 'content-length': '5' }, body: 'hello' };
   if (request.method === 'HEAD') return { status: 200, headers: { 'content-length': '5' } };

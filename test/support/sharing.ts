@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { startTestApi, type CallInit, type TestApi, type TestResponse } from './api.js';
-import { uploadForm, type FileSpec } from './attachments.js';
-import { feedOf, type FeedEvent } from './audit.js';
+import { type CallInit, startTestApi, type TestApi, type TestResponse } from './api.js';
+import { type FileSpec, uploadForm } from './attachments.js';
+import { type FeedEvent, feedOf } from './audit.js';
 import { eventually } from './eventually.js';
 
 /**
@@ -117,7 +117,11 @@ export function sharingCalls(api: () => TestApi) {
     /** The sides `who` holds of a thread, found as a client would: GET /v1/conversations?contact_id= (or group_id=). */
     async sides(who: Member, thread: Thread, filters = ''): Promise<Conversation[]> {
       const [[name, value]] = Object.entries(thread) as [[string, string]];
-      const response = await call(who, 'GET', `/v1/conversations?limit=100&${name}=${encodeURIComponent(value)}${filters ? `&${filters}` : ''}`);
+      const response = await call(
+        who,
+        'GET',
+        `/v1/conversations?limit=100&${name}=${encodeURIComponent(value)}${filters ? `&${filters}` : ''}`,
+      );
       expect(response.status, response.text).toBe(200);
       return response.body.data;
     },

@@ -20,7 +20,8 @@ export function sessionClient(t: TestApi): SessionClient {
         ? t.call(userId, 'POST', `/v1/upload_sessions/${id}/parts`, { form: { part_numbers: partNumbers } })
         : t.call(userId, 'POST', `/v1/upload_sessions/${id}/parts`, { json: { part_numbers: partNumbers } }),
     get: (userId, id) => t.call(userId, 'GET', `/v1/upload_sessions/${id}`),
-    complete: (userId, id, parts, headers = {}) => t.call(userId, 'POST', `/v1/upload_sessions/${id}/complete`, { json: { parts }, headers }),
+    complete: (userId, id, parts, headers = {}) =>
+      t.call(userId, 'POST', `/v1/upload_sessions/${id}/complete`, { json: { parts }, headers }),
     abort: (userId, id) => t.call(userId, 'DELETE', `/v1/upload_sessions/${id}`),
     async uploadAll(userId, session, bytes) {
       const count = Math.ceil(bytes.length / session.part_size);

@@ -33,7 +33,12 @@ const OBJECTS: Record<string, string> = {
 const resolver = (openapi: Json) => {
   const resolve = (node: Json): Json => {
     if (!node?.$ref) return node;
-    return resolve(node.$ref.slice(2).split('/').reduce((value: Json, key: string) => value[key.replaceAll('~1', '/')], openapi));
+    return resolve(
+      node.$ref
+        .slice(2)
+        .split('/')
+        .reduce((value: Json, key: string) => value[key.replaceAll('~1', '/')], openapi),
+    );
   };
   return resolve;
 };
@@ -62,7 +67,8 @@ function openApiFacts(openapi: Json): OpenApiFacts {
       const operation = item[method];
       operations.add(route);
       const names = new Set<string>();
-      for (const parameter of [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(resolve)) names.add(`${parameter.in} ${parameter.name}`);
+      for (const parameter of [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(resolve))
+        names.add(`${parameter.in} ${parameter.name}`);
       for (const media of Object.values<Json>(operation.requestBody?.content ?? {})) {
         for (const field of Object.keys(resolve(media.schema).properties ?? {})) names.add(`body ${field}`);
       }
@@ -80,7 +86,9 @@ function openApiFacts(openapi: Json): OpenApiFacts {
   const errors = new Set<string>();
   for (const [ref, statuses] of responseStatuses) {
     const response = resolve({ $ref: ref });
-    const named = [...String(response.description).matchAll(/`([^`]+)`/g)].map((match) => match[1]!).filter((name) => SNAKE_CASE.test(name));
+    const named = [...String(response.description).matchAll(/`([^`]+)`/g)]
+      .map((match) => match[1]!)
+      .filter((name) => SNAKE_CASE.test(name));
     const example = response.content?.['application/json']?.example?.error?.code;
     for (const code of [...named, ...(example ? [example] : [])]) for (const status of statuses) errors.add(`${status} ${code}`);
   }
@@ -137,7 +145,10 @@ function referenceFacts(markdown: string): ReferenceFacts {
         const rows = facts.parameters.get(heading) ?? [];
         facts.parameters.set(heading, rows.concat(table.rows.map((row) => `${row[1]} ${codeSpan(row[0]!)}`)));
       } else if (kind === 'Field' && OBJECTS[heading]) {
-        facts.fields.set(heading, table.rows.map((row) => codeSpan(row[0]!)));
+        facts.fields.set(
+          heading,
+          table.rows.map((row) => codeSpan(row[0]!)),
+        );
       } else if (kind === 'Status') {
         for (const [status, type, code] of table.rows) {
           facts.errors.push(`${status} ${codeSpan(code!)}`);
@@ -158,7 +169,10 @@ function tablesOf(lines: string[]): { header: string[]; rows: string[][] }[] {
       current = undefined;
       continue;
     }
-    const cells = line.slice(1, line.trimEnd().endsWith('|') ? line.trimEnd().length - 1 : undefined).split('|').map((cell) => cell.trim());
+    const cells = line
+      .slice(1, line.trimEnd().endsWith('|') ? line.trimEnd().length - 1 : undefined)
+      .split('|')
+      .map((cell) => cell.trim());
     if (!current) {
       current = { header: cells, rows: [] };
       tables.push(current);
@@ -193,13 +207,22 @@ function differences(markdown: string, openapi: Json): string[] {
   const routes = sorted([...api.operations].filter((operation) => !operation.startsWith('OPTIONS ')));
   report('routes without a section in docs/api.md', minus(routes, ref.routeHeadings));
   report('route sections docs/api.md has and the OpenAPI document does not', minus(ref.routeHeadings, routes));
-  report('route headings given twice', ref.routeHeadings.filter((route, index) => ref.routeHeadings.indexOf(route) !== index));
+  report(
+    'route headings given twice',
+    ref.routeHeadings.filter((route, index) => ref.routeHeadings.indexOf(route) !== index),
+  );
   const spannedRoutes = ref.codeSpans.flatMap((span) => {
     const match = ROUTE.exec(span);
     return match ? [`${match[1]} ${match[2]!.split('?')[0]}`] : [];
   });
   report('routes named in docs/api.md that the OpenAPI document lacks', minus(new Set(spannedRoutes), api.operations));
-  report('preflights docs/api.md never names', minus([...api.operations].filter((operation) => operation.startsWith('OPTIONS ')), spannedRoutes));
+  report(
+    'preflights docs/api.md never names',
+    minus(
+      [...api.operations].filter((operation) => operation.startsWith('OPTIONS ')),
+      spannedRoutes,
+    ),
+  );
 
   for (const route of routes) {
     const documented = api.parameters.get(route) ?? new Set();
@@ -215,11 +238,20 @@ function differences(markdown: string, openapi: Json): string[] {
     report(`${heading}: fields in docs/api.md the ${schema} schema lacks`, minus(fields, properties));
   }
 
-  report('error codes the OpenAPI document names in a response but does not list in Error.code', minus(
-    [...api.errors].map((pair) => pair.split(' ')[1]!),
-    api.codes,
-  ));
-  report('error codes of Error.code that no response documents', minus(api.codes, [...api.errors].map((pair) => pair.split(' ')[1]!)));
+  report(
+    'error codes the OpenAPI document names in a response but does not list in Error.code',
+    minus(
+      [...api.errors].map((pair) => pair.split(' ')[1]!),
+      api.codes,
+    ),
+  );
+  report(
+    'error codes of Error.code that no response documents',
+    minus(
+      api.codes,
+      [...api.errors].map((pair) => pair.split(' ')[1]!),
+    ),
+  );
   report('errors (status code) missing from the errors table of docs/api.md', minus(api.errors, ref.errors));
   report('errors (status code) in docs/api.md the OpenAPI document lacks', minus(ref.errors, api.errors));
   report('error types of docs/api.md the OpenAPI document lacks', minus(new Set(ref.types), api.types));
@@ -258,13 +290,18 @@ describe('docs/api.md', () => {
       const row = '| 400 | `invalid_request_error` | `parameter_bogus` | Never. |\n';
       const inTable = reference.replace(/^\| 401 \| `authentication_error` \| `token_missing`/m, `${row}$&`);
       expect(inTable).not.toBe(reference);
-      expect(differences(inTable, document).join('\n')).toMatch(/errors \(status code\) in docs\/api.md the OpenAPI document lacks: 400 parameter_bogus/);
+      expect(differences(inTable, document).join('\n')).toMatch(
+        /errors \(status code\) in docs\/api.md the OpenAPI document lacks: 400 parameter_bogus/,
+      );
       const inProse = reference.replace('## Headers', 'A stale token is 401 `token_stale`.\n\n## Headers');
       expect(differences(inProse, document).join('\n')).toMatch(/snake_case names .*: token_stale/);
     });
 
     it('an error code documented with another status', () => {
-      const moved = reference.replace('| 409 | `idempotency_error` | `idempotency_key_in_use`', '| 423 | `idempotency_error` | `idempotency_key_in_use`');
+      const moved = reference.replace(
+        '| 409 | `idempotency_error` | `idempotency_key_in_use`',
+        '| 423 | `idempotency_error` | `idempotency_key_in_use`',
+      );
       expect(moved).not.toBe(reference);
       expect(differences(moved, document).join('\n')).toMatch(/missing from the errors table of docs\/api.md: 409 idempotency_key_in_use/);
     });
@@ -272,9 +309,13 @@ describe('docs/api.md', () => {
     it('a parameter missing from a route, or one the route does not take', () => {
       const missing = reference.replace(/^\| `unread` \| query .*\n/m, '');
       expect(missing).not.toBe(reference);
-      expect(differences(missing, document).join('\n')).toMatch(/GET \/v1\/conversations: parameters missing from docs\/api.md: query unread/);
+      expect(differences(missing, document).join('\n')).toMatch(
+        /GET \/v1\/conversations: parameters missing from docs\/api.md: query unread/,
+      );
       const extra = reference.replace(/^\| `unread` \| query .*\n/m, '$&| `starred` | query | boolean | no | Starred only. |\n');
-      expect(differences(extra, document).join('\n')).toMatch(/GET \/v1\/conversations: parameters in docs\/api.md the OpenAPI document lacks: query starred/);
+      expect(differences(extra, document).join('\n')).toMatch(
+        /GET \/v1\/conversations: parameters in docs\/api.md the OpenAPI document lacks: query starred/,
+      );
     });
 
     it('a parameter or field the OpenAPI document gains', () => {

@@ -1,5 +1,14 @@
 import { describe, expect, it, vi } from 'vitest';
-import { App, attachmentStore, attachmentViews, attachmentWriter, dynamo, fileStore, sessionLeftovers, type Part } from '../../shared/app.js';
+import {
+  App,
+  attachmentStore,
+  attachmentViews,
+  attachmentWriter,
+  dynamo,
+  fileStore,
+  type Part,
+  sessionLeftovers,
+} from '../../shared/app.js';
 import { readConfig } from '../../shared/config.js';
 
 const newApp = () => new App(readConfig({ DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', S3_ENDPOINT: 'http://127.0.0.1:1' }));

@@ -1,5 +1,5 @@
+import { type HttpHandler, type HttpHandlerOptions, HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { isThrottlingError, isTransientError } from '@smithy/core/retry';
-import { HttpRequest, HttpResponse, type HttpHandler, type HttpHandlerOptions } from '@smithy/core/protocols';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -12,8 +12,8 @@ import {
   remainingOf,
   withinBudget,
 } from '../../shared/deadline.js';
-import { BudgetBoundHandler } from '../../shared/transport.js';
 import { isBackendUnavailable } from '../../shared/http/unavailable.js';
+import { BudgetBoundHandler } from '../../shared/transport.js';
 
 const timeLeft = (ms: number) => ({ getRemainingTimeInMillis: () => ms });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -82,7 +82,10 @@ function slowHandler(answerAfterMs: number) {
     handle: (_request, options = {}) => {
       calls.push(options);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => resolve({ response: new HttpResponse({ statusCode: 200, headers: {}, body: Buffer.from('ok') }) }), answerAfterMs);
+        const timer = setTimeout(
+          () => resolve({ response: new HttpResponse({ statusCode: 200, headers: {}, body: Buffer.from('ok') }) }),
+          answerAfterMs,
+        );
         (options.abortSignal as AbortSignal | undefined)?.addEventListener('abort', () => {
           clearTimeout(timer);
           reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' }));

@@ -1,8 +1,8 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { consumerBudgetFor, budgetFor } from '../../shared/deadline.js';
-import { batchResponse, eachInOrder } from '../../shared/stream-consumer.js';
 import { checkpointOf } from '../../infra/local/stream-poller.js';
+import { budgetFor, consumerBudgetFor } from '../../shared/deadline.js';
+import { batchResponse, eachInOrder } from '../../shared/stream-consumer.js';
 
 const record = (sequence: string): DynamoDBRecord => ({ eventID: `e${sequence}`, dynamodb: { SequenceNumber: sequence } });
 const batch = ['100', '200', '300', '400'].map(record);
@@ -13,10 +13,12 @@ describe("a stream consumer's answer", () => {
   });
 
   it('names the sequence number of the first record not finished, so Lambda keeps the ones before', () => {
-    expect(batchResponse({ Records: batch }, { record: batch[2]!, error: new Error('throttled') })).toEqual({ batchItemFailures: [{ itemIdentifier: '300' }] });
+    expect(batchResponse({ Records: batch }, { record: batch[2]!, error: new Error('throttled') })).toEqual({
+      batchItemFailures: [{ itemIdentifier: '300' }],
+    });
   });
 
-  it('throws when it stopped at the batch\'s first record, so the mapping bisects the batch rather than retry it whole', () => {
+  it("throws when it stopped at the batch's first record, so the mapping bisects the batch rather than retry it whole", () => {
     const error = new Error('down');
     expect(() => batchResponse({ Records: batch }, { record: batch[0]!, error })).toThrow(error);
   });
@@ -51,7 +53,7 @@ describe('the local poller reading a partial batch response as Lambda does', () 
 });
 
 describe("a stream consumer's budget", () => {
-  it("of a 900 s function: calls until 885 s, fallbacks until 890 s, as nobody waits on the answer", () => {
+  it('of a 900 s function: calls until 885 s, fallbacks until 890 s, as nobody waits on the answer', () => {
     expect(consumerBudgetFor(900_000, 1_000)).toEqual({ callsEndAt: 886_000, fallbacksEndAt: 891_000 });
   });
 

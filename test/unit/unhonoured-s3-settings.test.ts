@@ -29,12 +29,32 @@ describe('settings the S3 layer cannot honour', () => {
   });
 
   it('take false, empty, and an environment without them', () => {
-    expect(readConfig({ ...NO_FILE, AWS_USE_FIPS_ENDPOINT: 'false', AWS_USE_DUALSTACK_ENDPOINT: 'false', AWS_ENDPOINT_URL_S3: '' }).filesBucket).toBe('attachments');
-    expect(readConfig({ ...NO_FILE, AWS_ENDPOINT_URL_S3: 'https://x.example', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' }).filesBucket).toBe('attachments');
+    expect(
+      readConfig({ ...NO_FILE, AWS_USE_FIPS_ENDPOINT: 'false', AWS_USE_DUALSTACK_ENDPOINT: 'false', AWS_ENDPOINT_URL_S3: '' }).filesBucket,
+    ).toBe('attachments');
+    expect(
+      readConfig({ ...NO_FILE, AWS_ENDPOINT_URL_S3: 'https://x.example', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' }).filesBucket,
+    ).toBe('attachments');
   });
 
   it("refuse them in the shared config file's profile too, as the SDK reads them there", () => {
-    const file = configFile(['[default]', 'region = eu-west-1', '', '[profile fips]', 'use_fips_endpoint = true', '', '[profile moved]', 'services = moved-s3', '', '[services moved-s3]', 's3 =', '  endpoint_url = https://s3.example.com', ''].join('\n'));
+    const file = configFile(
+      [
+        '[default]',
+        'region = eu-west-1',
+        '',
+        '[profile fips]',
+        'use_fips_endpoint = true',
+        '',
+        '[profile moved]',
+        'services = moved-s3',
+        '',
+        '[services moved-s3]',
+        's3 =',
+        '  endpoint_url = https://s3.example.com',
+        '',
+      ].join('\n'),
+    );
     expect(readConfig({ AWS_CONFIG_FILE: file }).region).toBe('us-east-1');
     expect(() => readConfig({ AWS_CONFIG_FILE: file, AWS_PROFILE: 'fips' })).toThrow('use_fips_endpoint');
     expect(() => readConfig({ AWS_CONFIG_FILE: file, AWS_PROFILE: 'moved' })).toThrow('endpoint_url of s3 in the services section');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { signToken } from '../../../shared/auth/tokens.js';
-import { describe, type Answer } from '../client.js';
-import { expect, type Check } from '../check.js';
+import { type Check, expect } from '../check.js';
+import { type Answer, describe } from '../client.js';
 
 /**
  * The two refusals every client meets: no token (the gateway itself, 401

@@ -1,5 +1,5 @@
+import { type Check, expect } from '../check.js';
 import { describe } from '../client.js';
-import { expect, type Check } from '../check.js';
 import { heldConversationWith } from '../held.js';
 
 /**

@@ -1,6 +1,6 @@
 import { CORS_ALLOWED_HEADERS } from '../../../shared/http/cors.js';
+import { type Check, expect } from '../check.js';
 import { describe } from '../client.js';
-import { expect, type Check } from '../check.js';
 
 /**
  * A browser's preflight of an upload, answered by the stage's mock
@@ -19,13 +19,22 @@ export const corsPreflight: Check = {
     });
     expect(answer.status === 204, `OPTIONS /v1/attachments: ${describe(answer)}, not 204`);
     const listed = (name: string) => (answer.headers.get(name) ?? '').split(',').map((value) => value.trim().toLowerCase());
-    expect(listed('access-control-allow-methods').includes('post'), `Access-Control-Allow-Methods is "${answer.headers.get('access-control-allow-methods')}", without POST`);
+    expect(
+      listed('access-control-allow-methods').includes('post'),
+      `Access-Control-Allow-Methods is "${answer.headers.get('access-control-allow-methods')}", without POST`,
+    );
     for (const header of CORS_ALLOWED_HEADERS) {
-      expect(listed('access-control-allow-headers').includes(header.toLowerCase()), `Access-Control-Allow-Headers is "${answer.headers.get('access-control-allow-headers')}", without ${header}`);
+      expect(
+        listed('access-control-allow-headers').includes(header.toLowerCase()),
+        `Access-Control-Allow-Headers is "${answer.headers.get('access-control-allow-headers')}", without ${header}`,
+      );
     }
     const allowed = answer.headers.get('access-control-allow-origin');
     if (context.origin) {
-      expect(allowed === origin || allowed === '*', `${origin} is not allowed (Access-Control-Allow-Origin: ${allowed ?? 'none'}): deploy with -c corsOrigins=${origin}`);
+      expect(
+        allowed === origin || allowed === '*',
+        `${origin} is not allowed (Access-Control-Allow-Origin: ${allowed ?? 'none'}): deploy with -c corsOrigins=${origin}`,
+      );
       return `${origin} allowed`;
     }
     expect(allowed === null || allowed === '*', `an origin nobody configured is allowed (Access-Control-Allow-Origin: ${allowed})`);

@@ -1,5 +1,5 @@
+import { type Check, CheckSkipped, expect } from '../check.js';
 import { describe } from '../client.js';
-import { CheckSkipped, expect, type Check } from '../check.js';
 
 /**
  * The event feed: every attachment the run uploaded so far is an
@@ -20,7 +20,10 @@ export const eventFeed: Check = {
     const [newest] = events;
     expect(newest !== undefined, 'GET /v1/events?type=attachment.created listed none');
     const read = await client.call(user.token, 'GET', `/v1/events/${newest.id}`);
-    expect(read.status === 200 && read.body?.id === newest.id && read.body?.type === 'attachment.created', `GET /v1/events/${newest.id}: ${describe(read)}`);
+    expect(
+      read.status === 200 && read.body?.id === newest.id && read.body?.type === 'attachment.created',
+      `GET /v1/events/${newest.id}: ${describe(read)}`,
+    );
     return `${uploaded.length} attachment.created, ${newest.id} read by id`;
   },
 };

@@ -1,4 +1,4 @@
-import { CheckSkipped, expect, type Check } from '../check.js';
+import { type Check, CheckSkipped, expect } from '../check.js';
 
 /**
  * A browser page on the allowed origin reads a file through its file_url:
@@ -15,9 +15,15 @@ export const fileCors: Check = {
     await response.arrayBuffer();
     expect(response.status === 200, `file_url with Origin ${context.origin} answered ${response.status}`);
     const allowed = response.headers.get('access-control-allow-origin');
-    expect(allowed === context.origin || allowed === '*', `the bucket does not allow ${context.origin} (Access-Control-Allow-Origin: ${allowed ?? 'none'})`);
+    expect(
+      allowed === context.origin || allowed === '*',
+      `the bucket does not allow ${context.origin} (Access-Control-Allow-Origin: ${allowed ?? 'none'})`,
+    );
     const exposed = (response.headers.get('access-control-expose-headers') ?? '').toLowerCase();
-    expect(exposed.includes('content-disposition'), `the bucket does not expose Content-Disposition to ${context.origin} (Access-Control-Expose-Headers: ${exposed || 'none'})`);
+    expect(
+      exposed.includes('content-disposition'),
+      `the bucket does not expose Content-Disposition to ${context.origin} (Access-Control-Expose-Headers: ${exposed || 'none'})`,
+    );
     return `${context.origin} allowed`;
   },
 };

@@ -1,8 +1,8 @@
 import type { Check } from '../check.js';
 import { unauthenticated } from './authentication.js';
 import { createConversation } from './conversation.js';
-import { eventFeed } from './events.js';
 import { corsPreflight } from './cors.js';
+import { eventFeed } from './events.js';
 import { fileCors } from './file-cors.js';
 import { isolation } from './isolation.js';
 import { sharing } from './sharing.js';

@@ -1,5 +1,5 @@
+import { type Check, CheckSkipped, conversationOf, expect } from '../check.js';
 import { describe } from '../client.js';
-import { CheckSkipped, conversationOf, expect, type Check } from '../check.js';
 
 /**
  * The second user sees nothing of the first one's: the user comes from each

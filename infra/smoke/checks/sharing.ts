@@ -1,5 +1,5 @@
+import { type Check, CheckFailed, CheckSkipped, expect, type SmokeContext, type SmokeUser } from '../check.js';
 import { describe } from '../client.js';
-import { CheckFailed, CheckSkipped, expect, type Check, type SmokeContext, type SmokeUser } from '../check.js';
 import { sameBytes, testFile } from '../files.js';
 import { conversationsWith, heldConversationWith } from '../held.js';
 
@@ -40,7 +40,8 @@ export const sharing: Check = {
     form.append('file', new Blob([bytes], { type: 'application/octet-stream' }), `${context.marker}-shared.bin`);
     form.append('conversation_id', conversationId);
     const uploaded = await client.call(user.token, 'POST', '/v1/attachments', { body: form });
-    if (typeof uploaded.body?.id === 'string') context.made.attachment({ id: uploaded.body.id, fileUrl: uploaded.body.file_url, removedBy: 'delete' });
+    if (typeof uploaded.body?.id === 'string')
+      context.made.attachment({ id: uploaded.body.id, fileUrl: uploaded.body.file_url, removedBy: 'delete' });
     expect(uploaded.status === 201, `POST /v1/attachments into ${conversationId}: ${describe(uploaded)}`);
     const attachmentId: string = uploaded.body.id;
     const sharedAt = Date.now();
@@ -61,22 +62,38 @@ export const sharing: Check = {
 
     // The fan-out writes the contact's event in the same transaction as their side's activity: it is there now.
     const feed = await client.call(other.token, 'GET', '/v1/events?type=attachment.created&limit=100');
-    const delivered = (feed.body?.data ?? []).find((event: { data?: { object?: { id?: string } } }) => event.data?.object?.id === attachmentId);
+    const delivered = (feed.body?.data ?? []).find(
+      (event: { data?: { object?: { id?: string } } }) => event.data?.object?.id === attachmentId,
+    );
     expect(
       feed.status === 200 && delivered?.request_id === null && delivered.data.object.conversation_id === side.id,
       `${other.label}'s feed has no attachment.created for ${attachmentId} in their side ${side.id} from no request of theirs: ${delivered ? JSON.stringify(delivered) : describe(feed)}`,
     );
 
     const reread = await client.call(other.token, 'GET', `/v1/attachments/${attachmentId}`);
-    expect(reread.status === 200 && reread.body.conversation_id === side.id, `GET /v1/attachments/${attachmentId} as ${other.label}: conversation_id ${reread.body?.conversation_id ?? describe(reread)}, not their side ${side.id}`);
+    expect(
+      reread.status === 200 && reread.body.conversation_id === side.id,
+      `GET /v1/attachments/${attachmentId} as ${other.label}: conversation_id ${reread.body?.conversation_id ?? describe(reread)}, not their side ${side.id}`,
+    );
     const thread = await client.call(other.token, 'GET', `/v1/attachments?conversation_id=${side.id}`);
     expect(thread.status === 200, `GET /v1/attachments?conversation_id=${side.id} as ${other.label}: ${describe(thread)}`);
-    expect(thread.body.data.some((attachment: { id: string }) => attachment.id === attachmentId), `${other.label}'s thread list of ${side.id} lacks ${attachmentId}`);
+    expect(
+      thread.body.data.some((attachment: { id: string }) => attachment.id === attachmentId),
+      `${other.label}'s thread list of ${side.id} lacks ${attachmentId}`,
+    );
 
-    const renamed = await client.call(other.token, 'PUT', `/v1/attachments/${attachmentId}`, { form: { filename: `${context.marker}-renamed.bin` } });
-    expect(renamed.status === 403 && renamed.body?.error?.code === 'not_owner', `PUT /v1/attachments/${attachmentId} as ${other.label}: ${describe(renamed)}, not 403 not_owner`);
+    const renamed = await client.call(other.token, 'PUT', `/v1/attachments/${attachmentId}`, {
+      form: { filename: `${context.marker}-renamed.bin` },
+    });
+    expect(
+      renamed.status === 403 && renamed.body?.error?.code === 'not_owner',
+      `PUT /v1/attachments/${attachmentId} as ${other.label}: ${describe(renamed)}, not 403 not_owner`,
+    );
     const unchanged = await client.call(user.token, 'GET', `/v1/attachments/${attachmentId}`);
-    expect(unchanged.status === 200 && unchanged.body.filename === uploaded.body.filename, `after ${other.label}'s refused rename the uploader reads ${unchanged.body?.filename ?? describe(unchanged)}`);
+    expect(
+      unchanged.status === 200 && unchanged.body.filename === uploaded.body.filename,
+      `after ${other.label}'s refused rename the uploader reads ${unchanged.body?.filename ?? describe(unchanged)}`,
+    );
 
     return `${attachmentId} → ${other.label}'s side ${side.id} and feed, seen unread ${unreadAfterMs} ms after the upload's answer, rename 403 not_owner`;
   },
@@ -90,7 +107,9 @@ async function unreadSideWith(context: SmokeContext, holder: SmokeUser, contactI
     const [side] = answer.body.data;
     if (side) return side;
     if (Date.now() + POLL_EVERY_MS > deadline) {
-      throw new CheckFailed(`${holder.label} holds no unread conversation with ${contactId} ${Math.round(context.fanOutWithinMs / 1000)} s after the upload: the fan-out did not reach them`);
+      throw new CheckFailed(
+        `${holder.label} holds no unread conversation with ${contactId} ${Math.round(context.fanOutWithinMs / 1000)} s after the upload: the fan-out did not reach them`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_EVERY_MS));
   }

@@ -1,6 +1,6 @@
 import { MAX_TEXT_BODY_BYTES } from '../../size-guard.js';
+import { type Check, expect } from '../check.js';
 import { describe } from '../client.js';
-import { expect, type Check } from '../check.js';
 
 /**
  * One byte over the text body limit: the size guard (the WAF web ACL on the
@@ -13,7 +13,10 @@ export const sizeGuard: Check = {
   name: 'size guard: 413 body_too_large',
   async run(context) {
     const body = Buffer.alloc(MAX_TEXT_BODY_BYTES + 1, 'x');
-    const answer = await context.client.call(context.user.token, 'POST', '/v1/conversations', { body, headers: { 'content-type': 'application/json' } });
+    const answer = await context.client.call(context.user.token, 'POST', '/v1/conversations', {
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(
       answer.status === 413 && answer.body?.error?.code === 'body_too_large' && answer.body.error.type === 'invalid_request_error',
       `a ${body.length}-byte body answered ${describe(answer)}, not 413 body_too_large`,

@@ -1,6 +1,6 @@
 import { MIB, PREFERRED_PART_BYTES } from '../../../shared/uploads/part-plan.js';
+import { type Check, conversationOf, expect } from '../check.js';
 import { describe } from '../client.js';
-import { conversationOf, expect, type Check } from '../check.js';
 import { sameBytes, testFile } from '../files.js';
 
 /** One full part and a short last one: S3 assembles two parts, not one passed through. */
@@ -20,7 +20,12 @@ export const uploadSession: Check = {
     const conversationId = conversationOf(context);
     const bytes = testFile(context.marker, SIZE);
     const started = await client.call(user.token, 'POST', '/v1/upload_sessions', {
-      json: { filename: `${context.marker}-session.bin`, file_size: SIZE, file_type: 'application/octet-stream', conversation_id: conversationId },
+      json: {
+        filename: `${context.marker}-session.bin`,
+        file_size: SIZE,
+        file_type: 'application/octet-stream',
+        conversation_id: conversationId,
+      },
     });
     if (typeof started.body?.id === 'string') context.made.session(started.body.id);
     expect(started.status === 201, `POST /v1/upload_sessions: ${describe(started)}`);

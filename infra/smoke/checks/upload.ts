@@ -1,5 +1,5 @@
+import { type Check, conversationOf, expect } from '../check.js';
 import { describe } from '../client.js';
-import { conversationOf, expect, type Check } from '../check.js';
 import { sameBytes, testFile } from '../files.js';
 
 const SIZE = 1024 * 1024;
@@ -18,7 +18,8 @@ export const uploadAndDownload: Check = {
     form.append('file', new Blob([bytes], { type: 'application/octet-stream' }), `${context.marker}-upload.bin`);
     form.append('conversation_id', conversationId);
     const uploaded = await context.client.call(context.user.token, 'POST', '/v1/attachments', { body: form });
-    if (typeof uploaded.body?.id === 'string') context.made.attachment({ id: uploaded.body.id, fileUrl: uploaded.body.file_url, removedBy: 'delete' });
+    if (typeof uploaded.body?.id === 'string')
+      context.made.attachment({ id: uploaded.body.id, fileUrl: uploaded.body.file_url, removedBy: 'delete' });
     expect(uploaded.status === 201, `POST /v1/attachments: ${describe(uploaded)}`);
     expect(uploaded.body.file_size === SIZE, `POST /v1/attachments answered file_size ${uploaded.body.file_size}, ${SIZE} were sent`);
     const mismatch = await sameBytes(uploaded.body.file_url, bytes);

@@ -1,7 +1,7 @@
 import { EVENT_TYPES, type EventType } from '../../../shared/events/model.js';
 import type { FeedEvent, UserView, Violation } from '../audit.js';
 import { mayHaveWorked } from './ledger-audit.js';
-import { originOf, type Attempt, type Ledger, type Removal } from './workload.js';
+import { type Attempt, type Ledger, originOf, type Removal } from './workload.js';
 
 /**
  * The events of a randomized run, held against its ledger and the end state
@@ -48,7 +48,8 @@ interface Operation {
   alongside?: { type: EventType; objectId: string };
 }
 
-const refused = (attempt: Attempt) => (attempt.status >= 400 && attempt.status < 500 ? `refused (${attempt.status})` : attempt.replayed ? 'a replayed answer' : undefined);
+const refused = (attempt: Attempt) =>
+  attempt.status >= 400 && attempt.status < 500 ? `refused (${attempt.status})` : attempt.replayed ? 'a replayed answer' : undefined;
 const mayHaveChanged = (op: Pick<Operation, 'idle'>, attempt: Attempt) => mayHaveWorked(attempt) && op.idle(attempt) === undefined;
 
 /**
@@ -58,7 +59,11 @@ const mayHaveChanged = (op: Pick<Operation, 'idle'>, attempt: Attempt) => mayHav
  */
 function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[] {
   const operations: Operation[] = [];
-  const add = (op: Omit<Operation, 'happened' | 'idle' | 'acknowledged'> & { idle?: Operation['idle'] }, acknowledgedBy: number, shown: () => boolean | undefined) => {
+  const add = (
+    op: Omit<Operation, 'happened' | 'idle' | 'acknowledged'> & { idle?: Operation['idle'] },
+    acknowledgedBy: number,
+    shown: () => boolean | undefined,
+  ) => {
     const idle = op.idle ?? refused;
     // A replay acknowledges too: the change it answers for was made by the key's first run.
     const acknowledged = op.attempts.some((attempt) => attempt.status === acknowledgedBy);
@@ -67,7 +72,9 @@ function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[]
   };
   const viewOf = (userId: string) => views.get(userId) ?? { conversations: [], attachments: [] };
   const mayHaveRemoved = (records: Removal[], userId: string, targetId: string) =>
-    records.filter((r) => r.userId === userId && r.targetId === targetId && r.attempts.some((attempt) => mayHaveChanged({ idle: refused }, attempt)));
+    records.filter(
+      (r) => r.userId === userId && r.targetId === targetId && r.attempts.some((attempt) => mayHaveChanged({ idle: refused }, attempt)),
+    );
   const answered200 = (records: Removal[], userId: string, targetId: string) =>
     records.some((r) => r.userId === userId && r.targetId === targetId && r.attempts.some((attempt) => attempt.status === 200));
   /**
@@ -75,11 +82,25 @@ function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[]
    * delete of it was answered 200; it did when the target is gone and no
    * other delete (nor anything `removedOtherwise` names) could have removed it.
    */
-  const deletesOf = (records: Removal[], type: EventType, listed: (userId: string, id: string) => boolean, removedOtherwise = (_userId: string, _id: string) => false) => {
+  const deletesOf = (
+    records: Removal[],
+    type: EventType,
+    listed: (userId: string, id: string) => boolean,
+    removedOtherwise = (_userId: string, _id: string) => false,
+  ) => {
     for (const removal of records) {
       const { userId, targetId } = removal;
       add(
-        { name: `${userId} delete op${removal.op}`, userId, type, attempts: removal.attempts, keyed: false, perAttempt: false, objectId: targetId, shows: { deleted: true } },
+        {
+          name: `${userId} delete op${removal.op}`,
+          userId,
+          type,
+          attempts: removal.attempts,
+          keyed: false,
+          perAttempt: false,
+          objectId: targetId,
+          shows: { deleted: true },
+        },
         200,
         () => {
           if (listed(userId, targetId) || answered200(records, userId, targetId)) return false;
@@ -112,7 +133,16 @@ function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[]
     const listed = viewOf(update.userId).conversations.find((c) => c.id === update.targetId);
     // Each update's value is its own: shown at the end, this update made it (a later one would show another).
     add(
-      { name: `${update.userId} update op${update.op}`, userId: update.userId, type: 'conversation.updated', attempts: update.attempts, keyed: false, perAttempt: false, objectId: update.targetId, shows: { pinned_message_id: update.value } },
+      {
+        name: `${update.userId} update op${update.op}`,
+        userId: update.userId,
+        type: 'conversation.updated',
+        attempts: update.attempts,
+        keyed: false,
+        perAttempt: false,
+        objectId: update.targetId,
+        shows: { pinned_message_id: update.value },
+      },
       200,
       () => (listed?.pinned_message_id === update.value ? true : undefined),
     );
@@ -137,14 +167,25 @@ function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[]
       () => {
         if (listed) return true;
         // Its id was never answered, so nobody deleted it by id: only the cleanup of its conversation could have.
-        return upload.conversationId && mayHaveRemoved(ledger.conversationDeletes, upload.userId, upload.conversationId).length > 0 ? undefined : false;
+        return upload.conversationId && mayHaveRemoved(ledger.conversationDeletes, upload.userId, upload.conversationId).length > 0
+          ? undefined
+          : false;
       },
     );
   }
   for (const rename of ledger.renames) {
     const listed = viewOf(rename.userId).attachments.find((a) => a.id === rename.targetId);
     add(
-      { name: `${rename.userId} rename op${rename.op}`, userId: rename.userId, type: 'attachment.updated', attempts: rename.attempts, keyed: false, perAttempt: false, objectId: rename.targetId, shows: { filename: rename.value } },
+      {
+        name: `${rename.userId} rename op${rename.op}`,
+        userId: rename.userId,
+        type: 'attachment.updated',
+        attempts: rename.attempts,
+        keyed: false,
+        perAttempt: false,
+        objectId: rename.targetId,
+        shows: { filename: rename.value },
+      },
       200,
       () => (listed?.filename === rename.value ? true : undefined),
     );
@@ -163,7 +204,8 @@ function operationsOf(ledger: Ledger, views: Map<string, UserView>): Operation[]
 }
 
 const objectIdOf = (event: FeedEvent): unknown => event.data?.object?.id;
-const describe = (events: readonly FeedEvent[]) => events.map((event) => `${event.id} ${event.type} of ${String(objectIdOf(event))} by ${event.request_id}`).join('; ');
+const describe = (events: readonly FeedEvent[]) =>
+  events.map((event) => `${event.id} ${event.type} of ${String(objectIdOf(event))} by ${event.request_id}`).join('; ');
 
 /**
  * Holds each user's feed (`feeds`: the whole feed, as listed, of every user
@@ -178,7 +220,11 @@ export function auditEvents(ledger: Ledger, views: Map<string, UserView>, feeds:
   const eventsOf = new Map<Operation, { event: FeedEvent; attempt?: Attempt }[]>(operations.map((op) => [op, []]));
   // An upload session's start and parts change nothing a user sees: only its completion has an event.
   const sessionSteps = new Map(
-    ledger.uploads.flatMap((upload) => (upload.session?.steps ?? []).flatMap((step) => (step.requestId ? [[step.requestId, `${upload.userId} upload session of op${upload.op}`] as const] : []))),
+    ledger.uploads.flatMap((upload) =>
+      (upload.session?.steps ?? []).flatMap((step) =>
+        step.requestId ? [[step.requestId, `${upload.userId} upload session of op${upload.op}`] as const] : [],
+      ),
+    ),
   );
 
   /**
@@ -193,7 +239,9 @@ export function auditEvents(ledger: Ledger, views: Map<string, UserView>, feeds:
       const object = event.data.object;
       if (op.alongside && event.type === op.alongside.type) return object.id === op.alongside.objectId;
       if (event.type !== op.type) return false;
-      return op.objectId !== undefined ? object.id === op.objectId : Object.entries(op.shows).every(([field, value]) => object[field] === value);
+      return op.objectId !== undefined
+        ? object.id === op.objectId
+        : Object.entries(op.shows).every(([field, value]) => object[field] === value);
     });
 
   for (const [userId, feed] of feeds) {
@@ -204,7 +252,11 @@ export function auditEvents(ledger: Ledger, views: Map<string, UserView>, feeds:
       seen.add(event.id);
       const before = feed[index - 1];
       if (before && before.id <= event.id) add('feed not newest first', `${userId}: ${before.id} listed before ${event.id}`);
-      if (before && before.created_at < event.created_at) add('feed created_at goes forward', `${userId}: ${before.id} (${before.created_at}) listed before ${event.id} (${event.created_at})`);
+      if (before && before.created_at < event.created_at)
+        add(
+          'feed created_at goes forward',
+          `${userId}: ${before.id} (${before.created_at}) listed before ${event.id} (${event.created_at})`,
+        );
       if (!(EVENT_TYPES as readonly string[]).includes(event.type)) add('event of an unknown type', `${at}: ${event.type}`);
       if (typeof objectIdOf(event) !== 'string') add('event without data.object.id', `${at} (${event.type})`);
       if (event.request_id === null) continue;
@@ -225,8 +277,11 @@ export function auditEvents(ledger: Ledger, views: Map<string, UserView>, feeds:
     // An attachment is created once and deleted once, whichever operations tried.
     for (const type of ['attachment.created', 'attachment.deleted']) {
       const byObject = new Map<unknown, FeedEvent[]>();
-      for (const event of feed) if (event.type === type && event.request_id !== null) byObject.set(objectIdOf(event), [...(byObject.get(objectIdOf(event)) ?? []), event]);
-      for (const [objectId, events] of byObject) if (events.length > 1) add('two events for one change', `${userId}/${String(objectId)}: ${describe(events)}`);
+      for (const event of feed)
+        if (event.type === type && event.request_id !== null)
+          byObject.set(objectIdOf(event), [...(byObject.get(objectIdOf(event)) ?? []), event]);
+      for (const [objectId, events] of byObject)
+        if (events.length > 1) add('two events for one change', `${userId}/${String(objectId)}: ${describe(events)}`);
     }
   }
 
@@ -244,21 +299,32 @@ export function auditEvents(ledger: Ledger, views: Map<string, UserView>, feeds:
       ofIdleAnswers.add(event);
     }
     for (const event of alongside) {
-      if (!op.alongside || event.type !== op.alongside.type || objectIdOf(event) !== op.alongside.objectId) add('event of another type for its request', `${at}: ${describe([event])}`);
+      if (!op.alongside || event.type !== op.alongside.type || objectIdOf(event) !== op.alongside.objectId)
+        add('event of another type for its request', `${at}: ${describe([event])}`);
     }
     if (alongside.length > main.length) add('event alongside a change that has none', `${at}: ${describe(alongside)}`);
     for (const event of main) {
       const object = event.data.object;
       const wrong = Object.entries(op.shows).filter(([field, value]) => object[field] !== value);
-      if (wrong.length > 0) add('event does not show its change', `${at}: ${event.id} shows ${wrong.map(([field]) => `${field} ${JSON.stringify(object[field])}`).join(', ')}`);
-      if (op.objectId !== undefined && object.id !== op.objectId && !op.perAttempt) add('event names another object', `${at}: ${event.id} names ${String(object.id)}, not ${op.objectId}`);
+      if (wrong.length > 0)
+        add(
+          'event does not show its change',
+          `${at}: ${event.id} shows ${wrong.map(([field]) => `${field} ${JSON.stringify(object[field])}`).join(', ')}`,
+        );
+      if (op.objectId !== undefined && object.id !== op.objectId && !op.perAttempt)
+        add('event names another object', `${at}: ${event.id} names ${String(object.id)}, not ${op.objectId}`);
     }
     const perRequest = new Map<string | null, number>();
     for (const event of main) perRequest.set(event.request_id, (perRequest.get(event.request_id) ?? 0) + 1);
     if ([...perRequest.values()].some((count) => count > 1)) add('two events for one request', `${at}: ${describe(main)}`);
-    else if (!op.perAttempt && main.length > 1) add(op.keyed ? 'two events for one Idempotency-Key' : 'two events for one operation', `${at}: ${describe(main)}`);
+    else if (!op.perAttempt && main.length > 1)
+      add(op.keyed ? 'two events for one Idempotency-Key' : 'two events for one operation', `${at}: ${describe(main)}`);
     const ofObject = main.filter((event) => op.objectId === undefined || event.data.object.id === op.objectId);
-    if (op.happened === true && ofObject.length === 0) add(op.acknowledged ? 'acknowledged change without its event' : 'change shown in the end state without its event', `${at}: ${op.type} of ${op.objectId ?? 'its object'}`);
+    if (op.happened === true && ofObject.length === 0)
+      add(
+        op.acknowledged ? 'acknowledged change without its event' : 'change shown in the end state without its event',
+        `${at}: ${op.type} of ${op.objectId ?? 'its object'}`,
+      );
     const unexplained = main.filter((event) => !ofIdleAnswers.has(event));
     if (op.happened === false && unexplained.length > 0) add('event without its change', `${at}: ${describe(unexplained)}`);
   }
@@ -296,9 +362,11 @@ function auditFromOthers(ledger: Ledger, views: Map<string, UserView>, feeds: Ma
       const { uploaded_by: uploader, filename } = event.data.object;
       const upload = typeof filename === 'string' ? uploads.get(originOf(filename) ?? -1) : undefined;
       if (uploader === userId) add("another member's event in the uploader's own feed", at);
-      if (!upload || upload.userId !== uploader || (upload.id !== undefined && upload.id !== id)) add('event for an upload nobody made', `${at}: ${String(filename)} by ${String(uploader)}`);
+      if (!upload || upload.userId !== uploader || (upload.id !== undefined && upload.id !== id))
+        add('event for an upload nobody made', `${at}: ${String(filename)} by ${String(uploader)}`);
     }
-    for (const [change, events] of seen) if (events.length > 1) add('two events for one change', `${userId}: ${change}: ${describe(events)}`);
+    for (const [change, events] of seen)
+      if (events.length > 1) add('two events for one change', `${userId}: ${change}: ${describe(events)}`);
   }
   return violations;
 }

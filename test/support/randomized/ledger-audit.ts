@@ -1,5 +1,5 @@
 import type { UserView, Violation } from '../audit.js';
-import { finalStatus, originOf, type Attempt, type Ledger } from './workload.js';
+import { type Attempt, finalStatus, type Ledger, originOf } from './workload.js';
 
 /**
  * What each operation may answer; anything else (a 500 above all) is a
@@ -18,7 +18,8 @@ const ALLOWED: Record<string, Set<string>> = {
 };
 
 /** A status, with the error code where one status has several meanings (400, 409, 429). */
-const label = (attempt: Attempt) => ([400, 409, 429].includes(attempt.status) ? `${attempt.status} ${attempt.code}` : String(attempt.status));
+const label = (attempt: Attempt) =>
+  [400, 409, 429].includes(attempt.status) ? `${attempt.status} ${attempt.code}` : String(attempt.status);
 /** A request that may have done its work: anything but a refusal. */
 export const mayHaveWorked = (attempt: Attempt) => attempt.status < 400 || attempt.status >= 500 || attempt.status === -1;
 
@@ -47,11 +48,16 @@ export function auditLedger(ledger: Ledger, views: Map<string, UserView>): Viola
         // A session's completion repeated after one whose answer was lost: it answers the attachment, 404 once it is gone.
         const earlier = record.attempts.slice(0, index);
         const completedSession = 'session' in record && earlier.some(mayHaveWorked);
-        const replayOfDeleted = kind === 'upload' && attempt.status === 404 && (completedSession || earlier.some((answer) => answer.status === 201));
+        const replayOfDeleted =
+          kind === 'upload' && attempt.status === 404 && (completedSession || earlier.some((answer) => answer.status === 201));
         if (replayOfDeleted) continue;
         if (attempt.status === 500) add('answered 500', `${kind} op${record.op}`);
         else if (attempt.status === -1) add('no documented answer', `${kind} op${record.op}: ${attempt.problem}`);
-        else if (!ALLOWED[kind]!.has(label(attempt))) add(`${kind} answered ${label(attempt)}`, `op${record.op}: ${record.attempts.map(label).join(', ')} (${JSON.stringify({ ...record, attempts: undefined, bytes: undefined })})`);
+        else if (!ALLOWED[kind]!.has(label(attempt)))
+          add(
+            `${kind} answered ${label(attempt)}`,
+            `op${record.op}: ${record.attempts.map(label).join(', ')} (${JSON.stringify({ ...record, attempts: undefined, bytes: undefined })})`,
+          );
       }
     }
   }
@@ -60,7 +66,8 @@ export function auditLedger(ledger: Ledger, views: Map<string, UserView>): Viola
     const view = views.get(userId)!;
     const listedConversations = new Map(view.conversations.map((c) => [c.id, c]));
     const listedAttachments = new Map(view.attachments.map((a) => [a.id, a]));
-    const deletesOf = (records: Ledger['conversationDeletes'], id: string) => records.filter((r) => r.userId === userId && r.targetId === id).flatMap((r) => r.attempts);
+    const deletesOf = (records: Ledger['conversationDeletes'], id: string) =>
+      records.filter((r) => r.userId === userId && r.targetId === id).flatMap((r) => r.attempts);
 
     /** Why an acknowledged object may be gone: a delete that may have run; only 404s mean none did. */
     const explainGone = (deletes: Attempt[], kind: string, id: string) => {
@@ -89,9 +96,14 @@ export function auditLedger(ledger: Ledger, views: Map<string, UserView>): Viola
     }
 
     // A 404 for something that is still there: the request found nothing although nothing had removed it.
-    const notFoundFor = (records: { targetId: string; userId: string; op: number; attempts: Attempt[] }[], listed: Map<string, unknown>, kind: string) => {
+    const notFoundFor = (
+      records: { targetId: string; userId: string; op: number; attempts: Attempt[] }[],
+      listed: Map<string, unknown>,
+      kind: string,
+    ) => {
       for (const record of records.filter((r) => r.userId === userId && listed.has(r.targetId))) {
-        if (record.attempts.some((attempt) => attempt.status === 404)) add('answered 404 for a live resource', `${userId}/${kind} op${record.op} on ${record.targetId}`);
+        if (record.attempts.some((attempt) => attempt.status === 404))
+          add('answered 404 for a live resource', `${userId}/${kind} op${record.op} on ${record.targetId}`);
       }
     };
     notFoundFor(ledger.conversationUpdates, listedConversations, 'conversation update');
@@ -106,12 +118,18 @@ export function auditLedger(ledger: Ledger, views: Map<string, UserView>): Viola
         add('attachment nobody uploaded', `${userId}/${attachment.id} (${attachment.filename})`);
         continue;
       }
-      if (!upload.attempts.some(mayHaveWorked)) add('a refused upload stored its file', `${userId}/op${upload.op}: ${upload.attempts.map(label).join(', ')}`);
-      if (upload.id !== undefined && upload.id !== attachment.id) add('one upload stored twice', `${userId}/op${upload.op}: answered ${upload.id}, listed ${attachment.id}`);
+      if (!upload.attempts.some(mayHaveWorked))
+        add('a refused upload stored its file', `${userId}/op${upload.op}: ${upload.attempts.map(label).join(', ')}`);
+      if (upload.id !== undefined && upload.id !== attachment.id)
+        add('one upload stored twice', `${userId}/op${upload.op}: answered ${upload.id}, listed ${attachment.id}`);
       const renames = ledger.renames.filter((r) => r.userId === userId && r.targetId === attachment.id);
       const possibleNames = new Set([...renames.filter((r) => r.attempts.some(mayHaveWorked)).map((r) => r.value)]);
       const renamed = renames.some((r) => finalStatus(r.attempts) === 200);
-      if (renamed ? !possibleNames.has(attachment.filename) : attachment.filename !== upload.filename && !possibleNames.has(attachment.filename)) {
+      if (
+        renamed
+          ? !possibleNames.has(attachment.filename)
+          : attachment.filename !== upload.filename && !possibleNames.has(attachment.filename)
+      ) {
         add('acknowledged rename not visible', `${userId}/${attachment.id}: ${attachment.filename}`);
       }
     }
@@ -135,6 +153,11 @@ export function tally(keys: Iterable<string>): Record<string, number> {
 }
 
 export const statusesOf = (ledger: Ledger) =>
-  [ledger.creates, ledger.conversationUpdates, ledger.conversationDeletes, ledger.uploads, ledger.renames, ledger.attachmentDeletes].flatMap((records) =>
-    records.flatMap((record) => record.attempts.map(label)),
-  );
+  [
+    ledger.creates,
+    ledger.conversationUpdates,
+    ledger.conversationDeletes,
+    ledger.uploads,
+    ledger.renames,
+    ledger.attachmentDeletes,
+  ].flatMap((records) => records.flatMap((record) => record.attempts.map(label)));

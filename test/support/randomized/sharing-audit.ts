@@ -1,9 +1,9 @@
 import { mulberry32 } from '../../../bench/population.js';
 import type { TestApi, TestResponse } from '../api.js';
-import { listAll, type ListedConversation, type UserView, type Violation } from '../audit.js';
+import { type ListedConversation, listAll, type UserView, type Violation } from '../audit.js';
 import { eventually } from '../eventually.js';
 import { mayHaveWorked } from './ledger-audit.js';
-import { everyoneIn, finalStatus, originOf, type Cast, type ConversationCreate, type Ledger, type Upload } from './workload.js';
+import { type Cast, type ConversationCreate, everyoneIn, finalStatus, type Ledger, originOf, type Upload } from './workload.js';
 
 /**
  * The sharing invariants of a randomized run, held through the API:
@@ -91,7 +91,8 @@ export function watchSharing(t: TestApi, ledger: Ledger, seed: number): SharingW
         const answered = Date.now();
         for (const side of response.body.data as ListedConversation[]) {
           const before = lastSeen.get(side.id);
-          if (movedBack(before, side.last_active_at)) violations.push({ kind: 'last_active_at moved back', detail: `${userId}/${side.id}: ${before} then ${side.last_active_at}` });
+          if (movedBack(before, side.last_active_at))
+            violations.push({ kind: 'last_active_at moved back', detail: `${userId}/${side.id}: ${before} then ${side.last_active_at}` });
           lastSeen.set(side.id, side.last_active_at);
           if (!firstSeen.has(side.id)) firstSeen.set(side.id, answered);
         }
@@ -112,11 +113,13 @@ export function watchSharing(t: TestApi, ledger: Ledger, seed: number): SharingW
         const response = await get(t, cast, reader, `/v1/attachments/${upload.id}`);
         if (response.status !== 503) outsiderReads += 1;
         if (response.status === 200) violations.push({ kind: 'outsider got 200', detail: `${reader} read ${upload.userId}/${upload.id}` });
-        else if (response.status !== 404 && response.status !== 503) violations.push({ kind: `outsider got ${response.status}`, detail: `${reader} read ${upload.id}` });
+        else if (response.status !== 404 && response.status !== 503)
+          violations.push({ kind: `outsider got ${response.status}`, detail: `${reader} read ${upload.id}` });
       }
       if (upload?.conversationId) {
         const list = await get(t, cast, cast.stranger, `/v1/attachments?conversation_id=${upload.conversationId}`);
-        if (list.status === 200 && list.body.data.length > 0) violations.push({ kind: 'outsider listed a thread', detail: `${cast.stranger} listed ${upload.conversationId}` });
+        if (list.status === 200 && list.body.data.length > 0)
+          violations.push({ kind: 'outsider listed a thread', detail: `${cast.stranger} listed ${upload.conversationId}` });
       }
       await pause();
     }
@@ -158,10 +161,21 @@ export function uploadsOfDeletedSides(ledger: Ledger, views: Map<string, UserVie
  * and no side shows less than the watch last read; then who sees what, asked
  * of everyone for every upload that was acknowledged or is listed.
  */
-export async function auditSharing(t: TestApi, ledger: Ledger, views: Map<string, UserView>, watched: Watched, timeoutMs = 20_000): Promise<Violation[]> {
+export async function auditSharing(
+  t: TestApi,
+  ledger: Ledger,
+  views: Map<string, UserView>,
+  watched: Watched,
+  timeoutMs = 20_000,
+): Promise<Violation[]> {
   const { cast } = ledger;
   const readers = [...cast.users, ...cast.passive];
-  const sidesNow = async () => new Map(await Promise.all(readers.map(async (userId) => [userId, await listAll<ListedConversation>(t, userId, '/v1/conversations')] as const)));
+  const sidesNow = async () =>
+    new Map(
+      await Promise.all(
+        readers.map(async (userId) => [userId, await listAll<ListedConversation>(t, userId, '/v1/conversations')] as const),
+      ),
+    );
   const { sides, violations } = await eventually(
     async () => {
       const sides = await sidesNow();
@@ -173,13 +187,17 @@ export async function auditSharing(t: TestApi, ledger: Ledger, views: Map<string
   );
   for (const [userId, conversations] of sides) {
     for (const side of conversations.filter((c) => movedBack(watched.lastSeen.get(c.id), c.last_active_at))) {
-      violations.push({ kind: 'last_active_at moved back', detail: `${userId}/${side.id}: ${watched.lastSeen.get(side.id)} then ${side.last_active_at}` });
+      violations.push({
+        kind: 'last_active_at moved back',
+        detail: `${userId}/${side.id}: ${watched.lastSeen.get(side.id)} then ${side.last_active_at}`,
+      });
     }
   }
   violations.push(...(await visibilityViolations(t, ledger, views, sides)));
   for (const [userId, conversations] of [...sides].filter(([userId]) => cast.passive.includes(userId))) {
     // A passive user never calls: only the fan-out gave it sides, and never a group's.
-    for (const side of conversations.filter((c) => c.group_id !== null)) violations.push({ kind: 'side made for a group member', detail: `${userId}/${side.id}` });
+    for (const side of conversations.filter((c) => c.group_id !== null))
+      violations.push({ kind: 'side made for a group member', detail: `${userId}/${side.id}` });
   }
   const strangers = await listAll<ListedConversation>(t, cast.stranger, '/v1/conversations');
   if (strangers.length > 0) violations.push({ kind: 'side made for a stranger', detail: strangers.map((c) => c.id).join(', ') });
@@ -201,9 +219,11 @@ function fanOutViolations(ledger: Ledger, sides: Map<string, ListedConversation[
   const violations: Violation[] = [];
   const answeredAt = new Map<string, number>();
   for (const create of ledger.creates) {
-    if (create.id && create.endedAt !== undefined) answeredAt.set(create.id, Math.min(answeredAt.get(create.id) ?? Number.POSITIVE_INFINITY, create.endedAt));
+    if (create.id && create.endedAt !== undefined)
+      answeredAt.set(create.id, Math.min(answeredAt.get(create.id) ?? Number.POSITIVE_INFINITY, create.endedAt));
   }
-  const existedBefore = (sideId: string, ms: number) => (answeredAt.get(sideId) ?? Number.POSITIVE_INFINITY) < ms || (watched.firstSeen.get(sideId) ?? Number.POSITIVE_INFINITY) < ms;
+  const existedBefore = (sideId: string, ms: number) =>
+    (answeredAt.get(sideId) ?? Number.POSITIVE_INFINITY) < ms || (watched.firstSeen.get(sideId) ?? Number.POSITIVE_INFINITY) < ms;
   /** Whether `userId` may have deleted a side of the thread once the upload began: only 404s, or answers before it, rule that out. */
   const deletedSince = (userId: string, upload: Upload, thread: Thread) =>
     ledger.conversationDeletes.some(
@@ -211,23 +231,35 @@ function fanOutViolations(ledger: Ledger, sides: Map<string, ListedConversation[
         removal.userId === userId &&
         removal.attempts.some(mayHaveWorked) &&
         (removal.endedAt ?? Number.POSITIVE_INFINITY) >= upload.startedAt &&
-        ledger.creates.some((create) => create.id === removal.targetId && sidesIn([asSide(create)], upload.userId, thread, userId).length === 1),
+        ledger.creates.some(
+          (create) => create.id === removal.targetId && sidesIn([asSide(create)], upload.userId, thread, userId).length === 1,
+        ),
     );
-  const reached = (side: ListedConversation, upload: Upload & { createdAt: number }) => side.last_active_at !== null && side.last_active_at >= upload.createdAt;
+  const reached = (side: ListedConversation, upload: Upload & { createdAt: number }) =>
+    side.last_active_at !== null && side.last_active_at >= upload.createdAt;
 
   for (const upload of ledger.uploads.filter(acknowledged)) {
     const thread = threadOf(ledger, upload);
     if (!thread) continue;
     for (const member of [...sides.keys()].filter((userId) => isMember(cast, upload.userId, thread, userId))) {
-      for (const side of sidesIn(sides.get(member)!, upload.userId, thread, member).filter((s) => existedBefore(s.id, upload.startedAt) && !reached(s, upload))) {
-        violations.push({ kind: 'upload did not reach a side', detail: `${upload.userId}/${upload.id} at ${upload.createdAt}: ${member}/${side.id} active ${side.last_active_at}` });
+      for (const side of sidesIn(sides.get(member)!, upload.userId, thread, member).filter(
+        (s) => existedBefore(s.id, upload.startedAt) && !reached(s, upload),
+      )) {
+        violations.push({
+          kind: 'upload did not reach a side',
+          detail: `${upload.userId}/${upload.id} at ${upload.createdAt}: ${member}/${side.id} active ${side.last_active_at}`,
+        });
       }
     }
     if (thread.kind === 'contact' && !deletedSince(thread.counterpart, upload, thread)) {
       const [side] = sidesIn(sides.get(thread.counterpart)!, upload.userId, thread, thread.counterpart);
-      if (!side) violations.push({ kind: 'direct contact holds no side', detail: `${upload.userId}/${upload.id} for ${thread.counterpart}` });
+      if (!side)
+        violations.push({ kind: 'direct contact holds no side', detail: `${upload.userId}/${upload.id} for ${thread.counterpart}` });
       else if (!reached(side, upload)) {
-        violations.push({ kind: "upload did not reach the contact's side", detail: `${upload.userId}/${upload.id} at ${upload.createdAt}: ${thread.counterpart}/${side.id} active ${side.last_active_at}` });
+        violations.push({
+          kind: "upload did not reach the contact's side",
+          detail: `${upload.userId}/${upload.id} at ${upload.createdAt}: ${thread.counterpart}/${side.id} active ${side.last_active_at}`,
+        });
       }
     }
   }
@@ -249,9 +281,11 @@ const AUDIT_CONCURRENCY = 6;
 
 async function inPool<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: AUDIT_CONCURRENCY }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: AUDIT_CONCURRENCY }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 /**
@@ -261,7 +295,12 @@ async function inPool<T>(items: readonly T[], work: (item: T) => Promise<void>):
  * null), 404 for everyone else, and 404 for everyone once it is gone; and each
  * side's thread list holds exactly the thread's attachments that are there.
  */
-async function visibilityViolations(t: TestApi, ledger: Ledger, views: Map<string, UserView>, sides: Map<string, ListedConversation[]>): Promise<Violation[]> {
+async function visibilityViolations(
+  t: TestApi,
+  ledger: Ledger,
+  views: Map<string, UserView>,
+  sides: Map<string, ListedConversation[]>,
+): Promise<Violation[]> {
   const { cast } = ledger;
   const violations: Violation[] = [];
   const listed = new Map<string, Upload>();
@@ -284,10 +323,15 @@ async function visibilityViolations(t: TestApi, ledger: Ledger, views: Map<strin
       return;
     }
     if (response.status !== 200) return;
-    const ownSide = thread && reader !== upload.userId ? sidesIn(sides.get(reader) ?? [], upload.userId, thread, reader)[0]?.id ?? null : undefined;
-    if (response.body.uploaded_by !== upload.userId) violations.push({ kind: 'uploaded_by is not the uploader', detail: `${reader} read ${id}: ${response.body.uploaded_by}` });
+    const ownSide =
+      thread && reader !== upload.userId ? (sidesIn(sides.get(reader) ?? [], upload.userId, thread, reader)[0]?.id ?? null) : undefined;
+    if (response.body.uploaded_by !== upload.userId)
+      violations.push({ kind: 'uploaded_by is not the uploader', detail: `${reader} read ${id}: ${response.body.uploaded_by}` });
     if (ownSide !== undefined && response.body.conversation_id !== ownSide) {
-      violations.push({ kind: "conversation_id is not the reader's side", detail: `${reader} read ${id}: ${response.body.conversation_id}, side ${ownSide}` });
+      violations.push({
+        kind: "conversation_id is not the reader's side",
+        detail: `${reader} read ${id}: ${response.body.conversation_id}, side ${ownSide}`,
+      });
     }
   });
 
@@ -296,18 +340,25 @@ async function visibilityViolations(t: TestApi, ledger: Ledger, views: Map<strin
   await inPool(sideChecks, async ({ userId, side }) => {
     let shown: string[];
     try {
-      shown = (await listAll<{ id: string }>(t, userId, `/v1/attachments?conversation_id=${side.id}`, cast.groupsOf.get(userId)!)).map((a) => a.id);
+      shown = (await listAll<{ id: string }>(t, userId, `/v1/attachments?conversation_id=${side.id}`, cast.groupsOf.get(userId)!)).map(
+        (a) => a.id,
+      );
     } catch (error) {
       violations.push({ kind: 'thread list refused to a member', detail: `${userId}/${side.id}: ${String(error).slice(0, 200)}` });
       return;
     }
     const expected = [...threadOfAttachment]
-      .filter(([, { upload, thread }]) => thread && isMember(cast, upload.userId, thread, userId) && sidesIn([side], upload.userId, thread, userId).length === 1)
+      .filter(
+        ([, { upload, thread }]) =>
+          thread && isMember(cast, upload.userId, thread, userId) && sidesIn([side], upload.userId, thread, userId).length === 1,
+      )
       .map(([id]) => id);
     const missing = expected.filter((id) => !shown.includes(id));
     const extra = shown.filter((id) => !expected.includes(id));
-    if (missing.length > 0) violations.push({ kind: 'thread list misses an attachment', detail: `${userId}/${side.id}: ${missing.join(', ')}` });
-    if (extra.length > 0) violations.push({ kind: 'thread list shows a foreign attachment', detail: `${userId}/${side.id}: ${extra.join(', ')}` });
+    if (missing.length > 0)
+      violations.push({ kind: 'thread list misses an attachment', detail: `${userId}/${side.id}: ${missing.join(', ')}` });
+    if (extra.length > 0)
+      violations.push({ kind: 'thread list shows a foreign attachment', detail: `${userId}/${side.id}: ${extra.join(', ')}` });
   });
   return violations;
 }

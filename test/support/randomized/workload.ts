@@ -1,8 +1,8 @@
+import { mulberry32 } from '../../../bench/population.js';
+import { REPLAYED_HEADER } from '../../../shared/http/idempotency.js';
 import type { TestApi, TestResponse } from '../api.js';
 import { uploadForm } from '../attachments.js';
 import { putPart } from '../upload-sessions.js';
-import { mulberry32 } from '../../../bench/population.js';
-import { REPLAYED_HEADER } from '../../../shared/http/idempotency.js';
 
 /**
  * A seeded mix of API operations from several users, run concurrently as
@@ -182,7 +182,8 @@ export const finalStatus = (attempts: readonly Attempt[]) => attempts.at(-1)?.st
 
 export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise<Ledger> {
   const random = mulberry32(options.seed);
-  const pickWith = <T>(draw: number, items: readonly T[]): T | undefined => (items.length === 0 ? undefined : items[Math.floor(draw * items.length)]);
+  const pickWith = <T>(draw: number, items: readonly T[]): T | undefined =>
+    items.length === 0 ? undefined : items[Math.floor(draw * items.length)];
   const { cast } = options;
   const { users } = cast;
   const ledger: Ledger = {
@@ -248,8 +249,15 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
     const { userId, op, bytes } = record;
     const session: SessionSteps = { steps: [] };
     record.session = session;
-    const fields = { filename: record.filename, file_size: bytes.length, ...(record.conversationId ? { conversation_id: record.conversationId } : {}) };
-    const started = await send(userId, 'POST', '/v1/upload_sessions', () => ({ json: fields, headers: { 'idempotency-key': `session-${options.seed}-${op}` } }));
+    const fields = {
+      filename: record.filename,
+      file_size: bytes.length,
+      ...(record.conversationId ? { conversation_id: record.conversationId } : {}),
+    };
+    const started = await send(userId, 'POST', '/v1/upload_sessions', () => ({
+      json: fields,
+      headers: { 'idempotency-key': `session-${options.seed}-${op}` },
+    }));
     session.steps.push(...started.attempts);
     if (started.last?.status !== 201) return;
     session.id = started.last.body.id as string;
@@ -264,11 +272,15 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
     }
     if (etag === undefined) return;
     const complete = () =>
-      send(userId, 'POST', `/v1/upload_sessions/${session.id}/complete`, () => ({ json: { parts: [{ part_number: 1, etag }] }, headers: { 'idempotency-key': record.key! } }));
+      send(userId, 'POST', `/v1/upload_sessions/${session.id}/complete`, () => ({
+        json: { parts: [{ part_number: 1, etag }] },
+        headers: { 'idempotency-key': record.key! },
+      }));
     const first = await complete();
     const repeat = again ? await complete() : undefined;
     record.attempts = [...first.attempts, ...(repeat?.attempts ?? [])];
-    for (const answer of [first.last, repeat?.last]) if (answer?.status === 201) [record.id, record.createdAt] = [answer.body.id, answer.body.created_at];
+    for (const answer of [first.last, repeat?.last])
+      if (answer?.status === 201) [record.id, record.createdAt] = [answer.body.id, answer.body.created_at];
   };
 
   const plan = Array.from({ length: options.operations }, (_, op) => {
@@ -312,7 +324,14 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
         // Some creates carry an Idempotency-Key, as a careful client's would.
         const key = roll < 0.3 ? `create-${options.seed}-${op}` : undefined;
         const headers: Record<string, string> = key ? { 'idempotency-key': key } : {};
-        const record: ConversationCreate = { op, userId, counterpart, kind: group ? 'group' : 'contact', ...(key ? { key } : {}), attempts: [] };
+        const record: ConversationCreate = {
+          op,
+          userId,
+          counterpart,
+          kind: group ? 'group' : 'contact',
+          ...(key ? { key } : {}),
+          attempts: [],
+        };
         ledger.creates.push(record);
         const { attempts, last } = await send(userId, 'POST', '/v1/conversations', () => ({ form, headers }));
         record.attempts = attempts;
@@ -328,7 +347,9 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
         const value = `pin-${op}`;
         const record: Change = { op, userId, targetId, value, attempts: [] };
         ledger.conversationUpdates.push(record);
-        record.attempts = (await send(userId, 'PUT', `/v1/conversations/${targetId}`, () => ({ form: { pinned_message_id: value, is_pinned: 'true' } }))).attempts;
+        record.attempts = (
+          await send(userId, 'PUT', `/v1/conversations/${targetId}`, () => ({ form: { pinned_message_id: value, is_pinned: 'true' } }))
+        ).attempts;
         return;
       }
       case 'delete_conversation':
@@ -361,7 +382,8 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
           const again = roll < 0.25 ? await send(userId, 'POST', '/v1/attachments', request) : undefined;
           record.attempts = [...attempts, ...(again?.attempts ?? [])];
           // The replay may answer 404 when the attachment was deleted since: the first answer still says what was made.
-          for (const answer of [last, again?.last]) if (answer?.status === 201) [record.id, record.createdAt] = [answer.body.id, answer.body.created_at];
+          for (const answer of [last, again?.last])
+            if (answer?.status === 201) [record.id, record.createdAt] = [answer.body.id, answer.body.created_at];
         } else {
           // Without a key a retry could store the file twice: a careful client does not retry.
           const { attempts, last } = await send(userId, 'POST', '/v1/attachments', request, 1);

@@ -3,8 +3,9 @@
  * mode), its multipart callbacks wired to the upload session routes. Bundled
  * by esbuild for the browser tests (bundle.ts); no CDN.
  */
-import Uppy from '@uppy/core';
+
 import AwsS3 from '@uppy/aws-s3';
+import Uppy from '@uppy/core';
 import type { UploadOutcome, UploadRequest } from './protocol.js';
 
 /** xorshift32: cheap, deterministic bytes, so a reloaded page makes the same file again. */

@@ -18,4 +18,3 @@ export interface UploadOutcome {
   attachment?: { id: string; file_url: string; file_size: number; file_type: string };
   error?: string;
 }
-

@@ -12,7 +12,17 @@ describe('fileTypeOf', () => {
   });
 
   it('falls back to the extension for a generic, wildcard or invalid part type', () => {
-    for (const declared of ['application/octet-stream', 'binary/octet-stream', '*/*', 'image/*', 'nonsense', 'foo/bar', 'text/pl ain', '', undefined]) {
+    for (const declared of [
+      'application/octet-stream',
+      'binary/octet-stream',
+      '*/*',
+      'image/*',
+      'nonsense',
+      'foo/bar',
+      'text/pl ain',
+      '',
+      undefined,
+    ]) {
       expect(fileTypeOf(declared, 'photo.JPG')).toBe('image/jpeg');
     }
   });

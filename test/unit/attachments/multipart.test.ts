@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../shared/http/errors.js';
 import { parseMultipart } from '../../../shared/attachments/multipart.js';
+import { ApiError } from '../../../shared/http/errors.js';
 
 const LIMITS = { maxFileBytes: 10, maxFiles: 1, maxFields: 2, maxFieldBytes: 16 };
 const TYPE = 'multipart/form-data; boundary=XyZ';
@@ -40,13 +40,18 @@ describe('parseMultipart', () => {
     const allFields = await parseMultipart(body(field('a', '1'), field('b', '2'), file('x')), TYPE, LIMITS);
     expect(allFields.fields).toEqual({ a: '1', b: '2' });
     expect(allFields.files).toHaveLength(1);
-    expect((await refusal(parseMultipart(body(field('a', '1'), field('b', '2'), field('c', '3'), file('x')), TYPE, LIMITS))).code).toBe('body_invalid');
+    expect((await refusal(parseMultipart(body(field('a', '1'), field('b', '2'), field('c', '3'), file('x')), TYPE, LIMITS))).code).toBe(
+      'body_invalid',
+    );
   });
 
   it('decodes filename* and raw UTF-8 names, and undoes the HTML form escapes', async () => {
-    const utf8 = Buffer.from(body(file('x', 'form-data; name="file"; filename="été.txt"')).toString('latin1').replace('Ã©tÃ©', 'été'), 'utf8');
+    const utf8 = Buffer.from(
+      body(file('x', 'form-data; name="file"; filename="été.txt"')).toString('latin1').replace('Ã©tÃ©', 'été'),
+      'utf8',
+    );
     expect((await parseMultipart(utf8, TYPE, LIMITS)).files[0]!.filename).toBe('été.txt');
-    const extended = body(file('x', "form-data; name=\"file\"; filename*=UTF-8''%C3%A9t%C3%A9.txt"));
+    const extended = body(file('x', 'form-data; name="file"; filename*=UTF-8\'\'%C3%A9t%C3%A9.txt'));
     expect((await parseMultipart(extended, TYPE, LIMITS)).files[0]!.filename).toBe('été.txt');
     const escaped = body(file('x', 'form-data; name="file"; filename="a%22b%0D%0A.txt"'));
     expect((await parseMultipart(escaped, TYPE, LIMITS)).files[0]!.filename).toBe('a"b\r\n.txt');
@@ -71,7 +76,9 @@ describe('parseMultipart', () => {
     const field = (name: string, value: string) => `Content-Disposition: form-data; name="${name}"\r\n\r\n${value}`;
     expect((await refusal(parseMultipart(body(file('a'), file('b')), TYPE, LIMITS))).param).toBe('file');
     expect((await refusal(parseMultipart(body(field('a', '1'), field('a', '2')), TYPE, LIMITS))).param).toBe('a');
-    expect((await refusal(parseMultipart(body(field('a', '1'), field('b', '2'), field('c', '3')), TYPE, LIMITS))).code).toBe('body_invalid');
+    expect((await refusal(parseMultipart(body(field('a', '1'), field('b', '2'), field('c', '3')), TYPE, LIMITS))).code).toBe(
+      'body_invalid',
+    );
     expect((await refusal(parseMultipart(body(field('a', 'x'.repeat(17))), TYPE, LIMITS))).param).toBe('a');
   });
 

@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readConfig } from '../../../shared/config.js';
 import { handler } from '../../../functions/authorizer.js';
 import { decodeGroups, MAX_GROUPS } from '../../../shared/auth/groups.js';
+import { readConfig } from '../../../shared/config.js';
 
 const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/POST/v1/conversations';
 const authorize = (env: Record<string, string>, token: string) =>
@@ -34,16 +34,24 @@ const MALFORMED: [string, unknown][] = [
 describe('the authorizer with HS256 tokens', () => {
   const secret = 'unit-test-secret';
   const sign = (claims: Record<string, unknown>) =>
-    new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('member').setExpirationTime('5m').sign(new TextEncoder().encode(secret));
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('member')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(secret));
 
   it('hands the groups of the default claim to the functions, and none when the claim is absent', async () => {
-    expect(outcome(await authorize({ AUTH_SECRET: secret }, await sign({ groups: ['team', 'family', 'team'] })))).toEqual({ allowed: new Set(['team', 'family']) });
+    expect(outcome(await authorize({ AUTH_SECRET: secret }, await sign({ groups: ['team', 'family', 'team'] })))).toEqual({
+      allowed: new Set(['team', 'family']),
+    });
     expect(outcome(await authorize({ AUTH_SECRET: secret }, await sign({})))).toEqual({ allowed: new Set() });
   });
 
   it('reads the claim GROUPS_CLAIM names, and only that one', async () => {
     const env = { AUTH_SECRET: secret, GROUPS_CLAIM: 'cognito:groups' };
-    expect(outcome(await authorize(env, await sign({ 'cognito:groups': ['admins'], groups: ['ignored'] })))).toEqual({ allowed: new Set(['admins']) });
+    expect(outcome(await authorize(env, await sign({ 'cognito:groups': ['admins'], groups: ['ignored'] })))).toEqual({
+      allowed: new Set(['admins']),
+    });
     expect(outcome(await authorize(env, await sign({ groups: ['ignored'] })))).toEqual({ allowed: new Set() });
   });
 
@@ -78,7 +86,11 @@ describe('the authorizer with tokens from a JWKS URL (Cognito style)', () => {
 
   // As Cognito puts it in ID and access tokens: `cognito:groups`, a JSON array of the user pool's group names.
   const cognitoToken = (claims: Record<string, unknown>) =>
-    new SignJWT({ token_use: 'access', ...claims }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('cognito-user').setExpirationTime('1h').sign(privateKey);
+    new SignJWT({ token_use: 'access', ...claims })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setSubject('cognito-user')
+      .setExpirationTime('1h')
+      .sign(privateKey);
 
   it('hands cognito:groups to the functions when GROUPS_CLAIM names it', async () => {
     const env = { AUTH_JWKS_URL: jwksUrl, GROUPS_CLAIM: 'cognito:groups' };
@@ -89,7 +101,10 @@ describe('the authorizer with tokens from a JWKS URL (Cognito style)', () => {
   });
 
   it.each(MALFORMED)('denies a token whose cognito:groups is %s: token_invalid', async (_, claim) => {
-    const result = await authorize({ AUTH_JWKS_URL: jwksUrl, GROUPS_CLAIM: 'cognito:groups' }, await cognitoToken({ 'cognito:groups': claim }));
+    const result = await authorize(
+      { AUTH_JWKS_URL: jwksUrl, GROUPS_CLAIM: 'cognito:groups' },
+      await cognitoToken({ 'cognito:groups': claim }),
+    );
     expect(outcome(result)).toEqual({ denied: 'token_invalid', message: expect.stringMatching(/^Token groups must /) });
   });
 });

@@ -1,15 +1,18 @@
 import { createServer, type Server } from 'node:http';
-import { exportJWK, generateKeyPair, SignJWT, exportSPKI } from 'jose';
+import { exportJWK, exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allowPolicy, wholeApiArn } from '../../../shared/auth/policy.js';
-import { TokenRejected, tokenVerifier, type TokenVerifier } from '../../../shared/auth/tokens.js';
+import { TokenRejected, type TokenVerifier, tokenVerifier } from '../../../shared/auth/tokens.js';
 import { MAX_USER_ID_BYTES } from '../../../shared/dynamo/keys.js';
 
 describe('the authorizer policy', () => {
   it('allows the whole API of the stage, not only the method it was asked about', () => {
     const arn = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/v1/conversations/conv_1';
     expect(wholeApiArn(arn)).toBe('arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*/*');
-    expect(allowPolicy({ userId: 'user-1', groups: new Set(['team']) }, arn)).toMatchObject({ principalId: 'user-1', context: { userId: 'user-1', groups: '["team"]' } });
+    expect(allowPolicy({ userId: 'user-1', groups: new Set(['team']) }, arn)).toMatchObject({
+      principalId: 'user-1',
+      context: { userId: 'user-1', groups: '["team"]' },
+    });
   });
 });
 
@@ -17,13 +20,14 @@ describe('token subjects', () => {
   const secret = 'unit-test-secret';
   const verifier = tokenVerifier({ mode: 'secret', secret, groupsClaim: 'groups' });
   const withSub = (sub: string) =>
-    new SignJWT({})
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(sub)
-      .setExpirationTime('5m')
-      .sign(new TextEncoder().encode(secret));
+    new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime('5m').sign(new TextEncoder().encode(secret));
   const rejection = (sub: string) =>
-    withSub(sub).then((token) => verifier.verify(token)).then(() => undefined, (error: unknown) => error);
+    withSub(sub)
+      .then((token) => verifier.verify(token))
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
 
   it(`accepts a subject of exactly ${MAX_USER_ID_BYTES} UTF-8 bytes, astral characters included`, async () => {
     const sub = '\u{1F600}'.repeat(MAX_USER_ID_BYTES / 4);

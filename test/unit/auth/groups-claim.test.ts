@@ -27,7 +27,24 @@ const acceptedByTheContract = (claim: unknown) =>
 const edgyString = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 12 }),
   fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.constantFrom('', ' ', 'a b', 'tab\there', 'nl\n', '\u0000', '\u0085', '\u00a0nbsp', '\u2028', '\u3000', 'ok', 'cognito-group', 'team:α', '\u{1F600}', '\ud800', 'x\udc00'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'a b',
+    'tab\there',
+    'nl\n',
+    '\u0000',
+    '\u0085',
+    '\u00a0nbsp',
+    '\u2028',
+    '\u3000',
+    'ok',
+    'cognito-group',
+    'team:α',
+    '\u{1F600}',
+    '\ud800',
+    'x\udc00',
+  ),
   fc.integer({ min: 120, max: 130 }).map((length) => 'g'.repeat(length)),
   fc.integer({ min: 126, max: 129 }).map((length) => '\u{1F600}'.repeat(length)),
   fc.integer({ min: 127, max: 128 }).map((length) => `${'a'.repeat(length)}\ud83d`),
@@ -35,9 +52,37 @@ const edgyString = fc.oneof(
 
 const claims: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 6, arbitrary: fc.array(edgyString, { maxLength: 8 }) },
-  { weight: 2, arbitrary: fc.array(fc.constantFrom('a', 'b', 'team', '\u{1F600}'), { minLength: MAX_GROUPS - 2, maxLength: MAX_GROUPS + 2 }) },
-  { weight: 2, arbitrary: fc.array(fc.oneof(edgyString, fc.integer(), fc.constant(null), fc.boolean(), fc.array(edgyString, { maxLength: 2 }), fc.dictionary(edgyString, edgyString, { maxKeys: 2 })), { maxLength: 5 }) },
-  { weight: 2, arbitrary: fc.oneof(fc.constant(undefined), fc.constant(null), edgyString, fc.integer(), fc.boolean(), fc.dictionary(edgyString, edgyString, { maxKeys: 3 }), fc.constant('a,b'), fc.constant('a b')) },
+  {
+    weight: 2,
+    arbitrary: fc.array(fc.constantFrom('a', 'b', 'team', '\u{1F600}'), { minLength: MAX_GROUPS - 2, maxLength: MAX_GROUPS + 2 }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.array(
+      fc.oneof(
+        edgyString,
+        fc.integer(),
+        fc.constant(null),
+        fc.boolean(),
+        fc.array(edgyString, { maxLength: 2 }),
+        fc.dictionary(edgyString, edgyString, { maxKeys: 2 }),
+      ),
+      { maxLength: 5 },
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.constant(undefined),
+      fc.constant(null),
+      edgyString,
+      fc.integer(),
+      fc.boolean(),
+      fc.dictionary(edgyString, edgyString, { maxKeys: 3 }),
+      fc.constant('a,b'),
+      fc.constant('a b'),
+    ),
+  },
   { weight: 1, arbitrary: fc.array(fc.array(edgyString, { maxLength: 3 }), { maxLength: 3 }) },
 );
 
@@ -84,7 +129,19 @@ describe('the groups claim', () => {
         if ('groups' in read) expect(decodeGroups(encodeGroups(read.groups))).toEqual(read.groups);
       }),
     );
-    for (const malformed of [undefined, null, 7, '', 'team', '{"groups":[]}', '[1]', '["a b"]', '[[]]', 'null', JSON.stringify(Array.from({ length: MAX_GROUPS + 1 }, (_, i) => `g${i}`))]) {
+    for (const malformed of [
+      undefined,
+      null,
+      7,
+      '',
+      'team',
+      '{"groups":[]}',
+      '[1]',
+      '["a b"]',
+      '[[]]',
+      'null',
+      JSON.stringify(Array.from({ length: MAX_GROUPS + 1 }, (_, i) => `g${i}`)),
+    ]) {
       expect(decodeGroups(malformed), String(malformed)).toBeUndefined();
     }
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadVerifierSettings } from '../../../shared/auth/settings.js';
-import { readConfig, type Environment } from '../../../shared/config.js';
+import { type Environment, readConfig } from '../../../shared/config.js';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:AuthSecret-AbCdEf';
 /** The authorizer's settings as the configuration reads them from an environment. */
@@ -21,11 +21,19 @@ describe('the authorizer settings', () => {
   });
 
   it('prefers an inline AUTH_SECRET (sam local sets it over the stack ARN) and does not read the secret', async () => {
-    expect(await loadVerifierSettings(authOf({ AUTH_SECRET_ARN: ARN, AUTH_SECRET: 'local' }), noSecretRead)).toMatchObject({ mode: 'secret', secret: 'local' });
+    expect(await loadVerifierSettings(authOf({ AUTH_SECRET_ARN: ARN, AUTH_SECRET: 'local' }), noSecretRead)).toMatchObject({
+      mode: 'secret',
+      secret: 'local',
+    });
   });
 
   it('uses the JWKS URL when one is set, treating empty issuer and audience as unset', async () => {
-    expect(await loadVerifierSettings(authOf({ AUTH_JWKS_URL: 'https://issuer.example/jwks', AUTH_ISSUER: '', AUTH_AUDIENCE: '' }), noSecretRead)).toEqual({
+    expect(
+      await loadVerifierSettings(
+        authOf({ AUTH_JWKS_URL: 'https://issuer.example/jwks', AUTH_ISSUER: '', AUTH_AUDIENCE: '' }),
+        noSecretRead,
+      ),
+    ).toEqual({
       mode: 'jwks',
       jwksUrl: 'https://issuer.example/jwks',
       issuer: undefined,

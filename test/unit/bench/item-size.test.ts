@@ -29,7 +29,9 @@ describe('write units of a transaction', () => {
   const body = (items: unknown[]) => JSON.stringify({ TransactItems: items });
 
   it("adds up the table's items, each rounded on its own, and leaves other tables out", () => {
-    const put = (table: string, bytes: number) => ({ Put: { TableName: table, Item: { pk: { S: 'u' }, v: { S: 'a'.repeat(bytes - 3) } } } });
+    const put = (table: string, bytes: number) => ({
+      Put: { TableName: table, Item: { pk: { S: 'u' }, v: { S: 'a'.repeat(bytes - 3) } } },
+    });
     const head = {
       Update: {
         TableName: 'events',
@@ -39,12 +41,16 @@ describe('write units of a transaction', () => {
         ExpressionAttributeValues: { ':s': { N: '12' } },
       },
     };
-    expect(transactionWriteUnits(body([put('conversations', 100), head, put('events', 1500), put('events', 100)]), 'events')).toBe(2 + 4 + 2);
+    expect(transactionWriteUnits(body([put('conversations', 100), head, put('events', 1500), put('events', 100)]), 'events')).toBe(
+      2 + 4 + 2,
+    );
     expect(transactionWriteUnits(body([put('conversations', 100)]), 'events')).toBe(0);
   });
 
   it('counts a Put again for each local index whose sort key the item has', () => {
-    const event = { Put: { TableName: 'events', Item: { pk: { S: 'u' }, sk: { S: 'e#1' }, type_sort: { S: 't#1' }, resource_sort: { S: 'r#1' } } } };
+    const event = {
+      Put: { TableName: 'events', Item: { pk: { S: 'u' }, sk: { S: 'e#1' }, type_sort: { S: 't#1' }, resource_sort: { S: 'r#1' } } },
+    };
     const marker = { Put: { TableName: 'events', Item: { pk: { S: 'u' }, sk: { S: 'r#x' } } } };
     expect(transactionWriteUnits(body([event, marker]), 'events', ['type_sort', 'resource_sort'])).toBe(3 * 2 + 2);
   });

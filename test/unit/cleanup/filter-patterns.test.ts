@@ -3,13 +3,24 @@ import { describe, expect, it } from 'vitest';
 import { CHANGES_FILTER_PATTERN, passes, REMOVALS_FILTER_PATTERN } from '../../../shared/cleanup/stream-events.js';
 import { BUS_FILTER_PATTERN } from '../../../shared/events/bus.js';
 
-const record = (eventName: DynamoDBRecord['eventName'], sk: string): DynamoDBRecord => ({ eventName, dynamodb: { Keys: { pk: { S: 'u' }, sk: { S: sk } } } });
+const record = (eventName: DynamoDBRecord['eventName'], sk: string): DynamoDBRecord => ({
+  eventName,
+  dynamodb: { Keys: { pk: { S: 'u' }, sk: { S: sk } } },
+});
 
 /** The local server applies the stack's own filter patterns (shared/cleanup/stream-events.ts): what each lets through. */
 describe('filter patterns, as the local stream poller applies them', () => {
   it('passes removals only to the cleanup, and every change to the fan-out', () => {
-    expect(['INSERT', 'MODIFY', 'REMOVE'].map((name) => passes(REMOVALS_FILTER_PATTERN)(record(name as 'INSERT', 'attachment')))).toEqual([false, false, true]);
-    expect(['INSERT', 'MODIFY', 'REMOVE'].map((name) => passes(CHANGES_FILTER_PATTERN)(record(name as 'INSERT', 'attachment')))).toEqual([true, true, true]);
+    expect(['INSERT', 'MODIFY', 'REMOVE'].map((name) => passes(REMOVALS_FILTER_PATTERN)(record(name as 'INSERT', 'attachment')))).toEqual([
+      false,
+      false,
+      true,
+    ]);
+    expect(['INSERT', 'MODIFY', 'REMOVE'].map((name) => passes(CHANGES_FILTER_PATTERN)(record(name as 'INSERT', 'attachment')))).toEqual([
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('passes new event items to the bus, never the head, a record of a delivered change, or a modified item', () => {

@@ -22,16 +22,29 @@ describe('mergeEndedMutes', () => {
           const mainSide = numbers.filter((n) => !isEnded(n) || alsoInMain(n)).map(id);
           const all = [...new Set([...ended, ...mainSide])];
           const cursor = cursorNumber === undefined ? undefined : id(cursorNumber);
-          const page: PageRequest = { limit, ...(cursor === undefined ? {} : backwards ? { endingBefore: cursor } : { startingAfter: cursor }) };
+          const page: PageRequest = {
+            limit,
+            ...(cursor === undefined ? {} : backwards ? { endingBefore: cursor } : { startingAfter: cursor }),
+          };
           const beyond = (value: string) => cursor === undefined || (backwards && cursor !== undefined ? value > cursor : value < cursor);
           // What the main query returns for this page: the nearest `limit` beyond the cursor, newest first, with its has_more.
           const mainBeyond = mainSide.filter(beyond).sort();
           const mainNearest = backwards && cursor !== undefined ? mainBeyond.slice(0, limit) : mainBeyond.reverse().slice(0, limit);
-          const main = { has_more: mainBeyond.length > limit, data: [...mainNearest].sort().reverse().map((value) => ({ id: value })) };
+          const main = {
+            has_more: mainBeyond.length > limit,
+            data: [...mainNearest]
+              .sort()
+              .reverse()
+              .map((value) => ({ id: value })),
+          };
 
           const union = all.filter(beyond).sort();
           const nearest = backwards && cursor !== undefined ? union.slice(0, limit) : union.reverse().slice(0, limit);
-          const merged = mergeEndedMutes(main, ended.map((value) => ({ id: value })), page);
+          const merged = mergeEndedMutes(
+            main,
+            ended.map((value) => ({ id: value })),
+            page,
+          );
           expect(merged.data.map((item) => item.id)).toEqual([...nearest].sort().reverse());
           expect(merged.has_more).toBe(union.length > limit);
         },

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AttachmentRecord } from '../../../shared/attachments/model.js';
+import { FanOut, latestUpload, type MemberDelivery, memberEvents, type ThreadChange } from '../../../shared/conversations/fan-out.js';
 import { threadKey, threadOf } from '../../../shared/dynamo/keys.js';
-import { FanOut, latestUpload, memberEvents, type MemberDelivery, type ThreadChange } from '../../../shared/conversations/fan-out.js';
 
 const users = ['u1', 'u2', 'u3', 'u4'];
 const groups = ['g1', 'g2'];
@@ -32,7 +32,9 @@ const change: fc.Arbitrary<ThreadChange> = fc
   .tuple(record, fc.constantFrom('created' as const, 'renamed' as const, 'removed' as const), fc.boolean())
   .map(([r, kind, newName]): ThreadChange => {
     const id = `${r.id}-${kind}`;
-    return kind === 'renamed' ? { kind, id, record: { ...r, filename: newName ? 'renamed.txt' : r.filename }, before: r } : { kind, id, record: r };
+    return kind === 'renamed'
+      ? { kind, id, record: { ...r, filename: newName ? 'renamed.txt' : r.filename }, before: r }
+      : { kind, id, record: r };
   });
 
 /** Who holds a side of each group's thread. */
@@ -108,9 +110,12 @@ describe('the fan-out of a batch', () => {
           }
           expect(delivery.changes).toEqual(batch.filter((c) => delivery.changes.includes(c)));
           // A direct thread's member is found by whom their side is with: the uploader.
-          if (first!.record.placement!.counterpart.kind === 'contact') expect(delivery.counterpart).toEqual({ kind: 'contact', id: first!.record.uploaded_by });
+          if (first!.record.placement!.counterpart.kind === 'contact')
+            expect(delivery.counterpart).toEqual({ kind: 'contact', id: first!.record.uploaded_by });
         }
-        const perThreadAndMember = delivered.map((d) => `${d.userId}|${threadKey(threadOf(d.changes[0]!.record.uploaded_by, d.changes[0]!.record.placement!.counterpart))}`);
+        const perThreadAndMember = delivered.map(
+          (d) => `${d.userId}|${threadKey(threadOf(d.changes[0]!.record.uploaded_by, d.changes[0]!.record.placement!.counterpart))}`,
+        );
         expect(new Set(perThreadAndMember).size).toBe(perThreadAndMember.length);
       }),
     );
@@ -123,11 +128,19 @@ describe('the fan-out of a batch', () => {
         expect(latestUpload(changes)).toBe(uploads.length ? Math.max(...uploads) : undefined);
         for (const c of changes) {
           const events = memberEvents(c, 'conv_member');
-          if (c.kind === 'removed') expect(events).toEqual([{ type: 'attachment.deleted', data: { object: { id: c.record.id, deleted: true } }, request_id: null }]);
+          if (c.kind === 'removed')
+            expect(events).toEqual([
+              { type: 'attachment.deleted', data: { object: { id: c.record.id, deleted: true } }, request_id: null },
+            ]);
           else if (c.kind === 'renamed' && c.before.filename === c.record.filename) expect(events).toEqual([]);
           else {
             expect(events).toHaveLength(1);
-            expect(events[0]!.data.object).toMatchObject({ id: c.record.id, conversation_id: 'conv_member', uploaded_by: c.record.uploaded_by, filename: c.record.filename });
+            expect(events[0]!.data.object).toMatchObject({
+              id: c.record.id,
+              conversation_id: 'conv_member',
+              uploaded_by: c.record.uploaded_by,
+              filename: c.record.filename,
+            });
           }
         }
       }),
@@ -138,7 +151,8 @@ describe('the fan-out of a batch', () => {
     const batch = [upload('e1', 'ok'), upload('e2', 'failing'), upload('e3', 'ok'), upload('e4', 'failing'), upload('e5', 'later')];
     const sides = {
       async *sidesOf(key: string) {
-        for (const groupId of ['ok', 'failing', 'later']) if (key === threadKey({ kind: 'group', groupId })) yield [{ userId: `member-of-${groupId}`, conversationId: 'conv' }];
+        for (const groupId of ['ok', 'failing', 'later'])
+          if (key === threadKey({ kind: 'group', groupId })) yield [{ userId: `member-of-${groupId}`, conversationId: 'conv' }];
       },
     };
     const handed: string[] = [];

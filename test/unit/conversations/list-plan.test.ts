@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listPlan, type Condition } from '../../../shared/conversations/list-plan.js';
+import { type Condition, listPlan } from '../../../shared/conversations/list-plan.js';
 import { flagKey, groupKey } from '../../../shared/dynamo/keys.js';
 
 const NOW = 1_800_000_000;

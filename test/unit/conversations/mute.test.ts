@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isMutedAt, requestedMute, shownMute } from '../../../shared/conversations/mute.js';
 import type { Mute } from '../../../shared/conversations/model.js';
+import { isMutedAt, requestedMute, shownMute } from '../../../shared/conversations/mute.js';
 
 const NOW = 1_000;
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isUnread, type ReadStateWrite, type ReadTimes, readStateCases, requestedOpen } from '../../../shared/conversations/read-state.js';
 import { ApiError } from '../../../shared/http/errors.js';
-import { isUnread, readStateCases, requestedOpen, type ReadStateWrite, type ReadTimes } from '../../../shared/conversations/read-state.js';
 
 const time = fc.option(fc.integer({ min: 0, max: 20 }), { nil: null });
 const times: fc.Arbitrary<ReadTimes> = fc.record({ last_active_at: time, last_opened_at: time });
@@ -17,7 +17,8 @@ function after(stored: ReadTimes, change: ReadStateWrite): ReadTimes {
   const forward = (current: number | null, at: number) => (current === null || current < at ? at : current);
   if (change.kind === 'clear') return { ...stored, last_opened_at: null };
   if (change.kind === 'open') return { ...stored, last_opened_at: forward(stored.last_opened_at, change.at) };
-  if (change.kind === 'own-upload') return { last_active_at: forward(stored.last_active_at, change.at), last_opened_at: forward(stored.last_opened_at, change.at) };
+  if (change.kind === 'own-upload')
+    return { last_active_at: forward(stored.last_active_at, change.at), last_opened_at: forward(stored.last_opened_at, change.at) };
   return { ...stored, last_active_at: forward(stored.last_active_at, change.at) };
 }
 

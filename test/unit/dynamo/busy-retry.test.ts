@@ -1,7 +1,15 @@
 import { isThrottlingError } from '@smithy/core/retry';
 import { describe, expect, it } from 'vitest';
 import { withinBudget } from '../../../shared/deadline.js';
-import { busyOf, CONTENDED, MIN_ATTEMPT_MS, PACING, retryWhileBusy, tallyingRetries, WriteContention } from '../../../shared/dynamo/busy-retry.js';
+import {
+  busyOf,
+  CONTENDED,
+  MIN_ATTEMPT_MS,
+  PACING,
+  retryWhileBusy,
+  tallyingRetries,
+  WriteContention,
+} from '../../../shared/dynamo/busy-retry.js';
 
 const timeLeft = (ms: number) => ({ getRemainingTimeInMillis: () => ms });
 const named = (name: string, fields: Record<string, unknown> = {}) => Object.assign(new Error(name), { name, ...fields });

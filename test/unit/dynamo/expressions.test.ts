@@ -39,11 +39,15 @@ describe('expressions', () => {
     expect(expressions({ condition: and(exists('a'), not(hasType('a', 'NULL'))) }).ConditionExpression).toBe(
       'attribute_exists(#n0) AND NOT attribute_type(#n0, :v0)',
     );
-    expect(expressions({ condition: not(or(exists('a'), exists('b'))) }).ConditionExpression).toBe('NOT (attribute_exists(#n0) OR attribute_exists(#n1))');
+    expect(expressions({ condition: not(or(exists('a'), exists('b'))) }).ConditionExpression).toBe(
+      'NOT (attribute_exists(#n0) OR attribute_exists(#n1))',
+    );
   });
 
   it('renders an update: SET (with if_not_exists) and REMOVE', () => {
-    expect(expressions({ update: { set: { state: 'x', seed: ifNotExists('s') }, remove: ['lease'] }, condition: equals('owner', 'o') })).toEqual({
+    expect(
+      expressions({ update: { set: { state: 'x', seed: ifNotExists('s') }, remove: ['lease'] }, condition: equals('owner', 'o') }),
+    ).toEqual({
       UpdateExpression: 'SET #n0 = :v0, #n1 = if_not_exists(#n1, :v1) REMOVE #n2',
       ConditionExpression: '#n3 = :v2',
       ExpressionAttributeNames: { '#n0': 'state', '#n1': 'seed', '#n2': 'lease', '#n3': 'owner' },
@@ -54,7 +58,11 @@ describe('expressions', () => {
 
   it('renders key conditions, filters and projections with one set of placeholders', () => {
     expect(
-      expressions({ keyCondition: and(equals('pk', 'u'), beginsWith('sk', 'att_')), filter: equals('conversation_id', 'c'), projection: ['pk', 'sk'] }),
+      expressions({
+        keyCondition: and(equals('pk', 'u'), beginsWith('sk', 'att_')),
+        filter: equals('conversation_id', 'c'),
+        projection: ['pk', 'sk'],
+      }),
     ).toEqual({
       KeyConditionExpression: '#n0 = :v0 AND begins_with(#n1, :v1)',
       FilterExpression: '#n2 = :v2',
@@ -65,7 +73,10 @@ describe('expressions', () => {
   });
 
   it('gives no values map when nothing has a value (DynamoDB refuses an empty one)', () => {
-    expect(expressions({ condition: itemAbsent() })).toEqual({ ConditionExpression: 'attribute_not_exists(#n0)', ExpressionAttributeNames: { '#n0': 'pk' } });
+    expect(expressions({ condition: itemAbsent() })).toEqual({
+      ConditionExpression: 'attribute_not_exists(#n0)',
+      ExpressionAttributeNames: { '#n0': 'pk' },
+    });
   });
 
   it('renders a fragment apart, ANDable as it is, holding only what it uses, and joins it to a command unchanged', () => {

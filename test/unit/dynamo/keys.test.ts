@@ -2,14 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   attachmentConversationKey,
+  type Counterpart,
   contactKey,
   counterpartKey,
   directThread,
-  threadKey,
   flagKey,
   groupKey,
   MAX_USER_ID_BYTES,
-  type Counterpart,
+  threadKey,
 } from '../../../shared/dynamo/keys.js';
 import { fileKey } from '../../../shared/files/keys.js';
 import { newId } from '../../../shared/ids.js';
@@ -32,7 +32,11 @@ const clientIds = fc.oneof(
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 128 }).map((text) => [...text].slice(0, 128).join('')),
   fc.constant('\u{1F600}'.repeat(128)),
 );
-const userIds = fc.oneof(utf8Within(MAX_USER_ID_BYTES), fc.constant('#'.repeat(MAX_USER_ID_BYTES)), fc.constant('\u{1F600}'.repeat(MAX_USER_ID_BYTES / 4)));
+const userIds = fc.oneof(
+  utf8Within(MAX_USER_ID_BYTES),
+  fc.constant('#'.repeat(MAX_USER_ID_BYTES)),
+  fc.constant('\u{1F600}'.repeat(MAX_USER_ID_BYTES / 4)),
+);
 
 describe('DynamoDB keys', () => {
   it('never lets two (user, group) pairs share an index key, whatever characters they hold', () => {
@@ -47,7 +51,13 @@ describe('DynamoDB keys', () => {
   it('fits every key DynamoDB holds for any user id the authorizer admits and any client id docs/api.md admits', () => {
     fc.assert(
       fc.property(userIds, clientIds, fc.constantFrom<Counterpart['kind']>('contact', 'group'), (userId, clientId, kind) => {
-        for (const partitionKey of [userId, groupKey(userId, clientId), contactKey(userId, clientId), flagKey(userId, true), attachmentConversationKey(userId, newId('conv'))]) {
+        for (const partitionKey of [
+          userId,
+          groupKey(userId, clientId),
+          contactKey(userId, clientId),
+          flagKey(userId, true),
+          attachmentConversationKey(userId, newId('conv')),
+        ]) {
           expect(bytes(partitionKey)).toBeLessThanOrEqual(PARTITION_KEY_BYTES);
         }
         expect(bytes(counterpartKey(userId, { kind, id: clientId }).sk)).toBeLessThanOrEqual(SORT_KEY_BYTES);
@@ -58,7 +68,7 @@ describe('DynamoDB keys', () => {
 });
 
 describe('thread keys', () => {
-  it('are the same from either side of a direct thread, and never equal another pair\'s or any group\'s', () => {
+  it("are the same from either side of a direct thread, and never equal another pair's or any group's", () => {
     fc.assert(
       fc.property(userIds, userIds, userIds, clientIds, (a, b, c, group) => {
         expect(threadKey(directThread(a, b))).toBe(threadKey(directThread(b, a)));

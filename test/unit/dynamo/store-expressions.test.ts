@@ -2,20 +2,20 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { REPOSITORY_ROOT } from '../../../infra/repository.js';
 import { DynamoAttachmentStore } from '../../../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord, UploadIntent } from '../../../shared/attachments/model.js';
 import { DynamoConversationStore } from '../../../shared/conversations/dynamo-store.js';
-import type { ConversationFilter } from '../../../shared/conversations/model.js';
 import type { ThreadChange } from '../../../shared/conversations/fan-out.js';
-import { SideDelivery } from '../../../shared/conversations/side-delivery.js';
+import type { ConversationFilter } from '../../../shared/conversations/model.js';
 import { readStateCases } from '../../../shared/conversations/read-state.js';
+import { SideDelivery } from '../../../shared/conversations/side-delivery.js';
 import { Outbox } from '../../../shared/events/outbox.js';
 import { EventStore } from '../../../shared/events/store.js';
 import { DynamoIdempotencyStore } from '../../../shared/idempotency/dynamo-store.js';
 import type { Claim } from '../../../shared/idempotency/model.js';
 import { DynamoUploadSessionStore } from '../../../shared/uploads/dynamo-store.js';
 import type { SessionRecord } from '../../../shared/uploads/model.js';
-import { REPOSITORY_ROOT } from '../../../infra/repository.js';
 
 /**
  * Every expression the stores send names attributes only through
@@ -43,12 +43,24 @@ class RecordingClient {
 }
 
 const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'BETWEEN', 'IN', 'SET', 'REMOVE', 'ADD', 'DELETE']);
-const FUNCTIONS = new Set(['attribute_exists', 'attribute_not_exists', 'attribute_type', 'begins_with', 'contains', 'size', 'if_not_exists', 'list_append']);
+const FUNCTIONS = new Set([
+  'attribute_exists',
+  'attribute_not_exists',
+  'attribute_type',
+  'begins_with',
+  'contains',
+  'size',
+  'if_not_exists',
+  'list_append',
+]);
 
 /** The problems of one request's expressions: bare words, placeholders without a definition, definitions no expression uses. */
 function problemsOf(input: Input): string[] {
   const problems: string[] = [];
-  const expressions = Object.entries(input).filter(([key, value]) => key.endsWith('Expression') && typeof value === 'string') as [string, string][];
+  const expressions = Object.entries(input).filter(([key, value]) => key.endsWith('Expression') && typeof value === 'string') as [
+    string,
+    string,
+  ][];
   const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
   const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
   const used = new Set<string>();
@@ -76,18 +88,34 @@ function problemsOf(input: Input): string[] {
 function audit(client: RecordingClient): { checked: number; problems: string[] } {
   const requests = client.sent.flatMap(({ operation, input }) =>
     operation === 'TransactWrite'
-      ? (input.TransactItems as Record<string, Input>[]).flatMap((item) => Object.entries(item).map(([kind, inner]) => ({ where: `${operation}.${kind}`, input: inner })))
+      ? (input.TransactItems as Record<string, Input>[]).flatMap((item) =>
+          Object.entries(item).map(([kind, inner]) => ({ where: `${operation}.${kind}`, input: inner })),
+        )
       : [{ where: operation, input }],
   );
   const withExpressions = requests.filter(({ input }) => Object.keys(input).some((key) => key.endsWith('Expression')));
-  return { checked: withExpressions.length, problems: withExpressions.flatMap(({ where, input }) => problemsOf(input).map((problem) => `${where}: ${problem}`)) };
+  return {
+    checked: withExpressions.length,
+    problems: withExpressions.flatMap(({ where, input }) => problemsOf(input).map((problem) => `${where}: ${problem}`)),
+  };
 }
 
-const cancelled = (codes: string[]) => Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });
+const cancelled = (codes: string[]) =>
+  Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });
 const conditionFailed = () => Object.assign(new Error('failed'), { name: 'ConditionalCheckFailedException' });
 
 const USER = 'user-1';
-const conversationItem = { pk: USER, sk: 'conv_1', id: 'conv_1', contact_id: 'c1', created_at: 1, last_active_at: 100, last_opened_at: 50, is_muted: true, muted_until: 5 };
+const conversationItem = {
+  pk: USER,
+  sk: 'conv_1',
+  id: 'conv_1',
+  contact_id: 'c1',
+  created_at: 1,
+  last_active_at: 100,
+  last_opened_at: 50,
+  is_muted: true,
+  muted_until: 5,
+};
 const INTENT: UploadIntent = { attachmentId: 'att_1', run: 'run', fileKey: 'files/u/att_1/run', expiresAt: 1_700_000_000 };
 const attachment = (conversationId: string | null): AttachmentRecord => ({
   id: 'att_1',
@@ -123,16 +151,25 @@ function dynamo(options: { failFirstTransaction?: boolean; claimFailsOnce?: bool
   return new RecordingClient((operation, input) => {
     switch (operation) {
       case 'Get':
-        if (input.TableName === 'idempotency') return { Item: { ...input.Key as object, state: 'in_progress', expires_at: 0 } };
+        if (input.TableName === 'idempotency') return { Item: { ...(input.Key as object), state: 'in_progress', expires_at: 0 } };
         return { Item: (input.Key as { sk: string }).sk.startsWith('contact#') ? { conversation_id: 'conv_1' } : conversationItem };
       case 'Query':
-        if (input.TableName === 'events') return { Items: [{ pk: USER, sk: 'e#000000000001', type: 'conversation.created', expires_at: 100, event: '{}' }], Count: 1, ScannedCount: 1 };
+        if (input.TableName === 'events')
+          return {
+            Items: [{ pk: USER, sk: 'e#000000000001', type: 'conversation.created', expires_at: 100, event: '{}' }],
+            Count: 1,
+            ScannedCount: 1,
+          };
         return { Items: input.IndexName === 'by_mute_end' ? [conversationItem] : [{ pk: USER, sk: 'att_1' }], ScannedCount: 1 };
       case 'TransactWrite':
         transactions += 1;
         if (options.failFirstTransaction && transactions === 1) {
           // The conversation's activity (its only item on the conversations table) fails its condition.
-          throw cancelled((input.TransactItems as Record<string, Input>[]).map((item) => (Object.values(item)[0]!.TableName === 'conversations' ? 'ConditionalCheckFailed' : 'None')));
+          throw cancelled(
+            (input.TransactItems as Record<string, Input>[]).map((item) =>
+              Object.values(item)[0]!.TableName === 'conversations' ? 'ConditionalCheckFailed' : 'None',
+            ),
+          );
         }
         return {};
       case 'Update':
@@ -162,8 +199,18 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
     async (client) => {
       const store = new DynamoConversationStore(client.asClient(), 'conversations', outboxOf(client), () => 10);
       await store.findOrCreate(USER, { kind: 'contact', id: 'c1' }, undefined, 'request-1');
-      await store.update(USER, 'conv_1', { is_pinned: true, mute: { kind: 'until', until: 20 }, pinned_message_id: 'm', archived_at: 3, last_opened_at: 4 }, 'request-1');
-      await store.update(USER, 'conv_1', { mute: { kind: 'off' }, pinned_message_id: null, archived_at: null, last_opened_at: null }, 'request-1');
+      await store.update(
+        USER,
+        'conv_1',
+        { is_pinned: true, mute: { kind: 'until', until: 20 }, pinned_message_id: 'm', archived_at: 3, last_opened_at: 4 },
+        'request-1',
+      );
+      await store.update(
+        USER,
+        'conv_1',
+        { mute: { kind: 'off' }, pinned_message_id: null, archived_at: null, last_opened_at: null },
+        'request-1',
+      );
       await store.get(USER, 'conv_1');
       for (const filter of FILTERS) await store.list(USER, filter, page);
       await store.remove(USER, 'conv_1', 'request-1');
@@ -183,7 +230,12 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
         { kind: 'removed', id: 'r3', record },
       ];
       await delivery.deliver({ userId: USER, counterpart: { kind: 'contact', id: 'c1' }, changes });
-      await delivery.deliver({ userId: USER, counterpart: { kind: 'group', id: 'g1' }, conversationId: 'conv_1', changes: changes.slice(1) });
+      await delivery.deliver({
+        userId: USER,
+        counterpart: { kind: 'group', id: 'g1' },
+        conversationId: 'conv_1',
+        changes: changes.slice(1),
+      });
     },
   ],
   [
@@ -204,12 +256,21 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
   ],
   [
     'conversation activity, re-read after its condition failed (a check only: the stored activity is newer)',
-    async (client) => new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations', outboxOf(client)).add(attachment('conv_1'), 'request-1', INTENT),
+    async (client) =>
+      new DynamoAttachmentStore(client.asClient(), 'attachments', 'conversations', outboxOf(client)).add(
+        attachment('conv_1'),
+        'request-1',
+        INTENT,
+      ),
   ],
   [
     'upload sessions',
     async (client) => {
-      const store = new DynamoUploadSessionStore(client.asClient(), { sessions: 'sessions', attachments: 'attachments', conversations: 'conversations' }, outboxOf(client));
+      const store = new DynamoUploadSessionStore(
+        client.asClient(),
+        { sessions: 'sessions', attachments: 'attachments', conversations: 'conversations' },
+        outboxOf(client),
+      );
       await store.add(USER, session);
       await store.get(USER, 'upl_1');
       await store.complete(USER, 'upl_1', attachment('conv_1'), 'request-1');
@@ -248,7 +309,9 @@ const OPTIONS: Record<string, Parameters<typeof dynamo>[0]> = {
 
 /** The paths the scripted answers lead to, so the scenarios above cannot silently stop reaching them. */
 const REACHED: Record<string, string[]> = {
-  'conversation activity, re-read after its condition failed (a check only: the stored activity is newer)': ['TransactWrite.ConditionCheck'],
+  'conversation activity, re-read after its condition failed (a check only: the stored activity is newer)': [
+    'TransactWrite.ConditionCheck',
+  ],
   idempotency: ['Delete'],
   conversations: ['Update', 'TransactWrite.Delete', 'TransactWrite.Put'],
   'fan-out': ['TransactWrite.Update', 'TransactWrite.Put'],
@@ -261,7 +324,9 @@ describe('store expressions', () => {
     const { checked, problems } = audit(client);
     expect(checked).toBeGreaterThan(0);
     const sent = client.sent.flatMap(({ operation, input }) =>
-      operation === 'TransactWrite' ? (input.TransactItems as object[]).flatMap((item) => Object.keys(item).map((kind) => `${operation}.${kind}`)) : [operation],
+      operation === 'TransactWrite'
+        ? (input.TransactItems as object[]).flatMap((item) => Object.keys(item).map((kind) => `${operation}.${kind}`))
+        : [operation],
     );
     for (const expected of REACHED[name] ?? []) expect(sent, expected).toContain(expected);
     expect(problems).toEqual([]);
@@ -271,16 +336,28 @@ describe('store expressions', () => {
     const writes = [{ kind: 'open', at: 5 }, { kind: 'clear' }, { kind: 'activity', at: 5 }] as const;
     for (const write of writes) {
       for (const candidate of readStateCases(write)) {
-        expect(problemsOf({ ConditionExpression: candidate.condition, ExpressionAttributeNames: candidate.names, ExpressionAttributeValues: candidate.values })).toEqual([]);
+        expect(
+          problemsOf({
+            ConditionExpression: candidate.condition,
+            ExpressionAttributeNames: candidate.names,
+            ExpressionAttributeValues: candidate.values,
+          }),
+        ).toEqual([]);
       }
     }
   });
 
   it('the recording check itself finds a bare name, an undefined placeholder and an unused one', () => {
-    expect(problemsOf({ ConditionExpression: 'attribute_not_exists(pk)' })).toEqual(['ConditionExpression: bare pk in attribute_not_exists(pk)']);
-    expect(problemsOf({ UpdateExpression: 'SET #s = :failed, failure = :failure', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':failed': 1, ':failure': 2 } })).toEqual([
-      'UpdateExpression: bare failure in SET #s = :failed, failure = :failure',
+    expect(problemsOf({ ConditionExpression: 'attribute_not_exists(pk)' })).toEqual([
+      'ConditionExpression: bare pk in attribute_not_exists(pk)',
     ]);
+    expect(
+      problemsOf({
+        UpdateExpression: 'SET #s = :failed, failure = :failure',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':failed': 1, ':failure': 2 },
+      }),
+    ).toEqual(['UpdateExpression: bare failure in SET #s = :failed, failure = :failure']);
     expect(problemsOf({ ConditionExpression: '#a = :b', ExpressionAttributeNames: { '#a': 'a', '#c': 'c' } })).toEqual([
       'ConditionExpression: :b is not defined',
       '#c is defined but no expression uses it',
@@ -294,11 +371,13 @@ describe('store expressions', () => {
         const path = join(directory, entry.name);
         if (entry.isDirectory()) walk(path);
         else if (entry.name.endsWith('.ts') && !path.endsWith(join('shared', 'dynamo', 'expressions.ts'))) {
-          readFileSync(path, 'utf8').split('\n').forEach((line, index) => {
-            if (/\b(Condition|KeyCondition|Filter|Update|Projection)Expression\s*:|ExpressionAttribute(Names|Values)\s*:/.test(line)) {
-              offenders.push(`${relative(REPOSITORY_ROOT, path)}:${index + 1}: ${line.trim()}`);
-            }
-          });
+          readFileSync(path, 'utf8')
+            .split('\n')
+            .forEach((line, index) => {
+              if (/\b(Condition|KeyCondition|Filter|Update|Projection)Expression\s*:|ExpressionAttribute(Names|Values)\s*:/.test(line)) {
+                offenders.push(`${relative(REPOSITORY_ROOT, path)}:${index + 1}: ${line.trim()}`);
+              }
+            });
         }
       }
     };

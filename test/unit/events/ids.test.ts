@@ -18,7 +18,7 @@ describe('event ids', () => {
         const [idA, idB] = [eventId(a, ra), eventId(b, rb)];
         const [skA, skB] = [eventKey('u', a).sk, eventKey('u', b).sk];
         if (a === b) return idA.slice(0, 12) === idB.slice(0, 12) && skA === skB;
-        return (a < b) === (idA < idB) && (a < b) === (skA < skB);
+        return a < b === idA < idB && a < b === skA < skB;
       }),
     );
   });
@@ -31,7 +31,15 @@ describe('event ids', () => {
 
   it('refuse what is no event id of ours, and sequences out of range', () => {
     fc.assert(fc.property(fc.string(), (text) => !isEventId(text) || /^evt_[0-9A-HJKMNP-TV-Z]{24}$/.test(text)));
-    for (const id of ['evt_', 'evt_000000000000000000000000', `evt_${'Z'.repeat(24)}`, eventId(7).toLowerCase(), `${eventId(7)}A`, `conv_${eventId(7).slice(4)}`, eventId(7).replace(/.$/, 'U')]) {
+    for (const id of [
+      'evt_',
+      'evt_000000000000000000000000',
+      `evt_${'Z'.repeat(24)}`,
+      eventId(7).toLowerCase(),
+      `${eventId(7)}A`,
+      `conv_${eventId(7).slice(4)}`,
+      eventId(7).replace(/.$/, 'U'),
+    ]) {
       expect(sequenceOf(id), id).toBeUndefined();
     }
     for (const bad of [0, -1, 1.5, MAX_EVENT_SEQUENCE + 1, Number.NaN]) expect(() => eventId(bad, randomBytes(10))).toThrow(RangeError);

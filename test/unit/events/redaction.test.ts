@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eventItem, storedEventOf } from '../../../shared/events/item.js';
-import { shownTo, type ApiEvent } from '../../../shared/events/model.js';
+import { type ApiEvent, shownTo } from '../../../shared/events/model.js';
 
 /**
  * Who reads a group's events (docs/api.md): the stored item keeps the group
@@ -36,7 +36,13 @@ describe('an event of a group', () => {
   it('keeps only its id, type and time for any other token, and says nothing of the change', () => {
     for (const groups of [new Set<string>(), new Set(['other']), new Set(['Team', 'team '])]) {
       const shown = shownTo(groups, { event, group: 'team' });
-      expect(shown).toEqual({ id: event.id, type: event.type, created_at: event.created_at, data: { object: { redacted: true } }, request_id: null });
+      expect(shown).toEqual({
+        id: event.id,
+        type: event.type,
+        created_at: event.created_at,
+        data: { object: { redacted: true } },
+        request_id: null,
+      });
       expect(JSON.stringify(shown)).not.toMatch(/att_|secret|draft|alice|m1/);
     }
   });

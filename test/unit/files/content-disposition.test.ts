@@ -7,7 +7,7 @@ describe('attachmentDisposition', () => {
     expect(attachmentDisposition('Été "x".txt')).toBe(`attachment; filename="Ete _x_.txt"; filename*=UTF-8''%C3%89t%C3%A9%20%22x%22.txt`);
   });
 
-  it("escapes the characters encodeURIComponent leaves but RFC 8187 does not allow", () => {
+  it('escapes the characters encodeURIComponent leaves but RFC 8187 does not allow', () => {
     expect(attachmentDisposition("it's (a)*.txt")).toContain(`filename*=UTF-8''it%27s%20%28a%29%2A.txt`);
   });
 });

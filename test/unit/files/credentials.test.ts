@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { filesCredentials } from '../../../shared/files/credentials.js';
 import type { Config } from '../../../shared/config.js';
+import { filesCredentials } from '../../../shared/files/credentials.js';
 
 const config = (credentials?: Config['credentials']) => ({ credentials }) as Config;
 

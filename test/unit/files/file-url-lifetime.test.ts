@@ -3,9 +3,9 @@ import { readConfig } from '../../../shared/config.js';
 import { S3FileLinks } from '../../../shared/files/s3-file-links.js';
 import { S3FileStore } from '../../../shared/files/s3-file-store.js';
 import { S3Bucket } from '../../../shared/s3/bucket.js';
-import { RecordingTransport, successOf } from '../../support/recording-s3.js';
 import { S3Presigner } from '../../../shared/s3/presigner.js';
 import { nowSeconds } from '../../../shared/time.js';
+import { RecordingTransport, successOf } from '../../support/recording-s3.js';
 
 // Presigning is local computation (no request is sent), so the presigner with
 // chosen credentials shows what the link says and when it really dies.
@@ -15,7 +15,12 @@ const links = (ttlSeconds: number, expiration?: Date) =>
       region: 'us-east-1',
       bucket: 'attachments',
       endpoint: 'http://127.0.0.1:9',
-      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'session', ...(expiration ? { expiration } : {}) },
+      credentials: {
+        accessKeyId: 'AKIDEXAMPLE',
+        secretAccessKey: 'secret',
+        sessionToken: 'session',
+        ...(expiration ? { expiration } : {}),
+      },
     }),
     ttlSeconds,
   );
@@ -53,7 +58,12 @@ describe('part URL lifetime (upload sessions)', () => {
       region: 'us-east-1',
       bucket: 'attachments',
       endpoint: 'http://127.0.0.1:9',
-      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'session', ...(expiration ? { expiration } : {}) },
+      credentials: {
+        accessKeyId: 'AKIDEXAMPLE',
+        secretAccessKey: 'secret',
+        sessionToken: 'session',
+        ...(expiration ? { expiration } : {}),
+      },
     };
     return new S3FileStore(new S3Bucket({ ...address, maxAttempts: 1 }, new RecordingTransport(successOf)), new S3Presigner(address));
   };
@@ -77,6 +87,8 @@ describe('part URL lifetime (upload sessions)', () => {
 describe('FILE_URL_TTL_SECONDS', () => {
   it('is refused above an hour, the longest the Lambda role credentials are assumed to last', () => {
     expect(readConfig({ FILE_URL_TTL_SECONDS: '3600' }).fileUrlTtlSeconds).toBe(3600);
-    expect(() => readConfig({ FILE_URL_TTL_SECONDS: '3601' })).toThrow('FILE_URL_TTL_SECONDS must be an integer from 1 to 3600, got "3601"');
+    expect(() => readConfig({ FILE_URL_TTL_SECONDS: '3601' })).toThrow(
+      'FILE_URL_TTL_SECONDS must be an integer from 1 to 3600, got "3601"',
+    );
   });
 });

@@ -4,7 +4,12 @@ import { S3Bucket } from '../../../shared/s3/bucket.js';
 import { S3Presigner } from '../../../shared/s3/presigner.js';
 import { RecordingTransport, type ScriptedAnswer } from '../../support/recording-s3.js';
 
-const ADDRESS = { region: 'us-east-1', bucket: 'attachments', endpoint: 'http://127.0.0.1:4568', credentials: { accessKeyId: 'A', secretAccessKey: 'B' } };
+const ADDRESS = {
+  region: 'us-east-1',
+  bucket: 'attachments',
+  endpoint: 'http://127.0.0.1:4568',
+  credentials: { accessKeyId: 'A', secretAccessKey: 'B' },
+};
 
 function storeAnswering(answer: (query: Record<string, unknown>) => ScriptedAnswer) {
   const transport = new RecordingTransport((request) => answer(request.query as Record<string, unknown>));
@@ -34,7 +39,10 @@ describe('S3FileStore', () => {
   });
 
   it('reads an upload S3 no longer knows as one without parts, and its abort as done', async () => {
-    const noSuchUpload = { status: 404, body: '<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>' };
+    const noSuchUpload = {
+      status: 404,
+      body: '<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>',
+    };
     const { store } = storeAnswering(() => noSuchUpload);
     expect(await store.listParts('files/k', 'gone')).toEqual([]);
     await expect(store.abortMultipart('files/k', 'gone')).resolves.toBeUndefined();
@@ -42,7 +50,10 @@ describe('S3FileStore', () => {
   });
 
   it("turns S3's refusals of an assembly into the client's errors, and a missing object into no size", async () => {
-    const { store } = storeAnswering(() => ({ status: 400, body: '<Error><Code>EntityTooSmall</Code><Message>Your proposed upload is smaller than the minimum allowed object size.</Message></Error>' }));
+    const { store } = storeAnswering(() => ({
+      status: 400,
+      body: '<Error><Code>EntityTooSmall</Code><Message>Your proposed upload is smaller than the minimum allowed object size.</Message></Error>',
+    }));
     expect(await store.assemble('files/k', 'u', [{ part_number: 1, etag: '"e"' }])).toEqual({
       refused: 'part_too_small',
       message: 'Your proposed upload is smaller than the minimum allowed object size.',

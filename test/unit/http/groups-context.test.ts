@@ -1,17 +1,17 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { handler as createConversation } from '../../../functions/conversations/create.js';
 import { handler as authorizer } from '../../../functions/authorizer.js';
+import { handler as createConversation } from '../../../functions/conversations/create.js';
 import { passedContext } from '../../../infra/local/gateway.js';
-import { REQUEST_HEAD_MAX_BYTES } from '../../../infra/size-guard.js';
 import { LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../../../infra/routes.js';
+import { REQUEST_HEAD_MAX_BYTES } from '../../../infra/size-guard.js';
 import { App } from '../../../shared/app.js';
 import { encodeGroups, groupsOfClaim, MAX_GROUPS } from '../../../shared/auth/groups.js';
 import { allowPolicy } from '../../../shared/auth/policy.js';
 import { signToken } from '../../../shared/auth/tokens.js';
 import { readConfig } from '../../../shared/config.js';
-import { AuthorizerContextInvalid, groupsOf, type ApiRequest } from '../../../shared/http/request.js';
+import { type ApiRequest, AuthorizerContextInvalid, groupsOf } from '../../../shared/http/request.js';
 
 const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/POST/v1/conversations';
 const requestWith = (authorizer: Record<string, unknown>): ApiRequest => ({
@@ -56,7 +56,8 @@ describe('the groups in the request context', () => {
 });
 
 describe('the gateway emulator passes the context as API Gateway does', () => {
-  const decision = (context: Record<string, unknown>) => ({ principalId: 'u', policyDocument: { Version: '2012-10-17', Statement: [] }, context }) as never;
+  const decision = (context: Record<string, unknown>) =>
+    ({ principalId: 'u', policyDocument: { Version: '2012-10-17', Statement: [] }, context }) as never;
 
   it('strings as they are, numbers and booleans stringified, null kept', () => {
     expect(passedContext(decision({ s: 'x', n: 1, b: true, z: null, gone: undefined }))).toEqual({ s: 'x', n: '1', b: 'true', z: null });
@@ -71,16 +72,28 @@ describe('the gateway emulator passes the context as API Gateway does', () => {
 describe('the size of the groups in the context', () => {
   it('is never more than the claim the token carried: the same escapes, duplicates folded', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }), fc.constantFrom('"', '\\', '"\\"', '\u{1F600}', 'é')), { maxLength: MAX_GROUPS }), (claim) => {
-        const read = groupsOfClaim(claim);
-        if ('refused' in read) return;
-        expect(Buffer.byteLength(encodeGroups(read.groups))).toBeLessThanOrEqual(Buffer.byteLength(JSON.stringify(claim)));
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }), fc.constantFrom('"', '\\', '"\\"', '\u{1F600}', 'é')),
+          { maxLength: MAX_GROUPS },
+        ),
+        (claim) => {
+          const read = groupsOfClaim(claim);
+          if ('refused' in read) return;
+          expect(Buffer.byteLength(encodeGroups(read.groups))).toBeLessThanOrEqual(Buffer.byteLength(JSON.stringify(claim)));
+        },
+      ),
     );
   });
 
   it(`fits a Lambda response with ${MAX_GROUPS} groups of the longest id (128 four-byte characters): the only limit API Gateway documents for a REST API's authorizer result`, () => {
-    const groups = new Set(Array.from({ length: MAX_GROUPS }, (_, i) => `${String.fromCodePoint(0x1f600 + (i % 64))}${'\u{1F600}'.repeat(126)}${String.fromCodePoint(0x1f300 + Math.floor(i / 64))}`));
+    const groups = new Set(
+      Array.from(
+        { length: MAX_GROUPS },
+        (_, i) =>
+          `${String.fromCodePoint(0x1f600 + (i % 64))}${'\u{1F600}'.repeat(126)}${String.fromCodePoint(0x1f300 + Math.floor(i / 64))}`,
+      ),
+    );
     expect([...groups].every((id) => [...id].length === 128)).toBe(true);
     const result = allowPolicy({ userId: '\u{1F600}'.repeat(32), groups }, METHOD_ARN);
     const bytes = Buffer.byteLength(JSON.stringify(result));
@@ -95,7 +108,11 @@ describe('the size of the groups in the context', () => {
     for (const id of ['"', '\\', '"\\', 'g', '\u{1F600}', 'é']) {
       const groups = Array.from({ length: MAX_GROUPS }, (_, i) => `${id.repeat(Math.min(24, 128 - String(i).length))}${i}`.slice(0, 128));
       const token = await signToken(secret, 'member', { groups });
-      const result = await authorizer.withConfig(readConfig(env))({ type: 'TOKEN', authorizationToken: `Bearer ${token}`, methodArn: METHOD_ARN });
+      const result = await authorizer.withConfig(readConfig(env))({
+        type: 'TOKEN',
+        authorizationToken: `Bearer ${token}`,
+        methodArn: METHOD_ARN,
+      });
       const context = passedContext(result)!;
       const inEvent = Buffer.byteLength(JSON.stringify(context.groups));
       expect(inEvent, id).toBeLessThanOrEqual(1.5 * token.length + 2);

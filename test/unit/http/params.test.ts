@@ -19,27 +19,43 @@ describe('readParams', () => {
   });
 
   it('refuses an unknown name, including inherited object keys', () => {
-    expect(failure(() => readParams({ kind: 'json', values: { id: 'x' } }, { is_muted: flag }))).toMatchObject({ status: 400, code: 'parameter_unknown', param: 'id' });
-    expect(failure(() => readParams({ kind: 'json', values: { toString: 'x' } }, { is_muted: flag }))).toMatchObject({ code: 'parameter_unknown' });
+    expect(failure(() => readParams({ kind: 'json', values: { id: 'x' } }, { is_muted: flag }))).toMatchObject({
+      status: 400,
+      code: 'parameter_unknown',
+      param: 'id',
+    });
+    expect(failure(() => readParams({ kind: 'json', values: { toString: 'x' } }, { is_muted: flag }))).toMatchObject({
+      code: 'parameter_unknown',
+    });
   });
 
   it('refuses a string holding a lone surrogate before any reader sees it, whatever the parameter', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 20 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.constantFrom('query', 'form', 'json') as fc.Arbitrary<'query' | 'form' | 'json'>, (around, surrogate, kind) => {
-        const value = `${around}${String.fromCharCode(surrogate)}`;
-        // Not preceded by a high surrogate that would pair with it.
-        fc.pre(!/[\ud800-\udbff]$/.test(around) || surrogate < 0xdc00);
-        let seen = false;
-        const spy = (input: unknown, name: string, k: 'query' | 'form' | 'json') => {
-          seen = true;
-          return text(input, name, k);
-        };
-        expect(failure(() => readParams({ kind, values: { name: value } }, { name: spy }))).toMatchObject({ code: 'parameter_invalid', param: 'name' });
-        expect(seen).toBe(false);
-      }),
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 20 }),
+        fc.integer({ min: 0xd800, max: 0xdfff }),
+        fc.constantFrom('query', 'form', 'json') as fc.Arbitrary<'query' | 'form' | 'json'>,
+        (around, surrogate, kind) => {
+          const value = `${around}${String.fromCharCode(surrogate)}`;
+          // Not preceded by a high surrogate that would pair with it.
+          fc.pre(!/[\ud800-\udbff]$/.test(around) || surrogate < 0xdc00);
+          let seen = false;
+          const spy = (input: unknown, name: string, k: 'query' | 'form' | 'json') => {
+            seen = true;
+            return text(input, name, k);
+          };
+          expect(failure(() => readParams({ kind, values: { name: value } }, { name: spy }))).toMatchObject({
+            code: 'parameter_invalid',
+            param: 'name',
+          });
+          expect(seen).toBe(false);
+        },
+      ),
       { seed: 10, numRuns: 100 },
     );
-    expect(readParams({ kind: 'json', values: { name: 'emoji \u{1F600} pair' } }, { name: text })).toEqual({ name: 'emoji \u{1F600} pair' });
+    expect(readParams({ kind: 'json', values: { name: 'emoji \u{1F600} pair' } }, { name: text })).toEqual({
+      name: 'emoji \u{1F600} pair',
+    });
   });
 });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { rawBody, type ApiRequest } from '../../../shared/http/request.js';
+import { type ApiRequest, rawBody } from '../../../shared/http/request.js';
 
 const requestWith = (body: string | null, isBase64Encoded: boolean): ApiRequest => ({
   event: { body, isBase64Encoded } as APIGatewayProxyEvent,

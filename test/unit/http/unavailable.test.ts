@@ -16,7 +16,9 @@ describe('isBackendUnavailable', () => {
 
   it('leaves our own bugs, client errors and contention alone', () => {
     expect(isBackendUnavailable(new TypeError('undefined is not a function'))).toBe(false);
-    expect(isBackendUnavailable(Object.assign(new Error('bad'), { name: 'ValidationException', $metadata: { httpStatusCode: 400 } }))).toBe(false);
+    expect(isBackendUnavailable(Object.assign(new Error('bad'), { name: 'ValidationException', $metadata: { httpStatusCode: 400 } }))).toBe(
+      false,
+    );
     expect(isBackendUnavailable(named('TransactionConflictException', { $metadata: { httpStatusCode: 400 } }))).toBe(false);
     expect(isBackendUnavailable(named('TransactionCanceledException', { CancellationReasons: [{ Code: 'ValidationError' }] }))).toBe(false);
     expect(isBackendUnavailable('string')).toBe(false);
@@ -28,7 +30,9 @@ describe('isBackendThrottled', () => {
     expect(isBackendThrottled(named('ProvisionedThroughputExceededException'))).toBe(true);
     expect(isBackendThrottled(named('ThrottlingException'))).toBe(true);
     expect(isBackendThrottled(named('SlowDown', { $metadata: { httpStatusCode: 503 } }))).toBe(true);
-    expect(isBackendThrottled(named('TransactionCanceledException', { CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }] }))).toBe(true);
+    expect(
+      isBackendThrottled(named('TransactionCanceledException', { CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }] })),
+    ).toBe(true);
     expect(isBackendThrottled(new Error('wrapped', { cause: named('ThrottlingException') }))).toBe(true);
     expect(isBackendThrottled(named('InternalServerError'))).toBe(false);
   });
@@ -47,7 +51,12 @@ describe('what a backend error answers', () => {
 
   it('contention past the budget: 429 write_contention with Retry-After, never a 5xx', () => {
     const answer = toApiError(new WriteContention());
-    expect([answer.status, answer.type, answer.code, answer.headers['retry-after']]).toEqual([429, 'rate_limit_error', 'write_contention', '1']);
+    expect([answer.status, answer.type, answer.code, answer.headers['retry-after']]).toEqual([
+      429,
+      'rate_limit_error',
+      'write_contention',
+      '1',
+    ]);
   });
 
   it('a transaction cancelled for any other reason: 500 (a bug of ours)', () => {

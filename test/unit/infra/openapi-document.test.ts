@@ -2,8 +2,8 @@ import { createConfig, lint } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
 import { loadOpenApi, OPENAPI_FILE } from '../../../infra/local/openapi.js';
 import { routes } from '../../../infra/routes.js';
-import { OpenApiContract } from '../../support/openapi-contract.js';
 import type { Json } from '../../support/api.js';
+import { OpenApiContract } from '../../support/openapi-contract.js';
 
 const document = loadOpenApi();
 const contract = new OpenApiContract(document);
@@ -25,7 +25,9 @@ describe('docs/openapi.yaml', () => {
   });
 
   it('documents nothing but the routes of the route table (and their preflights)', () => {
-    const documentedRoutes = documented.filter((operation) => operation.method !== 'OPTIONS').map(({ method, path }) => `${method} ${path}`);
+    const documentedRoutes = documented
+      .filter((operation) => operation.method !== 'OPTIONS')
+      .map(({ method, path }) => `${method} ${path}`);
     expect(documentedRoutes.sort()).toEqual(routes.map((route) => `${route.method} ${route.path}`).sort());
     expect(documentedRoutes).toHaveLength(18);
   });
@@ -51,7 +53,8 @@ describe('docs/openapi.yaml', () => {
         const resolved = response.$ref ? document.components.responses[response.$ref.split('/').pop()] : response;
         expect(resolved.headers?.['x-request-id'], `${method} ${path} ${status}`).toBeDefined();
       }
-      if (method !== 'OPTIONS') expect(operation.responses['401'], `${method} ${path}`).toEqual({ $ref: '#/components/responses/Unauthorized' });
+      if (method !== 'OPTIONS')
+        expect(operation.responses['401'], `${method} ${path}`).toEqual({ $ref: '#/components/responses/Unauthorized' });
     }
     expect(document.components.responses.Unauthorized.headers['WWW-Authenticate']).toBeDefined();
   });
@@ -62,9 +65,12 @@ describe('docs/openapi.yaml', () => {
       if (!node || typeof node !== 'object') return;
       if (node.schema && (node.example !== undefined || node.examples)) {
         const validate = contract.validator(`${pointer}/schema`);
-        const examples = node.example !== undefined ? [node.example] : Object.values(node.examples as Record<string, Json>).map((example) =>
-          example.$ref ? document.components.examples[example.$ref.split('/').pop()].value : example.value,
-        );
+        const examples =
+          node.example !== undefined
+            ? [node.example]
+            : Object.values(node.examples as Record<string, Json>).map((example) =>
+                example.$ref ? document.components.examples[example.$ref.split('/').pop()].value : example.value,
+              );
         for (const example of examples) {
           expect(validate(example), `${pointer}: ${JSON.stringify(validate.errors)}`).toBe(true);
           checked.push(pointer);

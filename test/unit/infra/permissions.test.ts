@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cleanupPermissions, fanOutPermissions, permissionsFor, type DataArns } from '../../../infra/permissions.js';
+import { cleanupPermissions, type DataArns, fanOutPermissions, permissionsFor } from '../../../infra/permissions.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../../shared/dynamo/tables.js';
 
 const arns: DataArns = {
@@ -33,8 +33,19 @@ describe('permissions from a route access declaration', () => {
 
   it('lets a writer also put, update and delete, and nothing the code never calls (scan, batches, condition checks)', () => {
     const [grant] = permissionsFor({ access: { attachments: 'write' } }, arns);
-    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
-    expect(grant!.resources).toEqual(['arn:attachments', 'arn:attachments/index/by_uploader', 'arn:attachments/index/by_thread', 'arn:attachments/index/by_conversation']);
+    expect(grant!.actions).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+    ]);
+    expect(grant!.resources).toEqual([
+      'arn:attachments',
+      'arn:attachments/index/by_uploader',
+      'arn:attachments/index/by_thread',
+      'arn:attachments/index/by_conversation',
+    ]);
   });
 
   it('gives idempotent routes their key records (read, claimed and completed by update, released; never put whole) and others none', () => {
@@ -64,7 +75,10 @@ describe('permissions from a route access declaration', () => {
 describe('the fan-out', () => {
   it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, and touches nothing else", () => {
     expect(fanOutPermissions(arns)).toEqual([
-      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'], resources: ['arn:conversations'] },
+      {
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+        resources: ['arn:conversations'],
+      },
       { actions: ['dynamodb:Query'], resources: ['arn:conversations/index/by_thread'] },
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
       { actions: ['dynamodb:BatchGetItem'], resources: ['arn:events'] },

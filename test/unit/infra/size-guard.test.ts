@@ -13,14 +13,16 @@ import {
 } from '../../../infra/size-guard.js';
 import { parseMultipart } from '../../../shared/attachments/multipart.js';
 import { uploadLimits } from '../../../shared/attachments/upload-params.js';
-import { MAX_FILENAME_BYTES } from '../../../shared/files/filename.js';
 import { DEFAULT_MAX_FILE_BYTES } from '../../../shared/config.js';
+import { MAX_FILENAME_BYTES } from '../../../shared/files/filename.js';
+import { readParams } from '../../../shared/http/params.js';
 import { completeParams } from '../../../shared/uploads/params.js';
 import { S3_MAX_PARTS } from '../../../shared/uploads/part-plan.js';
-import { readParams } from '../../../shared/http/params.js';
 
 const request = (method: string, headers: Record<string, string>) => ({ method, header: (name: string) => headers[name] });
-const decimal = fc.tuple(fc.nat({ max: 30 }), fc.bigInt({ min: 0n, max: 10n ** 40n })).map(([zeros, value]) => '0'.repeat(zeros) + value.toString());
+const decimal = fc
+  .tuple(fc.nat({ max: 30 }), fc.bigInt({ min: 0n, max: 10n ** 40n }))
+  .map(([zeros, value]) => '0'.repeat(zeros) + value.toString());
 const blanks = fc.constantFrom('', ' ', '\t', '  ');
 
 describe('decimalAtMost', () => {
@@ -47,9 +49,12 @@ describe('decimalAtMost', () => {
     const pattern = new RegExp(decimalAtMost(MAX_TEXT_BODY_BYTES));
     for (const value of ['', ' ', '-1', '+1', '1e3', '0x10', '5, 5', '5,5', '1.0', '١٢', '1 2']) expect(pattern.test(value)).toBe(false);
     fc.assert(
-      fc.property(fc.string({ unit: 'binary' }).filter((text) => !/^[ \t]*[0-9]+[ \t]*$/.test(text)), (text) => {
-        expect(pattern.test(text)).toBe(false);
-      }),
+      fc.property(
+        fc.string({ unit: 'binary' }).filter((text) => !/^[ \t]*[0-9]+[ \t]*$/.test(text)),
+        (text) => {
+          expect(pattern.test(text)).toBe(false);
+        },
+      ),
     );
   });
 
@@ -79,7 +84,9 @@ describe('the guard limits', () => {
     // A head made of the most expensive bytes: one-byte header names and values that JSON escapes as \u0001.
     const headers: Record<string, string> = {};
     for (let i = 0; Object.keys(headers).length * 4 < REQUEST_HEAD_MAX_BYTES / 2; i++) headers[String.fromCharCode(0x100 + i)] = '\u0001';
-    const query = Object.fromEntries(Array.from({ length: REQUEST_HEAD_MAX_BYTES / 8 }, (_, i) => [String.fromCharCode(0x100 + i), '\u0001']));
+    const query = Object.fromEntries(
+      Array.from({ length: REQUEST_HEAD_MAX_BYTES / 8 }, (_, i) => [String.fromCharCode(0x100 + i), '\u0001']),
+    );
     const path = `/v1/attachments/${'\u0001'.repeat(1600)}`;
     const event = (body: string, isBase64Encoded: boolean): APIGatewayProxyEvent => ({
       resource: '/v1/attachments/{id}',
@@ -120,7 +127,8 @@ describe('the guard rules', () => {
   const multipart = `${BINARY_MEDIA_TYPES[0]}; boundary=x`;
 
   it('let a body through up to its limit and refuse one byte more, by content type', () => {
-    const at = (type: string, length: number) => refusingRule(request('POST', { 'content-type': type, 'content-length': String(length) }))?.name;
+    const at = (type: string, length: number) =>
+      refusingRule(request('POST', { 'content-type': type, 'content-length': String(length) }))?.name;
     expect(at(multipart, MAX_BINARY_BODY_BYTES)).toBeUndefined();
     expect(at(multipart, MAX_BINARY_BODY_BYTES + 1)).toBe('BinaryBodyTooLarge');
     expect(at('application/json', MAX_TEXT_BODY_BYTES)).toBeUndefined();
@@ -144,7 +152,8 @@ describe('the guard rules', () => {
   });
 
   it('refuse a Content-Length that is not a plain number', () => {
-    for (const value of ['-1', '1e9', '5, 5']) expect(refusingRule(request('POST', { 'content-length': value }))?.name).toBe('TextBodyTooLarge');
+    for (const value of ['-1', '1e9', '5, 5'])
+      expect(refusingRule(request('POST', { 'content-length': value }))?.name).toBe('TextBodyTooLarge');
   });
 });
 

@@ -21,7 +21,10 @@ async function eventApi(answers: ((body: { channel: string; events: string[] }) 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   servers.push(server);
-  const publisher = new EventApiPublisher({ url: `ws://${host}/event/realtime`, host }, 'eu-west-1', { accessKeyId: 'AKID', secretAccessKey: 'secret' });
+  const publisher = new EventApiPublisher({ url: `ws://${host}/event/realtime`, host }, 'eu-west-1', {
+    accessKeyId: 'AKID',
+    secretAccessKey: 'secret',
+  });
   return { publisher, requests };
 }
 
@@ -30,26 +33,38 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
 });
 
-const taken = (body: { events: string[] }): [number, unknown] => [200, { successful: body.events.map((_, index) => ({ identifier: `i${index}`, index })), failed: [] }];
-const hint = (channel: string, n: number) => ({ channel, event: JSON.stringify({ type: 'feed', event_id: `evt_${n}`, event_type: 'conversation.updated' }) });
+const taken = (body: { events: string[] }): [number, unknown] => [
+  200,
+  { successful: body.events.map((_, index) => ({ identifier: `i${index}`, index })), failed: [] },
+];
+const hint = (channel: string, n: number) => ({
+  channel,
+  event: JSON.stringify({ type: 'feed', event_id: `evt_${n}`, event_type: 'conversation.updated' }),
+});
 
 describe('the Event API publisher', () => {
-  it('publishes each channel\'s hints in order, five per request, SigV4-signed for appsync in the region, on /event', async () => {
+  it("publishes each channel's hints in order, five per request, SigV4-signed for appsync in the region, on /event", async () => {
     const { publisher, requests } = await eventApi([taken]);
     const hints = [...Array.from({ length: 12 }, (_, n) => hint('/inbox/u-a', n)), hint('/inbox/u-b', 99)];
     expect(await publisher.publishAll(hints)).toBe(2);
     const ofA = requests.filter((request) => request.body.channel === '/inbox/u-a');
     expect(ofA.map((request) => request.body.events.length)).toEqual([5, 5, 2]);
     expect(ofA.flatMap((request) => request.body.events)).toEqual(hints.slice(0, 12).map((h) => h.event));
-    expect(requests.filter((request) => request.body.channel === '/inbox/u-b').map((request) => request.body.events)).toEqual([[hints[12]!.event]]);
+    expect(requests.filter((request) => request.body.channel === '/inbox/u-b').map((request) => request.body.events)).toEqual([
+      [hints[12]!.event],
+    ]);
     for (const request of requests) {
       expect(request.path).toBe('/event');
-      expect(request.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKID\/\d{8}\/eu-west-1\/appsync\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/);
+      expect(request.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=AKID\/\d{8}\/eu-west-1\/appsync\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
+      );
     }
   });
 
   it('fails when the API refuses any event of a request, so the batch is retried', async () => {
-    const { publisher } = await eventApi([(body) => [200, { successful: [], failed: body.events.map((_, index) => ({ index, code: 400, message: 'no' })) }]]);
+    const { publisher } = await eventApi([
+      (body) => [200, { successful: [], failed: body.events.map((_, index) => ({ index, code: 400, message: 'no' })) }],
+    ]);
     await expect(publisher.publishAll([hint('/inbox/u-a', 1)])).rejects.toThrow(PublishFailed);
   });
 

@@ -1,19 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { signToken, tokenVerifier } from '../../../shared/auth/tokens.js';
+import { eventId } from '../../../shared/events/ids.js';
+import { eventItem } from '../../../shared/events/item.js';
 import { authorizeRealtime, type EventApiAuthorizerEvent, type RealtimeOperation } from '../../../shared/realtime/authorization.js';
 import { channelMatches, channelOf, isChannelPath } from '../../../shared/realtime/channel.js';
 import { feedHint, hintOfRecord } from '../../../shared/realtime/hint.js';
-import { eventItem } from '../../../shared/events/item.js';
-import { eventId } from '../../../shared/events/ids.js';
 
 const SECRET = 'unit-secret';
 const verifier = async () => tokenVerifier({ mode: 'secret', secret: SECRET, groupsClaim: 'groups' });
 const request = (authorizationToken: string, operation: RealtimeOperation, channel?: string): EventApiAuthorizerEvent => ({
   authorizationToken,
-  requestContext: { apiId: 'api', accountId: '1', requestId: 'r', operation, ...(channel ? { channel, channelNamespaceName: 'inbox' } : {}) },
+  requestContext: {
+    apiId: 'api',
+    accountId: '1',
+    requestId: 'r',
+    operation,
+    ...(channel ? { channel, channelNamespaceName: 'inbox' } : {}),
+  },
 });
 
-describe('a user\'s channel', () => {
+describe("a user's channel", () => {
   it('is /inbox/ and a segment AppSync takes, the same for the same id and different for others, whatever the id holds', () => {
     const ids = ['alice', 'Alice', 'ü/ser with spaces', '🙂', 'a'.repeat(400)];
     const channels = ids.map(channelOf);
@@ -33,9 +39,15 @@ describe('the real-time authorizer', () => {
   it('connects any valid token and subscribes it to its own channel only, never with a wildcard, never publishes, and never lets AppSync cache', async () => {
     const token = `Bearer ${await signToken(SECRET, 'alice')}`;
     expect(await authorizeRealtime(request(token, 'EVENT_CONNECT'), verifier)).toEqual({ isAuthorized: true, ttlOverride: 0 });
-    expect(await authorizeRealtime(request(token, 'EVENT_SUBSCRIBE', channelOf('alice')), verifier)).toEqual({ isAuthorized: true, ttlOverride: 0 });
+    expect(await authorizeRealtime(request(token, 'EVENT_SUBSCRIBE', channelOf('alice')), verifier)).toEqual({
+      isAuthorized: true,
+      ttlOverride: 0,
+    });
     for (const channel of [channelOf('bob'), '/inbox/*', `${channelOf('alice')}/x`, undefined]) {
-      expect(await authorizeRealtime(request(token, 'EVENT_SUBSCRIBE', channel), verifier)).toEqual({ isAuthorized: false, ttlOverride: 0 });
+      expect(await authorizeRealtime(request(token, 'EVENT_SUBSCRIBE', channel), verifier)).toEqual({
+        isAuthorized: false,
+        ttlOverride: 0,
+      });
     }
     expect((await authorizeRealtime(request(token, 'EVENT_PUBLISH', channelOf('alice')), verifier)).isAuthorized).toBe(false);
   });
@@ -51,14 +63,29 @@ describe('the real-time authorizer', () => {
 });
 
 describe('a hint', () => {
-  it('is the event\'s id and type and nothing else', () => {
-    expect(feedHint({ id: 'evt_1', type: 'attachment.created', data: { secret: 1 } } as never)).toEqual({ type: 'feed', event_id: 'evt_1', event_type: 'attachment.created' });
+  it("is the event's id and type and nothing else", () => {
+    expect(feedHint({ id: 'evt_1', type: 'attachment.created', data: { secret: 1 } } as never)).toEqual({
+      type: 'feed',
+      event_id: 'evt_1',
+      event_type: 'attachment.created',
+    });
   });
 
-  it('of a new event item goes to its user\'s channel and carries nothing of the resource', () => {
+  it("of a new event item goes to its user's channel and carries nothing of the resource", () => {
     const id = eventId(7);
-    const event = { id, type: 'attachment.created' as const, created_at: 1, data: { object: { id: 'att_1', filename: 'secret plans.txt' } }, request_id: null };
-    const image = Object.fromEntries(Object.entries(eventItem('bob', 7, event)).map(([name, value]) => [name, typeof value === 'number' ? { N: String(value) } : { S: String(value) }]));
+    const event = {
+      id,
+      type: 'attachment.created' as const,
+      created_at: 1,
+      data: { object: { id: 'att_1', filename: 'secret plans.txt' } },
+      request_id: null,
+    };
+    const image = Object.fromEntries(
+      Object.entries(eventItem('bob', 7, event)).map(([name, value]) => [
+        name,
+        typeof value === 'number' ? { N: String(value) } : { S: String(value) },
+      ]),
+    );
     const hint = hintOfRecord({ eventName: 'INSERT', dynamodb: { Keys: { pk: image.pk!, sk: image.sk! }, NewImage: image } } as never);
     expect(hint.channel).toBe(channelOf('bob'));
     expect(JSON.parse(hint.event)).toEqual({ type: 'feed', event_id: id, event_type: 'attachment.created' });

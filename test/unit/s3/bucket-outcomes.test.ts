@@ -12,7 +12,7 @@ import {
 import type { HttpRequest } from '@smithy/core/protocols';
 import { describe, expect, it } from 'vitest';
 import { S3Bucket } from '../../../shared/s3/bucket.js';
-import { RecordingTransport, SCRIPTED_BUCKET as SETTINGS, successOf, type ScriptedAnswer } from '../../support/recording-s3.js';
+import { RecordingTransport, type ScriptedAnswer, SCRIPTED_BUCKET as SETTINGS, successOf } from '../../support/recording-s3.js';
 import { referenceS3Client } from '../../support/reference-s3-client.js';
 
 /**
@@ -38,7 +38,10 @@ const operations: Operation[] = [
   {
     name: 'PutObject',
     ours: (b) => b.putObject(KEY, Buffer.from('hello'), 'text/plain').then(() => 'done'),
-    theirs: (c) => c.send(new PutObjectCommand({ Bucket: SETTINGS.bucket, Key: KEY, Body: Buffer.from('hello'), ContentType: 'text/plain' })).then(() => 'done'),
+    theirs: (c) =>
+      c
+        .send(new PutObjectCommand({ Bucket: SETTINGS.bucket, Key: KEY, Body: Buffer.from('hello'), ContentType: 'text/plain' }))
+        .then(() => 'done'),
     xmlAnswer: false,
   },
   {
@@ -50,14 +53,19 @@ const operations: Operation[] = [
   {
     name: 'CreateMultipartUpload',
     ours: (b) => b.createMultipartUpload(KEY, 'text/plain'),
-    theirs: async (c) => (await c.send(new CreateMultipartUploadCommand({ Bucket: SETTINGS.bucket, Key: KEY, ContentType: 'text/plain' }))).UploadId,
+    theirs: async (c) =>
+      (await c.send(new CreateMultipartUploadCommand({ Bucket: SETTINGS.bucket, Key: KEY, ContentType: 'text/plain' }))).UploadId,
     xmlAnswer: true,
   },
   {
     name: 'ListParts',
     ours: async (b) => (await b.listParts(KEY, 'upload-1')).parts.map((part) => [part.partNumber, part.etag, part.size]),
     theirs: async (c) =>
-      (await c.send(new ListPartsCommand({ Bucket: SETTINGS.bucket, Key: KEY, UploadId: 'upload-1' }))).Parts?.map((part) => [part.PartNumber, part.ETag, part.Size]),
+      (await c.send(new ListPartsCommand({ Bucket: SETTINGS.bucket, Key: KEY, UploadId: 'upload-1' }))).Parts?.map((part) => [
+        part.PartNumber,
+        part.ETag,
+        part.Size,
+      ]),
     xmlAnswer: true,
   },
   {
@@ -65,7 +73,14 @@ const operations: Operation[] = [
     ours: (b) => b.completeMultipartUpload(KEY, 'upload-1', [{ partNumber: 1, etag: '"e1"' }]).then(() => 'done'),
     theirs: (c) =>
       c
-        .send(new CompleteMultipartUploadCommand({ Bucket: SETTINGS.bucket, Key: KEY, UploadId: 'upload-1', MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"e1"' }] } }))
+        .send(
+          new CompleteMultipartUploadCommand({
+            Bucket: SETTINGS.bucket,
+            Key: KEY,
+            UploadId: 'upload-1',
+            MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"e1"' }] },
+          }),
+        )
         .then(() => 'done'),
     xmlAnswer: true,
   },
@@ -84,7 +99,8 @@ const operations: Operation[] = [
   {
     name: 'GetObject',
     ours: async (b) => Buffer.from(await b.getObject(KEY, 'bytes=0-4')).toString(),
-    theirs: async (c) => (await c.send(new GetObjectCommand({ Bucket: SETTINGS.bucket, Key: KEY, Range: 'bytes=0-4' }))).Body!.transformToString(),
+    theirs: async (c) =>
+      (await c.send(new GetObjectCommand({ Bucket: SETTINGS.bucket, Key: KEY, Range: 'bytes=0-4' }))).Body!.transformToString(),
     xmlAnswer: false,
   },
 ];
@@ -93,16 +109,28 @@ const errorXml = (code: string) =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code} happened</Message><RequestId>R1</RequestId><HostId>H1</HostId></Error>`;
 
 /** An S3 error answer; a HEAD's carries no body, as S3 sends it. */
-const failure = (status: number, code: string) => (request: HttpRequest): ScriptedAnswer =>
-  request.method === 'HEAD' ? { status, headers: { 'x-amz-request-id': 'R1' } } : { status, headers: { 'content-type': 'application/xml', 'x-amz-request-id': 'R1' }, body: errorXml(code) };
+const failure =
+  (status: number, code: string) =>
+  (request: HttpRequest): ScriptedAnswer =>
+    request.method === 'HEAD'
+      ? { status, headers: { 'x-amz-request-id': 'R1' } }
+      : { status, headers: { 'content-type': 'application/xml', 'x-amz-request-id': 'R1' }, body: errorXml(code) };
 
 type Script = ((request: HttpRequest) => ScriptedAnswer)[];
 
 const scenarios: [string, Script, (operation: Operation) => boolean][] = [
-  ['404 NoSuchKey / NoSuchUpload', [(request) => failure(404, 'uploadId' in (request.query ?? {}) ? 'NoSuchUpload' : 'NoSuchKey')(request)], () => true],
+  [
+    '404 NoSuchKey / NoSuchUpload',
+    [(request) => failure(404, 'uploadId' in (request.query ?? {}) ? 'NoSuchUpload' : 'NoSuchKey')(request)],
+    () => true,
+  ],
   ['403 AccessDenied', [failure(403, 'AccessDenied')], () => true],
   ['500 InternalError once, then success', [failure(500, 'InternalError')], () => true],
-  ['500 InternalError at every attempt', [failure(500, 'InternalError'), failure(500, 'InternalError'), failure(500, 'InternalError')], () => true],
+  [
+    '500 InternalError at every attempt',
+    [failure(500, 'InternalError'), failure(500, 'InternalError'), failure(500, 'InternalError')],
+    () => true,
+  ],
   ['503 SlowDown once, then success', [failure(503, 'SlowDown')], () => true],
   ['503 SlowDown at every attempt', [failure(503, 'SlowDown'), failure(503, 'SlowDown'), failure(503, 'SlowDown')], () => true],
   [
@@ -112,7 +140,11 @@ const scenarios: [string, Script, (operation: Operation) => boolean][] = [
   ],
   [
     'a 200 whose body is an <Error> at every attempt',
-    Array.from({ length: 3 }, () => () => ({ status: 200, headers: { 'content-type': 'application/xml' }, body: errorXml('InternalError') })),
+    Array.from({ length: 3 }, () => () => ({
+      status: 200,
+      headers: { 'content-type': 'application/xml' },
+      body: errorXml('InternalError'),
+    })),
     (operation) => operation.name === 'CompleteMultipartUpload',
   ],
   [
@@ -120,7 +152,11 @@ const scenarios: [string, Script, (operation: Operation) => boolean][] = [
     [(request) => ({ ...(successOf(request) as { status: number; body: string }), cutAfter: 20 })],
     (operation) => operation.xmlAnswer,
   ],
-  ['a connection reset before any answer, then success', [() => ({ fail: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) })], () => true],
+  [
+    'a connection reset before any answer, then success',
+    [() => ({ fail: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) })],
+    () => true,
+  ],
 ];
 
 /** What a caller sees of a call: its result, or its error's name, status and attempts; and how many requests it took. */
@@ -146,14 +182,20 @@ describe('S3Bucket outcomes, against the S3 client on the same answers', () => {
     const ours = scripted(script);
     const theirs = scripted(script);
     const mine = await outcomeOf(() => operation.ours(new S3Bucket(SETTINGS, ours)), ours);
-    const reference = await outcomeOf(() => operation.theirs(referenceS3Client(SETTINGS, { requestHandler: theirs.asRequestHandler() })), theirs);
+    const reference = await outcomeOf(
+      () => operation.theirs(referenceS3Client(SETTINGS, { requestHandler: theirs.asRequestHandler() })),
+      theirs,
+    );
     expect(mine).toEqual(reference);
   });
 
   it('differs by design on a GetObject body cut mid-way: the layer retries it, the client hands the broken stream to its caller', async () => {
     const script: Script = [(request) => ({ ...(successOf(request) as { status: number; body: string }), cutAfter: 2 })];
     const ours = scripted(script);
-    expect(await outcomeOf(() => operations.find((o) => o.name === 'GetObject')!.ours(new S3Bucket(SETTINGS, ours)), ours)).toEqual({ result: 'hello', requests: 2 });
+    expect(await outcomeOf(() => operations.find((o) => o.name === 'GetObject')!.ours(new S3Bucket(SETTINGS, ours)), ours)).toEqual({
+      result: 'hello',
+      requests: 2,
+    });
     const theirs = scripted(script);
     const client = referenceS3Client(SETTINGS, { requestHandler: theirs.asRequestHandler() });
     const reference = await outcomeOf(() => operations.find((o) => o.name === 'GetObject')!.theirs(client), theirs);

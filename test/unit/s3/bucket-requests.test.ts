@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -9,7 +10,6 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { createHash } from 'node:crypto';
 import type { HttpRequest } from '@smithy/core/protocols';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -45,9 +45,12 @@ const buckets = fc.oneof(
   fc.stringMatching(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/),
   fc.constantFrom('attachments', 'my.bucket', 'ab', '192.168.1.1', 'a-b', 'x'.repeat(63)),
 );
-const endpoints = fc.option(fc.constantFrom('http://127.0.0.1:4568', 'http://localhost:9000', 'https://minio.example.com:9000/base', 'https://s3.example.org/a/b'), {
-  nil: undefined,
-});
+const endpoints = fc.option(
+  fc.constantFrom('http://127.0.0.1:4568', 'http://localhost:9000', 'https://minio.example.com:9000/base', 'https://s3.example.org/a/b'),
+  {
+    nil: undefined,
+  },
+);
 const credentials = fc.record({
   accessKeyId: fc.stringMatching(/^[A-Z0-9]{16,24}$/),
   secretAccessKey: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 40 }),
@@ -104,56 +107,71 @@ const bodies = fc.oneof(
 );
 
 const calls: fc.Arbitrary<Call> = fc.oneof(
-  fc.tuple(bodies, contentTypes).map(([bytes, type]): Call => ({
-    name: 'PutObject',
-    ours: (b, key) => b.putObject(key, bytes, type),
-    theirs: (c, Bucket, Key) => c.send(new PutObjectCommand({ Bucket, Key, Body: bytes, ContentLength: bytes.length, ContentType: type })),
-  })),
+  fc.tuple(bodies, contentTypes).map(
+    ([bytes, type]): Call => ({
+      name: 'PutObject',
+      ours: (b, key) => b.putObject(key, bytes, type),
+      theirs: (c, Bucket, Key) =>
+        c.send(new PutObjectCommand({ Bucket, Key, Body: bytes, ContentLength: bytes.length, ContentType: type })),
+    }),
+  ),
   fc.constant<Call>({
     name: 'DeleteObject',
     ours: (b, key) => b.deleteObject(key),
     theirs: (c, Bucket, Key) => c.send(new DeleteObjectCommand({ Bucket, Key })),
   }),
-  contentTypes.map((type): Call => ({
-    name: 'CreateMultipartUpload',
-    ours: (b, key) => b.createMultipartUpload(key, type),
-    theirs: (c, Bucket, Key) => c.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType: type })),
-  })),
-  fc.tuple(uploadIds, fc.option(fc.integer({ min: 1, max: 9_999 }).map(String), { nil: undefined })).map(([uploadId, marker]): Call => ({
-    name: 'ListParts',
-    ours: (b, key) => b.listParts(key, uploadId, marker),
-    theirs: (c, Bucket, Key) => c.send(new ListPartsCommand({ Bucket, Key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) })),
-  })),
-  fc.tuple(uploadIds, fc.array(fc.record({ partNumber: fc.integer({ min: 1, max: 10_000 }), etag: etags }), { minLength: 1, maxLength: 5 })).map(
-    ([uploadId, parts]): Call => ({
-      name: 'CompleteMultipartUpload',
-      ours: (b, key) => b.completeMultipartUpload(key, uploadId, parts),
-      theirs: (c, Bucket, Key) =>
-        c.send(
-          new CompleteMultipartUploadCommand({
-            Bucket,
-            Key,
-            UploadId: uploadId,
-            MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: part.etag })) },
-          }),
-        ),
+  contentTypes.map(
+    (type): Call => ({
+      name: 'CreateMultipartUpload',
+      ours: (b, key) => b.createMultipartUpload(key, type),
+      theirs: (c, Bucket, Key) => c.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType: type })),
     }),
   ),
-  uploadIds.map((uploadId): Call => ({
-    name: 'AbortMultipartUpload',
-    ours: (b, key) => b.abortMultipartUpload(key, uploadId),
-    theirs: (c, Bucket, Key) => c.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId })),
-  })),
+  fc.tuple(uploadIds, fc.option(fc.integer({ min: 1, max: 9_999 }).map(String), { nil: undefined })).map(
+    ([uploadId, marker]): Call => ({
+      name: 'ListParts',
+      ours: (b, key) => b.listParts(key, uploadId, marker),
+      theirs: (c, Bucket, Key) =>
+        c.send(new ListPartsCommand({ Bucket, Key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) })),
+    }),
+  ),
+  fc
+    .tuple(uploadIds, fc.array(fc.record({ partNumber: fc.integer({ min: 1, max: 10_000 }), etag: etags }), { minLength: 1, maxLength: 5 }))
+    .map(
+      ([uploadId, parts]): Call => ({
+        name: 'CompleteMultipartUpload',
+        ours: (b, key) => b.completeMultipartUpload(key, uploadId, parts),
+        theirs: (c, Bucket, Key) =>
+          c.send(
+            new CompleteMultipartUploadCommand({
+              Bucket,
+              Key,
+              UploadId: uploadId,
+              MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: part.etag })) },
+            }),
+          ),
+      }),
+    ),
+  uploadIds.map(
+    (uploadId): Call => ({
+      name: 'AbortMultipartUpload',
+      ours: (b, key) => b.abortMultipartUpload(key, uploadId),
+      theirs: (c, Bucket, Key) => c.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId })),
+    }),
+  ),
   fc.constant<Call>({
     name: 'HeadObject',
     ours: (b, key) => b.headObject(key),
     theirs: (c, Bucket, Key) => c.send(new HeadObjectCommand({ Bucket, Key })),
   }),
-  fc.integer({ min: 1, max: 4100 }).map((count): Call => ({
-    name: 'GetObject',
-    ours: (b, key) => b.getObject(key, `bytes=0-${count - 1}`),
-    theirs: async (c, Bucket, Key) => (await c.send(new GetObjectCommand({ Bucket, Key, Range: `bytes=0-${count - 1}` }))).Body?.transformToByteArray(),
-  })),
+  fc.integer({ min: 1, max: 4100 }).map(
+    (count): Call => ({
+      name: 'GetObject',
+      ours: (b, key) => b.getObject(key, `bytes=0-${count - 1}`),
+      theirs: async (c, Bucket, Key) =>
+        (await c.send(new GetObjectCommand({ Bucket, Key, Range: `bytes=0-${count - 1}` }))).Body?.transformToByteArray(),
+    }),
+  ),
 );
 
 /** A request as it goes on the wire, every header but NOT_COMPARED by its lower-case name; a large body by its hash. */
@@ -220,9 +238,17 @@ describe('S3Bucket requests', () => {
     );
   }, 240_000);
 
-  it("sends Expect: 100-continue on a PUT body from 2 MiB, as the client does, unsigned", async () => {
-    const s = { region: 'us-east-1', bucket: 'attachments', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, maxAttempts: 3 };
-    for (const [size, expected] of [[2 * MIB - 1, undefined], [2 * MIB, '100-continue']] as const) {
+  it('sends Expect: 100-continue on a PUT body from 2 MiB, as the client does, unsigned', async () => {
+    const s = {
+      region: 'us-east-1',
+      bucket: 'attachments',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+      maxAttempts: 3,
+    };
+    for (const [size, expected] of [
+      [2 * MIB - 1, undefined],
+      [2 * MIB, '100-continue'],
+    ] as const) {
       const ours = new RecordingTransport(successOf);
       await new S3Bucket(s, ours).putObject('files/k', new Uint8Array(size), 'application/octet-stream');
       expect(wire(ours.requests[0]!).headers.expect).toBe(expected);
@@ -233,9 +259,14 @@ describe('S3Bucket requests', () => {
   it('address one object by path on another S3 and by host on AWS', async () => {
     const credentialsOf = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
     const local = new RecordingTransport(successOf);
-    await new S3Bucket({ region: 'us-east-1', bucket: 'attachments', endpoint: 'http://127.0.0.1:4568', credentials: credentialsOf, maxAttempts: 3 }, local).deleteObject('files/a b+%/é.txt');
+    await new S3Bucket(
+      { region: 'us-east-1', bucket: 'attachments', endpoint: 'http://127.0.0.1:4568', credentials: credentialsOf, maxAttempts: 3 },
+      local,
+    ).deleteObject('files/a b+%/é.txt');
     const aws = new RecordingTransport(successOf);
-    await new S3Bucket({ region: 'eu-west-1', bucket: 'attachments', credentials: credentialsOf, maxAttempts: 3 }, aws).deleteObject('files/a b+%/é.txt');
+    await new S3Bucket({ region: 'eu-west-1', bucket: 'attachments', credentials: credentialsOf, maxAttempts: 3 }, aws).deleteObject(
+      'files/a b+%/é.txt',
+    );
     expect(wire(local.requests[0]!)).toMatchObject({
       protocol: 'http:',
       hostname: '127.0.0.1',

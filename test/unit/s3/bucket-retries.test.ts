@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isBackendUnavailable } from '../../../shared/http/unavailable.js';
 import { S3Bucket } from '../../../shared/s3/bucket.js';
 import { S3Error } from '../../../shared/s3/errors.js';
-import { RecordingTransport, SCRIPTED_BUCKET as SETTINGS, successOf, type ScriptedAnswer } from '../../support/recording-s3.js';
+import { RecordingTransport, type ScriptedAnswer, SCRIPTED_BUCKET as SETTINGS, successOf } from '../../support/recording-s3.js';
 
 /**
  * What the SDK's retry middleware and standard strategy do with S3's answers
@@ -11,7 +11,8 @@ import { RecordingTransport, SCRIPTED_BUCKET as SETTINGS, successOf, type Script
  * strategy's own backoff: tens of milliseconds, up to a second for throttling.
  */
 
-const errorXml = (code: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code} happened</Message><RequestId>R</RequestId></Error>`;
+const errorXml = (code: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code} happened</Message><RequestId>R</RequestId></Error>`;
 
 /** A bucket whose S3 gives these answers in turn, then succeeds. */
 function bucketAnswering(...answers: ScriptedAnswer[]) {
@@ -22,14 +23,16 @@ function bucketAnswering(...answers: ScriptedAnswer[]) {
 const header = (transport: RecordingTransport, index: number, name: string) => transport.requests[index]!.headers[name];
 
 describe('S3Bucket retries', () => {
-  it('retries SlowDown, signing each attempt anew with its attempt number and the call\'s one invocation id', async () => {
+  it("retries SlowDown, signing each attempt anew with its attempt number and the call's one invocation id", async () => {
     const { bucket, transport } = bucketAnswering({ status: 503, body: errorXml('SlowDown') });
     await bucket.putObject('files/k', Buffer.from('hello'), 'text/plain');
     expect(transport.requests).toHaveLength(2);
     expect(header(transport, 0, 'amz-sdk-request')).toBe('attempt=1; max=3');
     expect(header(transport, 1, 'amz-sdk-request')).toBe('attempt=2; max=3');
     expect(header(transport, 1, 'amz-sdk-invocation-id')).toBe(header(transport, 0, 'amz-sdk-invocation-id'));
-    expect(header(transport, 1, 'authorization')).toMatch(/SignedHeaders=amz-sdk-invocation-id;amz-sdk-request;content-length;content-type;host;x-amz-content-sha256;x-amz-date,/);
+    expect(header(transport, 1, 'authorization')).toMatch(
+      /SignedHeaders=amz-sdk-invocation-id;amz-sdk-request;content-length;content-type;host;x-amz-content-sha256;x-amz-date,/,
+    );
     expect(header(transport, 1, 'authorization')).not.toBe(header(transport, 0, 'authorization'));
     // The same body goes again, hashed into the signature.
     expect(Buffer.from(transport.requests[1]!.body as Uint8Array).toString()).toBe('hello');
@@ -63,7 +66,7 @@ describe('S3Bucket retries', () => {
     expect(isBackendUnavailable(failure)).toBe(true);
   });
 
-  it('does not retry what is the caller\'s to fix: NoSuchUpload, InvalidPart, a HEAD 404', async () => {
+  it("does not retry what is the caller's to fix: NoSuchUpload, InvalidPart, a HEAD 404", async () => {
     for (const [answer, name] of [
       [{ status: 404, body: errorXml('NoSuchUpload') }, 'NoSuchUpload'],
       [{ status: 400, body: errorXml('InvalidPart') }, 'InvalidPart'],

@@ -15,7 +15,10 @@ const errorBody = (code: string, message: string) => `<?xml version="1.0" encodi
 </Error>`;
 
 const answer = (statusCode: number, headers: Record<string, string> = {}) =>
-  new HttpResponse({ statusCode, headers: { 'x-amz-request-id': '656c76696e6727732072657175657374', 'x-amz-id-2': 'Uuag1Lu==', ...headers } });
+  new HttpResponse({
+    statusCode,
+    headers: { 'x-amz-request-id': '656c76696e6727732072657175657374', 'x-amz-id-2': 'Uuag1Lu==', ...headers },
+  });
 
 describe('S3 errors', () => {
   it('names the error by its Code, with the status and request ids where the SDK puts them', () => {
@@ -37,7 +40,10 @@ describe('S3 errors', () => {
   });
 
   it('takes the request id from the body when the headers lack it', () => {
-    const error = s3ErrorOf(new HttpResponse({ statusCode: 400, headers: {} }), errorBody('EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.'));
+    const error = s3ErrorOf(
+      new HttpResponse({ statusCode: 400, headers: {} }),
+      errorBody('EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.'),
+    );
     expect(error.name).toBe('EntityTooSmall');
     expect(error.$metadata.requestId).toBe('4442587FB7D0A2F9');
   });
@@ -51,7 +57,11 @@ describe('S3 errors', () => {
     expect(isTransientError(internal)).toBe(true);
     expect(isBackendUnavailable(internal)).toBe(true);
     // A 501 is a server error the SDK does not retry.
-    expect(isServerError(s3ErrorOf(answer(501), errorBody('NotImplemented', 'A header you provided implies functionality that is not implemented.')))).toBe(true);
+    expect(
+      isServerError(
+        s3ErrorOf(answer(501), errorBody('NotImplemented', 'A header you provided implies functionality that is not implemented.')),
+      ),
+    ).toBe(true);
   });
 
   it('reads an answer that is not XML (a proxy page) by its status', () => {

@@ -3,7 +3,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { attachmentDisposition } from '../../../shared/files/content-disposition.js';
-import { S3Presigner, type PresignerSettings } from '../../../shared/s3/presigner.js';
+import { type PresignerSettings, S3Presigner } from '../../../shared/s3/presigner.js';
 import { referenceS3Client } from '../../support/reference-s3-client.js';
 
 /**
@@ -14,8 +14,21 @@ import { referenceS3Client } from '../../support/reference-s3-client.js';
  */
 
 const regions = fc.constantFrom(
-  'us-east-1', 'us-west-2', 'eu-west-1', 'eu-central-2', 'ap-southeast-4', 'sa-east-1', 'il-central-1', 'mx-central-1',
-  'cn-north-1', 'cn-northwest-1', 'us-gov-west-1', 'us-gov-east-1', 'us-iso-east-1', 'us-isob-east-1', 'eusc-de-east-1',
+  'us-east-1',
+  'us-west-2',
+  'eu-west-1',
+  'eu-central-2',
+  'ap-southeast-4',
+  'sa-east-1',
+  'il-central-1',
+  'mx-central-1',
+  'cn-north-1',
+  'cn-northwest-1',
+  'us-gov-west-1',
+  'us-gov-east-1',
+  'us-iso-east-1',
+  'us-isob-east-1',
+  'eusc-de-east-1',
 );
 
 /** Valid names (virtual-hostable), and the ones S3 addresses by path: dots, capitals, too short, IP-like. */
@@ -25,7 +38,19 @@ const notPunycode = (name: string) => !name.startsWith('xn--');
 const buckets = fc.oneof(
   fc.stringMatching(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/).filter(notPunycode),
   fc.stringMatching(/^[a-z0-9][a-z0-9.-]{1,20}[a-z0-9]$/).filter(notPunycode),
-  fc.constantFrom('attachments', 'my.bucket', 'My_Bucket', 'ab', '192.168.1.1', '10-0-0-1', '-abc', 'abc-', 'a-b', 'x'.repeat(63), 'y'.repeat(64)),
+  fc.constantFrom(
+    'attachments',
+    'my.bucket',
+    'My_Bucket',
+    'ab',
+    '192.168.1.1',
+    '10-0-0-1',
+    '-abc',
+    'abc-',
+    'a-b',
+    'x'.repeat(63),
+    'y'.repeat(64),
+  ),
 );
 
 /** AWS itself, or another S3 (a stand-in, MinIO) with or without a base path, by path or by host. */
@@ -63,20 +88,39 @@ const keySegment = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 12 }),
   fc.constantFrom('.', '..', '', ' ', "'()*!~", '%2F', '%', '+', '?', '#', '&', '=', 'a b', 'é', '🌞', '\u0000', '\u202e'),
 );
-const keys = fc.array(keySegment, { minLength: 1, maxLength: 5 }).map((parts) => parts.join('/')).filter((key) => key !== '');
+const keys = fc
+  .array(keySegment, { minLength: 1, maxLength: 5 })
+  .map((parts) => parts.join('/'))
+  .filter((key) => key !== '');
 
 /** Filenames as users send them: Unicode, quotes, spaces, RFC 5987 specials, percent signs, control characters. */
 const filenames = fc.oneof(
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
   fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 40 }),
   fc.constantFrom(
-    'report.pdf', 'Été 🌞.jpg', 'a "quoted" name.txt', "it's (a)*.txt", 'naïve résumé.docx', '100% real.png',
-    "UTF-8''already.txt", 'semi;colon,comma.txt', 'back\\slash.txt', '日本語のファイル.pdf', 'tab\there.txt', ' lead and trail ',
+    'report.pdf',
+    'Été 🌞.jpg',
+    'a "quoted" name.txt',
+    "it's (a)*.txt",
+    'naïve résumé.docx',
+    '100% real.png',
+    "UTF-8''already.txt",
+    'semi;colon,comma.txt',
+    'back\\slash.txt',
+    '日本語のファイル.pdf',
+    'tab\there.txt',
+    ' lead and trail ',
   ),
 );
 
 const fileTypes = fc.oneof(
-  fc.constantFrom('application/pdf', 'image/png', 'text/plain', 'application/octet-stream', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'),
+  fc.constantFrom(
+    'application/pdf',
+    'image/png',
+    'text/plain',
+    'application/octet-stream',
+    'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  ),
   fc.tuple(fc.stringMatching(/^[a-z]{1,12}$/), fc.stringMatching(/^[a-z0-9.+-]{1,40}$/)).map(([type, sub]) => `${type}/${sub}`),
 );
 
@@ -86,38 +130,57 @@ const signingDates = fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new D
 describe('S3Presigner', () => {
   it('signs the same download URL as @aws-sdk/s3-request-presigner, byte for byte', async () => {
     await fc.assert(
-      fc.asyncProperty(settings, keys, filenames, fileTypes, expiries, signingDates, async (s, key, filename, fileType, expiresIn, signingDate) => {
-        const overrides = { contentType: fileType, contentDisposition: attachmentDisposition(filename) };
-        const ours = await new S3Presigner(s).presignDownload(key, overrides, { expiresIn, signingDate });
-        const theirs = await getSignedUrl(
-          referenceS3Client(s),
-          new GetObjectCommand({
-            Bucket: s.bucket,
-            Key: key,
-            ResponseContentType: overrides.contentType,
-            ResponseContentDisposition: overrides.contentDisposition,
-          }),
-          { expiresIn, signingDate },
-        );
-        expect(ours).toBe(theirs);
-      }),
+      fc.asyncProperty(
+        settings,
+        keys,
+        filenames,
+        fileTypes,
+        expiries,
+        signingDates,
+        async (s, key, filename, fileType, expiresIn, signingDate) => {
+          const overrides = { contentType: fileType, contentDisposition: attachmentDisposition(filename) };
+          const ours = await new S3Presigner(s).presignDownload(key, overrides, { expiresIn, signingDate });
+          const theirs = await getSignedUrl(
+            referenceS3Client(s),
+            new GetObjectCommand({
+              Bucket: s.bucket,
+              Key: key,
+              ResponseContentType: overrides.contentType,
+              ResponseContentDisposition: overrides.contentDisposition,
+            }),
+            { expiresIn, signingDate },
+          );
+          expect(ours).toBe(theirs);
+        },
+      ),
       { numRuns: 400 },
     );
   });
 
   it('signs the same UploadPart URL as @aws-sdk/s3-request-presigner, byte for byte', async () => {
-    const uploadIds = fc.oneof(fc.base64String({ minLength: 4, maxLength: 200 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }));
+    const uploadIds = fc.oneof(
+      fc.base64String({ minLength: 4, maxLength: 200 }),
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }),
+    );
     const partNumbers = fc.integer({ min: 1, max: 10_000 });
     await fc.assert(
-      fc.asyncProperty(settings, keys, uploadIds, partNumbers, expiries, signingDates, async (s, key, uploadId, partNumber, expiresIn, signingDate) => {
-        const ours = await new S3Presigner(s).presignUploadPart(key, { uploadId, partNumber }, { expiresIn, signingDate });
-        const theirs = await getSignedUrl(
-          referenceS3Client(s),
-          new UploadPartCommand({ Bucket: s.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }),
-          { expiresIn, signingDate },
-        );
-        expect(ours).toBe(theirs);
-      }),
+      fc.asyncProperty(
+        settings,
+        keys,
+        uploadIds,
+        partNumbers,
+        expiries,
+        signingDates,
+        async (s, key, uploadId, partNumber, expiresIn, signingDate) => {
+          const ours = await new S3Presigner(s).presignUploadPart(key, { uploadId, partNumber }, { expiresIn, signingDate });
+          const theirs = await getSignedUrl(
+            referenceS3Client(s),
+            new UploadPartCommand({ Bucket: s.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }),
+            { expiresIn, signingDate },
+          );
+          expect(ours).toBe(theirs);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -88,7 +88,10 @@ describe("S3's XML answers", () => {
   });
 
   it('reads the last page (a single part, IsTruncated false) as the end, whatever NextPartNumberMarker says', () => {
-    expect(partsPageOf(LAST_PAGE)).toEqual({ parts: [{ partNumber: 4, size: 1024, etag: '"0ba0e4f1c2c4b9a8c3e1e0e1f2a3b4c5"' }], nextMarker: undefined });
+    expect(partsPageOf(LAST_PAGE)).toEqual({
+      parts: [{ partNumber: 4, size: 1024, etag: '"0ba0e4f1c2c4b9a8c3e1e0e1f2a3b4c5"' }],
+      nextMarker: undefined,
+    });
   });
 
   it('reads an upload without parts as an empty last page', () => {
@@ -99,8 +102,10 @@ describe("S3's XML answers", () => {
     const etags = fc.oneof(
       fc.stringMatching(/^"[0-9a-f]{32}(-[0-9]{1,5})?"$/),
       // Nothing S3 sends, but the body must stay well-formed for any text: quotes, <, &, Unicode.
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters XML 1.0 cannot hold, left out of the ETags on purpose
-      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((text) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\r]/.test(text) && text.trim() === text),
+      fc
+        .string({ unit: 'grapheme', minLength: 1, maxLength: 40 })
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters XML 1.0 cannot hold, left out of the ETags on purpose
+        .filter((text) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\r]/.test(text) && text.trim() === text),
     );
     const parts = fc.array(fc.record({ partNumber: fc.integer({ min: 1, max: 10_000 }), etag: etags }), { minLength: 1, maxLength: 30 });
     fc.assert(

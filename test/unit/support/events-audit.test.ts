@@ -16,7 +16,11 @@ const V = 'chaos-1-u1';
 const answer = (status: number, requestId: string, more: Partial<Attempt> = {}): Attempt => ({ status, requestId, ...more });
 
 type Draft = Omit<FeedEvent, 'id' | 'created_at'>;
-const draft = (type: string, object: Record<string, unknown>, requestId: string | null): Draft => ({ type, data: { object }, request_id: requestId });
+const draft = (type: string, object: Record<string, unknown>, requestId: string | null): Draft => ({
+  type,
+  data: { object },
+  request_id: requestId,
+});
 
 /** A feed as the API lists it: newest first, ids and times from the order the drafts were written in. */
 const listed = (drafts: readonly Draft[]): FeedEvent[] =>
@@ -32,9 +36,19 @@ const listed = (drafts: readonly Draft[]): FeedEvent[] =>
 function run() {
   const ledger: Ledger = {
     users: [U, V],
-    cast: { users: [U, V], passive: [], stranger: 'chaos-1-stranger', groupsOf: new Map([[U, []], [V, []]]) },
+    cast: {
+      users: [U, V],
+      passive: [],
+      stranger: 'chaos-1-stranger',
+      groupsOf: new Map([
+        [U, []],
+        [V, []],
+      ]),
+    },
     creates: [{ op: 1, userId: U, counterpart: V, kind: 'contact', attempts: [answer(201, 'req-1')], id: 'conv_A' }],
-    conversationUpdates: [{ op: 2, userId: U, targetId: 'conv_A', value: 'pin-2', attempts: [answer(503, 'req-2a'), answer(200, 'req-2b')] }],
+    conversationUpdates: [
+      { op: 2, userId: U, targetId: 'conv_A', value: 'pin-2', attempts: [answer(503, 'req-2a'), answer(200, 'req-2b')] },
+    ],
     conversationDeletes: [],
     uploads: [
       {
@@ -51,14 +65,24 @@ function run() {
     ],
     renames: [{ op: 4, userId: U, targetId: 'att_B', value: 'op3-renamed-by-4.txt', attempts: [answer(200, 'req-4')] }],
     attachmentDeletes: [{ op: 5, userId: U, targetId: 'att_X', attempts: [answer(404, 'req-5', { code: 'resource_missing' })] }],
-    operations: { create_conversation: 1, update_conversation: 1, delete_conversation: 0, upload: 0, upload_with_key: 1, rename_attachment: 1, delete_attachment: 1 },
+    operations: {
+      create_conversation: 1,
+      update_conversation: 1,
+      delete_conversation: 0,
+      upload: 0,
+      upload_with_key: 1,
+      rename_attachment: 1,
+      delete_attachment: 1,
+    },
   };
   const views = new Map<string, UserView>([
     [
       U,
       {
         conversations: [{ id: 'conv_A', contact_id: V, group_id: null, pinned_message_id: 'pin-2', created_at: 1, last_active_at: 2 }],
-        attachments: [{ id: 'att_B', conversation_id: 'conv_A', filename: 'op3-renamed-by-4.txt', file_url: 'https://files/att_B', file_size: 1 }],
+        attachments: [
+          { id: 'att_B', conversation_id: 'conv_A', filename: 'op3-renamed-by-4.txt', file_url: 'https://files/att_B', file_size: 1 },
+        ],
       },
     ],
     [V, { conversations: [], attachments: [] }],
@@ -74,7 +98,15 @@ function run() {
     draft('conversation.created', { id: 'conv_V' }, null),
     draft('attachment.created', { id: 'att_B', filename: `op3-${U}.bin`, uploaded_by: U, conversation_id: 'conv_V' }, null),
   ];
-  const audit = () => auditEvents(ledger, views, new Map([[U, listed(feedOfU)], [V, listed(feedOfV)]]));
+  const audit = () =>
+    auditEvents(
+      ledger,
+      views,
+      new Map([
+        [U, listed(feedOfU)],
+        [V, listed(feedOfV)],
+      ]),
+    );
   return { ledger, views, feedOfU, feedOfV, audit };
 }
 
@@ -88,15 +120,21 @@ describe('the events audit of the randomized run', () => {
   it('reports an acknowledged change whose event is missing, naming the operation', () => {
     const r = run();
     r.feedOfU.splice(4, 1);
-    expect(r.audit()).toEqual([{ kind: 'acknowledged change without its event', detail: `${U} rename op4 (200): attachment.updated of att_B` }]);
+    expect(r.audit()).toEqual([
+      { kind: 'acknowledged change without its event', detail: `${U} rename op4 (200): attachment.updated of att_B` },
+    ]);
   });
 
   it('reports a second event under one Idempotency-Key, on the replayed answer', () => {
     const r = run();
     r.feedOfU.push(draft('attachment.created', { id: 'att_B', filename: `op3-${U}.bin` }, 'req-3b'));
     const violations = r.audit();
-    expect(kinds(violations).sort()).toEqual(['event for a replayed answer', 'two events for one Idempotency-Key', 'two events for one change'].sort());
-    expect(violations.find((v) => v.kind === 'two events for one Idempotency-Key')!.detail).toContain(`${U} upload op3 (201, 201 replayed)`);
+    expect(kinds(violations).sort()).toEqual(
+      ['event for a replayed answer', 'two events for one Idempotency-Key', 'two events for one change'].sort(),
+    );
+    expect(violations.find((v) => v.kind === 'two events for one Idempotency-Key')!.detail).toContain(
+      `${U} upload op3 (201, 201 replayed)`,
+    );
   });
 
   it('reports a second event of an update retried after its first attempt committed', () => {
@@ -120,17 +158,24 @@ describe('the events audit of the randomized run', () => {
     expect(kinds(r.audit())).toEqual(['event for the 200 of an existing conversation']);
   });
 
-  it('reports events that name no request the workload sent, or sit in another user\'s feed', () => {
+  it("reports events that name no request the workload sent, or sit in another user's feed", () => {
     const r = run();
     r.feedOfU.push(draft('attachment.deleted', { id: 'att_B', deleted: true }, 'req-nobody'));
     r.feedOfV.push(draft('conversation.updated', { id: 'conv_A', pinned_message_id: 'pin-2' }, 'req-2a'));
-    expect(kinds(r.audit()).sort()).toEqual(['event for a request nobody sent', 'event in the feed of a user who did not send its request']);
+    expect(kinds(r.audit()).sort()).toEqual([
+      'event for a request nobody sent',
+      'event in the feed of a user who did not send its request',
+    ]);
   });
 
   it('reports an event that does not show its change, or names another object', () => {
     const r = run();
     r.feedOfU[1] = draft('conversation.updated', { id: 'conv_Z', pinned_message_id: 'pin-1' }, 'req-2a');
-    expect(kinds(r.audit()).sort()).toEqual(['acknowledged change without its event', 'event does not show its change', 'event names another object']);
+    expect(kinds(r.audit()).sort()).toEqual([
+      'acknowledged change without its event',
+      'event does not show its change',
+      'event names another object',
+    ]);
   });
 
   it('holds an unanswered request to the end state: one event when it shows the change, none when it shows none', () => {
@@ -138,7 +183,14 @@ describe('the events audit of the randomized run', () => {
     // A delete answered 503 whose conversation is gone, and nothing else could have removed it: it happened.
     r.ledger.conversationDeletes.push({ op: 7, userId: U, targetId: 'conv_C', attempts: [answer(503, 'req-7')] });
     // An upload answered 503 whose file is nowhere and could not have been cleaned up: it did not happen.
-    r.ledger.uploads.push({ op: 8, userId: U, bytes: Buffer.from('y'), filename: `op8-${U}.bin`, attempts: [answer(503, 'req-8')], startedAt: 0 });
+    r.ledger.uploads.push({
+      op: 8,
+      userId: U,
+      bytes: Buffer.from('y'),
+      filename: `op8-${U}.bin`,
+      attempts: [answer(503, 'req-8')],
+      startedAt: 0,
+    });
     r.feedOfU.push(draft('attachment.created', { id: 'att_C', filename: `op8-${U}.bin` }, 'req-8'));
     const violations = r.audit();
     expect(violations).toEqual([
@@ -150,7 +202,7 @@ describe('the events audit of the randomized run', () => {
     expect(r.audit()).toEqual([]);
   });
 
-  it('reports an event carrying the request id of an upload session\'s start', () => {
+  it("reports an event carrying the request id of an upload session's start", () => {
     const r = run();
     r.ledger.uploads[0]!.session = { id: 'upl_A', steps: [answer(201, 'req-3-start'), answer(200, 'req-3-parts')] };
     expect(r.audit()).toEqual([]);
@@ -175,8 +227,22 @@ describe('the events audit of the randomized run', () => {
     feed.push(feed[0]!);
     const nullEvents = listed(r.feedOfV);
     nullEvents[0] = { ...nullEvents[0]!, data: { object: {} } };
-    const violations = auditEvents(r.ledger, r.views, new Map([[U, feed], [V, nullEvents]]));
-    expect(kinds(violations)).toEqual(expect.arrayContaining(['feed not newest first', 'feed created_at goes forward', 'event listed twice', 'event without data.object.id']));
+    const violations = auditEvents(
+      r.ledger,
+      r.views,
+      new Map([
+        [U, feed],
+        [V, nullEvents],
+      ]),
+    );
+    expect(kinds(violations)).toEqual(
+      expect.arrayContaining([
+        'feed not newest first',
+        'feed created_at goes forward',
+        'event listed twice',
+        'event without data.object.id',
+      ]),
+    );
   });
 
   it("reports what reached a member twice, a removal of an attachment still there, another member's event in the uploader's feed, and an upload nobody made", () => {
@@ -184,9 +250,15 @@ describe('the events audit of the randomized run', () => {
     const seenByV = { id: 'att_B', filename: `op3-${U}.bin`, uploaded_by: U };
     const cases: [string, (r: ReturnType<typeof run>) => void][] = [
       ['two events for one change', (r) => r.feedOfV.push(delivered('attachment.created', seenByV))],
-      ['attachment.deleted for an attachment still there', (r) => r.feedOfV.push(delivered('attachment.deleted', { id: 'att_B', deleted: true }))],
+      [
+        'attachment.deleted for an attachment still there',
+        (r) => r.feedOfV.push(delivered('attachment.deleted', { id: 'att_B', deleted: true })),
+      ],
       ["another member's event in the uploader's own feed", (r) => r.feedOfU.push(delivered('attachment.updated', seenByV))],
-      ['event for an upload nobody made', (r) => r.feedOfV.push(delivered('attachment.created', { id: 'att_Z', filename: 'op9-made-up.bin', uploaded_by: U }))],
+      [
+        'event for an upload nobody made',
+        (r) => r.feedOfV.push(delivered('attachment.created', { id: 'att_Z', filename: 'op9-made-up.bin', uploaded_by: U })),
+      ],
     ];
     for (const [kind, spoil] of cases) {
       const r = run();

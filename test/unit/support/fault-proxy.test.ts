@@ -1,11 +1,11 @@
-import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { Agent, createServer, type IncomingMessage, request, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { DynamoDBClient, GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { isThrottlingError } from '@smithy/core/retry';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { busyOf } from '../../../shared/dynamo/busy-retry.js';
-import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js';
+import { type FaultProxy, startFaultProxy } from '../../support/fault-proxy.js';
 import { messageLength } from '../../support/http-framing.js';
 
 /** The backend: echoes what it received and counts requests and connections. */
@@ -58,9 +58,17 @@ interface Answer {
   socketReused: boolean;
 }
 
-function call(path: string, init: { method?: string; body?: string; headers?: Record<string, string>; chunked?: boolean; timeoutMs?: number } = {}): Promise<Answer> {
+function call(
+  path: string,
+  init: { method?: string; body?: string; headers?: Record<string, string>; chunked?: boolean; timeoutMs?: number } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${proxy.endpoint}${path}`, { method: init.method ?? 'GET', agent, headers: init.headers, timeout: init.timeoutMs });
+    const req = request(`${proxy.endpoint}${path}`, {
+      method: init.method ?? 'GET',
+      agent,
+      headers: init.headers,
+      timeout: init.timeoutMs,
+    });
     req.on('timeout', () => req.destroy(new Error('client timeout')));
     req.on('error', reject);
     req.on('response', (res: IncomingMessage) => {
@@ -78,7 +86,11 @@ function call(path: string, init: { method?: string; body?: string; headers?: Re
   });
 }
 
-const errorCode = (promise: Promise<unknown>) => promise.then(() => 'answered', (error: NodeJS.ErrnoException) => error.code ?? error.message);
+const errorCode = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'answered',
+    (error: NodeJS.ErrnoException) => error.code ?? error.message,
+  );
 
 describe('fault proxy: passing through', () => {
   it('forwards several requests of one keep-alive connection, each with its own answer', async () => {
@@ -183,7 +195,11 @@ describe('fault proxy: faults', () => {
     proxy.down();
     expect(await errorCode(call('/a'))).toBe('ECONNRESET');
     const raw = connect(Number(new URL(proxy.endpoint).port), '127.0.0.1');
-    expect(await new Promise((resolve) => raw.on('error', (error: NodeJS.ErrnoException) => resolve(error.code)).on('close', () => resolve('closed')))).toMatch(/ECONNRESET|closed/);
+    expect(
+      await new Promise((resolve) =>
+        raw.on('error', (error: NodeJS.ErrnoException) => resolve(error.code)).on('close', () => resolve('closed')),
+      ),
+    ).toMatch(/ECONNRESET|closed/);
     expect(received).toEqual([]);
     proxy.up();
     expect((await call('/b')).body).toBe('GET /b ');
@@ -237,7 +253,11 @@ describe('HTTP message framing', () => {
           const step = steps[i % steps.length]!;
           buffered = Buffer.concat([buffered, stream.subarray(at, at + step)]);
           at += step;
-          for (let length = messageLength(buffered, { kind: 'request' }); length !== undefined && buffered.length > 0; length = messageLength(buffered, { kind: 'request' })) {
+          for (
+            let length = messageLength(buffered, { kind: 'request' });
+            length !== undefined && buffered.length > 0;
+            length = messageLength(buffered, { kind: 'request' })
+          ) {
             consumed += length;
             found.push(consumed);
             buffered = buffered.subarray(length);
@@ -251,21 +271,25 @@ describe('HTTP message framing', () => {
 
   it('frames any body by Content-Length or by chunks, and never ends a message early (property)', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 300 }), fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 8 }), (body, chunkSizes) => {
-        const bytes = Buffer.from(body);
-        const framed = Buffer.concat([Buffer.from(`PUT /x HTTP/1.1\r\nContent-Length: ${bytes.length}\r\n\r\n`), bytes]);
-        const chunks: Buffer[] = [Buffer.from('PUT /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n')];
-        for (let at = 0, i = 0; at < bytes.length; i += 1) {
-          const piece = bytes.subarray(at, at + chunkSizes[i % chunkSizes.length]!);
-          chunks.push(Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n'));
-          at += piece.length;
-        }
-        const chunked = Buffer.concat([...chunks, Buffer.from('0\r\n\r\n')]);
-        for (const message of [framed, chunked]) {
-          expect(messageLength(message, { kind: 'request' })).toBe(message.length);
-          expect(messageLength(message.subarray(0, message.length - 1), { kind: 'request' })).toBeUndefined();
-        }
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 300 }),
+        fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 8 }),
+        (body, chunkSizes) => {
+          const bytes = Buffer.from(body);
+          const framed = Buffer.concat([Buffer.from(`PUT /x HTTP/1.1\r\nContent-Length: ${bytes.length}\r\n\r\n`), bytes]);
+          const chunks: Buffer[] = [Buffer.from('PUT /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n')];
+          for (let at = 0, i = 0; at < bytes.length; i += 1) {
+            const piece = bytes.subarray(at, at + chunkSizes[i % chunkSizes.length]!);
+            chunks.push(Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n'));
+            at += piece.length;
+          }
+          const chunked = Buffer.concat([...chunks, Buffer.from('0\r\n\r\n')]);
+          for (const message of [framed, chunked]) {
+            expect(messageLength(message, { kind: 'request' })).toBe(message.length);
+            expect(messageLength(message.subarray(0, message.length - 1), { kind: 'request' })).toBeUndefined();
+          }
+        },
+      ),
       { seed: 42, numRuns: 300 },
     );
   });
@@ -285,7 +309,14 @@ describe('a throttle fault', () => {
   const transaction = new TransactWriteItemsCommand({
     TransactItems: [
       { Put: { TableName: 't', Item: { pk: { S: 'a' } } } },
-      { Update: { TableName: 't', Key: { pk: { S: 'b' } }, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': { N: '1' } } } },
+      {
+        Update: {
+          TableName: 't',
+          Key: { pk: { S: 'b' } },
+          UpdateExpression: 'SET n = :n',
+          ExpressionAttributeValues: { ':n': { N: '1' } },
+        },
+      },
     ],
   });
 
@@ -308,7 +339,10 @@ describe('a throttle fault', () => {
     const client = dynamodbThrough(proxy.endpoint);
     const failure = await client.send(transaction).catch((error: unknown) => error);
     client.destroy();
-    expect(failure).toMatchObject({ name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }] });
+    expect(failure).toMatchObject({
+      name: 'TransactionCanceledException',
+      CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }],
+    });
     expect(isThrottlingError(failure as never)).toBe(false);
     expect(busyOf(failure)).toBe('throttling');
   });
@@ -317,7 +351,9 @@ describe('a throttle fault', () => {
     proxy.inject({ match: () => true, fault: { kind: 'throttle' } });
     const answer = await call('/bucket/key', { method: 'PUT', body: 'bytes' });
     expect(answer.status).toBe(503);
-    expect(answer.body).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<Error><Code>SlowDown<\/Code><Message>Please reduce your request rate.<\/Message>/);
+    expect(answer.body).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<Error><Code>SlowDown<\/Code><Message>Please reduce your request rate.<\/Message>/,
+    );
     expect(received).toEqual([]);
     // The connection stays usable, as S3's does.
     expect((await call('/after')).status).toBe(200);

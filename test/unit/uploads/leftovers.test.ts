@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fileKey } from '../../../shared/files/keys.js';
-import { SessionLeftovers, type RemovedSession } from '../../../shared/uploads/leftovers.js';
+import { type RemovedSession, SessionLeftovers } from '../../../shared/uploads/leftovers.js';
 
 /** The order of the calls is the protocol: the attachment is read before anything is removed. */
 function leftovers(attached: boolean) {

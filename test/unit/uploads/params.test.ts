@@ -5,7 +5,8 @@ import { readParams } from '../../../shared/http/params.js';
 import { completeParams, MAX_PARTS_PER_CALL, partNumbersOf, signPartsParams } from '../../../shared/uploads/params.js';
 import { startParams } from '../../../shared/uploads/start-params.js';
 
-const readNumbers = (kind: 'json' | 'form', value: unknown) => partNumbersOf(readParams({ kind, values: { part_numbers: value } }, signPartsParams));
+const readNumbers = (kind: 'json' | 'form', value: unknown) =>
+  partNumbersOf(readParams({ kind, values: { part_numbers: value } }, signPartsParams));
 const refusal = (run: () => unknown) => {
   try {
     run();
@@ -38,7 +39,8 @@ describe('part_numbers', () => {
       }),
       { numRuns: 2000 },
     );
-    for (const bad of ['', '0', '10001', '2-1', '1-101', '1,,2', ' - ', '1e3']) expect((refusal(() => readNumbers('form', bad)) as ApiError).status).toBe(400);
+    for (const bad of ['', '0', '10001', '2-1', '1-101', '1,,2', ' - ', '1e3'])
+      expect((refusal(() => readNumbers('form', bad)) as ApiError).status).toBe(400);
   });
 });
 
@@ -66,7 +68,8 @@ describe('complete parts', () => {
 });
 
 describe('file_size', () => {
-  const read = (value: unknown, kind: 'json' | 'form' = 'json') => readParams({ kind, values: { file_size: value } }, startParams(1000)).file_size;
+  const read = (value: unknown, kind: 'json' | 'form' = 'json') =>
+    readParams({ kind, values: { file_size: value } }, startParams(1000)).file_size;
   it('takes 1 to the limit, refuses more with 413 and anything else with 400', () => {
     expect(read(1)).toBe(1);
     expect(read(1000)).toBe(1000);

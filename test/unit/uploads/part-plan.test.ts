@@ -30,7 +30,10 @@ describe('planParts', () => {
     expect(planParts(1)).toEqual({ part_size: 8 * MIB, part_count: 1 });
     expect(planParts(5 * 1024 ** 3)).toEqual({ part_size: 8 * MIB, part_count: 640 });
     expect(planParts(S3_MAX_PARTS * 8 * MIB)).toEqual({ part_size: 8 * MIB, part_count: S3_MAX_PARTS });
-    expect(planParts(S3_MAX_PARTS * 8 * MIB + 1)).toEqual({ part_size: 9 * MIB, part_count: Math.ceil((S3_MAX_PARTS * 8 * MIB + 1) / (9 * MIB)) });
+    expect(planParts(S3_MAX_PARTS * 8 * MIB + 1)).toEqual({
+      part_size: 9 * MIB,
+      part_count: Math.ceil((S3_MAX_PARTS * 8 * MIB + 1) / (9 * MIB)),
+    });
   });
 
   it('refuses sizes no multipart upload can hold', () => {

@@ -25,12 +25,15 @@ describe('sniffFileType', () => {
         fc.oneof(
           fc.uint8Array({ maxLength: SNIFF_BYTES }),
           fc
-            .tuple(fc.constantFrom('89504e470d0a1a0a', 'ffd8ff', '504b0304', '1a45dfa3', '000000186674797069736d', '52494646', '4f676753'), fc.uint8Array({ maxLength: 512 }))
+            .tuple(
+              fc.constantFrom('89504e470d0a1a0a', 'ffd8ff', '504b0304', '1a45dfa3', '000000186674797069736d', '52494646', '4f676753'),
+              fc.uint8Array({ maxLength: 512 }),
+            )
             .map(([magic, tail]) => Uint8Array.from([...hex(magic), ...tail])),
         ),
         async (bytes) => {
-        const type = await sniffFileType(bytes);
-        expect(type === undefined || /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(type)).toBe(true);
+          const type = await sniffFileType(bytes);
+          expect(type === undefined || /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(type)).toBe(true);
         },
       ),
       { numRuns: 1000 },

@@ -14,7 +14,9 @@ vi.mock('@cloud-copilot/iam-simulate', async (importOriginal) => {
 });
 
 const { accessRequests, accessKeyIdOf, takeRequest } = await import('../../../../infra/local/dynamodb-iam.js');
-const { CLEANUP_FUNCTION, EVENTS_PIPE, FAN_OUT_FUNCTION, functionKeyId, localIam, policyDocument } = await import('../../../../infra/local/iam.js');
+const { CLEANUP_FUNCTION, EVENTS_PIPE, FAN_OUT_FUNCTION, functionKeyId, localIam, policyDocument } = await import(
+  '../../../../infra/local/iam.js'
+);
 const { listingOf, s3AccessRequests } = await import('../../../../infra/local/s3-roles.js');
 
 const at = { account: '000000000000', region: 'eu-west-1' };
@@ -25,13 +27,19 @@ describe('what a DynamoDB call is authorised as', () => {
   it('an item call: its own action on its table, with ReturnValues and ReturnConsumedCapacity as condition keys', () => {
     for (const operation of ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem']) {
       expect(accessRequests(operation, { TableName: 'c', ReturnValues: 'ALL_OLD', ReturnConsumedCapacity: 'TOTAL' }, at)).toEqual([
-        { action: `dynamodb:${operation}`, resource: table('c'), context: { 'dynamodb:ReturnValues': 'ALL_OLD', 'dynamodb:ReturnConsumedCapacity': 'TOTAL' } },
+        {
+          action: `dynamodb:${operation}`,
+          resource: table('c'),
+          context: { 'dynamodb:ReturnValues': 'ALL_OLD', 'dynamodb:ReturnConsumedCapacity': 'TOTAL' },
+        },
       ]);
     }
   });
 
   it("Query and Scan: on the index's ARN when they read an index, else on the table, with Select", () => {
-    expect(actionsOn(accessRequests('Query', { TableName: 'c', IndexName: 'by_thread' }, at))).toEqual([['dynamodb:Query', `${table('c')}/index/by_thread`]]);
+    expect(actionsOn(accessRequests('Query', { TableName: 'c', IndexName: 'by_thread' }, at))).toEqual([
+      ['dynamodb:Query', `${table('c')}/index/by_thread`],
+    ]);
     expect(actionsOn(accessRequests('Query', { TableName: 'c' }, at))).toEqual([['dynamodb:Query', table('c')]]);
     expect(accessRequests('Scan', { TableName: 'c', IndexName: 'by_user', Select: 'COUNT' }, at)).toEqual([
       { action: 'dynamodb:Scan', resource: `${table('c')}/index/by_user`, context: { 'dynamodb:Select': 'COUNT' } },
@@ -56,7 +64,9 @@ describe('what a DynamoDB call is authorised as', () => {
   });
 
   it('TransactGetItems: each item a GetItem on its table; the batch actions once per table', () => {
-    expect(actionsOn(accessRequests('TransactGetItems', { TransactItems: [{ Get: { TableName: 'a' } }, { Get: { TableName: 'b' } }] }, at))).toEqual([
+    expect(
+      actionsOn(accessRequests('TransactGetItems', { TransactItems: [{ Get: { TableName: 'a' } }, { Get: { TableName: 'b' } }] }, at)),
+    ).toEqual([
       ['dynamodb:GetItem', table('a')],
       ['dynamodb:GetItem', table('b')],
     ]);
@@ -77,8 +87,12 @@ describe('what a DynamoDB call is authorised as', () => {
     const local = 'arn:aws:dynamodb:ddblocal:000000000000:table/t_attachments/stream/2026-01-01T00:00:00.000';
     const ours = `${table('t_attachments')}/stream/2026-01-01T00:00:00.000`;
     expect(actionsOn(accessRequests('DescribeStream', { StreamArn: local }, at))).toEqual([['dynamodb:DescribeStream', ours]]);
-    expect(actionsOn(accessRequests('GetShardIterator', { StreamArn: local, ShardId: 's' }, at))).toEqual([['dynamodb:GetShardIterator', ours]]);
-    expect(actionsOn(accessRequests('GetRecords', { ShardIterator: `000|${local}|c2hhcmQ=` }, at))).toEqual([['dynamodb:GetRecords', ours]]);
+    expect(actionsOn(accessRequests('GetShardIterator', { StreamArn: local, ShardId: 's' }, at))).toEqual([
+      ['dynamodb:GetShardIterator', ours],
+    ]);
+    expect(actionsOn(accessRequests('GetRecords', { ShardIterator: `000|${local}|c2hhcmQ=` }, at))).toEqual([
+      ['dynamodb:GetRecords', ours],
+    ]);
     expect(() => accessRequests('GetRecords', { ShardIterator: 'opaque' }, at)).toThrow(/names no stream/);
   });
 });
@@ -121,7 +135,11 @@ describe('what an S3 request is authorised as', () => {
     expect(s3AccessRequests('GET', 'b', undefined, { 'list-type': '2', prefix: 'files/u/' }, {})).toEqual([
       { action: 's3:ListBucket', resource: 'arn:aws:s3:::b', context: { 's3:prefix': 'files/u/' } },
     ]);
-    expect(listingOf('b', 'files/missing')).toEqual({ action: 's3:ListBucket', resource: 'arn:aws:s3:::b', context: { 's3:prefix': 'files/missing' } });
+    expect(listingOf('b', 'files/missing')).toEqual({
+      action: 's3:ListBucket',
+      resource: 'arn:aws:s3:::b',
+      context: { 's3:prefix': 'files/missing' },
+    });
   });
 });
 
@@ -129,12 +147,19 @@ describe("the functions' roles, evaluated", () => {
   const base = { accessKeyId: 'local' };
   const resources = {
     ...at,
-    tables: { conversations: 'p_conversations', attachments: 'p_attachments', idempotency: 'p_idempotency', uploadSessions: 'p_upload_sessions', events: 'p_events' },
+    tables: {
+      conversations: 'p_conversations',
+      attachments: 'p_attachments',
+      idempotency: 'p_idempotency',
+      uploadSessions: 'p_upload_sessions',
+      events: 'p_events',
+    },
     bucket: 'files-bucket',
   };
   const iam = localIam(base, resources);
   const role = (name: string) => iam.roleOf(functionKeyId(base, name))!;
-  const allows = async (name: string, operation: string, body: object) => (await iam.denial(role(name), accessRequests(operation, body, at))) === undefined;
+  const allows = async (name: string, operation: string, body: object) =>
+    (await iam.denial(role(name), accessRequests(operation, body, at))) === undefined;
 
   it('knows each function by its key, and the base key as no role (it may do anything)', () => {
     expect(role(FAN_OUT_FUNCTION).principal).toBe('arn:aws:sts::000000000000:assumed-role/FanOutRole/FanOut');
@@ -143,7 +168,7 @@ describe("the functions' roles, evaluated", () => {
     expect(iam.roleOf(undefined)).toBeUndefined();
   });
 
-  it("the fan-out: checks a side in a transaction, queries by_thread only, never deletes", async () => {
+  it('the fan-out: checks a side in a transaction, queries by_thread only, never deletes', async () => {
     const transaction = (kind: string, name: string) => ({ TransactItems: [{ [kind]: { TableName: name, Key: {} } }] });
     expect(await allows(FAN_OUT_FUNCTION, 'TransactWriteItems', transaction('ConditionCheck', 'p_conversations'))).toBe(true);
     expect(await allows(FAN_OUT_FUNCTION, 'TransactWriteItems', transaction('Update', 'p_conversations'))).toBe(true);
@@ -167,7 +192,11 @@ describe("the functions' roles, evaluated", () => {
   it("refuses in AWS's words, naming the first item the role does not allow", async () => {
     const denial = await iam.denial(
       role('GetConversation'),
-      accessRequests('TransactWriteItems', { TransactItems: [{ Update: { TableName: 'p_conversations' } }, { ConditionCheck: { TableName: 'p_conversations' } }] }, at),
+      accessRequests(
+        'TransactWriteItems',
+        { TransactItems: [{ Update: { TableName: 'p_conversations' } }, { ConditionCheck: { TableName: 'p_conversations' } }] },
+        at,
+      ),
     );
     expect(denial?.message).toBe(
       'User: arn:aws:sts::000000000000:assumed-role/GetConversationRole/GetConversation is not authorized to perform: dynamodb:UpdateItem on resource: ' +
@@ -184,24 +213,36 @@ describe("the functions' roles, evaluated", () => {
   it('decides each role, action, resource and condition keys once', async () => {
     const fresh = localIam(base, resources);
     const before = simulations.count;
-    for (let i = 0; i < 5; i += 1) await fresh.denial(role(FAN_OUT_FUNCTION), accessRequests('GetItem', { TableName: 'p_conversations' }, at));
+    for (let i = 0; i < 5; i += 1)
+      await fresh.denial(role(FAN_OUT_FUNCTION), accessRequests('GetItem', { TableName: 'p_conversations' }, at));
     expect(simulations.count - before).toBe(1);
-    await fresh.denial(role(FAN_OUT_FUNCTION), accessRequests('GetItem', { TableName: 'p_conversations', ReturnConsumedCapacity: 'TOTAL' }, at));
+    await fresh.denial(
+      role(FAN_OUT_FUNCTION),
+      accessRequests('GetItem', { TableName: 'p_conversations', ReturnConsumedCapacity: 'TOTAL' }, at),
+    );
     expect(simulations.count - before).toBe(2);
   });
 
   it('takes a grant away when told (a test proving what needs it)', async () => {
     const without = localIam(base, resources, (name, granted) =>
-      name === FAN_OUT_FUNCTION ? granted.map((p) => ({ ...p, actions: p.actions.filter((a) => a !== 'dynamodb:ConditionCheckItem') })) : granted,
+      name === FAN_OUT_FUNCTION
+        ? granted.map((p) => ({ ...p, actions: p.actions.filter((a) => a !== 'dynamodb:ConditionCheckItem') }))
+        : granted,
     );
     const check = accessRequests('TransactWriteItems', { TransactItems: [{ ConditionCheck: { TableName: 'p_conversations' } }] }, at);
     expect(await without.denial(without.roleOf(functionKeyId(base, FAN_OUT_FUNCTION))!, check)).toBeDefined();
   });
 
   it('renders a permission as the stack does: one Allow statement, its conditions as given', () => {
-    expect(policyDocument([{ actions: ['s3:ListBucket'], resources: ['arn:aws:s3:::b'], conditions: { StringLike: { 's3:prefix': 'files/*' } } }])).toEqual({
+    expect(
+      policyDocument([
+        { actions: ['s3:ListBucket'], resources: ['arn:aws:s3:::b'], conditions: { StringLike: { 's3:prefix': 'files/*' } } },
+      ]),
+    ).toEqual({
       Version: '2012-10-17',
-      Statement: [{ Effect: 'Allow', Action: ['s3:ListBucket'], Resource: ['arn:aws:s3:::b'], Condition: { StringLike: { 's3:prefix': 'files/*' } } }],
+      Statement: [
+        { Effect: 'Allow', Action: ['s3:ListBucket'], Resource: ['arn:aws:s3:::b'], Condition: { StringLike: { 's3:prefix': 'files/*' } } },
+      ],
     });
   });
 });

@@ -17,6 +17,8 @@ describe('the Java check before DynamoDB Local starts', () => {
 
   it('refuses a missing java with one line that says what to install', () => {
     expect(() => checkJava('/nonexistent/java')).toThrow(JavaMissing);
-    expect(() => checkJava('/nonexistent/java')).toThrow(/^DynamoDB Local needs Java 17 or later \(no `java` on PATH\): install it \(apt-get install default-jre-headless, brew install openjdk@17\) or set DYNAMODB_ENDPOINT/);
+    expect(() => checkJava('/nonexistent/java')).toThrow(
+      /^DynamoDB Local needs Java 17 or later \(no `java` on PATH\): install it \(apt-get install default-jre-headless, brew install openjdk@17\) or set DYNAMODB_ENDPOINT/,
+    );
   });
 });

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { Json } from '../../../support/api.js';
 import {
+  type Authorize,
   CLOSE_UNAUTHORIZED,
   CONNECTION_TIMEOUT_MS,
+  headersOfSubprotocols,
+  headerValue,
   MAX_SUBSCRIPTIONS_PER_CONNECTION,
   RealtimeHub,
   RealtimeSession,
-  headerValue,
-  headersOfSubprotocols,
-  type Authorize,
 } from '../../../../infra/local/realtime-protocol.js';
+import type { Json } from '../../../support/api.js';
 
 /** A session on a recording socket, with an authorizer that allows what `allow` says. */
 function session(allow: Authorize = async () => true, hub = new RealtimeHub()) {
@@ -22,7 +22,14 @@ function session(allow: Authorize = async () => true, hub = new RealtimeHub()) {
     return allow(...args);
   };
   const it = new RealtimeSession(socket, hub, new Set(['inbox']), authorize);
-  return { session: it, sent, closes, calls, hub, receive: (message: unknown) => it.receive(typeof message === 'string' ? message : JSON.stringify(message)) };
+  return {
+    session: it,
+    sent,
+    closes,
+    calls,
+    hub,
+    receive: (message: unknown) => it.receive(typeof message === 'string' ? message : JSON.stringify(message)),
+  };
 }
 
 const auth = { host: 'example.com', Authorization: 'Bearer t' };
@@ -34,7 +41,7 @@ describe('the local real-time protocol', () => {
     expect(s.sent).toEqual([{ type: 'connection_ack', connectionTimeoutMs: CONNECTION_TIMEOUT_MS }]);
   });
 
-  it('subscribes with the message\'s own authorization and channel, then delivers what is published there as data with the event as text', async () => {
+  it("subscribes with the message's own authorization and channel, then delivers what is published there as data with the event as text", async () => {
     const s = session();
     await s.receive({ type: 'connection_init' });
     await s.receive({ type: 'subscribe', id: 's1', channel: '/inbox/u-1', authorization: auth });
@@ -52,7 +59,11 @@ describe('the local real-time protocol', () => {
     const s = session(async () => false);
     await s.receive({ type: 'connection_init' });
     await s.receive({ type: 'subscribe', id: 's1', channel: '/inbox/u-1', authorization: auth });
-    expect(s.sent.at(-1)).toEqual({ type: 'subscribe_error', id: 's1', errors: [expect.objectContaining({ errorType: 'UnauthorizedException' })] });
+    expect(s.sent.at(-1)).toEqual({
+      type: 'subscribe_error',
+      id: 's1',
+      errors: [expect.objectContaining({ errorType: 'UnauthorizedException' })],
+    });
     expect(s.hub.size).toBe(0);
   });
 
@@ -85,7 +96,8 @@ describe('the local real-time protocol', () => {
   it('holds at most the per-connection quota of subscriptions', async () => {
     const s = session();
     await s.receive({ type: 'connection_init' });
-    for (let i = 0; i <= MAX_SUBSCRIPTIONS_PER_CONNECTION; i++) await s.receive({ type: 'subscribe', id: `s${i}`, channel: '/inbox/u-1', authorization: auth });
+    for (let i = 0; i <= MAX_SUBSCRIPTIONS_PER_CONNECTION; i++)
+      await s.receive({ type: 'subscribe', id: `s${i}`, channel: '/inbox/u-1', authorization: auth });
     expect(s.session.subscriptionCount).toBe(MAX_SUBSCRIPTIONS_PER_CONNECTION);
     expect(s.sent.at(-1)).toMatchObject({ type: 'subscribe_error', id: `s${MAX_SUBSCRIPTIONS_PER_CONNECTION}` });
   });
@@ -103,7 +115,8 @@ describe('the local real-time protocol', () => {
 
   it('answers error BadRequestException to what is not a JSON object, an unknown type or a message without an id', async () => {
     const s = session();
-    for (const message of ['nope', '[1]', '{"type":"hello"}', '{"type":"subscribe","channel":"/inbox/a"}', '{"type":"unsubscribe"}']) await s.receive(message);
+    for (const message of ['nope', '[1]', '{"type":"hello"}', '{"type":"subscribe","channel":"/inbox/a"}', '{"type":"unsubscribe"}'])
+      await s.receive(message);
     expect(s.sent.map((message) => [message.type, message.errors[0].errorType])).toEqual(Array(5).fill(['error', 'BadRequestException']));
   });
 
@@ -155,11 +168,16 @@ describe('the header subprotocol', () => {
   it('is base64url JSON of the authorization headers, padded or not, among the offered protocols', () => {
     const headers = { host: 'h.example', Authorization: 'Bearer a.b.c' };
     expect(headersOfSubprotocols(['aws-appsync-event-ws', encode(headers)])).toEqual(headers);
-    expect(headersOfSubprotocols([`header-${Buffer.from(JSON.stringify(headers)).toString('base64')}`.replace(/\+/g, '-').replace(/\//g, '_')])).toEqual(headers);
+    expect(
+      headersOfSubprotocols([`header-${Buffer.from(JSON.stringify(headers)).toString('base64')}`.replace(/\+/g, '-').replace(/\//g, '_')]),
+    ).toEqual(headers);
     expect(headerValue(headers, 'authorization')).toBe('Bearer a.b.c');
   });
 
-  it.each([[['aws-appsync-event-ws']], [['header-']], [['header-!!!']], [[encode('a string')]], [[encode([1])]], [['header-bm90IGpzb24']]])('is undefined for %j', (protocols) => {
-    expect(headersOfSubprotocols(protocols)).toBeUndefined();
-  });
+  it.each([[['aws-appsync-event-ws']], [['header-']], [['header-!!!']], [[encode('a string')]], [[encode([1])]], [['header-bm90IGpzb24']]])(
+    'is undefined for %j',
+    (protocols) => {
+      expect(headersOfSubprotocols(protocols)).toBeUndefined();
+    },
+  );
 });

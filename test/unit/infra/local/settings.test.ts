@@ -18,10 +18,26 @@ describe('readLocalSettings', () => {
 
   it('reads each setting, a relative DATA_DIRECTORY against the working directory', () => {
     expect(
-      readLocalSettings({ HOST: '0.0.0.0', PORT: '3101', DATA_DIRECTORY: 'elsewhere', DYNAMODB_PORT: '8000', S3_PORT: '4568', LOCAL_STREAM_CONSUMERS: 'off' }),
-    ).toEqual({ host: '0.0.0.0', port: 3101, dataDirectory: resolve('elsewhere'), dynamodbPort: 8000, s3Port: 4568, streamConsumers: false });
+      readLocalSettings({
+        HOST: '0.0.0.0',
+        PORT: '3101',
+        DATA_DIRECTORY: 'elsewhere',
+        DYNAMODB_PORT: '8000',
+        S3_PORT: '4568',
+        LOCAL_STREAM_CONSUMERS: 'off',
+      }),
+    ).toEqual({
+      host: '0.0.0.0',
+      port: 3101,
+      dataDirectory: resolve('elsewhere'),
+      dynamodbPort: 8000,
+      s3Port: 4568,
+      streamConsumers: false,
+    });
     expect(readLocalSettings({ LOCAL_STREAM_CONSUMERS: 'on' }).streamConsumers).toBe(true);
-    expect(readLocalSettings({ EVENTS_FORWARD_URL: 'http://127.0.0.1:4000/events' }).eventsForwardUrl).toEqual(new URL('http://127.0.0.1:4000/events'));
+    expect(readLocalSettings({ EVENTS_FORWARD_URL: 'http://127.0.0.1:4000/events' }).eventsForwardUrl).toEqual(
+      new URL('http://127.0.0.1:4000/events'),
+    );
     expect(readLocalSettings({ EVENTS_FORWARD_URL: '' })).not.toHaveProperty('eventsForwardUrl');
   });
 
@@ -29,8 +45,12 @@ describe('readLocalSettings', () => {
     expect(() => readLocalSettings({ LOCAL_STREAM_CONSUMERS: 'no' })).toThrow('LOCAL_STREAM_CONSUMERS must be on or off, got "no"');
     expect(() => readLocalSettings({ PORT: 'http' })).toThrow('PORT must be a port from 0 to 65535, got "http"');
     expect(() => readLocalSettings({ S3_PORT: '70000' })).toThrow('S3_PORT must be a port');
-    expect(() => readLocalSettings({ EVENTS_FORWARD_URL: '127.0.0.1:4000' })).toThrow('EVENTS_FORWARD_URL must be an http:// or https:// URL, got "127.0.0.1:4000"');
-    expect(() => readLocalSettings({ EVENTS_FORWARD_URL: 'ftp://receiver/events' })).toThrow('EVENTS_FORWARD_URL must be an http:// or https:// URL');
+    expect(() => readLocalSettings({ EVENTS_FORWARD_URL: '127.0.0.1:4000' })).toThrow(
+      'EVENTS_FORWARD_URL must be an http:// or https:// URL, got "127.0.0.1:4000"',
+    );
+    expect(() => readLocalSettings({ EVENTS_FORWARD_URL: 'ftp://receiver/events' })).toThrow(
+      'EVENTS_FORWARD_URL must be an http:// or https:// URL',
+    );
   });
 });
 
@@ -45,14 +65,19 @@ describe('a stream someone else turned on', () => {
     expect(unusableStream('OLD_IMAGE', { StreamEnabled: true, StreamViewType: 'OLD_IMAGE' })).toBeUndefined();
     expect(unusableStream('OLD_IMAGE', { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' })).toBeUndefined();
     for (const view of ['KEYS_ONLY', 'NEW_IMAGE'] as const) {
-      expect(unusableStream('OLD_IMAGE', { StreamEnabled: true, StreamViewType: view })).toContain(`its stream is ${view}, without the removed item`);
+      expect(unusableStream('OLD_IMAGE', { StreamEnabled: true, StreamViewType: view })).toContain(
+        `its stream is ${view}, without the removed item`,
+      );
     }
   });
 
   it('feeds the events forwarder only when it carries the added item', () => {
-    for (const view of ['NEW_IMAGE', 'NEW_AND_OLD_IMAGES'] as const) expect(unusableStream('NEW_IMAGE', { StreamEnabled: true, StreamViewType: view })).toBeUndefined();
+    for (const view of ['NEW_IMAGE', 'NEW_AND_OLD_IMAGES'] as const)
+      expect(unusableStream('NEW_IMAGE', { StreamEnabled: true, StreamViewType: view })).toBeUndefined();
     for (const view of ['KEYS_ONLY', 'OLD_IMAGE'] as const) {
-      expect(unusableStream('NEW_IMAGE', { StreamEnabled: true, StreamViewType: view })).toContain(`its stream is ${view}, without the added item`);
+      expect(unusableStream('NEW_IMAGE', { StreamEnabled: true, StreamViewType: view })).toContain(
+        `its stream is ${view}, without the added item`,
+      );
     }
   });
 
@@ -70,7 +95,11 @@ describe('streamsEndpoint', () => {
   });
 
   it("is left to the SDK (streams.dynamodb.<region>) for AWS's own endpoints", () => {
-    for (const endpoint of ['https://dynamodb.eu-west-1.amazonaws.com', 'https://dynamodb.cn-north-1.amazonaws.com.cn', 'https://dynamodb.us-east-1.api.aws']) {
+    for (const endpoint of [
+      'https://dynamodb.eu-west-1.amazonaws.com',
+      'https://dynamodb.cn-north-1.amazonaws.com.cn',
+      'https://dynamodb.us-east-1.api.aws',
+    ]) {
       expect(streamsEndpoint(endpoint)).toBeUndefined();
     }
   });
