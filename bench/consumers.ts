@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalApi, startLocalApi } from '../infra/local/server.js';
 import { type App, dynamo, s3Bucket } from '../shared/app.js';
 import { attachmentItem } from '../shared/attachments/dynamo-store.js';
@@ -17,6 +17,7 @@ import { transactionWriteUnits } from './item-size.js';
 import { Api } from './local-api.js';
 import { LOCAL_CREDENTIALS, LOCAL_ENV } from './processes.js';
 import { putItems } from './seed-conversations.js';
+import { sidesActiveSince } from './sharing.js';
 import { round } from './stats.js';
 
 /**
@@ -288,27 +289,6 @@ async function filesLeft(app: App, prefix: string): Promise<number> {
   } finally {
     s3.destroy();
   }
-}
-
-/** How many of the sides have last_active_at at least `since`: BatchGetItem, 100 keys a call. */
-async function sidesActiveSince(app: App, keys: { pk: string; sk: string }[], since: number): Promise<number> {
-  const table = app.config.conversationsTable;
-  let reached = 0;
-  for (let start = 0; start < keys.length; start += 100) {
-    let pending: Record<string, unknown>[] = keys.slice(start, start + 100);
-    while (pending.length > 0) {
-      const { Responses, UnprocessedKeys } = await app.use(dynamo).send(
-        new BatchGetCommand({
-          RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'last_active_at', ConsistentRead: true } },
-        }),
-      );
-      reached += (Responses?.[table] ?? []).filter(
-        (item) => typeof item.last_active_at === 'number' && item.last_active_at >= since,
-      ).length;
-      pending = (UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
-    }
-  }
-  return reached;
 }
 
 interface Meter {

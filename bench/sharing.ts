@@ -299,7 +299,7 @@ function itemsWritten(counts: Record<string, number>): number {
 }
 
 /** How many of the sides (conversation keys) have last_active_at at least `since`: BatchGetItem, 100 keys a call. */
-async function sidesActiveSince(app: App, keys: { pk: string; sk: string }[], since: number): Promise<number> {
+export async function sidesActiveSince(app: App, keys: { pk: string; sk: string }[], since: number): Promise<number> {
   const table = app.config.conversationsTable;
   let reached = 0;
   for (let start = 0; start < keys.length; start += 100) {
