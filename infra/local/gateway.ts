@@ -53,6 +53,8 @@ export interface GatewayOptions {
    * answered as API Gateway answers a function that timed out.
    */
   functionTimeoutMs?: number;
+  /** Every request's id (requestContext.requestId), as sam local gives one per start-api process; default: a new one per request, as API Gateway. */
+  requestId?: string;
 }
 
 const API_ID = 'localapi';
@@ -88,7 +90,7 @@ export function createGateway(options: GatewayOptions) {
   }
 
   return async function listener(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const requestId = randomUUID();
+    const requestId = options.requestId ?? randomUUID();
     // Every answer of the gateway carries CORS headers, as the stack's gateway responses do.
     const allowedOrigins = options.corsOrigins;
     const origin = headerValue(request, 'origin');

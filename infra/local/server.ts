@@ -98,6 +98,8 @@ export interface LocalApiOptions {
    * (infra/local/iam.ts); default: as granted. A test takes one away to prove what needs it.
    */
   grants?: GrantsOverride;
+  /** One id for every request (requestContext.requestId), as sam local gives; default: a new one per request, as API Gateway. */
+  requestId?: string;
 }
 
 export interface LocalApi {
@@ -380,6 +382,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       authorizer,
       region,
       functionTimeoutMs,
+      ...(options.requestId ? { requestId: options.requestId } : {}),
       corsOrigins: config.corsOrigins,
       publicRoutes: {
         [OPENAPI_PATH]: (_request, response) => {

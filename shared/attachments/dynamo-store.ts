@@ -4,7 +4,7 @@ import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expr
 import { attachmentConversationKey, attachmentKey, type Counterpart, threadKey, threadOf, uploadIntentKey } from '../dynamo/keys.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
-import { contentToken, requestToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
+import { contentToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -37,8 +37,8 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * ConversationActivity), in one transaction on the condition that the side
    * exists: an upload racing its conversation's DELETE either commits before
    * it (and the cleanup of that conversation removes it) or finds the
-   * conversation gone, never in between. The token (this run's file key is
-   * unique to the run) makes the SDK's retry after a lost answer a no-op.
+   * conversation gone, never in between. The token, made from the items
+   * (contentToken), makes the SDK's retry after a lost answer a no-op.
    * The uploader's attachment.created event is in the same transaction: a
    * run that finds its record written by an earlier run writes none. The
    * run's intent is removed in it too, on the condition that it is still
@@ -54,15 +54,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
     const replaced: TransactItem = {
       Delete: { TableName: this.table, Key: uploadIntentKey(intent.attachmentId, intent.run), ...expressions({ condition: itemExists() }) },
     };
-    const outcome = await putUpload(
-      this.client,
-      tables,
-      this.outbox,
-      record,
-      requestId,
-      (attempt) => requestToken('upload', record.file_key, attempt),
-      [replaced],
-    );
+    const outcome = await putUpload(this.client, tables, this.outbox, record, requestId, [replaced]);
     if (outcome === 'conversation-missing') return outcome;
     if (outcome.committed) return 'added';
     if (outcome.conditionFailed[0]) return 'intent-gone';
@@ -83,7 +75,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
    * change: nothing is written.
    */
   async rename(uploaderId: string, id: string, filename: string, requestId: string): Promise<AttachmentRecord | NotOwner | undefined> {
-    return withFeed(async (attempt, retry) => {
+    return withFeed(async (retry) => {
       const record = await this.get(id);
       if (!record) return undefined;
       if (record.uploaded_by !== uploaderId) return { refused: 'not-owner', record };
@@ -98,11 +90,8 @@ export class DynamoAttachmentStore implements AttachmentStore {
         },
       };
       const feed = await this.outbox.append(uploaderId, events);
-      const outcome = await transactWrite(
-        this.client,
-        [change, ...feed.items],
-        requestToken('rename-attachment', uploaderId, id, requestId, attempt),
-      );
+      const transaction = [change, ...feed.items];
+      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
       if (outcome.committed) return renamed;
       return retry;
     });
@@ -110,22 +99,20 @@ export class DynamoAttachmentStore implements AttachmentStore {
 
   /**
    * Removes the record in one write; its file goes from the table's stream
-   * (functions/cleanup.ts). A transaction for its token (from the API
-   * request): the SDK's retry of a delete whose answer was lost is a no-op
-   * that answers success, not a failed condition read as "there was none".
+   * (functions/cleanup.ts). A transaction for its token (from its items:
+   * contentToken): the SDK's retry of a delete whose answer was lost is a
+   * no-op that answers success, not a failed condition read as "there was
+   * none".
    * The uploader's attachment.deleted event is in the same transaction.
    */
   async remove(uploaderId: string, id: string, requestId: string): Promise<boolean | NotOwner> {
-    return withFeed(async (attempt, retry) => {
+    return withFeed(async (retry) => {
       const removal = [
         { Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } },
       ];
       const feed = await this.outbox.append(uploaderId, [deletedEvent('attachment', id, requestId)]);
-      const outcome = await transactWrite(
-        this.client,
-        [...removal, ...feed.items],
-        requestToken('delete-attachment', uploaderId, id, requestId, attempt),
-      );
+      const transaction = [...removal, ...feed.items];
+      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
       if (outcome.committed) return true;
       if (headTaken(outcome, removal.length)) return retry;
       return (await this.notOwned(id)) ?? false;
@@ -193,7 +180,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
   }
 
   private removeLeftOver(uploaderId: string, id: string): Promise<boolean> {
-    return withFeed(async (_attempt, retry) => {
+    return withFeed(async (retry) => {
       const removal = [
         { Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } },
       ];
@@ -219,7 +206,6 @@ export function putUpload(
   outbox: Outbox,
   record: AttachmentRecord,
   requestId: string,
-  tokenOf: (attempt: string) => string,
   before: TransactItem[] = [],
 ): Promise<ActivityOutcome> {
   const put: TransactItem = {
@@ -238,7 +224,7 @@ export function putUpload(
     requestId,
     at: record.created_at,
   };
-  return transactWithActivity(client, [...before, put], activity, tokenOf, feed);
+  return transactWithActivity(client, [...before, put], activity, feed);
 }
 
 /** The record exists and the user uploaded it. */

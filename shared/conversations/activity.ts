@@ -2,7 +2,7 @@ import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import { and, expressions } from '../dynamo/expressions.js';
 import { conversationKey } from '../dynamo/keys.js';
-import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
+import { contentToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { type EventDraft, updatedEvents } from '../events/model.js';
 import type { Outbox } from '../events/outbox.js';
 import { stillThere } from './dynamo-store.js';
@@ -77,8 +77,8 @@ export type ActivityOutcome = { committed: true } | { committed: false; conditio
 
 /**
  * `items`, when `activity` is given the conversation's activity, and the
- * `feed`'s events, in one TransactWriteItems under the token
- * `tokenOf(attempt)` (the SDK's retry after a lost answer is a no-op). The
+ * `feed`'s events, in one TransactWriteItems under a token made from its
+ * items (contentToken: the SDK's retry after a lost answer is a no-op). The
  * conversation is read first, to know what the activity changes; one that
  * is gone is the answer 'conversation-missing'. When the conversation
  * changed since it was read, or another writer took the feed's sequence,
@@ -91,10 +91,9 @@ export function transactWithActivity(
   client: DynamoDBDocumentClient,
   items: TransactItem[],
   activity: ConversationActivity | undefined,
-  tokenOf: (attempt: string) => string,
   feed: FeedWrite,
 ): Promise<ActivityOutcome> {
-  return retryWhileBusy(async (attempt) => {
+  return retryWhileBusy(async () => {
     let changed = items;
     let events = feed.events;
     if (activity) {
@@ -105,7 +104,8 @@ export function transactWithActivity(
       events = [...events, ...recorded.events];
     }
     const appended = await feed.outbox.append(feed.userId, events);
-    const outcome = await transactWrite(client, [...changed, ...appended.items], tokenOf(String(attempt)));
+    const transaction = [...changed, ...appended.items];
+    const outcome = await transactWrite(client, transaction, contentToken(transaction));
     if (outcome.committed) return outcome;
     const own = outcome.conditionFailed.slice(0, items.length);
     if (own.includes(true)) return { committed: false, conditionFailed: own };

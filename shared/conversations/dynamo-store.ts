@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
@@ -6,7 +5,7 @@ import { and, type Condition, equals, expressions, itemAbsent, itemExists } from
 import { conversationKey } from '../dynamo/keys.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { conversationIndexes } from '../dynamo/tables.js';
-import { requestToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
+import { contentToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
 import { seededId } from '../ids.js';
@@ -44,9 +43,10 @@ export class DynamoConversationStore implements ConversationStore {
    * record and the conversation are written in one transaction, each on the
    * condition that it does not exist yet. Exactly one concurrent create
    * commits; the others find the record and answer with its conversation.
-   * The token makes the SDK's retry of a transaction whose answer was lost
-   * a no-op that answers success, never a second conversation (it is this
-   * call's own: two runs of one Idempotency-Key may be in flight at once).
+   * The token, made from the items (contentToken), makes the SDK's retry of
+   * a transaction whose answer was lost a no-op that answers success, never
+   * a second conversation; two runs of one Idempotency-Key in flight at once
+   * build different items (their events' ids) and so different tokens.
    * A seeded create (Idempotency-Key) mints the same id on every run, and so
    * knows the conversation it finds as its own: 201. Its conversation.created
    * event is in the same transaction, so only the create that commits has one.
@@ -57,8 +57,7 @@ export class DynamoConversationStore implements ConversationStore {
     seed: string | undefined,
     requestId: string,
   ): Promise<{ conversation: Conversation; created: boolean }> {
-    const call = randomUUID();
-    return retryWhileBusy(async (attempt) => {
+    return retryWhileBusy(async () => {
       const conversation = newConversation(seededId('conv', seed), counterpart, this.clock());
       const items = [
         {
@@ -71,11 +70,8 @@ export class DynamoConversationStore implements ConversationStore {
         { Put: { TableName: this.table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
       ];
       const feed = await this.outbox.append(userId, [createdEvent('conversation', conversation, requestId)]);
-      const outcome = await transactWrite(
-        this.client,
-        [...items, ...feed.items],
-        requestToken('create-conversation', call, String(attempt)),
-      );
+      const transaction = [...items, ...feed.items];
+      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
       if (outcome.committed) return { conversation, created: true };
       // Another writer of the user's feed took the sequence and nothing was written: the place is as it was.
       if (!headTaken(outcome, items.length)) {
@@ -135,7 +131,7 @@ export class DynamoConversationStore implements ConversationStore {
       last_opened_at === undefined ? undefined : last_opened_at === null ? { kind: 'clear' } : { kind: 'open', at: last_opened_at };
     const planned = Changes.of(userId, fields);
     const cases = readState ? readStateCases(readState) : [];
-    return withFeed(async (attempt, retry) => {
+    return withFeed(async (retry) => {
       const item = await this.getItem(userId, id);
       if (!item) return undefined;
       const now = this.clock();
@@ -156,11 +152,8 @@ export class DynamoConversationStore implements ConversationStore {
         },
       };
       const feed = await this.outbox.append(userId, events);
-      const outcome = await transactWrite(
-        this.client,
-        [change, ...feed.items],
-        requestToken('update-conversation', userId, id, requestId, attempt),
-      );
+      const transaction = [change, ...feed.items];
+      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
       if (outcome.committed) return after;
       // The head taken by another writer, or the conversation changed or went since it was read: read again.
       return retry;
@@ -204,22 +197,19 @@ export class DynamoConversationStore implements ConversationStore {
    * later create for that contact or group makes a new conversation and
    * never meets a record of a conversation that is gone. What hangs off the
    * conversation (its attachments) is removed from the table's stream
-   * (functions/cleanup.ts). The token comes from the API request: the SDK's
-   * retry after a lost answer is a no-op that answers success, not a 404 for
-   * the request that deleted; another DELETE request is a request of its own
-   * and finds nothing (404).
+   * (functions/cleanup.ts). The token is made from the items (contentToken):
+   * the SDK's retry after a lost answer is a no-op that answers success, not
+   * a 404 for the request that deleted; another DELETE request is a request
+   * of its own and finds nothing (404).
    */
   async remove(userId: string, id: string, requestId: string): Promise<boolean> {
-    return withFeed(async (attempt, retry) => {
+    return withFeed(async (retry) => {
       const conversation = await this.get(userId, id);
       if (!conversation) return false;
       const items = removalItems(this.table, userId, conversation);
       const feed = await this.outbox.append(userId, [deletedEvent('conversation', id, requestId)]);
-      const outcome = await transactWrite(
-        this.client,
-        [...items, ...feed.items],
-        requestToken('delete-conversation', userId, id, requestId, attempt),
-      );
+      const transaction = [...items, ...feed.items];
+      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
       if (outcome.committed) return true;
       if (headTaken(outcome, items.length)) return retry;
       // Another request deleted it first (or is deleting it now): this one deleted nothing.

@@ -87,7 +87,7 @@ export class SideDelivery {
 
   private async deliverPart({ userId, counterpart, conversationId }: MemberDelivery, changes: ThreadChange[]): Promise<boolean> {
     const recorded = new Set<string>();
-    return withFeed(async (_attempt, retry) => {
+    return withFeed(async (retry) => {
       // Only what no earlier delivery recorded moves the side or makes one: a record delivered again after the
       // member deleted their side, or made a new one, leaves it as it is.
       const pending = changes.filter((change) => !recorded.has(change.id));

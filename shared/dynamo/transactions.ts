@@ -4,21 +4,22 @@ import { cancellationCodes, retryWhileBusy } from './busy-retry.js';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-/**
- * A ClientRequestToken from what a write is about (user, operation, ids): the
- * SDK resends the very same token when it retries a transaction whose answer
- * was lost, and DynamoDB then answers success without running it again
- * (tokens are remembered for 10 minutes). At most 36 characters.
- */
+/** A ClientRequestToken (at most 36 characters) naming `parts`. */
 export function requestToken(...parts: string[]): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 36);
 }
 
 /**
- * A ClientRequestToken for a write that a later run of the same work may
- * build again (a stream batch delivered twice): made from the items
- * themselves, so one token always names one transaction and DynamoDB never
- * meets it with other items (IdempotentParameterMismatch).
+ * The ClientRequestToken of every transaction: made from its items, never
+ * from the API request (sam local gives every request one id). The SDK
+ * resends the very same token when it retries a transaction whose answer was
+ * lost, and DynamoDB then answers success without running it again (tokens
+ * are remembered for 10 minutes); a later run of the same work (a stream
+ * batch delivered twice) that builds the same items gets the same token. Two
+ * writes that must both happen always differ in their items: each appends
+ * events whose ids carry random bits (shared/events/ids.ts), or writes a
+ * change record of its own; so one token always names one transaction and
+ * DynamoDB never meets it with other items (IdempotentParameterMismatch).
  */
 export const contentToken = (items: TransactItem[]): string => requestToken(JSON.stringify(items));
 

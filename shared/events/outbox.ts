@@ -95,12 +95,12 @@ export function headTaken(outcome: Outcome, offset: number): boolean {
 }
 
 /**
- * A change written with its events: `attempt(n)` appends, sends its
- * transaction (its token made from `n`) and answers, or answers `retry`
- * (CONTENDED) when another writer took the sequence (headTaken), to be read
- * and appended again after a pause, by the one retry policy
+ * A change written with its events: `attempt` appends, sends its transaction
+ * (its token made from its items: contentToken) and answers, or answers
+ * `retry` (CONTENDED) when another writer took the sequence (headTaken), to
+ * be read and appended again after a pause, by the one retry policy
  * (shared/dynamo/busy-retry.ts): a busy feed is never an outage.
  */
-export function withFeed<T>(attempt: (n: string, retry: typeof CONTENDED) => Promise<T | typeof CONTENDED>): Promise<T> {
-  return retryWhileBusy((n) => attempt(String(n), CONTENDED));
+export function withFeed<T>(attempt: (retry: typeof CONTENDED) => Promise<T | typeof CONTENDED>): Promise<T> {
+  return retryWhileBusy(() => attempt(CONTENDED));
 }

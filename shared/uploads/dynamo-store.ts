@@ -4,7 +4,6 @@ import type { AttachmentRecord } from '../attachments/model.js';
 import { isConditionFailed, unlessConditionFails } from '../dynamo/errors.js';
 import { and, equals, expressions, itemAbsent, itemExists, notEquals } from '../dynamo/expressions.js';
 import { uploadSessionKey } from '../dynamo/keys.js';
-import { requestToken } from '../dynamo/transactions.js';
 import type { Outbox } from '../events/outbox.js';
 import type { CompletionOutcome, SessionFailure, SessionRecord, UploadSessionStore } from './model.js';
 
@@ -66,9 +65,9 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
    * into a conversation, marks the conversation active exactly as a small
    * upload does (ConversationActivity: it must exist, its last_active_at and
    * unread key move by the read-state case that holds), all in one
-   * transaction. The token (from this completion's request and the attempt)
-   * makes the SDK's retry after a lost answer a no-op; another request's
-   * completion is a different transaction that finds the session closed.
+   * transaction. The token (from its items: contentToken) makes the SDK's
+   * retry after a lost answer a no-op; another request's completion is a
+   * different transaction that finds the session closed.
    */
   async complete(userId: string, sessionId: string, attachment: AttachmentRecord, requestId: string): Promise<CompletionOutcome> {
     const close = {
@@ -78,15 +77,7 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
         ...expressions({ update: { set: { status: 'completed' } }, condition: STILL_PENDING }),
       },
     };
-    const outcome = await putUpload(
-      this.client,
-      this.tables,
-      this.outbox,
-      attachment,
-      requestId,
-      (attempt) => requestToken('complete-upload-session', userId, sessionId, requestId, attempt),
-      [close],
-    );
+    const outcome = await putUpload(this.client, this.tables, this.outbox, attachment, requestId, [close]);
     if (outcome === 'conversation-missing') return 'conversation_missing';
     return outcome.committed ? 'completed' : 'session_not_pending';
   }
