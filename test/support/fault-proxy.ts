@@ -23,12 +23,15 @@ import { messageLength, parseHead, withoutHeader } from './http-framing.js';
  *   a throttled backend does (throttledAnswer): DynamoDB's HTTP 400 with
  *   ProvisionedThroughputExceededException or ThrottlingException, or for a
  *   TransactWriteItems a TransactionCanceledException whose cancellation
- *   reasons say ThrottlingError; S3's 503 SlowDown.
+ *   reasons say ThrottlingError; S3's 503 SlowDown;
+ * - `conflict` (a TransactWriteItems): the backend never sees it, and the
+ *   proxy answers as DynamoDB does when another transaction holds its items
+ *   (conflictAnswer): contention for as long as the rule lasts.
  *
  * Faults come from rules (the Nth request matching a predicate) or from a
  * seeded random choice with rates; rules win.
  */
-export type FaultKind = 'reset_before' | 'reset_after' | 'stall' | 'delay' | 'hold' | 'outage' | 'throttle';
+export type FaultKind = 'reset_before' | 'reset_after' | 'stall' | 'delay' | 'hold' | 'outage' | 'throttle' | 'conflict';
 
 export interface ProxiedRequest {
   /** 1-based order of arrival at this proxy. */
@@ -52,7 +55,8 @@ export type RuleFault =
   | { kind: 'delay'; ms: number }
   | { kind: 'hold' }
   /** `as`: DynamoDB's answer (default: a transaction's cancellation for a TransactWriteItems, else ProvisionedThroughputExceededException). */
-  | { kind: 'throttle'; as?: DynamodbThrottling };
+  | { kind: 'throttle'; as?: DynamodbThrottling }
+  | { kind: 'conflict' };
 
 export interface RuleSpec {
   match: (request: ProxiedRequest) => boolean;
@@ -113,6 +117,7 @@ const emptyFaults = (): Record<FaultKind, number> => ({
   hold: 0,
   outage: 0,
   throttle: 0,
+  conflict: 0,
 });
 
 interface ActiveRule {
@@ -133,7 +138,8 @@ type Decision =
   | { kind: 'delay'; ms: number }
   | { kind: 'hold'; until: Promise<void> }
   | { kind: 'outage' }
-  | { kind: 'throttle'; as?: DynamodbThrottling };
+  | { kind: 'throttle'; as?: DynamodbThrottling }
+  | { kind: 'conflict' };
 
 export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const target = new URL(upstream);
@@ -264,6 +270,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       if (decision.kind !== 'pass') stats.faults[decision.kind] += 1;
       if (decision.kind === 'outage' || decision.kind === 'reset_before') return reset();
       if (decision.kind === 'throttle') return void client.write(throttledAnswer(request, decision.as));
+      if (decision.kind === 'conflict') return void client.write(conflictAnswer(request));
       if (decision.kind === 'delay') await sleep(decision.ms);
       if (decision.kind === 'hold') await decision.until;
       if (client.destroyed) return upstreamSocket?.destroy();
@@ -440,6 +447,24 @@ export function throttledAnswer(request: ProxiedRequest, as?: DynamodbThrottling
   return httpAnswer(
     '400 Bad Request',
     { 'x-amzn-requestid': requestId, 'content-type': 'application/x-amz-json-1.0' },
+    JSON.stringify(body),
+  );
+}
+
+/** DynamoDB's answer to a TransactWriteItems whose items another transaction holds: cancelled, TransactionConflict on the first. */
+export function conflictAnswer(request: ProxiedRequest): Buffer {
+  const items = (JSON.parse(request.body.toString('utf8')) as { TransactItems: unknown[] }).TransactItems;
+  const reasons = items.map((_, index) =>
+    index === 0 ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' } : { Code: 'None' },
+  );
+  const body = {
+    __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+    CancellationReasons: reasons,
+    Message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`,
+  };
+  return httpAnswer(
+    '400 Bad Request',
+    { 'x-amzn-requestid': randomBytes(8).toString('hex').toUpperCase(), 'content-type': 'application/x-amz-json-1.0' },
     JSON.stringify(body),
   );
 }
