@@ -4,7 +4,7 @@ import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expr
 import { attachmentConversationKey, attachmentKey, type Counterpart, threadKey, threadOf, uploadIntentKey } from '../dynamo/keys.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
-import { contentToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
+import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -90,8 +90,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
         },
       };
       const feed = await this.outbox.append(uploaderId, events);
-      const transaction = [change, ...feed.items];
-      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
+      const outcome = await transactWrite(this.client, [change, ...feed.items]);
       if (outcome.committed) return renamed;
       return retry;
     });
@@ -111,8 +110,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
         { Delete: { TableName: this.table, Key: attachmentKey(id), ...expressions({ condition: uploadedBy(uploaderId) }) } },
       ];
       const feed = await this.outbox.append(uploaderId, [deletedEvent('attachment', id, requestId)]);
-      const transaction = [...removal, ...feed.items];
-      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
+      const outcome = await transactWrite(this.client, [...removal, ...feed.items]);
       if (outcome.committed) return true;
       if (headTaken(outcome, removal.length)) return retry;
       return (await this.notOwned(id)) ?? false;
@@ -187,7 +185,7 @@ export class DynamoAttachmentStore implements AttachmentStore {
       const feed = await this.outbox.append(uploaderId, [deletedEvent('attachment', id, null)]);
       const items = [...removal, ...feed.items];
       // A later run of the cleanup may build this transaction again: its token is its items.
-      const outcome = await transactWrite(this.client, items, contentToken(items));
+      const outcome = await transactWrite(this.client, items);
       if (outcome.committed) return true;
       return headTaken(outcome, removal.length) ? retry : false;
     });

@@ -2,7 +2,7 @@ import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import { and, expressions } from '../dynamo/expressions.js';
 import { conversationKey } from '../dynamo/keys.js';
-import { contentToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
+import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { type EventDraft, updatedEvents } from '../events/model.js';
 import type { Outbox } from '../events/outbox.js';
 import { stillThere } from './dynamo-store.js';
@@ -104,8 +104,7 @@ export function transactWithActivity(
       events = [...events, ...recorded.events];
     }
     const appended = await feed.outbox.append(feed.userId, events);
-    const transaction = [...changed, ...appended.items];
-    const outcome = await transactWrite(client, transaction, contentToken(transaction));
+    const outcome = await transactWrite(client, [...changed, ...appended.items]);
     if (outcome.committed) return outcome;
     const own = outcome.conditionFailed.slice(0, items.length);
     if (own.includes(true)) return { committed: false, conditionFailed: own };

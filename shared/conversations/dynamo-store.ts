@@ -5,7 +5,7 @@ import { and, type Condition, equals, expressions, itemAbsent, itemExists } from
 import { conversationKey } from '../dynamo/keys.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { conversationIndexes } from '../dynamo/tables.js';
-import { contentToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
+import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
 import { seededId } from '../ids.js';
@@ -70,8 +70,7 @@ export class DynamoConversationStore implements ConversationStore {
         { Put: { TableName: this.table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
       ];
       const feed = await this.outbox.append(userId, [createdEvent('conversation', conversation, requestId)]);
-      const transaction = [...items, ...feed.items];
-      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
+      const outcome = await transactWrite(this.client, [...items, ...feed.items]);
       if (outcome.committed) return { conversation, created: true };
       // Another writer of the user's feed took the sequence and nothing was written: the place is as it was.
       if (!headTaken(outcome, items.length)) {
@@ -152,8 +151,7 @@ export class DynamoConversationStore implements ConversationStore {
         },
       };
       const feed = await this.outbox.append(userId, events);
-      const transaction = [change, ...feed.items];
-      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
+      const outcome = await transactWrite(this.client, [change, ...feed.items]);
       if (outcome.committed) return after;
       // The head taken by another writer, or the conversation changed or went since it was read: read again.
       return retry;
@@ -208,8 +206,7 @@ export class DynamoConversationStore implements ConversationStore {
       if (!conversation) return false;
       const items = removalItems(this.table, userId, conversation);
       const feed = await this.outbox.append(userId, [deletedEvent('conversation', id, requestId)]);
-      const transaction = [...items, ...feed.items];
-      const outcome = await transactWrite(this.client, transaction, contentToken(transaction));
+      const outcome = await transactWrite(this.client, [...items, ...feed.items]);
       if (outcome.committed) return true;
       if (headTaken(outcome, items.length)) return retry;
       // Another request deleted it first (or is deleting it now): this one deleted nothing.

@@ -1,7 +1,7 @@
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { expressions, itemAbsent } from '../dynamo/expressions.js';
 import { type Counterpart, deliveredChangeKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
-import { contentToken, type TransactItem, transactWrite } from '../dynamo/transactions.js';
+import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { EXPIRES_AT } from '../events/item.js';
 import { createdEvent, EVENT_RETENTION_SECONDS, type EventDraft } from '../events/model.js';
 import { type Outbox, withFeed } from '../events/outbox.js';
@@ -105,7 +105,7 @@ export class SideDelivery {
       // A group's events are its members' alone: a reader whose token no longer lists it reads them redacted.
       const feed = await this.outbox.append(userId, events, counterpart.kind === 'group' ? counterpart.id : null);
       const items = [...side.items, ...marks, ...feed.items];
-      const outcome = await transactWrite(this.client, items, contentToken(items));
+      const outcome = await transactWrite(this.client, items);
       if (outcome.committed) return true;
       // Changes recorded by an earlier delivery of their records: left out. The side or the head moved: read again.
       for (const [index, change] of shown.entries()) if (outcome.conditionFailed[side.items.length + index]) recorded.add(change.id);

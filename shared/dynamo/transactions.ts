@@ -27,13 +27,18 @@ export const contentToken = (items: TransactItem[]): string => requestToken(JSON
 export type Outcome = { committed: true } | { committed: false; conditionFailed: boolean[] };
 
 /**
- * One TransactWriteItems, idempotent under `token`. A transaction cancelled
+ * One TransactWriteItems, idempotent under `token` (by default its items'
+ * token, contentToken; a test may name another). A transaction cancelled
  * because conditions failed is an answer. One cancelled because another
  * transaction held its items, or for throttling, wrote nothing and is sent
  * again with the same token (the request is the same) by the one retry
  * policy (busy-retry.ts), within the time budget. Any other error is thrown.
  */
-export function transactWrite(client: DynamoDBDocumentClient, items: TransactItem[], token: string): Promise<Outcome> {
+export function transactWrite(
+  client: DynamoDBDocumentClient,
+  items: TransactItem[],
+  token: string = contentToken(items),
+): Promise<Outcome> {
   return retryWhileBusy(() => attemptTransaction(client, items, token));
 }
 
