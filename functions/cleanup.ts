@@ -58,4 +58,4 @@ async function cleanUpSession(record: DynamoDBRecord, key: { pk: string; sk: str
   logger.info('upload session cleaned up', { upload_session_id: key.sk, attachment_id: attachmentId, outcome });
 }
 
-export const handler = streamConsumer(cleanUp);
+export const handler = streamConsumer('Cleanup', cleanUp);

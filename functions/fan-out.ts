@@ -50,4 +50,4 @@ function threadChange(record: DynamoDBRecord): ThreadChange[] {
 
 const placed = (change: ThreadChange): ThreadChange[] => (change.record.placement ? [change] : []);
 
-export const handler = streamConsumer(spread);
+export const handler = streamConsumer('FanOut', spread);

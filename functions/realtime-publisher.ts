@@ -22,4 +22,4 @@ async function push(event: DynamoDBStreamEvent, app: App): Promise<Unfinished | 
   return undefined;
 }
 
-export const handler = streamConsumer(push);
+export const handler = streamConsumer('RealtimePublisher', push);

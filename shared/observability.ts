@@ -1,4 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { LogAttributes, LogItemExtraInput, LogItemMessage } from '@aws-lambda-powertools/logger/types';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
 /**
@@ -9,7 +11,52 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 export const SERVICE_NAME = 'messaging-api';
 export const METRICS_NAMESPACE = 'MessagingApi';
 
-export const logger = new Logger({ serviceName: SERVICE_NAME });
+/**
+ * What ties a line to its invocation: for a request its id, the function
+ * (its route row's name, the stack's function id) and the caller; for a
+ * stream batch the function and the batch's record ids.
+ */
+export type LogKeys = LogAttributes;
+
+/**
+ * The keys of the invocation running, held per async context rather than on
+ * the logger (appendKeys): the local server runs many requests at once in one
+ * process, where a key appended for one would land on another's lines; and a
+ * context ends with its invocation, so no key reaches the lines of the next
+ * one a reused Lambda instance runs.
+ */
+const invocationKeys = new AsyncLocalStorage<LogKeys>();
+
+/** Runs `work` with `keys` (and those of the scope it runs in) on every line it logs, its late promises' included. */
+export function withLogKeys<T>(keys: LogKeys, work: () => T): T {
+  return invocationKeys.run({ ...invocationKeys.getStore(), ...keys }, work);
+}
+
+/** Powertools' Logger with the invocation's keys on every line; a line's own fields win over them. */
+class InvocationLogger extends Logger {
+  protected override createAndPopulateLogItem(logLevel: number, input: LogItemMessage, extraInput: LogItemExtraInput) {
+    const keys = invocationKeys.getStore();
+    // Powertools merges the extra items in order, whatever their kind: the keys first, so the line's own come after.
+    return super.createAndPopulateLogItem(logLevel, input, keys ? ([keys, ...extraInput] as LogItemExtraInput) : extraInput);
+  }
+
+  protected override createLogger(options?: ConstructorParameters<typeof Logger>[0]): Logger {
+    return new InvocationLogger(options);
+  }
+}
+
+/**
+ * An error as its name, message, stack and cause, nothing else: its other
+ * fields (an SDK error's, say) can hold an item's attributes.
+ */
+function errorFields(_key: string, value: unknown): unknown {
+  if (!(value instanceof Error)) return value;
+  const { name, message, stack, cause } = value;
+  return { name, message, stack, ...(cause === undefined ? {} : { cause: cause instanceof Error ? cause : String(cause) }) };
+}
+
+/** Pass a caught error as `error` (`logger.warn('…', { error })`): the line carries its name, message and stack. */
+export const logger: Logger = new InvocationLogger({ serviceName: SERVICE_NAME, jsonReplacerFn: errorFields });
 // Built at the first request, not at import: Powertools decides then whether this process has a cold start
 // to count (AWS_LAMBDA_INITIALIZATION_TYPE, which the local server sets as Lambda does).
 let metricsInstance: Metrics | undefined;
@@ -49,8 +96,5 @@ export function recordRequest(outcome: RequestOutcome): void {
 
 /** A failure of ours (5xx): what happened, for the operator; the client only sees a generic body. */
 export function recordFailure(requestId: string, error: unknown): void {
-  logger.error('request failed', {
-    request_id: requestId,
-    error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
-  });
+  logger.error('request failed', { request_id: requestId, error: error instanceof Error ? error : String(error) });
 }

@@ -1,7 +1,7 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type App, lambdaApp } from './app.js';
 import { consumerBudgetFor, type InvocationTime, withinBudget } from './deadline.js';
-import { logger } from './observability.js';
+import { logger, withLogKeys } from './observability.js';
 
 /**
  * `time`: Lambda's context. Within its budget (consumerBudgetFor) a stalled
@@ -23,11 +23,18 @@ export type Consume = (event: DynamoDBStreamEvent, app: App) => Promise<Unfinish
 
 /**
  * A stream-fed function's handler: on Lambda on the process's App; the local
- * stream poller runs it on the server's App (withApp).
+ * stream poller runs it on the server's App (withApp). `name` is the
+ * function's (the stack's id for it): every line of a batch carries it and
+ * the batch's record ids (eventID), and a batch that fails whole says why.
  */
-export function streamConsumer(consume: Consume): StreamHandler & { withApp(app: App): StreamHandler } {
+export function streamConsumer(name: string, consume: Consume): StreamHandler & { withApp(app: App): StreamHandler } {
   const run = (event: DynamoDBStreamEvent, app: App, time?: InvocationTime) =>
-    withinBudget(time, async () => batchResponse(event, await consume(event, app)), consumerBudgetFor);
+    withLogKeys({ function: name, event_ids: event.Records.map((record) => record.eventID) }, () =>
+      withinBudget(time, async () => batchResponse(event, await consume(event, app)), consumerBudgetFor).catch((error: unknown) => {
+        logger.error('stream batch failed; it is retried whole', { error });
+        throw error;
+      }),
+    );
   return Object.assign((event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, lambdaApp(), time), {
     withApp: (app: App) => (event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, app, time),
   });
@@ -47,7 +54,7 @@ export function batchResponse(event: DynamoDBStreamEvent, unfinished: Unfinished
   const sequenceNumber = record.dynamodb?.SequenceNumber;
   if (record === event.Records[0] || !sequenceNumber) throw error;
   logger.warn('stream batch stopped; the rest is retried from the record it stopped at', {
-    error: String(error),
+    error,
     event_id: record.eventID,
     sequence_number: sequenceNumber,
     records_finished: event.Records.indexOf(record),
@@ -56,17 +63,27 @@ export function batchResponse(event: DynamoDBStreamEvent, unfinished: Unfinished
   return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };
 }
 
-/** Each record in the batch's order, until one fails: a consumer whose records are independent work. */
+/**
+ * Each record in the batch's order, until one fails: a consumer whose records
+ * are independent work. A record's lines carry its own id and sequence number
+ * in place of the batch's ids.
+ */
 export async function eachInOrder(
   records: readonly DynamoDBRecord[],
   handle: (record: DynamoDBRecord) => Promise<void>,
 ): Promise<Unfinished | undefined> {
   for (const record of records) {
     try {
-      await handle(record);
+      await withLogKeys(recordKeys(record), () => handle(record));
     } catch (error) {
       return { record, error };
     }
   }
   return undefined;
 }
+
+const recordKeys = (record: DynamoDBRecord) => ({
+  event_ids: undefined,
+  event_id: record.eventID,
+  sequence_number: record.dynamodb?.SequenceNumber,
+});

@@ -49,7 +49,7 @@ export async function startDynamoDbEnforcer(options: {
         turn = turn.then(async () => {
           const denial = await decide(parsed).catch((error: unknown) => error as Error);
           if (denial instanceof Error) {
-            logger.error('local IAM evaluation failed', { error: String(denial) });
+            logger.error('local IAM evaluation failed', { error: denial });
             client.write(dynamodbError(500, 'com.amazonaws.dynamodb.v20120810#InternalServerError', String(denial)));
           } else if (denial) {
             client.write(dynamodbError(400, 'com.amazon.coral.service#AccessDeniedException', denial.message));
@@ -64,7 +64,7 @@ export async function startDynamoDbEnforcer(options: {
       try {
         return takeRequest(pending);
       } catch (error) {
-        logger.error('local DynamoDB IAM proxy refused a request', { error: String(error) });
+        logger.error('local DynamoDB IAM proxy refused a request', { error });
         client.resetAndDestroy();
         return undefined;
       }

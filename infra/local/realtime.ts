@@ -89,7 +89,7 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
       return answer.isAuthorized === true;
     } catch (error) {
       // AppSync refuses the operation when its authorizer fails.
-      logger.error('the real-time authorizer failed', { error: String(error) });
+      logger.error('the real-time authorizer failed', { error });
       return false;
     }
   };
@@ -196,7 +196,7 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
         return true;
       }
       publish(request, response).catch((error: unknown) => {
-        logger.error('local publish failed', { error: String(error) });
+        logger.error('local publish failed', { error });
         if (!response.headersSent) response.writeHead(500);
         response.end();
       });

@@ -220,7 +220,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
         // The batch is read again from the last record handled: a failed batch is retried, never skipped.
         for (const shard of shards.values()) shard.iterator = undefined;
         failures += 1;
-        if (running && failures === 1) logger.warn('stream batch failed; retrying until it succeeds', { error: String(error) });
+        if (running && failures === 1) logger.warn('stream batch failed; retrying until it succeeds', { error });
         await pause(Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(failures - 1, 4)));
         continue;
       }

@@ -114,7 +114,7 @@ export function startTimeToLive(options: TimeToLiveOptions): { stop(): Promise<v
         }
         await sweep();
       } catch (error) {
-        logger.debug('time to live sweep failed; trying again', { table: name, error: String(error) });
+        logger.debug('time to live sweep failed; trying again', { table: name, error });
       }
       if (running) timer = setTimeout(tick, options.sweepEveryMs ?? 1_000);
     })();

@@ -214,7 +214,7 @@ export class AttachmentService extends AttachmentViews {
     try {
       return await this.store.get(record.id);
     } catch (error) {
-      logger.warn('upload outcome unknown', { attachment_id: record.id, error: String(error) });
+      logger.warn('upload outcome unknown', { attachment_id: record.id, error });
       return undefined;
     }
   }
@@ -233,7 +233,7 @@ export class AttachmentService extends AttachmentViews {
         attachment_id: intent.attachmentId,
         key: intent.fileKey,
         expires_at: intent.expiresAt,
-        error: String(error),
+        error,
       });
     }
   }

@@ -76,7 +76,7 @@ export async function writeBackEndedMutes(client: DynamoDBDocumentClient, table:
         ),
       );
     } catch (error) {
-      logger.warn('Could not write back an ended mute', { error: String(error) });
+      logger.warn('Could not write back an ended mute', { error });
     }
   };
   for (let start = 0; start < items.length; start += WRITE_BACKS_IN_PARALLEL) {

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type InvocationTime, withinBudget } from '../deadline.js';
 import { tallyingRetries } from '../dynamo/busy-retry.js';
 import type { IdempotencyService } from '../idempotency/service.js';
-import { recordFailure, recordRequest } from '../observability.js';
+import { recordFailure, recordRequest, withLogKeys } from '../observability.js';
 import { corsHeaders } from './cors.js';
 import { authenticationFailed, errorResponse, toApiError } from './errors.js';
 import { type ReplayOptions, underIdempotencyKey } from './idempotency.js';
@@ -111,7 +111,7 @@ export function httpPipeline<A extends PipelineApp>(runtime: Runtime<A>): HttpHa
     const onApp =
       (app: () => A): ProxyHandler =>
       (event, time) =>
-        handle(withQuery, event, app(), time);
+        handle(withQuery, route, event, app(), time);
     return Object.assign(onApp(runtime.app), { route, withApp: (app: A) => onApp(() => app) });
   }
   return httpHandler as HttpHandlerFactory<A>;
@@ -130,7 +130,23 @@ function idempotently<I, A>(endpoint: IdempotentEndpoint<I, A>, idempotency: (ap
   };
 }
 
-async function handle<A extends PipelineApp>(
+/**
+ * Every line logged while the request runs (the pipeline's, the services',
+ * a late promise's) carries its request id, function and caller; the next
+ * request's lines carry its own.
+ */
+function handle<A extends PipelineApp>(
+  endpoint: RawEndpoint<A>,
+  route: RouteRow,
+  event: APIGatewayProxyEvent,
+  app: A,
+  time: InvocationTime | undefined,
+): Promise<APIGatewayProxyResult> {
+  const keys = { request_id: requestIdOf(event), function: route.name, user_id: userIdOf(event) };
+  return withLogKeys(keys, () => answer(endpoint, event, app, time));
+}
+
+async function answer<A extends PipelineApp>(
   endpoint: RawEndpoint<A>,
   event: APIGatewayProxyEvent,
   app: A,

@@ -108,9 +108,7 @@ export class IdempotencyService {
 
   /** After a failure of our own: a key that cannot be released waits for its lease, which is logged, not answered. */
   private async releaseQuietly(claim: Claim): Promise<void> {
-    await inFallback(() => this.store.release(claim)).catch((error) =>
-      logger.warn('idempotency key not released', { error: String(error) }),
-    );
+    await inFallback(() => this.store.release(claim)).catch((error) => logger.warn('idempotency key not released', { error }));
   }
 
   /**
@@ -123,7 +121,7 @@ export class IdempotencyService {
     try {
       await this.store.complete(claim, answer);
     } catch (error) {
-      logger.warn('idempotency record not stored', { error: String(error) });
+      logger.warn('idempotency record not stored', { error });
       await this.releaseQuietly(claim);
     }
   }

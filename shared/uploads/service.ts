@@ -236,7 +236,7 @@ export class UploadSessionService {
     try {
       await this.files.remove(key);
     } catch (error) {
-      logger.error('orphan file after a closed upload session', { upload_session_id: sessionId, key, error: String(error) });
+      logger.error('orphan file after a closed upload session', { upload_session_id: sessionId, key, error });
     }
   }
 }

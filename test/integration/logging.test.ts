@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../shared/auth/tokens.js';
 import { apiCaller, type Json, sharedDynamodb } from '../support/api.js';
 import { deadEndpoint } from '../support/dead-endpoint.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * The local server runs in a child process with logs and metrics on, as on
@@ -68,6 +69,11 @@ let healthy: LoggedServer;
 let broken: LoggedServer;
 let token: string;
 const requestIds: Record<string, string> = {};
+let removedConversationId: string;
+const cleanupLines = () =>
+  jsonLines(healthy.output()).filter(
+    (line) => line.message === 'conversation cleaned up' && line.conversation_id === removedConversationId,
+  );
 
 beforeAll(async () => {
   [healthy, broken] = await Promise.all([
@@ -87,6 +93,14 @@ beforeAll(async () => {
   const uploaded = await call(USER, 'POST', '/v1/attachments', { body: form, headers: { 'idempotency-key': 'upload-1' } });
   expect(uploaded.status).toBe(201);
   requestIds.uploaded = uploaded.headers.get('x-request-id')!;
+  // A removed conversation: the cleanup, fed by the table's stream, logs what it removed.
+  const removable = await call(USER, 'POST', '/v1/conversations', { form: { contact_id: 'bob' } });
+  removedConversationId = removable.body.id;
+  expect((await call(USER, 'DELETE', `/v1/conversations/${removedConversationId}`)).status).toBe(200);
+  await eventually(
+    async () => cleanupLines(),
+    (lines) => lines.length > 0,
+  );
   // A failure of ours (500): the conversations table disappears.
   await new DynamoDBClient({
     endpoint: healthy.dynamodbEndpoint,
@@ -146,7 +160,20 @@ describe('logs', () => {
     const errors = [...jsonLines(healthy.output()), ...jsonLines(broken.output())].filter((line) => line.level === 'ERROR');
     expect(errors.map((line) => line.request_id)).toEqual(expect.arrayContaining([requestIds.failed, requestIds.unavailable]));
     for (const line of errors)
-      expect(line.error).toEqual(expect.objectContaining({ name: expect.any(String), message: expect.any(String) }));
+      expect(line.error).toEqual(
+        expect.objectContaining({ name: expect.any(String), message: expect.any(String), stack: expect.any(String) }),
+      );
+    expect(errors.find((line) => line.request_id === requestIds.failed)).toMatchObject({ function: 'ListConversations', user_id: USER });
+  });
+
+  it("tie every line of a request to its request id and function, and a stream consumer's to the record it handled", () => {
+    const linesOf = (id: string) => jsonLines(healthy.output()).filter((line) => line.request_id === id);
+    for (const id of Object.values(requestIds).filter((id) => id !== requestIds.unavailable))
+      for (const line of linesOf(id)) expect(line).toMatchObject({ function: expect.any(String) });
+    expect(linesOf(requestIds.created!).map((line) => line.function)).toContain('CreateConversation');
+    expect(cleanupLines()).toEqual([
+      expect.objectContaining({ function: 'Cleanup', event_id: expect.any(String), sequence_number: expect.any(String) }),
+    ]);
   });
 });
 
@@ -163,8 +190,9 @@ describe('metrics (CloudWatch EMF)', () => {
     const requests = emf().filter((record) => record.Requests === 1);
     const routes = requests.map((record) => record.route);
     expect(routes.filter((route) => route === 'GET /v1/conversations')).toHaveLength(2);
-    expect(routes.filter((route) => route === 'POST /v1/conversations')).toHaveLength(1);
+    expect(routes.filter((route) => route === 'POST /v1/conversations')).toHaveLength(2);
     expect(routes.filter((route) => route === 'GET /v1/conversations/{id}')).toHaveLength(1);
+    expect(routes.filter((route) => route === 'DELETE /v1/conversations/{id}')).toHaveLength(1);
     const metricNames = requests[0]!._aws.CloudWatchMetrics[0].Metrics.map((metric: { Name: string }) => metric.Name);
     expect(metricNames).toEqual(expect.arrayContaining(['Requests', 'Latency']));
     expect(requests[0]!._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service', 'route']]);
