@@ -4,7 +4,8 @@ import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
 import { bundleLayout, esbuildOptions } from '../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
-import { AUTHORIZER_ENTRY, CLEANUP_ENTRY, routes } from '../infra/routes.js';
+import { AUTHORIZER_ENTRY, CLEANUP_ENTRY } from '../infra/stack-functions.js';
+import { routes } from '../shared/routes.js';
 
 /**
  * Every function bundled exactly as the stack deploys it (the shared esbuild

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBStreamEvent } from 'aws-lambda';
 import { callerIdentity } from '../infra/local/gateway.js';
-import type { Route } from '../infra/routes.js';
 import { encodeGroups, GROUPS_CONTEXT_KEY, type Groups } from '../shared/auth/groups.js';
+import type { Route } from '../shared/routes.js';
 
 /**
  * Events as API Gateway (REST, proxy integration) delivers them to a function

@@ -23,9 +23,12 @@ import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } f
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
+import { type Route, routes } from '../../shared/routes.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, type DataArns, fanOutPermissions, permissionsFor } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
+import { secretsExtensionLayer } from '../secrets-extension.js';
+import type { AuthSettings, StackSettings } from '../settings.js';
 import {
   AUTHORIZER_ENTRY,
   CLEANUP_ENTRY,
@@ -36,11 +39,7 @@ import {
   FUNCTION_TIMEOUT_SECONDS,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
-  type Route,
-  routes,
-} from '../routes.js';
-import { secretsExtensionLayer } from '../secrets-extension.js';
-import type { AuthSettings, StackSettings } from '../settings.js';
+} from '../stack-functions.js';
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 

@@ -6,15 +6,11 @@ import { type InvocationTime, invocationTime } from '../../shared/deadline.js';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { dictionary } from '../../shared/http/dictionary.js';
 import { type ApiError, errorBody } from '../../shared/http/errors.js';
+import type { Route } from '../../shared/routes.js';
 import { authenticationChallenge, type GatewayResponseType, gatewayResponses } from '../gateway-responses.js';
-import {
-  BEARER_HEADER_PATTERN,
-  BINARY_MEDIA_TYPES,
-  FUNCTION_TIMEOUT_SECONDS,
-  LAMBDA_MAX_INVOKE_PAYLOAD_BYTES,
-  type Route,
-} from '../routes.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../gateway-settings.js';
 import { type GuardedRequest, type GuardRule, refusingRule } from '../size-guard.js';
+import { FUNCTION_TIMEOUT_SECONDS } from '../stack-functions.js';
 import { rawHeaderPairs } from './raw-headers.js';
 
 /**

@@ -3,9 +3,9 @@ import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { Config } from '../../shared/config.js';
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
+import { routes } from '../../shared/routes.js';
 import type { Credentials } from '../../shared/s3/signer.js';
 import { cleanupPermissions, type DataArns, fanOutPermissions, type Permission, permissionsFor } from '../permissions.js';
-import { routes } from '../routes.js';
 
 /**
  * IAM, for the local stand-ins: each function's role as the stack grants it

@@ -21,6 +21,7 @@ import type { HttpHandler } from '../../shared/http/handler.js';
 import { logger } from '../../shared/observability.js';
 import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../shared/realtime/authorization.js';
 import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
+import { routes } from '../../shared/routes.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { Clock } from '../../shared/time.js';
 import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../permissions.js';
@@ -33,8 +34,7 @@ import {
   FUNCTION_TIMEOUT_SECONDS,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
-  routes,
-} from '../routes.js';
+} from '../stack-functions.js';
 import { lockDataDirectory } from './data-lock.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { startDynamoDbEnforcer } from './dynamodb-iam.js';

@@ -9,8 +9,8 @@ import {
   FAN_OUT_ENTRY,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
-  routes,
-} from '../../infra/routes.js';
+} from '../../infra/stack-functions.js';
+import { routes } from '../../shared/routes.js';
 
 const ENTRIES = [
   ...routes.map((route) => route.entry),

@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayResponseType, gatewayResponses } from '../../infra/gateway-responses.js';
-import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, routes } from '../../infra/routes.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../../infra/gateway-settings.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import {
   attachmentsTable,
@@ -12,6 +12,7 @@ import {
   uploadSessionsTable,
 } from '../../shared/dynamo/tables.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
+import { routes } from '../../shared/routes.js';
 import type { Json } from '../support/api.js';
 import { operatorEventsTests } from './operator-events.js';
 import { realtimeTests } from './realtime.js';
