@@ -4,6 +4,8 @@
  * construct (constructs/functions.ts), the local server and the bench read
  * them here, so this module loads neither aws-cdk-lib nor the handlers.
  */
+import { routes } from '../shared/routes.js';
+
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
 
 /** The function that removes what hangs off removed items, fed by the tables' streams (tables.ts `stream`). */
@@ -20,6 +22,34 @@ export const REALTIME_AUTHORIZER_ENTRY = 'functions/realtime-authorizer.ts';
 
 /** The function that pushes a hint per new event to its user's channel, fed by the events table's stream. */
 export const REALTIME_PUBLISHER_ENTRY = 'functions/realtime-publisher.ts';
+
+/** A function the stack deploys: its name (the construct's id, so the Lambda function's and its role's) and handler module. */
+export interface StackFunction {
+  name: string;
+  entry: string;
+}
+
+export const authorizerFunction = { name: 'Authorizer', entry: AUTHORIZER_ENTRY } as const satisfies StackFunction;
+export const cleanupFunction = { name: 'Cleanup', entry: CLEANUP_ENTRY } as const satisfies StackFunction;
+export const fanOutFunction = { name: 'FanOut', entry: FAN_OUT_ENTRY } as const satisfies StackFunction;
+export const eventDetailFunction = { name: 'EventDetail', entry: EVENT_DETAIL_ENTRY } as const satisfies StackFunction;
+export const realtimePublisherFunction = { name: 'RealtimePublisher', entry: REALTIME_PUBLISHER_ENTRY } as const satisfies StackFunction;
+export const realtimeAuthorizerFunction = { name: 'RealtimeAuthorizer', entry: REALTIME_AUTHORIZER_ENTRY } as const satisfies StackFunction;
+
+/**
+ * Every function the stack deploys: one per route, then the others. What
+ * measures or checks each function (the bench's bundles and cold starts, the
+ * stack test) walks this list, so a new function cannot be left out.
+ */
+export const stackFunctions: readonly StackFunction[] = [
+  ...routes.map(({ name, entry }) => ({ name, entry })),
+  authorizerFunction,
+  cleanupFunction,
+  fanOutFunction,
+  eventDetailFunction,
+  realtimePublisherFunction,
+  realtimeAuthorizerFunction,
+];
 
 /**
  * Every function's timeout: under API Gateway's 29 s integration timeout, so

@@ -6,6 +6,7 @@ import { logger } from '../../shared/observability.js';
 import { routes } from '../../shared/routes.js';
 import type { Credentials } from '../../shared/s3/signer.js';
 import { cleanupPermissions, type DataArns, fanOutPermissions, type Permission, permissionsFor, type TableArn } from '../permissions.js';
+import { cleanupFunction, fanOutFunction, realtimePublisherFunction } from '../stack-functions.js';
 
 /**
  * IAM, for the local stand-ins: each function's role as the stack grants it
@@ -18,12 +19,12 @@ import { cleanupPermissions, type DataArns, fanOutPermissions, type Permission, 
  * test's, which may do anything.
  */
 
-/** The function the stack names the cleanup (infra/constructs/functions.ts). */
-export const CLEANUP_FUNCTION = 'Cleanup';
-/** The function the stack names the fan-out (infra/constructs/functions.ts). */
-export const FAN_OUT_FUNCTION = 'FanOut';
+/** The function the stack names the cleanup (infra/stack-functions.ts). */
+export const CLEANUP_FUNCTION = cleanupFunction.name;
+/** The function the stack names the fan-out (infra/stack-functions.ts). */
+export const FAN_OUT_FUNCTION = fanOutFunction.name;
 /** The name the stack gives the real-time publisher: it reads the events stream, and signs its publishes, as this function. */
-export const REALTIME_PUBLISHER_FUNCTION = 'RealtimePublisher';
+export const REALTIME_PUBLISHER_FUNCTION = realtimePublisherFunction.name;
 /** The events pipe's role (infra/constructs/operator-events.ts): the local forwarder reads the stream as it. */
 export const EVENTS_PIPE = 'EventsPipe';
 
