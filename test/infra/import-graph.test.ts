@@ -117,6 +117,22 @@ describe('the import graph of shared/ and functions/', () => {
     expect(graph.get('shared/routes.ts')).toEqual([]);
   });
 
+  it('keeps the services and membership free of HTTP: they throw domain errors, which the pipeline answers', () => {
+    const services = [...graph.keys()].filter(
+      (module) => /^shared\/[^/]+\/service\.ts$/.test(module) || module === 'shared/conversations/membership.ts',
+    );
+    expect(services).toEqual(
+      expect.arrayContaining(['shared/conversations/service.ts', 'shared/attachments/service.ts', 'shared/uploads/service.ts']),
+    );
+    const intoHttp = services.flatMap((module) =>
+      graph
+        .get(module)!
+        .filter((target) => target.startsWith('shared/http/'))
+        .map((target) => `${module} → ${target}`),
+    );
+    expect(intoHttp).toEqual([]);
+  });
+
   it('keeps the runtime out of infra/: no module of shared/ or functions/ reaches one under infra/', () => {
     const intoInfra = [...graph].flatMap(([module, targets]) =>
       targets.filter((target) => target.startsWith('infra/')).map((target) => `${module} → ${target}`),
