@@ -1,15 +1,21 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { APIGatewayAuthorizerResult, APIGatewayProxyResult } from 'aws-lambda';
-import { REPOSITORY_ROOT } from '../infra/local/server.js';
-import { type Route, routes } from '../infra/routes.js';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyResult, DynamoDBBatchResponse } from 'aws-lambda';
+import { LOCAL_ACCOUNT } from '../infra/local/gateway.js';
+import { attachRealtime, type LocalRealtime } from '../infra/local/realtime.js';
+import { REPOSITORY_ROOT } from '../infra/repository.js';
 import { readConfig } from '../shared/config.js';
 import { uploadIntentKey } from '../shared/dynamo/keys.js';
 import { fileKey } from '../shared/files/keys.js';
+import type { EventApiAuthorizerResult } from '../shared/realtime/authorization.js';
+import { REALTIME_PATH } from '../shared/realtime/channel.js';
+import { type Route, routes } from '../shared/routes.js';
 import { type BundleFigure, REFERENCE_NAME } from './bundles.js';
 import { childResult } from './child-result.js';
-import { authorizerEvent, proxyEvent, streamRemovalEvent } from './events.js';
+import { authorizerEvent, eventInsertRecord, proxyEvent, realtimeConnectEvent, streamInsertEvent, streamRemovalEvent } from './events.js';
 import type { Fixture } from './fixture.js';
 import { fileOf, multipartBody } from './multipart.js';
 import { LOCAL_ENV } from './processes.js';
@@ -33,7 +39,7 @@ interface ChildTimes {
   started: number;
   loaded: number;
   responded: number;
-  result: APIGatewayProxyResult | APIGatewayAuthorizerResult | { statusCode: number };
+  result: APIGatewayProxyResult | APIGatewayAuthorizerResult | EventApiAuthorizerResult | DynamoDBBatchResponse | unknown[];
 }
 
 /**
@@ -48,16 +54,22 @@ export async function measureColdStarts(
   runs: number,
 ): Promise<ColdStartFigure[]> {
   const times = new Map<string, ChildTimes[]>(bundles.map((bundle) => [bundle.name, []]));
-  for (let round = 0; round <= runs; round += 1) {
-    for (const bundle of bundles) {
-      const event = firstEvent(bundle.name, fixture, round, env);
-      const { stdout } = await run(process.execPath, [CHILD, join(REPOSITORY_ROOT, bundle.file)], {
-        env: { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, AUTH_SECRET: fixture.authSecret, BENCH_EVENT: JSON.stringify(event) },
-      });
-      const child = childResult<ChildTimes>(stdout);
-      assertSuccess(bundle.name, child.result);
-      if (round > 0) times.get(bundle.name)!.push(child);
+  const eventApi = await startEventApiStandIn();
+  try {
+    const childEnv = { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, ...eventApi.env, AUTH_SECRET: fixture.authSecret };
+    for (let round = 0; round <= runs; round += 1) {
+      for (const bundle of bundles) {
+        const event = firstEvent(bundle.name, fixture, round, env);
+        const { stdout } = await run(process.execPath, [CHILD, join(REPOSITORY_ROOT, bundle.file)], {
+          env: { ...childEnv, BENCH_EVENT: JSON.stringify(event) },
+        });
+        const child = childResult<ChildTimes>(stdout);
+        assertSuccess(bundle.name, child.result);
+        if (round > 0) times.get(bundle.name)!.push(child);
+      }
     }
+  } finally {
+    await eventApi.close();
   }
   const reference = median(times.get(REFERENCE_NAME)!.map((t) => t.responded));
   return bundles.map((bundle) => {
@@ -73,69 +85,140 @@ export async function measureColdStarts(
   });
 }
 
-/** The first request each function gets; a delete gets its own conversation or attachment on every run. */
+/**
+ * The Event API the publisher publishes to and GET /v1/realtime names
+ * (REALTIME_URL, REALTIME_HOST): the local server's stand-in, on a port of
+ * its own, taking publishes signed with the base key the children sign with.
+ */
+async function startEventApiStandIn(): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
+  let realtime: LocalRealtime | undefined;
+  const server = createServer((request, response) => {
+    if (realtime?.handleRequest(request, response)) return;
+    response.writeHead(404, { 'content-length': 0 });
+    response.end();
+  });
+  realtime = attachRealtime(server, {
+    // No client connects during the cold starts.
+    authorizer: async () => ({ isAuthorized: false, ttlOverride: 0 }),
+    region: LOCAL_ENV.AWS_REGION,
+    account: LOCAL_ACCOUNT,
+    secretAccessKey: LOCAL_ENV.AWS_SECRET_ACCESS_KEY,
+    mayPublish: (accessKeyId) => accessKeyId === LOCAL_ENV.AWS_ACCESS_KEY_ID,
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    env: { REALTIME_URL: `ws://${host}${REALTIME_PATH}`, REALTIME_HOST: host },
+    async close() {
+      await realtime?.close();
+      await new Promise<void>((closed) => server.close(() => closed()));
+    },
+  };
+}
+
+/** What a first request is made from: the fixture, the round (a delete gets its own object on every run), the backends. */
+interface FirstRequestOf {
+  fixture: Fixture;
+  round: number;
+  env: Record<string, string>;
+}
+
+const route = (name: string): Route => routes.find((candidate) => candidate.name === name)!;
+const caller = ({ fixture }: FirstRequestOf) => ({ userId: fixture.userId });
+const fromEnd = <T>(items: T[], round: number): T => items[items.length - 1 - round]!;
+const attachmentsTable = ({ env }: FirstRequestOf) => readConfig({ ...LOCAL_ENV, ...env }).attachmentsTable;
+
+/**
+ * The first request of every bundle: each function the stack deploys
+ * (infra/stack-functions.ts; test/unit/bench/cold-start.test.ts holds it to
+ * that list) and the reference.
+ */
+export const firstRequests: Record<string, (of: FirstRequestOf) => unknown> = {
+  [REFERENCE_NAME]: ({ fixture }) => ({ userId: fixture.userId, conversationId: fixture.conversationIds[0] }),
+  Authorizer: ({ fixture }) => authorizerEvent(fixture.token, route('GetConversation')),
+  RealtimeAuthorizer: ({ fixture }) => realtimeConnectEvent(fixture.token),
+  ListConversations: (of) => proxyEvent({ route: route('ListConversations'), ...caller(of), query: { limit: '10' } }),
+  CreateConversation: (of) => proxyEvent({ route: route('CreateConversation'), ...caller(of), form: { contact_id: of.fixture.contactId } }),
+  GetConversation: (of) =>
+    proxyEvent({ route: route('GetConversation'), ...caller(of), pathParameters: { id: of.fixture.conversationIds[0]! } }),
+  UpdateConversation: (of) =>
+    proxyEvent({
+      route: route('UpdateConversation'),
+      ...caller(of),
+      pathParameters: { id: of.fixture.conversationIds[1]! },
+      form: { is_muted: 'true' },
+    }),
+  DeleteConversation: (of) =>
+    proxyEvent({
+      route: route('DeleteConversation'),
+      ...caller(of),
+      pathParameters: { id: fromEnd(of.fixture.conversationIds, of.round) },
+    }),
+  ListAttachments: (of) => proxyEvent({ route: route('ListAttachments'), ...caller(of), query: { limit: '10' } }),
+  UploadAttachment: (of) => proxyEvent({ route: route('UploadAttachment'), ...caller(of), multipart: multipartBody(fileOf(64 * 1024)) }),
+  GetAttachment: (of) => proxyEvent({ route: route('GetAttachment'), ...caller(of), pathParameters: { id: of.fixture.attachmentIds[0]! } }),
+  UpdateAttachment: (of) =>
+    proxyEvent({
+      route: route('UpdateAttachment'),
+      ...caller(of),
+      pathParameters: { id: of.fixture.attachmentIds[0]! },
+      form: { filename: 'renamed.jpg' },
+    }),
+  DeleteAttachment: (of) =>
+    proxyEvent({ route: route('DeleteAttachment'), ...caller(of), pathParameters: { id: fromEnd(of.fixture.attachmentIds, of.round) } }),
+  StartUploadSession: (of) =>
+    proxyEvent({ route: route('StartUploadSession'), ...caller(of), form: { filename: 'video.mp4', file_size: String(1024 ** 3) } }),
+  GetUploadSession: (of) =>
+    proxyEvent({ route: route('GetUploadSession'), ...caller(of), pathParameters: { id: of.fixture.sessionIds[0]! } }),
+  SignUploadParts: (of) =>
+    proxyEvent({
+      route: route('SignUploadParts'),
+      ...caller(of),
+      pathParameters: { id: of.fixture.sessionIds[0]! },
+      form: { part_numbers: '1-100' },
+    }),
+  CompleteUploadSession: (of) => {
+    const { id, parts } = of.fixture.completableSessions[of.round]!;
+    return proxyEvent({ route: route('CompleteUploadSession'), ...caller(of), pathParameters: { id }, json: { parts } });
+  },
+  AbortUploadSession: (of) =>
+    proxyEvent({ route: route('AbortUploadSession'), ...caller(of), pathParameters: { id: fromEnd(of.fixture.sessionIds, of.round) } }),
+  ListEvents: (of) => proxyEvent({ route: route('ListEvents'), ...caller(of), query: { limit: '10' } }),
+  GetEvent: (of) => proxyEvent({ route: route('GetEvent'), ...caller(of), pathParameters: { id: of.fixture.event.id } }),
+  GetRealtime: (of) => proxyEvent({ route: route('GetRealtime'), ...caller(of) }),
+  // A failed upload's intent gone from the stream: a read of the record, a delete of the file.
+  Cleanup: (of) =>
+    streamRemovalEvent(attachmentsTable(of), uploadIntentKey(`att_cold${of.round}`, 'run'), {
+      file_key: fileKey(of.fixture.userId, `att_cold${of.round}`, 'run'),
+    }),
+  // An upload's record added to the attachments table: its thread's other members reached (one upload per run).
+  FanOut: (of) => streamInsertEvent(attachmentsTable(of), of.fixture.fanOutItems[of.round]!),
+  // The events pipe's batch of one new event item.
+  EventDetail: ({ fixture }) => [eventInsertRecord(fixture.userId, fixture.event)],
+  // One new event item from the events stream: its hint published to the Event API's stand-in.
+  RealtimePublisher: ({ fixture }) => ({ Records: [eventInsertRecord(fixture.userId, fixture.event)] }),
+};
+
+/** The first request of the bundle `name`. */
 function firstEvent(name: string, fixture: Fixture, round: number, env: Record<string, string>): unknown {
-  const [getId, updateId] = fixture.conversationIds;
-  const deleteId = fixture.conversationIds[fixture.conversationIds.length - 1 - round]!;
-  const [attachmentId] = fixture.attachmentIds;
-  const deleteAttachmentId = fixture.attachmentIds[fixture.attachmentIds.length - 1 - round]!;
-  const route = (routeName: string): Route => routes.find((candidate) => candidate.name === routeName)!;
-  const userId = fixture.userId;
-  switch (name) {
-    case REFERENCE_NAME:
-      return { userId, conversationId: getId };
-    case 'Authorizer':
-      return authorizerEvent(fixture.token, route('GetConversation'));
-    case 'ListConversations':
-      return proxyEvent({ route: route(name), userId, query: { limit: '10' } });
-    case 'CreateConversation':
-      return proxyEvent({ route: route(name), userId, form: { contact_id: fixture.contactId } });
-    case 'GetConversation':
-      return proxyEvent({ route: route(name), userId, pathParameters: { id: getId! } });
-    case 'UpdateConversation':
-      return proxyEvent({ route: route(name), userId, pathParameters: { id: updateId! }, form: { is_muted: 'true' } });
-    case 'DeleteConversation':
-      return proxyEvent({ route: route(name), userId, pathParameters: { id: deleteId } });
-    case 'ListAttachments':
-      return proxyEvent({ route: route(name), userId, query: { limit: '10' } });
-    case 'UploadAttachment':
-      return proxyEvent({ route: route(name), userId, multipart: multipartBody(fileOf(64 * 1024)) });
-    case 'GetAttachment':
-      return proxyEvent({ route: route(name), userId, pathParameters: { id: attachmentId! } });
-    case 'UpdateAttachment':
-      return proxyEvent({ route: route(name), userId, pathParameters: { id: attachmentId! }, form: { filename: 'renamed.jpg' } });
-    case 'DeleteAttachment':
-      return proxyEvent({ route: route(name), userId, pathParameters: { id: deleteAttachmentId } });
-    case 'StartUploadSession':
-      return proxyEvent({ route: route(name), userId, form: { filename: 'video.mp4', file_size: String(1024 ** 3) } });
-    case 'GetUploadSession':
-      return proxyEvent({ route: route(name), userId, pathParameters: { id: fixture.sessionIds[0]! } });
-    case 'SignUploadParts':
-      return proxyEvent({ route: route(name), userId, pathParameters: { id: fixture.sessionIds[0]! }, form: { part_numbers: '1-100' } });
-    case 'CompleteUploadSession': {
-      const { id, parts } = fixture.completableSessions[round]!;
-      return proxyEvent({ route: route(name), userId, pathParameters: { id }, json: { parts } });
-    }
-    case 'AbortUploadSession':
-      return proxyEvent({ route: route(name), userId, pathParameters: { id: fixture.sessionIds[fixture.sessionIds.length - 1 - round]! } });
-    case 'Cleanup':
-      // A failed upload's intent gone from the stream: a read of the record, a delete of the file.
-      return streamRemovalEvent(readConfig({ ...LOCAL_ENV, ...env }).attachmentsTable, uploadIntentKey(`att_cold${round}`, 'run'), {
-        file_key: fileKey(userId, `att_cold${round}`, 'run'),
-      });
-    default:
-      throw new Error(`No first request defined for ${name}: add one to bench/cold-start.ts`);
-  }
+  const request = Object.hasOwn(firstRequests, name) ? firstRequests[name] : undefined;
+  if (!request) throw new Error(`No first request defined for ${name}: add one to bench/cold-start.ts`);
+  return request({ fixture, round, env });
 }
 
 function assertSuccess(name: string, result: ChildTimes['result'] | undefined): void {
-  // A stream handler answers nothing; a failure throws, and the child exits non-zero.
-  if (result === undefined) {
-    if (name === 'Cleanup') return;
-  } else if ('policyDocument' in result) {
-    if (result.policyDocument.Statement.some((statement) => statement.Effect === 'Allow')) return;
-  } else if (result.statusCode >= 200 && result.statusCode < 300) {
-    return;
-  }
+  if (succeeded(result)) return;
   throw new Error(`${name}'s cold invocation did not succeed: ${JSON.stringify(result).slice(0, 500)}`);
+}
+
+/** Each kind of function's success: a 2xx, an Allow, an authorized connection, a batch with no failure, one detail per record. */
+function succeeded(result: ChildTimes['result'] | undefined): boolean {
+  if (result === undefined) return false;
+  // The enrichment answers one detail per record.
+  if (Array.isArray(result)) return result.length === 1;
+  if ('policyDocument' in result) return result.policyDocument.Statement.some((statement) => statement.Effect === 'Allow');
+  if ('isAuthorized' in result) return result.isAuthorized;
+  // The stream consumers answer a partial batch response (shared/stream-consumer.ts).
+  if ('batchItemFailures' in result) return result.batchItemFailures.length === 0;
+  return result.statusCode >= 200 && result.statusCode < 300;
 }

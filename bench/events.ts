@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBStreamEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { callerIdentity } from '../infra/local/gateway.js';
-import type { Route } from '../infra/routes.js';
 import { encodeGroups, GROUPS_CONTEXT_KEY, type Groups } from '../shared/auth/groups.js';
+import { eventKey } from '../shared/dynamo/keys.js';
+import { EVENT_ATTRIBUTE, USER_ATTRIBUTE } from '../shared/events/item.js';
+import type { ApiEvent } from '../shared/events/model.js';
+import type { EventApiAuthorizerEvent } from '../shared/realtime/authorization.js';
+import type { Route } from '../shared/routes.js';
 
 /**
  * Events as API Gateway (REST, proxy integration) delivers them to a function
@@ -145,5 +149,20 @@ export function streamInsertEvent(table: string, item: Image): DynamoDBStreamEve
         },
       },
     ],
+  };
+}
+
+/** A new event item as the events table's stream (NEW_IMAGE) hands it to its readers (the pipe's enrichment, the publisher). */
+export function eventInsertRecord(userId: string, event: ApiEvent): DynamoDBRecord {
+  const [removal] = streamRemovalEvent('events', eventKey(userId, 1)).Records;
+  const image: Image = { [USER_ATTRIBUTE]: { S: userId }, [EVENT_ATTRIBUTE]: { S: JSON.stringify(event) } };
+  return { ...removal!, eventName: 'INSERT', dynamodb: { ...removal!.dynamodb, NewImage: image, StreamViewType: 'NEW_IMAGE' } };
+}
+
+/** What the Event API hands its Lambda authorizer when a client connects with `token`. */
+export function realtimeConnectEvent(token: string): EventApiAuthorizerEvent {
+  return {
+    authorizationToken: `Bearer ${token}`,
+    requestContext: { apiId: 'benchapi', accountId: '000000000000', requestId: randomUUID(), operation: 'EVENT_CONNECT' },
   };
 }

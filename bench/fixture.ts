@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { type App, attachmentWriter, conversationStore, dynamo, uploadSessions } from '../shared/app.js';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { type App, attachmentWriter, conversationStore, dynamo, events, uploadSessions } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
 import { signToken } from '../shared/auth/tokens.js';
 import type { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
+import { attachmentKey } from '../shared/dynamo/keys.js';
+import type { ApiEvent } from '../shared/events/model.js';
+import type { Image } from './events.js';
 import { fileOf } from './multipart.js';
 import { population } from './population.js';
 import { putConversations } from './seed-conversations.js';
@@ -28,6 +32,10 @@ export interface Fixture {
   sessionIds: string[];
   /** Sessions whose one part is in S3, ready to complete. */
   completableSessions: { id: string; parts: { part_number: number; etag: string }[] }[];
+  /** Records of uploads into the first conversation as the attachments table holds them: what the fan-out gets, one per run. */
+  fanOutItems: Image[];
+  /** An event of the user's feed. */
+  event: ApiEvent;
   store: DynamoConversationStore;
   /** The bench process's own clients and services, for the reference calls. */
   app: App;
@@ -42,8 +50,7 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
   const { conversations } = population(conversationCount, { seed: 7 });
   await putConversations(app.use(dynamo), app.config.conversationsTable, userId, conversations);
   const groups: Groups = new Set(conversations.flatMap((conversation) => (conversation.group_id ? [conversation.group_id] : [])));
-  const attachmentIds: string[] = [];
-  for (let index = 0; index < attachmentCount; index += 1) {
+  const upload = async (index: number) => {
     const file = fileOf(4096);
     const attachment = await app.use(attachmentWriter).upload(
       userId,
@@ -55,8 +62,15 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
       undefined,
       'bench',
     );
-    attachmentIds.push(attachment.id);
-  }
+    return attachment.id;
+  };
+  const attachmentIds: string[] = [];
+  for (let index = 0; index < attachmentCount; index += 1) attachmentIds.push(await upload(index));
+  const fanOutItems: Image[] = [];
+  for (let index = 0; index < attachmentCount; index += 1)
+    fanOutItems.push(await storedItem(app, attachmentKey(await upload(attachmentCount + index))));
+  const [event] = (await app.use(events).listEvents(userId, new Set(), undefined, { limit: 1 })).data;
+  if (!event) throw new Error('The fixture user has no event');
   const sessionIds: string[] = [];
   const completableSessions: Fixture['completableSessions'] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
@@ -83,7 +97,28 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
     attachmentConversationId: conversations[0]!.id,
     sessionIds,
     completableSessions,
+    fanOutItems,
+    event,
     store,
     app,
   };
+}
+
+/** An item as DynamoDB holds it (attribute values), read by a client of its own. */
+async function storedItem(app: App, key: { pk: string; sk: string }): Promise<Image> {
+  const { region, dynamodbEndpoint, credentials, attachmentsTable } = app.config;
+  const reader = new DynamoDBClient({
+    region,
+    ...(dynamodbEndpoint ? { endpoint: dynamodbEndpoint } : {}),
+    ...(credentials ? { credentials } : {}),
+  });
+  try {
+    const { Item } = await reader.send(
+      new GetItemCommand({ TableName: attachmentsTable, Key: { pk: { S: key.pk }, sk: { S: key.sk } }, ConsistentRead: true }),
+    );
+    if (!Item) throw new Error(`No record of the upload ${key.pk}`);
+    return Item as Image;
+  } finally {
+    reader.destroy();
+  }
 }

@@ -1,5 +1,5 @@
 import type { ErrorType } from '../shared/http/errors.js';
-import { BINARY_MEDIA_TYPES } from './routes.js';
+import { BINARY_MEDIA_TYPES } from './gateway-settings.js';
 import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from './size-guard.js';
 
 /**

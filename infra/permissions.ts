@@ -1,9 +1,9 @@
 import { attachmentIndexes, conversationIndexes, type TableDefinition } from '../shared/dynamo/tables.js';
 import { FILES_PREFIX } from '../shared/files/keys.js';
-import type { FileAccess, Route } from './routes.js';
+import type { FileAccess, Route } from '../shared/routes.js';
 
 /**
- * Least privilege, as data: what a route's `access` declaration (infra/routes.ts)
+ * Least privilege, as data: what a route's `access` declaration (shared/routes.ts)
  * allows, over the ARNs of the stack's resources. Pure, so the rules are tested
  * without synthesizing; the stack turns each entry into a policy statement.
  */

@@ -1,4 +1,4 @@
-import { BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from './routes.js';
+import { BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from './gateway-settings.js';
 
 /**
  * The size guard: which requests are refused before API Gateway builds a

@@ -57,10 +57,26 @@ function errorFields(_key: string, value: unknown): unknown {
 
 /** Pass a caught error as `error` (`logger.warn('…', { error })`): the line carries its name, message and stack. */
 export const logger: Logger = new InvocationLogger({ serviceName: SERVICE_NAME, jsonReplacerFn: errorFields });
-// Built at the first request, not at import: Powertools decides then whether this process has a cold start
-// to count (AWS_LAMBDA_INITIALIZATION_TYPE, which the local server sets as Lambda does).
 let metricsInstance: Metrics | undefined;
 const metricsOf = () => (metricsInstance ??= new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }));
+
+/**
+ * Whether this process still has its cold start to count. Lambda says how it
+ * started an instance (AWS_LAMBDA_INITIALIZATION_TYPE); a process it did not
+ * start (the local server) starts on demand, as Powertools' own count would
+ * have it only if something wrote that variable, which nothing here does.
+ */
+let coldStartPending = (process.env.AWS_LAMBDA_INITIALIZATION_TYPE ?? 'on-demand') === 'on-demand';
+
+/** Powertools' ColdStart metric (captureColdStartMetric's record), once per process. */
+function countColdStart(metrics: Metrics): void {
+  if (!coldStartPending) return;
+  coldStartPending = false;
+  const coldStart = metrics.singleMetric();
+  const functionName = process.env.AWS_LAMBDA_FUNCTION_NAME?.trim();
+  if (functionName) coldStart.addDimension('function_name', functionName);
+  coldStart.addMetric('ColdStart', MetricUnit.Count, 1);
+}
 
 export interface RequestOutcome {
   requestId: string;
@@ -86,7 +102,7 @@ export function recordRequest(outcome: RequestOutcome): void {
   });
   const metrics = metricsOf();
   // The first request of a Lambda instance is its cold start (per function); later calls do nothing.
-  metrics.captureColdStartMetric(process.env.AWS_LAMBDA_FUNCTION_NAME);
+  countColdStart(metrics);
   metrics.addDimension('route', `${outcome.method} ${outcome.route}`);
   metrics.addMetric('Requests', MetricUnit.Count, 1);
   metrics.addMetric(outcome.status >= 500 ? 'ServerErrors' : outcome.status >= 400 ? 'ClientErrors' : 'Successes', MetricUnit.Count, 1);

@@ -1,9 +1,9 @@
-import { DeleteAttachment } from '../../infra/routes.js';
 import { attachmentViews } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { pathId, readerOf } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
+import { DeleteAttachment } from '../../shared/routes.js';
 
 export const handler = httpHandler(DeleteAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);

@@ -1,9 +1,9 @@
-import { GetAttachment } from '../../infra/routes.js';
 import { attachmentViews } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { pathId, readerOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
+import { GetAttachment } from '../../shared/routes.js';
 
 export const handler = httpHandler(GetAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);

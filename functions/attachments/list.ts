@@ -1,10 +1,10 @@
-import { ListAttachments } from '../../infra/routes.js';
 import { attachmentViews } from '../../shared/app.js';
 import { listParams } from '../../shared/attachments/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readerOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { pageRequest } from '../../shared/pagination.js';
+import { ListAttachments } from '../../shared/routes.js';
 
 export const handler = httpHandler(
   ListAttachments,

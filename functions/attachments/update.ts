@@ -1,4 +1,3 @@
-import { UpdateAttachment } from '../../infra/routes.js';
 import { attachmentViews } from '../../shared/app.js';
 import { renameOf, renameParams } from '../../shared/attachments/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
@@ -6,6 +5,7 @@ import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, pathId, readerOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
+import { UpdateAttachment } from '../../shared/routes.js';
 
 export const handler = httpHandler(UpdateAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);

@@ -1,4 +1,3 @@
-import { UploadAttachment } from '../../infra/routes.js';
 import { attachmentWriter } from '../../shared/app.js';
 import { attachmentReplay, uploadMeaning } from '../../shared/attachments/idempotency.js';
 import { readMultipart } from '../../shared/attachments/multipart.js';
@@ -6,6 +5,7 @@ import { uploadLimits, uploadOf } from '../../shared/attachments/upload-params.j
 import { httpHandler } from '../../shared/http/lambda.js';
 import { groupsOf } from '../../shared/http/request.js';
 import { created } from '../../shared/http/response.js';
+import { UploadAttachment } from '../../shared/routes.js';
 
 export const handler = httpHandler(UploadAttachment, {
   input: async (request, app) => uploadOf(await readMultipart(request, uploadLimits(app.config.maxFileBytes))),

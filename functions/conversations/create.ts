@@ -1,4 +1,3 @@
-import { CreateConversation } from '../../infra/routes.js';
 import { conversations } from '../../shared/app.js';
 import type { Counterpart } from '../../shared/conversations/model.js';
 import { createParams } from '../../shared/conversations/params.js';
@@ -7,6 +6,7 @@ import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, groupsOf } from '../../shared/http/request.js';
 import { created, ok } from '../../shared/http/response.js';
+import { CreateConversation } from '../../shared/routes.js';
 
 export const handler = httpHandler(CreateConversation, {
   input: (request) => counterpartOf(readParams(formOrJsonBody(request), createParams)),

@@ -1,9 +1,9 @@
-import { DeleteConversation } from '../../infra/routes.js';
 import { conversations } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { pathId } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
 import { isConversationId } from '../../shared/ids.js';
+import { DeleteConversation } from '../../shared/routes.js';
 
 export const handler = httpHandler(DeleteConversation, async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);

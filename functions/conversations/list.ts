@@ -1,9 +1,9 @@
-import { ListConversations } from '../../infra/routes.js';
 import { conversations } from '../../shared/app.js';
 import { listOrder, listParams } from '../../shared/conversations/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { ok } from '../../shared/http/response.js';
 import { pageRequest } from '../../shared/pagination.js';
+import { ListConversations } from '../../shared/routes.js';
 
 export const handler = httpHandler(
   ListConversations,

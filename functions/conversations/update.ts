@@ -1,4 +1,3 @@
-import { UpdateConversation } from '../../infra/routes.js';
 import { conversations } from '../../shared/app.js';
 import { updateParams } from '../../shared/conversations/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
@@ -6,6 +5,7 @@ import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isConversationId } from '../../shared/ids.js';
+import { UpdateConversation } from '../../shared/routes.js';
 
 export const handler = httpHandler(UpdateConversation, async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);

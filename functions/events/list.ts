@@ -1,10 +1,10 @@
-import { ListEvents } from '../../infra/routes.js';
 import { events } from '../../shared/app.js';
 import { listParams } from '../../shared/events/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { groupsOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { pageRequest } from '../../shared/pagination.js';
+import { ListEvents } from '../../shared/routes.js';
 
 export const handler = httpHandler(
   ListEvents,

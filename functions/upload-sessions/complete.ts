@@ -1,4 +1,3 @@
-import { CompleteUploadSession } from '../../infra/routes.js';
 import { uploadSessions } from '../../shared/app.js';
 import { attachmentReplay } from '../../shared/attachments/idempotency.js';
 import { httpHandler } from '../../shared/http/lambda.js';
@@ -6,6 +5,7 @@ import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, groupsOf, pathId } from '../../shared/http/request.js';
 import { created } from '../../shared/http/response.js';
 import { isUploadSessionId } from '../../shared/ids.js';
+import { CompleteUploadSession } from '../../shared/routes.js';
 import { completedPartsOf, completeParams } from '../../shared/uploads/params.js';
 import { fileTypeSniffer } from '../../shared/uploads/sniff.js';
 

@@ -1,10 +1,10 @@
-import { SignUploadParts } from '../../infra/routes.js';
 import { uploadSessions } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isUploadSessionId } from '../../shared/ids.js';
+import { SignUploadParts } from '../../shared/routes.js';
 import { partNumbersOf, signPartsParams } from '../../shared/uploads/params.js';
 
 export const handler = httpHandler(SignUploadParts, async (request, app) => {

@@ -1,9 +1,9 @@
-import { StartUploadSession } from '../../infra/routes.js';
 import { uploadSessions } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody, groupsOf } from '../../shared/http/request.js';
 import { created } from '../../shared/http/response.js';
+import { StartUploadSession } from '../../shared/routes.js';
 import { sessionRequestOf, startParams } from '../../shared/uploads/start-params.js';
 
 export const handler = httpHandler(StartUploadSession, {

@@ -23,24 +23,23 @@ import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } f
 import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
+import { type Route, routes } from '../../shared/routes.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, type DataArns, fanOutPermissions, permissionsFor } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
-import {
-  AUTHORIZER_ENTRY,
-  CLEANUP_ENTRY,
-  CONSUMER_TIMEOUT_SECONDS,
-  EVENT_DETAIL_ENTRY,
-  FAN_OUT_ENTRY,
-  FUNCTION_SETTINGS,
-  FUNCTION_TIMEOUT_SECONDS,
-  REALTIME_AUTHORIZER_ENTRY,
-  REALTIME_PUBLISHER_ENTRY,
-  type Route,
-  routes,
-} from '../routes.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
+import {
+  authorizerFunction,
+  CONSUMER_TIMEOUT_SECONDS,
+  cleanupFunction,
+  eventDetailFunction,
+  FUNCTION_SETTINGS,
+  FUNCTION_TIMEOUT_SECONDS,
+  fanOutFunction,
+  realtimeAuthorizerFunction,
+  realtimePublisherFunction,
+} from '../stack-functions.js';
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 
@@ -126,7 +125,7 @@ export class Functions extends Construct {
     }
 
     // What hangs off removed items (a conversation's attachments, every file, an upload session's leftovers), from the tables' streams.
-    this.cleanup = this.lambda('Cleanup', CLEANUP_ENTRY, environment, removalPolicy, {
+    this.cleanup = this.lambda(cleanupFunction.name, cleanupFunction.entry, environment, removalPolicy, {
       timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
     });
     for (const permission of cleanupPermissions(arns)) this.cleanup.addToRolePolicy(new PolicyStatement(permission));
@@ -146,7 +145,9 @@ export class Functions extends Construct {
     this.cleanupAlarm = cleanupFeed.alarm;
 
     // Attachment changes reaching the other members of their thread (their events, their activity, a contact's new side), from the attachments stream.
-    this.fanOut = this.lambda('FanOut', FAN_OUT_ENTRY, environment, removalPolicy, { timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS) });
+    this.fanOut = this.lambda(fanOutFunction.name, fanOutFunction.entry, environment, removalPolicy, {
+      timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
+    });
     for (const permission of fanOutPermissions(arns)) this.fanOut.addToRolePolicy(new PolicyStatement(permission));
     const fanOutFeed = this.streamFeed('FanOut', this.fanOut, {
       tables: [data.attachments],
@@ -159,11 +160,11 @@ export class Functions extends Construct {
     this.fanOutDeadLetters = fanOutFeed.deadLetters;
     this.fanOutAlarm = fanOutFeed.alarm;
 
-    this.eventDetail = this.lambda('EventDetail', EVENT_DETAIL_ENTRY, {}, removalPolicy);
+    this.eventDetail = this.lambda(eventDetailFunction.name, eventDetailFunction.entry, {}, removalPolicy);
 
     // Pushes: the events table's stream has two readers, the operators' pipe and this mapping, which is all
     // DynamoDB advises per shard; a third consumer of the events must read the bus instead.
-    this.realtimePublisher = this.lambda('RealtimePublisher', REALTIME_PUBLISHER_ENTRY, {}, removalPolicy);
+    this.realtimePublisher = this.lambda(realtimePublisherFunction.name, realtimePublisherFunction.entry, {}, removalPolicy);
     const publisherFeed = this.streamFeed('RealtimePublisher', this.realtimePublisher, {
       tables: [data.events],
       // New event items only: the pipe's own filter, which the local stream poller applies too.
@@ -175,14 +176,20 @@ export class Functions extends Construct {
     this.realtimePublisherDeadLetters = publisherFeed.deadLetters;
     this.realtimePublisherAlarm = publisherFeed.alarm;
 
-    this.authorizer = this.lambda('Authorizer', AUTHORIZER_ENTRY, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
-      // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
-      paramsAndSecrets: secretsExtension,
-    });
+    this.authorizer = this.lambda(
+      authorizerFunction.name,
+      authorizerFunction.entry,
+      authorizerEnvironment(settings.auth, props.authSecret),
+      removalPolicy,
+      {
+        // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
+        paramsAndSecrets: secretsExtension,
+      },
+    );
     props.authSecret?.grantRead(this.authorizer);
     this.realtimeAuthorizer = this.lambda(
-      'RealtimeAuthorizer',
-      REALTIME_AUTHORIZER_ENTRY,
+      realtimeAuthorizerFunction.name,
+      realtimeAuthorizerFunction.entry,
       authorizerEnvironment(settings.auth, props.authSecret),
       removalPolicy,
       {

@@ -5,8 +5,8 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
+import { BEARER_HEADER_PATTERN } from '../gateway-settings.js';
 import { realtimePublisherPermissions } from '../permissions.js';
-import { BEARER_HEADER_PATTERN } from '../routes.js';
 
 export interface RealtimeProps {
   /** The Event API's Lambda authorizer (functions/realtime-authorizer.ts). */

@@ -6,15 +6,11 @@ import { type InvocationTime, invocationTime } from '../../shared/deadline.js';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { dictionary } from '../../shared/http/dictionary.js';
 import { type ApiError, errorBody } from '../../shared/http/errors.js';
+import type { Route } from '../../shared/routes.js';
 import { authenticationChallenge, type GatewayResponseType, gatewayResponses } from '../gateway-responses.js';
-import {
-  BEARER_HEADER_PATTERN,
-  BINARY_MEDIA_TYPES,
-  FUNCTION_TIMEOUT_SECONDS,
-  LAMBDA_MAX_INVOKE_PAYLOAD_BYTES,
-  type Route,
-} from '../routes.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../gateway-settings.js';
 import { type GuardedRequest, type GuardRule, refusingRule } from '../size-guard.js';
+import { FUNCTION_TIMEOUT_SECONDS } from '../stack-functions.js';
 import { rawHeaderPairs } from './raw-headers.js';
 
 /**
@@ -62,121 +58,174 @@ const API_ID = 'localapi';
 export const LOCAL_ACCOUNT = '000000000000';
 
 export function createGateway(options: GatewayOptions) {
-  const region = options.region ?? 'us-east-1';
-  const stage = options.stage ?? 'local';
-  const cacheMs = (options.authorizerCacheSeconds ?? 300) * 1000;
-  const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
-  const bearer = new RegExp(BEARER_HEADER_PATTERN);
-  const matchers = options.routes.map((loaded) => ({ ...loaded, pattern: pathPattern(loaded.route.path) }));
-  const webAcl = options.webAcl ?? refusingRule;
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000;
+  const gateway: Gateway = {
+    options,
+    region: options.region ?? 'us-east-1',
+    stage: options.stage ?? 'local',
+    timeoutMs,
+    bearer: new RegExp(BEARER_HEADER_PATTERN),
+    matchers: options.routes.map((loaded) => ({ ...loaded, pattern: pathPattern(loaded.route.path) })),
+    webAcl: options.webAcl ?? refusingRule,
+    authorize: cachedAuthorizer(options.authorizer, timeoutMs, (options.authorizerCacheSeconds ?? 300) * 1000),
+  };
+  return (request: IncomingMessage, response: ServerResponse): Promise<void> => serveRequest(gateway, request, response);
+}
 
-  /**
-   * API Gateway answers an authorizer that throws "Unauthorized" with 401 and
-   * any other failure (a secret it cannot read, a bug, its timeout) with 500; it caches neither.
-   */
-  async function authorize(token: string, methodArn: string): Promise<APIGatewayAuthorizerResult | 'unauthorized' | 'failed'> {
-    const cached = authorizerCache.get(token);
+/** A gateway's settings, as createGateway resolved them once. */
+interface Gateway {
+  options: GatewayOptions;
+  region: string;
+  stage: string;
+  timeoutMs: number;
+  bearer: RegExp;
+  matchers: (LoadedRoute & { pattern: RegExp })[];
+  webAcl: (request: GuardedRequest) => GuardRule | undefined;
+  authorize: (token: string, methodArn: string) => Promise<AuthorizerOutcome>;
+}
+
+type AuthorizerOutcome = APIGatewayAuthorizerResult | 'unauthorized' | 'failed';
+
+/**
+ * The authorizer behind API Gateway's result cache (per token). API Gateway
+ * answers an authorizer that throws "Unauthorized" with 401 and any other
+ * failure (a secret it cannot read, a bug, its timeout) with 500; it caches neither.
+ */
+function cachedAuthorizer(authorizer: TokenAuthorizer, timeoutMs: number, cacheMs: number): Gateway['authorize'] {
+  const cache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
+  return async (token, methodArn) => {
+    const cached = cache.get(token);
     if (cached && cached.expires > Date.now()) return cached.result;
     try {
-      const outcome = await withinTimeout(timeoutMs, () => options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn }));
+      const outcome = await withinTimeout(timeoutMs, () => authorizer({ type: 'TOKEN', authorizationToken: token, methodArn }));
       if (outcome === TIMED_OUT) return 'failed';
       const { result } = outcome;
-      authorizerCache.set(token, { result, expires: Date.now() + cacheMs });
+      cache.set(token, { result, expires: Date.now() + cacheMs });
       return result;
     } catch (error) {
       return error instanceof Error && error.message === 'Unauthorized' ? 'unauthorized' : 'failed';
     }
-  }
-
-  return async function listener(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const requestId = options.requestId ?? randomUUID();
-    // Every answer of the gateway carries CORS headers, as the stack's gateway responses do.
-    const allowedOrigins = options.corsOrigins;
-    const origin = headerValue(request, 'origin');
-    const answer = (type: GatewayResponseType, context: Record<string, unknown> = {}, status?: number) =>
-      sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins), status);
-    try {
-      const url = new URL(request.url ?? '/', 'http://localhost');
-      const method = (request.method ?? 'GET').toUpperCase();
-      // WAF sees the request before API Gateway does, from its line and headers alone: the body is not read.
-      if (webAcl({ method, header: (name) => headerValue(request, name) })) {
-        answer('WAF_FILTERED');
-        return void request.resume();
-      }
-      const publicRoute =
-        options.publicRoutes && Object.hasOwn(options.publicRoutes, url.pathname) ? options.publicRoutes[url.pathname] : undefined;
-      if (publicRoute && method === 'GET') {
-        for (const [name, value] of Object.entries(corsHeaders(origin, allowedOrigins))) response.setHeader(name, value);
-        return publicRoute(request, response);
-      }
-
-      // Past the guard a body has a Content-Length within its limit, which Node holds the body to.
-      const body = await readBody(request);
-
-      const candidates = matchers.flatMap((matcher) => {
-        const params = matcher.pattern.exec(url.pathname);
-        return params ? [{ matcher, params }] : [];
-      });
-      // Preflight: a mock integration on every resource, answered without a token.
-      if (method === 'OPTIONS' && candidates.length > 0) {
-        const methods = candidates.map((candidate) => candidate.matcher.route.method);
-        response.writeHead(204, { ...preflightHeaders(origin, allowedOrigins, methods), 'x-request-id': requestId });
-        return void response.end();
-      }
-      const match = candidates.find((candidate) => candidate.matcher.route.method === method);
-      if (!match) return answer('MISSING_AUTHENTICATION_TOKEN');
-      const { route, handler } = match.matcher;
-
-      const authorization = headerValue(request, 'authorization');
-      if (!authorization || !bearer.test(authorization)) return answer('UNAUTHORIZED');
-      const methodArn = `arn:aws:execute-api:${region}:${LOCAL_ACCOUNT}:${API_ID}/${stage}/${method}${url.pathname}`;
-      const decision = await authorize(authorization, methodArn);
-      if (decision === 'unauthorized') return answer('UNAUTHORIZED');
-      if (decision === 'failed') return answer('DEFAULT_5XX');
-      const context = passedContext(decision);
-      // API Gateway's AuthorizerConfigurationException: a 500, whatever the policy says.
-      if (!context) return answer('DEFAULT_5XX');
-      if (!allows(decision, methodArn)) return answer('ACCESS_DENIED', context);
-
-      const event = proxyEvent({
-        request,
-        url,
-        method,
-        route,
-        pathParameters: match.params.groups ?? {},
-        body,
-        requestId,
-        stage,
-        authorizer: { principalId: decision.principalId, ...context },
-      });
-      // Behind the guard no event reaches Lambda's limit; without it (webAcl off) Lambda refuses the
-      // invocation before the function runs, and API Gateway answers as AWS does then.
-      if (invocationPayloadBytes(event) > LAMBDA_MAX_INVOKE_PAYLOAD_BYTES) return sendPayloadRefused(response, requestId);
-      let outcome: { result: APIGatewayProxyResult } | typeof TIMED_OUT;
-      try {
-        outcome = await withinTimeout(timeoutMs, () => handler(event, invocationTime(timeoutMs)));
-      } catch (error) {
-        // A function error is a 502 on API Gateway (DEFAULT_5XX keeps it); httpHandler never throws, so say so loudly.
-        console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
-        return answer('DEFAULT_5XX', {}, 502);
-      }
-      if (outcome === TIMED_OUT) {
-        // Lambda stops the function and API Gateway gets a function error: the same 502. Locally the
-        // handler cannot be stopped; whatever it still does is not answered (docs/deploying.md).
-        console.error(
-          JSON.stringify({ level: 'ERROR', message: `Task timed out after ${timeoutMs} ms`, request_id: requestId, route: route.name }),
-        );
-        return answer('DEFAULT_5XX', {}, 502);
-      }
-      sendProxyResult(response, outcome.result, requestId);
-    } catch (error) {
-      // The emulator's own failure (not a handler's): API Gateway's generic 500.
-      console.error(JSON.stringify({ level: 'ERROR', message: 'gateway failed', request_id: requestId, error: String(error) }));
-      if (!response.headersSent) answer('DEFAULT_5XX');
-      else response.destroy();
-    }
   };
+}
+
+/** One request, as API Gateway takes it: web ACL, public paths, preflight, route, authorizer, function. */
+async function serveRequest(gateway: Gateway, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const requestId = gateway.options.requestId ?? randomUUID();
+  // Every answer of the gateway carries CORS headers, as the stack's gateway responses do.
+  const allowedOrigins = gateway.options.corsOrigins;
+  const origin = headerValue(request, 'origin');
+  const answer: Answer = (type, context = {}, status) =>
+    sendGatewayResponse(response, type, requestId, context, gatewayResponseCorsHeaders(origin, allowedOrigins), status);
+  try {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const method = (request.method ?? 'GET').toUpperCase();
+    // WAF sees the request before API Gateway does, from its line and headers alone: the body is not read.
+    if (gateway.webAcl({ method, header: (name) => headerValue(request, name) })) {
+      answer('WAF_FILTERED');
+      return void request.resume();
+    }
+    const { publicRoutes } = gateway.options;
+    const publicRoute = publicRoutes && Object.hasOwn(publicRoutes, url.pathname) ? publicRoutes[url.pathname] : undefined;
+    if (publicRoute && method === 'GET') {
+      for (const [name, value] of Object.entries(corsHeaders(origin, allowedOrigins))) response.setHeader(name, value);
+      return publicRoute(request, response);
+    }
+
+    // Past the guard a body has a Content-Length within its limit, which Node holds the body to.
+    const body = await readBody(request);
+
+    const candidates = gateway.matchers.flatMap((matcher) => {
+      const params = matcher.pattern.exec(url.pathname);
+      return params ? [{ matcher, params }] : [];
+    });
+    // Preflight: a mock integration on every resource, answered without a token.
+    if (method === 'OPTIONS' && candidates.length > 0) {
+      const methods = candidates.map((candidate) => candidate.matcher.route.method);
+      response.writeHead(204, { ...preflightHeaders(origin, allowedOrigins, methods), 'x-request-id': requestId });
+      return void response.end();
+    }
+    const match = candidates.find((candidate) => candidate.matcher.route.method === method);
+    if (!match) return answer('MISSING_AUTHENTICATION_TOKEN');
+    const { route, handler } = match.matcher;
+
+    const authorizer = await authorizeRequest(gateway, request, method, url, answer);
+    if (!authorizer) return;
+    const event = proxyEvent({
+      request,
+      url,
+      method,
+      route,
+      pathParameters: match.params.groups ?? {},
+      body,
+      requestId,
+      stage: gateway.stage,
+      authorizer,
+    });
+    // Behind the guard no event reaches Lambda's limit; without it (webAcl off) Lambda refuses the
+    // invocation before the function runs, and API Gateway answers as AWS does then.
+    if (invocationPayloadBytes(event) > LAMBDA_MAX_INVOKE_PAYLOAD_BYTES) return sendPayloadRefused(response, requestId);
+    const result = await invokeFunction(gateway, route, handler, event, answer);
+    if (result) sendProxyResult(response, result, requestId);
+  } catch (error) {
+    // The emulator's own failure (not a handler's): API Gateway's generic 500.
+    console.error(JSON.stringify({ level: 'ERROR', message: 'gateway failed', request_id: requestId, error: String(error) }));
+    if (!response.headersSent) answer('DEFAULT_5XX');
+    else response.destroy();
+  }
+}
+
+type Answer = (type: GatewayResponseType, context?: Record<string, unknown>, status?: number) => void;
+
+/**
+ * The token authorizer's decision on a request: the event's
+ * `requestContext.authorizer`, or undefined once the refusal is answered.
+ */
+async function authorizeRequest(
+  gateway: Gateway,
+  request: IncomingMessage,
+  method: string,
+  url: URL,
+  answer: Answer,
+): Promise<Record<string, unknown> | undefined> {
+  const authorization = headerValue(request, 'authorization');
+  if (!authorization || !gateway.bearer.test(authorization)) return void answer('UNAUTHORIZED');
+  const methodArn = `arn:aws:execute-api:${gateway.region}:${LOCAL_ACCOUNT}:${API_ID}/${gateway.stage}/${method}${url.pathname}`;
+  const decision = await gateway.authorize(authorization, methodArn);
+  if (decision === 'unauthorized') return void answer('UNAUTHORIZED');
+  if (decision === 'failed') return void answer('DEFAULT_5XX');
+  const context = passedContext(decision);
+  // API Gateway's AuthorizerConfigurationException: a 500, whatever the policy says.
+  if (!context) return void answer('DEFAULT_5XX');
+  if (!allows(decision, methodArn)) return void answer('ACCESS_DENIED', context);
+  return { principalId: decision.principalId, ...context };
+}
+
+/** The function's result, or undefined once its failure is answered as API Gateway answers a function error. */
+async function invokeFunction(
+  gateway: Gateway,
+  route: Route,
+  handler: ProxyHandler,
+  event: APIGatewayProxyEvent,
+  answer: Answer,
+): Promise<APIGatewayProxyResult | undefined> {
+  const requestId = event.requestContext.requestId;
+  let outcome: { result: APIGatewayProxyResult } | typeof TIMED_OUT;
+  try {
+    outcome = await withinTimeout(gateway.timeoutMs, () => handler(event, invocationTime(gateway.timeoutMs)));
+  } catch (error) {
+    // A function error is a 502 on API Gateway (DEFAULT_5XX keeps it); httpHandler never throws, so say so loudly.
+    console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
+    return void answer('DEFAULT_5XX', {}, 502);
+  }
+  if (outcome === TIMED_OUT) {
+    // Lambda stops the function and API Gateway gets a function error: the same 502. Locally the
+    // handler cannot be stopped; whatever it still does is not answered (docs/deploying.md).
+    console.error(
+      JSON.stringify({ level: 'ERROR', message: `Task timed out after ${gateway.timeoutMs} ms`, request_id: requestId, route: route.name }),
+    );
+    return void answer('DEFAULT_5XX', {}, 502);
+  }
+  return outcome.result;
 }
 
 const TIMED_OUT = Symbol('timed out');

@@ -1,11 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { Config } from '../../shared/config.js';
-import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
+import { stackTables, type TableRole } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
+import { routes } from '../../shared/routes.js';
 import type { Credentials } from '../../shared/s3/signer.js';
-import { cleanupPermissions, type DataArns, fanOutPermissions, type Permission, permissionsFor } from '../permissions.js';
-import { routes } from '../routes.js';
+import { cleanupPermissions, type DataArns, fanOutPermissions, type Permission, permissionsFor, type TableArn } from '../permissions.js';
+import { cleanupFunction, fanOutFunction, realtimePublisherFunction } from '../stack-functions.js';
 
 /**
  * IAM, for the local stand-ins: each function's role as the stack grants it
@@ -18,12 +19,12 @@ import { routes } from '../routes.js';
  * test's, which may do anything.
  */
 
-/** The function the stack names the cleanup (infra/constructs/functions.ts). */
-export const CLEANUP_FUNCTION = 'Cleanup';
-/** The function the stack names the fan-out (infra/constructs/functions.ts). */
-export const FAN_OUT_FUNCTION = 'FanOut';
+/** The function the stack names the cleanup (infra/stack-functions.ts). */
+export const CLEANUP_FUNCTION = cleanupFunction.name;
+/** The function the stack names the fan-out (infra/stack-functions.ts). */
+export const FAN_OUT_FUNCTION = fanOutFunction.name;
 /** The name the stack gives the real-time publisher: it reads the events stream, and signs its publishes, as this function. */
-export const REALTIME_PUBLISHER_FUNCTION = 'RealtimePublisher';
+export const REALTIME_PUBLISHER_FUNCTION = realtimePublisherFunction.name;
 /** The events pipe's role (infra/constructs/operator-events.ts): the local forwarder reads the stream as it. */
 export const EVENTS_PIPE = 'EventsPipe';
 
@@ -71,7 +72,8 @@ export interface FunctionRole {
 export interface LocalResources {
   account: string;
   region: string;
-  tables: { conversations: string; attachments: string; idempotency: string; uploadSessions: string; events: string };
+  /** Each table's name, by the part it plays. */
+  tables: Record<TableRole, string>;
   bucket: string;
 }
 
@@ -100,15 +102,10 @@ export const tableArn = (resources: Pick<LocalResources, 'account' | 'region'>, 
 
 export function dataArns(resources: LocalResources): DataArns {
   const arn = (table: string) => tableArn(resources, table);
-  const { tables } = resources;
-  return {
-    conversations: { arn: arn(tables.conversations), definition: conversationsTable },
-    attachments: { arn: arn(tables.attachments), definition: attachmentsTable },
-    idempotency: { arn: arn(tables.idempotency), definition: idempotencyTable },
-    uploadSessions: { arn: arn(tables.uploadSessions), definition: uploadSessionsTable },
-    events: { arn: arn(tables.events), definition: eventsTable },
-    filesBucket: `arn:aws:s3:::${resources.bucket}`,
-  };
+  const tables = Object.fromEntries(
+    Object.entries(stackTables).map(([role, definition]) => [role, { arn: arn(resources.tables[role as TableRole]), definition }]),
+  ) as Record<TableRole, TableArn>;
+  return { ...tables, filesBucket: `arn:aws:s3:::${resources.bucket}` };
 }
 
 /**

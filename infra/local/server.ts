@@ -8,19 +8,13 @@ import { App } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
 import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import { type Config, type Environment, readConfig } from '../../shared/config.js';
-import {
-  attachmentsTable,
-  conversationsTable,
-  eventsTable,
-  idempotencyTable,
-  type TableDefinition,
-  uploadSessionsTable,
-} from '../../shared/dynamo/tables.js';
+import { stackTables, type TableRole } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { logger } from '../../shared/observability.js';
 import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../shared/realtime/authorization.js';
 import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
+import { routes } from '../../shared/routes.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { Clock } from '../../shared/time.js';
 import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../permissions.js';
@@ -33,13 +27,12 @@ import {
   FUNCTION_TIMEOUT_SECONDS,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
-  routes,
-} from '../routes.js';
+} from '../stack-functions.js';
 import { lockDataDirectory } from './data-lock.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { startDynamoDbEnforcer } from './dynamodb-iam.js';
 import { eventsForwarder } from './events-forwarder.js';
-import { answerClientError, createGateway, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
+import { answerClientError, createGateway, type GatewayOptions, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
 import {
   actingAs,
   CLEANUP_FUNCTION,
@@ -49,7 +42,9 @@ import {
   functionKeyId,
   type GrantsOverride,
   localIam,
+  type PolicyEvaluator,
   REALTIME_PUBLISHER_FUNCTION,
+  tablesOf,
 } from './iam.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { attachRealtime, type LocalRealtime } from './realtime.js';
@@ -123,294 +118,440 @@ export interface LocalApi {
 
 /**
  * The API as `npm start` serves it: DynamoDB Local (a child process) and the
- * S3 stand-in, the tables created from the code's definitions, and the gateway
- * emulator in front of the real handler modules, run on an App built from
- * this server's settings.
+ * S3 stand-in behind the functions' IAM, the tables created from the code's
+ * definitions, and the gateway emulator and the Event API's stand-in in front
+ * of the real handler modules, run on an App built from this server's settings.
  */
 export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
-  const host = options.host ?? '127.0.0.1';
-  const functionTimeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000;
-  const env: Environment = { ...process.env, ...options.env };
-  const { streamConsumers, eventsForwardUrl } = readLocalSettings(env);
-  const region = env.AWS_REGION ?? 'us-east-1';
-  const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' };
-  const stoppers: (() => Promise<void>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stoppers.reverse()) await stop();
-  };
-
+  const server = serverSettings(options);
+  const stoppers = new Stoppers();
   try {
-    if (options.dataDirectory) {
-      const lock = lockDataDirectory(options.dataDirectory);
-      if (lock.takenOverFrom !== undefined)
-        logger.warn(
-          `took over the data folder ${options.dataDirectory} from process ${lock.takenOverFrom}, which ended without releasing it`,
-        );
-      stoppers.push(async () => lock.release());
-    }
-    const names = readConfig(env);
-    let tables = {
-      conversations: names.conversationsTable,
-      attachments: names.attachmentsTable,
-      idempotency: names.idempotencyTable,
-      uploadSessions: names.uploadSessionsTable,
-      events: names.eventsTable,
-    };
-    // Tables are created where this server owns the data (its own DynamoDB Local, or its prefix of a shared one);
-    // another endpoint is someone else's to set up.
-    let dynamodbEndpoint = options.env?.DYNAMODB_ENDPOINT ?? (options.sharedDynamodb ? undefined : env.DYNAMODB_ENDPOINT);
-    let createTables = false;
-    if (!dynamodbEndpoint && options.sharedDynamodb) {
-      const { endpoint, tablePrefix } = options.sharedDynamodb;
-      dynamodbEndpoint = endpoint;
-      tables = {
-        conversations: tablePrefix + tables.conversations,
-        attachments: tablePrefix + tables.attachments,
-        idempotency: tablePrefix + tables.idempotency,
-        uploadSessions: tablePrefix + tables.uploadSessions,
-        events: tablePrefix + tables.events,
-      };
-      createTables = true;
-    } else if (!dynamodbEndpoint) {
-      const dynamodb = await startDynamoDbLocal(
-        host,
-        options.dataDirectory && join(options.dataDirectory, 'dynamodb'),
-        options.dynamodbPort,
-      );
-      stoppers.push(dynamodb.close);
-      dynamodbEndpoint = dynamodb.endpoint;
-      createTables = true;
-    }
-    if (createTables) {
-      await ensureTables(dynamodbEndpoint, region, credentials, {
-        [tables.conversations]: conversationsTable,
-        [tables.attachments]: attachmentsTable,
-        [tables.idempotency]: idempotencyTable,
-        [tables.uploadSessions]: uploadSessionsTable,
-        [tables.events]: eventsTable,
-      });
-    }
+    if (options.dataDirectory) claimDataDirectory(options.dataDirectory, stoppers);
+    const configured = readConfig(server.env);
+    const dynamodb = await provideDynamodb(options, server, configured, stoppers);
     // Every function's role as the stack grants it over this server's tables and bucket, enforced by both stand-ins.
-    const iam = localIam(credentials, { account: LOCAL_ACCOUNT, region, tables, bucket: names.filesBucket }, options.grants);
-    // IAM in front of a DynamoDB without it (DynamoDB Local, whoever started it); a DynamoDB over HTTPS is AWS's, which has its own.
-    let functionsDynamodb = dynamodbEndpoint;
-    const enforcing = new URL(dynamodbEndpoint).protocol === 'http:';
-    if (enforcing) {
-      const enforcer = await startDynamoDbEnforcer({
-        host,
-        upstream: dynamodbEndpoint,
-        evaluator: iam,
-        resources: { account: LOCAL_ACCOUNT, region },
-      });
-      stoppers.push(enforcer.close);
-      functionsDynamodb = enforcer.endpoint;
-    }
-    let s3Endpoint = env.S3_ENDPOINT;
-    if (!s3Endpoint) {
-      const s3 = await startS3(
-        host,
-        names.filesBucket,
-        credentials,
-        options.dataDirectory && join(options.dataDirectory, 's3'),
-        options.s3Port,
-        names.corsOrigins,
-        iam,
-      );
-      stoppers.push(s3.close);
-      s3Endpoint = s3.endpoint;
-    }
-    const authSecret = env.AUTH_SECRET || localSecret(options.dataDirectory);
-
+    const resources = { account: LOCAL_ACCOUNT, region: server.region, tables: dynamodb.tables, bucket: configured.filesBucket };
+    const iam = localIam(server.credentials, resources, options.grants);
+    const functionsDynamodb = await enforceDynamodbIam(server, dynamodb, iam, stoppers);
+    const s3Endpoint = server.env.S3_ENDPOINT || (await startFilesStandIn(options, server, configured, iam, stoppers));
+    const authSecret = server.env.AUTH_SECRET || localSecret(options.dataDirectory);
     // Listening first: the port is part of the real-time endpoint the handlers answer (GET /v1/realtime).
-    let handle: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) => {
-      response.writeHead(503, { 'content-length': 0 });
-      response.end();
-    };
-    const server = createServer((request, response) => handle(request, response));
-    server.on('clientError', answerClientError);
-    await listen(server, host, options.port ?? 3000);
-    stoppers.push(async () => {
-      await new Promise<void>((done) => server.close(() => done()));
-      server.closeAllConnections();
-    });
-    const { port } = server.address() as AddressInfo;
-    const realtimeHost = `${host}:${port}`;
-
-    // What the handlers see, as Lambda's environment: passed to them, not written to process.env.
-    const realtimeUrl = `ws://${realtimeHost}${REALTIME_PATH}`;
-    const handlerEnv: Environment = {
-      ...env,
-      AWS_REGION: region,
-      DYNAMODB_ENDPOINT: functionsDynamodb,
-      S3_ENDPOINT: s3Endpoint,
-      AUTH_SECRET: authSecret,
-      CONVERSATIONS_TABLE: tables.conversations,
-      ATTACHMENTS_TABLE: tables.attachments,
-      IDEMPOTENCY_TABLE: tables.idempotency,
-      UPLOAD_SESSIONS_TABLE: tables.uploadSessions,
-      EVENTS_TABLE: tables.events,
-      REALTIME_URL: realtimeUrl,
-      REALTIME_HOST: realtimeHost,
-      // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
-      ...options.env,
-    };
-    // A stand-in of ours (this server's, or one a test hands over) knows each function's key; an S3 the user
-    // configured in the environment (MinIO) knows the user's.
-    const standInS3 = !process.env.S3_ENDPOINT || options.env?.S3_ENDPOINT !== undefined;
-    const config: Config = {
-      ...readConfig(handlerEnv),
-      credentials,
-      ...(standInS3 ? { s3Credentials: functionCredentials(credentials) } : {}),
-      ...(enforcing ? { dynamodbCredentials: functionCredentials(credentials) } : {}),
-    };
+    const listener = await listenFirst(options, server, stoppers);
+    const handlerEnv = handlerEnvironment(options, server, { dynamodb, functionsDynamodb, s3Endpoint, authSecret, listener });
+    const config = handlerConfig(options, server, handlerEnv, functionsDynamodb);
     const app = new App(config, options.clock);
-    stoppers.push(async () => app.destroy());
-    // Powertools (a library) reads this Lambda variable itself: on-demand instances count a cold start.
-    process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
-
-    const loaded: LoadedRoute[] = await Promise.all(
-      routes.map(async (route) => ({
-        route,
-        handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<App>).withApp(app)),
-      })),
-    );
-    if (streamConsumers) {
-      // What the stack's event source mappings run (the cleanup, the fan-out), on whatever DynamoDB the handlers
-      // use: tables someone else made may lack the stream, which each poller says once per table.
-      const consumer = async (entry: string) => ((await loadModule(entry)).handler as { withApp(app: App): StreamHandler }).withApp(app);
-      const consumerTimeoutMs = options.consumerTimeoutMs ?? CONSUMER_TIMEOUT_SECONDS * 1000;
-      // Each reads its streams as its role (the event source mapping's, the pipe's) through the IAM in front.
-      const poller = (
-        reader: string,
-        streamTables: Record<string, TableDefinition>,
-        filter: FilterPattern,
-        handler: StreamPollerOptions['handler'],
-        timeoutMs = consumerTimeoutMs,
-      ) =>
-        startStreamPoller({
-          endpoint: functionsDynamodb,
-          region,
-          credentials,
-          streamCredentials: enforcing ? { ...credentials, accessKeyId: functionKeyId(credentials, reader) } : credentials,
-          tables: Object.entries(streamTables).flatMap(([name, { stream }]) => (stream ? [{ name, stream }] : [])),
-          filter,
-          handler,
-          functionTimeoutMs: timeoutMs,
-        });
-      const cleanup = poller(
-        CLEANUP_FUNCTION,
-        {
-          [tables.conversations]: conversationsTable,
-          [tables.attachments]: attachmentsTable,
-          [tables.uploadSessions]: uploadSessionsTable,
-        },
-        REMOVALS_FILTER_PATTERN,
-        actingAs(CLEANUP_FUNCTION, await consumer(CLEANUP_ENTRY)),
-      );
-      const fanOut = poller(
-        FAN_OUT_FUNCTION,
-        { [tables.attachments]: attachmentsTable },
-        CHANGES_FILTER_PATTERN,
-        actingAs(FAN_OUT_FUNCTION, await consumer(FAN_OUT_ENTRY)),
-      );
-      // What DynamoDB's TTL does on AWS, for the upload intents of the attachments table: an intent its run
-      // left behind expires, and its REMOVE reaches the cleanup. (The other tables' TTL is not run: see
-      // docs/consistency.md, "DynamoDB Local and AWS".) DynamoDB's own deletes: no role, straight to the table.
-      const timeToLive = startTimeToLive({
-        endpoint: dynamodbEndpoint,
-        region,
-        credentials,
-        table: { name: tables.attachments, definition: attachmentsTable },
-        functionTimeoutMs,
-      });
-      stoppers.push(cleanup.stop, fanOut.stop, timeToLive.stop);
-      // What the stack's publisher mapping runs: a hint per new event item, published to the Event API below, as its own function.
-      const publisher = poller(
-        REALTIME_PUBLISHER_FUNCTION,
-        { [tables.events]: eventsTable },
-        BUS_FILTER_PATTERN,
-        actingAs(REALTIME_PUBLISHER_FUNCTION, await consumer(REALTIME_PUBLISHER_ENTRY)),
-      );
-      stoppers.push(publisher.stop);
-      if (eventsForwardUrl) {
-        // What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL.
-        const forwarding = new AbortController();
-        const forwarder = poller(
-          EVENTS_PIPE,
-          { [tables.events]: eventsTable },
-          BUS_FILTER_PATTERN,
-          eventsForwarder({ url: eventsForwardUrl, region, account: LOCAL_ACCOUNT, signal: forwarding.signal }),
-          // The pipe's enrichment is a function of the API's settings.
-          functionTimeoutMs,
-        );
-        stoppers.push(async () => {
-          // Stopping first, so that the delivery the abort ends is not reported as a failure to retry.
-          const stopped = forwarder.stop();
-          forwarding.abort();
-          await stopped;
-        });
-      }
-    }
-    const authorizer = ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
-    const realtimeAuthorizer = (
-      (await loadModule(REALTIME_AUTHORIZER_ENTRY)).handler as {
-        withConfig(config: Config): (event: EventApiAuthorizerEvent) => Promise<EventApiAuthorizerResult>;
-      }
-    ).withConfig(config);
-    // Which local keys may publish: those whose role's permissions grant appsync:EventPublish on the namespace, as IAM answers.
-    const namespaceArn = channelNamespaceArn({ region, account: LOCAL_ACCOUNT, apiId: 'local' }, REALTIME_NAMESPACE);
-    const publishingRoles = new Map<string, Permission[]>([
-      [functionKeyId(credentials, REALTIME_PUBLISHER_FUNCTION), realtimePublisherPermissions(namespaceArn)],
-    ]);
-    const realtime = attachRealtime(server, {
-      authorizer: realtimeAuthorizer,
-      region,
-      account: LOCAL_ACCOUNT,
-      secretAccessKey: credentials.secretAccessKey,
-      mayPublish: (accessKeyId) =>
-        // The base key is the developer's own, outside any function, which may do anything (as in s3-roles.ts).
-        accessKeyId === credentials.accessKeyId ||
-        (publishingRoles.get(accessKeyId) ?? []).some(
-          (permission) => permission.actions.includes('appsync:EventPublish') && permission.resources.includes(namespaceArn),
-        ),
-      ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
+    stoppers.add(async () => app.destroy());
+    const loaded = await loadRoutes(app);
+    if (server.streamConsumers) await startStreamConsumers(app, server, dynamodb, functionsDynamodb, stoppers);
+    const authorizer = await loadAuthorizer(config);
+    const realtime = await attachRealtimeStandIn(options, server, listener.server, config, stoppers);
+    const gateway = gatewayFor(server, { routes: loaded, authorizer, corsOrigins: config.corsOrigins });
+    listener.serve((request, response) => {
+      if (!realtime.handleRequest(request, response)) gateway(request, response);
     });
-    stoppers.push(realtime.close);
-    const openApiJson = JSON.stringify(loadOpenApi());
-    const gateway = createGateway({
-      routes: loaded,
-      authorizer,
-      region,
-      functionTimeoutMs,
-      ...(options.requestId ? { requestId: options.requestId } : {}),
-      corsOrigins: config.corsOrigins,
-      publicRoutes: {
-        [OPENAPI_PATH]: (_request, response) => {
-          response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openApiJson) });
-          response.end(openApiJson);
-        },
-      },
-    });
-    handle = (request, response) => {
-      if (!realtime.handleRequest(request, response)) void gateway(request, response);
-    };
-
     return {
-      url: `http://${host}:${port}`,
+      url: listener.url,
       authSecret,
       groupsClaim: groupsClaimName(handlerEnv.GROUPS_CLAIM),
-      dynamodbEndpoint,
+      dynamodbEndpoint: dynamodb.endpoint,
       s3Endpoint,
       config,
       app,
-      realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL ?? realtimeUrl, host: realtimeHost }),
+      realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL ?? listener.realtimeUrl, host: listener.host }),
       iamRefusals: () => [...iam.refused],
-      close: stopAll,
+      close: () => stoppers.stopAll(),
     };
   } catch (error) {
-    await stopAll();
+    await stoppers.stopAll();
     throw error;
   }
+}
+
+/** What the server itself runs with, from its options over this process's environment (read, never written). */
+interface ServerSettings {
+  host: string;
+  functionTimeoutMs: number;
+  /** The stream consumers' timeout, from which their time budget is drawn. */
+  consumerTimeoutMs: number;
+  env: Environment;
+  region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+  streamConsumers: boolean;
+  eventsForwardUrl?: URL;
+  requestId?: string;
+}
+
+function serverSettings(options: LocalApiOptions): ServerSettings {
+  const env: Environment = { ...process.env, ...options.env };
+  const { streamConsumers, eventsForwardUrl } = readLocalSettings(env);
+  return {
+    host: options.host ?? '127.0.0.1',
+    functionTimeoutMs: options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000,
+    consumerTimeoutMs: options.consumerTimeoutMs ?? CONSUMER_TIMEOUT_SECONDS * 1000,
+    env,
+    region: env.AWS_REGION ?? 'us-east-1',
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' },
+    streamConsumers,
+    ...(eventsForwardUrl ? { eventsForwardUrl } : {}),
+    ...(options.requestId ? { requestId: options.requestId } : {}),
+  };
+}
+
+/** What the server started, stopped in the reverse order. */
+class Stoppers {
+  readonly #stops: (() => Promise<void>)[] = [];
+
+  add(...stops: (() => Promise<void>)[]): void {
+    this.#stops.push(...stops);
+  }
+
+  async stopAll(): Promise<void> {
+    for (const stop of this.#stops.reverse()) await stop();
+  }
+}
+
+function claimDataDirectory(dataDirectory: string, stoppers: Stoppers): void {
+  const lock = lockDataDirectory(dataDirectory);
+  if (lock.takenOverFrom !== undefined)
+    logger.warn(`took over the data folder ${dataDirectory} from process ${lock.takenOverFrom}, which ended without releasing it`);
+  stoppers.add(async () => lock.release());
+}
+
+type TableNames = Record<TableRole, string>;
+
+/** The DynamoDB the tables are in (no IAM in front) and the names they have there. */
+interface LocalDynamodb {
+  endpoint: string;
+  tables: TableNames;
+}
+
+const tableRoles = Object.keys(stackTables) as TableRole[];
+const byRole = <T>(of: (role: TableRole) => T): Record<TableRole, T> =>
+  Object.fromEntries(tableRoles.map((role) => [role, of(role)])) as Record<TableRole, T>;
+
+/** The variables Lambda's environment names the tables with (shared/config.ts reads them). */
+const TABLE_VARIABLES: Record<TableRole, string> = {
+  conversations: 'CONVERSATIONS_TABLE',
+  attachments: 'ATTACHMENTS_TABLE',
+  idempotency: 'IDEMPOTENCY_TABLE',
+  uploadSessions: 'UPLOAD_SESSIONS_TABLE',
+  events: 'EVENTS_TABLE',
+};
+
+/**
+ * The DynamoDB the environment names, else the shared one (under this server's
+ * prefix), else a DynamoDB Local of its own. Tables are created where this
+ * server owns the data (its own DynamoDB Local, or its prefix of a shared
+ * one); another endpoint is someone else's to set up.
+ */
+async function provideDynamodb(
+  options: LocalApiOptions,
+  server: ServerSettings,
+  configured: Config,
+  stoppers: Stoppers,
+): Promise<LocalDynamodb> {
+  const names = tablesOf(configured);
+  const named = options.env?.DYNAMODB_ENDPOINT ?? (options.sharedDynamodb ? undefined : server.env.DYNAMODB_ENDPOINT);
+  if (named) return { endpoint: named, tables: names };
+  let dynamodb: LocalDynamodb;
+  if (options.sharedDynamodb) {
+    const { endpoint, tablePrefix } = options.sharedDynamodb;
+    dynamodb = { endpoint, tables: byRole((role) => tablePrefix + names[role]) };
+  } else {
+    const directory = options.dataDirectory && join(options.dataDirectory, 'dynamodb');
+    const started = await startDynamoDbLocal(server.host, directory, options.dynamodbPort);
+    stoppers.add(started.close);
+    dynamodb = { endpoint: started.endpoint, tables: names };
+  }
+  const definitions = Object.fromEntries(tableRoles.map((role) => [dynamodb.tables[role], stackTables[role]]));
+  await ensureTables(dynamodb.endpoint, server.region, server.credentials, definitions);
+  return dynamodb;
+}
+
+/** The DynamoDB the functions call: the IAM in front of it, or the DynamoDB itself where it has IAM of its own. */
+interface FunctionsDynamodb {
+  endpoint: string;
+  /** Whether the IAM in front knows each function's key (and so the functions call with theirs). */
+  enforcing: boolean;
+}
+
+/**
+ * IAM in front of a DynamoDB without it (DynamoDB Local, whoever started it);
+ * a DynamoDB over HTTPS is AWS's, which has its own.
+ */
+async function enforceDynamodbIam(
+  server: ServerSettings,
+  dynamodb: LocalDynamodb,
+  iam: PolicyEvaluator,
+  stoppers: Stoppers,
+): Promise<FunctionsDynamodb> {
+  if (new URL(dynamodb.endpoint).protocol !== 'http:') return { endpoint: dynamodb.endpoint, enforcing: false };
+  const enforcer = await startDynamoDbEnforcer({
+    host: server.host,
+    upstream: dynamodb.endpoint,
+    evaluator: iam,
+    resources: { account: LOCAL_ACCOUNT, region: server.region },
+  });
+  stoppers.add(enforcer.close);
+  return { endpoint: enforcer.endpoint, enforcing: true };
+}
+
+async function startFilesStandIn(
+  options: LocalApiOptions,
+  server: ServerSettings,
+  configured: Config,
+  iam: PolicyEvaluator,
+  stoppers: Stoppers,
+): Promise<string> {
+  const directory = options.dataDirectory && join(options.dataDirectory, 's3');
+  const s3 = await startS3(server.host, configured.filesBucket, server.credentials, directory, options.s3Port, configured.corsOrigins, iam);
+  stoppers.add(s3.close);
+  return s3.endpoint;
+}
+
+type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** The server's HTTP listener, bound before what it serves exists: a 503 until `serve` hands it over. */
+interface Listener {
+  server: Server;
+  url: string;
+  /** `host:port`, the real-time endpoint's HTTP host. */
+  host: string;
+  realtimeUrl: string;
+  serve(listener: RequestListener): void;
+}
+
+async function listenFirst(options: LocalApiOptions, server: ServerSettings, stoppers: Stoppers): Promise<Listener> {
+  let handle: RequestListener = (_request, response) => {
+    response.writeHead(503, { 'content-length': 0 });
+    response.end();
+  };
+  const http = createServer((request, response) => handle(request, response));
+  http.on('clientError', answerClientError);
+  await listen(http, server.host, options.port ?? 3000);
+  stoppers.add(async () => {
+    await new Promise<void>((done) => http.close(() => done()));
+    http.closeAllConnections();
+  });
+  const { port } = http.address() as AddressInfo;
+  const host = `${server.host}:${port}`;
+  return {
+    server: http,
+    url: `http://${host}`,
+    host,
+    realtimeUrl: `ws://${host}${REALTIME_PATH}`,
+    serve: (listener) => {
+      handle = listener;
+    },
+  };
+}
+
+/** What the handlers see, as Lambda's environment: passed to them, not written to process.env. */
+function handlerEnvironment(
+  options: LocalApiOptions,
+  server: ServerSettings,
+  parts: { dynamodb: LocalDynamodb; functionsDynamodb: FunctionsDynamodb; s3Endpoint: string; authSecret: string; listener: Listener },
+): Environment {
+  return {
+    ...server.env,
+    AWS_REGION: server.region,
+    DYNAMODB_ENDPOINT: parts.functionsDynamodb.endpoint,
+    S3_ENDPOINT: parts.s3Endpoint,
+    AUTH_SECRET: parts.authSecret,
+    ...Object.fromEntries(tableRoles.map((role) => [TABLE_VARIABLES[role], parts.dynamodb.tables[role]])),
+    REALTIME_URL: parts.listener.realtimeUrl,
+    REALTIME_HOST: parts.listener.host,
+    // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
+    ...options.env,
+  };
+}
+
+/**
+ * The handlers' configuration, with the keys they call with: a stand-in of
+ * ours (this server's, or one a test hands over) knows each function's key;
+ * an S3 the user configured in the environment (MinIO) knows the user's.
+ */
+function handlerConfig(options: LocalApiOptions, server: ServerSettings, handlerEnv: Environment, dynamodb: FunctionsDynamodb): Config {
+  const standInS3 = !process.env.S3_ENDPOINT || options.env?.S3_ENDPOINT !== undefined;
+  const { credentials } = server;
+  return {
+    ...readConfig(handlerEnv),
+    credentials,
+    ...(standInS3 ? { s3Credentials: functionCredentials(credentials) } : {}),
+    ...(dynamodb.enforcing ? { dynamodbCredentials: functionCredentials(credentials) } : {}),
+  };
+}
+
+function loadRoutes(app: App): Promise<LoadedRoute[]> {
+  return Promise.all(
+    routes.map(async (route) => ({
+      route,
+      handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<App>).withApp(app)),
+    })),
+  );
+}
+
+async function loadAuthorizer(config: Config): Promise<TokenAuthorizer> {
+  return ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
+}
+
+const loadConsumer = async (app: App, entry: string) =>
+  ((await loadModule(entry)).handler as { withApp(app: App): StreamHandler }).withApp(app);
+
+/** A poller of the streams of some of the tables, read as one reader's role, as the stack's mappings do. */
+type Poller = (
+  reader: string,
+  consumed: TableRole[],
+  filter: FilterPattern,
+  handler: StreamPollerOptions['handler'],
+  timeoutMs?: number,
+) => { stop(): Promise<void> };
+
+/**
+ * What the stack's event source mappings run (the cleanup, the fan-out, the
+ * real-time publisher), DynamoDB's TTL on the upload intents and, with
+ * EVENTS_FORWARD_URL, what its events pipe does, on whatever DynamoDB the
+ * handlers use: tables someone else made may lack the stream, which each
+ * poller says once per table.
+ */
+async function startStreamConsumers(
+  app: App,
+  server: ServerSettings,
+  dynamodb: LocalDynamodb,
+  functionsDynamodb: FunctionsDynamodb,
+  stoppers: Stoppers,
+): Promise<void> {
+  const { credentials } = server;
+  // Each reads its streams as its role (the event source mapping's, the pipe's) through the IAM in front.
+  const poller: Poller = (reader, consumed, filter, handler, timeoutMs = server.consumerTimeoutMs) =>
+    startStreamPoller({
+      endpoint: functionsDynamodb.endpoint,
+      region: server.region,
+      credentials,
+      streamCredentials: functionsDynamodb.enforcing ? { ...credentials, accessKeyId: functionKeyId(credentials, reader) } : credentials,
+      tables: consumed.flatMap((role) => {
+        const { stream } = stackTables[role];
+        return stream ? [{ name: dynamodb.tables[role], stream }] : [];
+      }),
+      filter,
+      handler,
+      functionTimeoutMs: timeoutMs,
+    });
+  const cleanup = poller(
+    CLEANUP_FUNCTION,
+    ['conversations', 'attachments', 'uploadSessions'],
+    REMOVALS_FILTER_PATTERN,
+    actingAs(CLEANUP_FUNCTION, await loadConsumer(app, CLEANUP_ENTRY)),
+  );
+  const fanOut = poller(
+    FAN_OUT_FUNCTION,
+    ['attachments'],
+    CHANGES_FILTER_PATTERN,
+    actingAs(FAN_OUT_FUNCTION, await loadConsumer(app, FAN_OUT_ENTRY)),
+  );
+  const timeToLive = startTimeToLiveStandIn(server, dynamodb);
+  stoppers.add(cleanup.stop, fanOut.stop, timeToLive.stop);
+  // What the stack's publisher mapping runs: a hint per new event item, published to the Event API, as its own function.
+  const publisher = poller(
+    REALTIME_PUBLISHER_FUNCTION,
+    ['events'],
+    BUS_FILTER_PATTERN,
+    actingAs(REALTIME_PUBLISHER_FUNCTION, await loadConsumer(app, REALTIME_PUBLISHER_ENTRY)),
+  );
+  stoppers.add(publisher.stop);
+  if (server.eventsForwardUrl) startEventsForwarder(server, server.eventsForwardUrl, poller, stoppers);
+}
+
+/**
+ * What DynamoDB's TTL does on AWS, for the upload intents of the attachments
+ * table: an intent its run left behind expires, and its REMOVE reaches the
+ * cleanup. (The other tables' TTL is not run: see docs/consistency.md,
+ * "DynamoDB Local and AWS".) DynamoDB's own deletes: no role, straight to the table.
+ */
+function startTimeToLiveStandIn(server: ServerSettings, dynamodb: LocalDynamodb): { stop(): Promise<void> } {
+  return startTimeToLive({
+    endpoint: dynamodb.endpoint,
+    region: server.region,
+    credentials: server.credentials,
+    table: { name: dynamodb.tables.attachments, definition: stackTables.attachments },
+    functionTimeoutMs: server.functionTimeoutMs,
+  });
+}
+
+/** What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL. */
+function startEventsForwarder(server: ServerSettings, url: URL, poller: Poller, stoppers: Stoppers): void {
+  const forwarding = new AbortController();
+  const forwarder = poller(
+    EVENTS_PIPE,
+    ['events'],
+    BUS_FILTER_PATTERN,
+    eventsForwarder({ url, region: server.region, account: LOCAL_ACCOUNT, signal: forwarding.signal }),
+    // The pipe's enrichment is a function of the API's settings.
+    server.functionTimeoutMs,
+  );
+  stoppers.add(async () => {
+    // Stopping first, so that the delivery the abort ends is not reported as a failure to retry.
+    const stopped = forwarder.stop();
+    forwarding.abort();
+    await stopped;
+  });
+}
+
+/**
+ * The Event API's stand-in on the server's listener: its Lambda authorizer,
+ * and which local keys may publish (those whose role's permissions grant
+ * appsync:EventPublish on the namespace, as IAM answers).
+ */
+async function attachRealtimeStandIn(
+  options: LocalApiOptions,
+  server: ServerSettings,
+  http: Server,
+  config: Config,
+  stoppers: Stoppers,
+): Promise<LocalRealtime> {
+  const { credentials, region } = server;
+  const authorizer = (
+    (await loadModule(REALTIME_AUTHORIZER_ENTRY)).handler as {
+      withConfig(config: Config): (event: EventApiAuthorizerEvent) => Promise<EventApiAuthorizerResult>;
+    }
+  ).withConfig(config);
+  const namespaceArn = channelNamespaceArn({ region, account: LOCAL_ACCOUNT, apiId: 'local' }, REALTIME_NAMESPACE);
+  const publishingRoles = new Map<string, Permission[]>([
+    [functionKeyId(credentials, REALTIME_PUBLISHER_FUNCTION), realtimePublisherPermissions(namespaceArn)],
+  ]);
+  const realtime = attachRealtime(http, {
+    authorizer,
+    region,
+    account: LOCAL_ACCOUNT,
+    secretAccessKey: credentials.secretAccessKey,
+    mayPublish: (accessKeyId) =>
+      // The base key is the developer's own, outside any function, which may do anything (as in s3-roles.ts).
+      accessKeyId === credentials.accessKeyId ||
+      (publishingRoles.get(accessKeyId) ?? []).some(
+        (permission) => permission.actions.includes('appsync:EventPublish') && permission.resources.includes(namespaceArn),
+      ),
+    ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
+  });
+  stoppers.add(realtime.close);
+  return realtime;
+}
+
+/** The gateway emulator in front of the handlers, with the OpenAPI document beside the API. */
+function gatewayFor(server: ServerSettings, api: Pick<GatewayOptions, 'routes' | 'authorizer' | 'corsOrigins'>): RequestListener {
+  const openApiJson = JSON.stringify(loadOpenApi());
+  const gateway = createGateway({
+    ...api,
+    region: server.region,
+    functionTimeoutMs: server.functionTimeoutMs,
+    ...(server.requestId ? { requestId: server.requestId } : {}),
+    publicRoutes: {
+      [OPENAPI_PATH]: (_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openApiJson) });
+        response.end(openApiJson);
+      },
+    },
+  });
+  return (request, response) => void gateway(request, response);
 }
 
 const loadModule = (entry: string) => import(pathToFileURL(join(REPOSITORY_ROOT, entry)).href);

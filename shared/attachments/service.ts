@@ -8,10 +8,10 @@ import {
   type ThreadSides,
 } from '../conversations/membership.js';
 import { DeadlineExceeded, inFallback, invocationEndsAt } from '../deadline.js';
+import { NotFound, NotTheOwner, ReferenceMissing } from '../domain-errors.js';
 import { threadKey, threadOf } from '../dynamo/keys.js';
 import { fileKey } from '../files/keys.js';
 import type { FileLinks, FileStore } from '../files/model.js';
-import { notOwner, referenceMissing, resourceMissing } from '../http/errors.js';
 import { newSeed, seededId } from '../ids.js';
 import { logger } from '../observability.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -102,7 +102,8 @@ export class AttachmentViews {
   private owned(reader: Reader, id: string, outcome: AttachmentRecord | NotOwner | undefined): AttachmentRecord {
     if (outcome === undefined) notFound(id);
     if (!('refused' in outcome)) return outcome;
-    if (seesAttachment(reader, outcome.record.uploaded_by, outcome.record.placement?.counterpart ?? null)) throw notOwner('attachment', id);
+    if (seesAttachment(reader, outcome.record.uploaded_by, outcome.record.placement?.counterpart ?? null))
+      throw new NotTheOwner('attachment', id);
     notFound(id);
   }
 
@@ -272,8 +273,8 @@ const LONGEST_INVOCATION_MS = 900_000;
 /** The intent's expires_at (epoch seconds, on the wall clock as DynamoDB's TTL reads it, whatever the domain's clock says). */
 const intentExpiry = (): number => Math.ceil(((invocationEndsAt() ?? Date.now() + LONGEST_INVOCATION_MS) + INTENT_GRACE_MS) / 1000);
 
-const conversationMissing = (id: string) => referenceMissing('conversation_id', `No such conversation: ${id}`);
+const conversationMissing = (id: string) => new ReferenceMissing('conversation_id', `No such conversation: ${id}`);
 
 function notFound(id: string): never {
-  throw resourceMissing('attachment', id);
+  throw new NotFound('attachment', id);
 }

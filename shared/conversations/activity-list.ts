@@ -1,9 +1,9 @@
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { InvalidParameter } from '../domain-errors.js';
 import { equals, expressions, rendered } from '../dynamo/expressions.js';
 import { activitySort, conversationKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
 import { collectMatches, type ListQuery, pageOf, type QueryCost } from '../dynamo/query-page.js';
 import { conversationIndexes } from '../dynamo/tables.js';
-import { parameterInvalid } from '../http/errors.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { activityPlace, type Item } from './item-codec.js';
 import { type ActivityPlan, activityPlan, conjunction } from './list-plan.js';
@@ -82,7 +82,7 @@ async function cursorPlace(
   cost.itemsRead += 1;
   if (!item) {
     const param = page.startingAfter === undefined ? 'ending_before' : 'starting_after';
-    throw parameterInvalid(
+    throw new InvalidParameter(
       param,
       segmented
         ? `${param} names no conversation of yours: with pinned_first, page on from a conversation that is still there`

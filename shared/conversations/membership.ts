@@ -1,6 +1,6 @@
 import type { Groups } from '../auth/groups.js';
+import { NotAMember } from '../domain-errors.js';
 import type { Counterpart } from '../dynamo/keys.js';
-import { notAMember } from '../http/errors.js';
 import type { Conversation } from './model.js';
 
 /**
@@ -10,7 +10,7 @@ import type { Conversation } from './model.js';
  * user's to get, update and delete, so those never ask.
  */
 export function requireMember(groups: Groups, groupId: string | null, param?: string): void {
-  if (groupId !== null && !groups.has(groupId)) throw notAMember(groupId, param);
+  if (groupId !== null && !groups.has(groupId)) throw new NotAMember(groupId, param);
 }
 
 /** Who reads an attachment: `userId` with the groups of their token. */

@@ -1,4 +1,4 @@
-import { parameterInvalid } from '../http/errors.js';
+import { InvalidParameter } from '../domain-errors.js';
 import type { Mute } from './model.js';
 
 /**
@@ -32,7 +32,7 @@ export function requestedMute(isMuted: boolean | undefined, mutedUntil: number |
         : { kind: 'until', until: mutedUntil };
   if (fromUntil === undefined) return isMuted === undefined ? undefined : { kind: isMuted ? 'forever' : 'off' };
   if (isMuted !== undefined && isMuted !== (fromUntil.kind === 'until')) {
-    throw parameterInvalid(
+    throw new InvalidParameter(
       'muted_until',
       isMuted
         ? 'is_muted=true contradicts muted_until: give a muted_until in the future, or leave muted_until out to mute with no end'

@@ -1,3 +1,4 @@
+import { InvalidParameter } from '../domain-errors.js';
 import {
   and,
   atLeast,
@@ -15,7 +16,6 @@ import {
   Placeholders,
   rendered,
 } from '../dynamo/expressions.js';
-import { parameterInvalid } from '../http/errors.js';
 
 /**
  * Read state: a conversation is unread when it has activity the user has not
@@ -36,7 +36,7 @@ export const MAX_OPENED_AHEAD_SECONDS = 60;
 /** `last_opened_at` as a PUT gives it: a time not too far ahead, or null (mark as unread). */
 export function requestedOpen(lastOpenedAt: number | null | undefined, now: number): number | null | undefined {
   if (typeof lastOpenedAt === 'number' && lastOpenedAt > now + MAX_OPENED_AHEAD_SECONDS) {
-    throw parameterInvalid('last_opened_at', `last_opened_at must not be more than ${MAX_OPENED_AHEAD_SECONDS} seconds in the future`);
+    throw new InvalidParameter('last_opened_at', `last_opened_at must not be more than ${MAX_OPENED_AHEAD_SECONDS} seconds in the future`);
   }
   return lastOpenedAt;
 }

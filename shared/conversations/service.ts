@@ -1,5 +1,5 @@
 import type { Groups } from '../auth/groups.js';
-import { resourceMissing } from '../http/errors.js';
+import { NotFound } from '../domain-errors.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { type Clock, systemClock } from '../time.js';
 import { requireMember } from './membership.js';
@@ -84,5 +84,5 @@ export function changesAt(update: ConversationUpdate, now: number): Conversation
 }
 
 function notFound(id: string): never {
-  throw resourceMissing('conversation', id);
+  throw new NotFound('conversation', id);
 }

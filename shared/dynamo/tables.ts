@@ -134,3 +134,17 @@ export const eventsTable: TableDefinition = {
   timeToLiveAttribute: 'expires_at',
   stream: 'NEW_IMAGE',
 };
+
+/**
+ * The stack's tables by the part each plays, for what sets up or names them
+ * all (the local server, its IAM): one list, not one per use.
+ */
+export const stackTables = {
+  conversations: conversationsTable,
+  attachments: attachmentsTable,
+  idempotency: idempotencyTable,
+  uploadSessions: uploadSessionsTable,
+  events: eventsTable,
+} as const satisfies Record<string, TableDefinition>;
+
+export type TableRole = keyof typeof stackTables;

@@ -1,5 +1,5 @@
 import type { Groups } from '../auth/groups.js';
-import { resourceMissing } from '../http/errors.js';
+import { NotFound } from '../domain-errors.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { type ApiEvent, shownTo, type TypeFilter } from './model.js';
 import type { EventStore } from './store.js';
@@ -27,5 +27,5 @@ export class EventService {
 }
 
 function notFound(id: string): never {
-  throw resourceMissing('event', id);
+  throw new NotFound('event', id);
 }

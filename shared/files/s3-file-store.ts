@@ -8,7 +8,7 @@ const errorName = (error: unknown) => (error instanceof Error ? error.name : '')
 /**
  * A key S3 says is not there: HEAD's body-less 404 (NotFound) or GET's
  * NoSuchKey. S3 says so only to a role that holds s3:ListBucket on the key
- * (the 'list' file access, infra/routes.ts); without it a missing key is
+ * (the 'list' file access, shared/routes.ts); without it a missing key is
  * AccessDenied, which stays an error here: a 403 is also a refused signature
  * or a policy that denies, and reading it as "gone" would hide those.
  */

@@ -1,11 +1,23 @@
+import {
+  DomainError,
+  InvalidParameter,
+  KeyInUse,
+  KeyReused,
+  NotAMember,
+  NotFound,
+  NotTheOwner,
+  ReferenceMissing,
+  SessionRefused,
+} from '../domain-errors.js';
 import { WriteContention } from '../dynamo/busy-retry.js';
 import type { ApiResponse } from './response.js';
 import { isBackendThrottled, isBackendUnavailable } from './unavailable.js';
 
 /**
- * The one place that knows the error shape (docs/api.md, "Errors"). Handlers and services
- * throw ApiError; the handler wrapper, the local gateway and the CDK gateway
- * responses all render through errorBody().
+ * The one place that knows the error shape (docs/api.md, "Errors"). Handlers and
+ * request parsers throw ApiError, services domain errors (shared/domain-errors.ts)
+ * that toApiError answers; the handler wrapper, the local gateway and the CDK
+ * gateway responses all render through errorBody().
  */
 export type ErrorType =
   | 'invalid_request_error'
@@ -70,9 +82,6 @@ export const referenceMissing = (param: string, message: string) =>
 export const resourceMissing = (resource: string, id: string) =>
   new ApiError(404, 'invalid_request_error', 'resource_missing', `No such ${resource}: ${id}`, 'id');
 
-export const routeNotFound = (method: string, path: string) =>
-  new ApiError(404, 'invalid_request_error', 'route_not_found', `No route for ${method} ${path}`);
-
 export const unsupportedMediaType = (contentType: string, accepted: readonly string[]) =>
   new ApiError(
     415,
@@ -84,9 +93,6 @@ export const unsupportedMediaType = (contentType: string, accepted: readonly str
 /** A file over its size limit: the uploaded file part, or the declared `file_size` of an upload session. */
 export const fileTooLarge = (limit: number, param = 'file') =>
   new ApiError(413, 'invalid_request_error', 'file_too_large', `${param} must be at most ${limit} bytes`, param);
-
-export const bodyTooLarge = (limit: number) =>
-  new ApiError(413, 'invalid_request_error', 'body_too_large', `Request body must be at most ${limit} bytes`);
 
 /**
  * A group conversation whose group the token does not list (docs/api.md,
@@ -155,15 +161,30 @@ export const RETRY_AFTER_SECONDS = { contention: 1, throttling: 2 } as const;
 export const internalError = () => new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred');
 
 /**
- * What a thrown error answers: an ApiError itself, contention that outlasted
+ * What a thrown error answers: an ApiError itself, a service's refusal as its
+ * domain error says, contention that outlasted
  * the budget 429, a backend throttled past it 503 with Retry-After, an
  * unreachable or failing one 503, anything else 500 without internals.
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) return refusalOf(error);
   if (error instanceof WriteContention) return writeContention();
   if (isBackendThrottled(error)) return serviceUnavailable(RETRY_AFTER_SECONDS.throttling);
   if (isBackendUnavailable(error)) return serviceUnavailable();
+  return internalError();
+}
+
+/** The one mapping of the services' domain errors to answers. */
+function refusalOf(error: DomainError): ApiError {
+  if (error instanceof NotFound) return resourceMissing(error.resource, error.id);
+  if (error instanceof ReferenceMissing) return referenceMissing(error.param, error.message);
+  if (error instanceof NotAMember) return notAMember(error.groupId, error.param);
+  if (error instanceof NotTheOwner) return notOwner(error.resource, error.id);
+  if (error instanceof InvalidParameter) return parameterInvalid(error.param, error.message);
+  if (error instanceof SessionRefused) return new ApiError(400, 'invalid_request_error', error.code, error.message, error.param);
+  if (error instanceof KeyReused) return idempotencyKeyReused();
+  if (error instanceof KeyInUse) return idempotencyKeyInUse();
   return internalError();
 }
 

@@ -11,7 +11,7 @@ import { type ApiRequest, lowerCaseHeaders, queryOf, requestIdOf, userIdOf } fro
 import { type ApiResponse, toProxyResult } from './response.js';
 
 /**
- * What the pipeline reads of a handler's route row (infra/routes.ts), the one
+ * What the pipeline reads of a handler's route row (shared/routes.ts), the one
  * declaration of whether the route honours Idempotency-Key: the stack grants
  * the idempotency table from it, and the handler's type follows it.
  */

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inFallback } from '../deadline.js';
-import { idempotencyKeyInUse, idempotencyKeyReused } from '../http/errors.js';
+import { KeyInUse, KeyReused } from '../domain-errors.js';
 import { newSeed } from '../ids.js';
 import { logger } from '../observability.js';
 import type { Claim, IdempotencyRecord, IdempotencyStore } from './model.js';
@@ -83,9 +83,9 @@ export class IdempotencyService {
       const outcome = await this.store.claim(claim);
       if (outcome.claimed) return this.runClaimed(claim, outcome.seed, run);
       const { holder } = outcome;
-      if (holder.fingerprint !== fingerprint) throw idempotencyKeyReused();
+      if (holder.fingerprint !== fingerprint) throw new KeyReused();
       if (holder.state === 'completed') return run.replay(holder.response);
-      if (this.timing.now() >= deadline) throw idempotencyKeyInUse();
+      if (this.timing.now() >= deadline) throw new KeyInUse();
       await sleep(this.timing.pollMs);
     }
   }

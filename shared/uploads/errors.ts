@@ -1,8 +1,8 @@
-import { ApiError, parameterInvalid } from '../http/errors.js';
+import { InvalidParameter, SessionRefused } from '../domain-errors.js';
 import type { SessionFailure } from './model.js';
 
-/** Errors of the upload sessions; their shape is shared/http/errors.ts's. */
-const sessionRefused = (code: string, message: string, param?: string) => new ApiError(400, 'invalid_request_error', code, message, param);
+/** Refusals of the upload sessions (domain errors: the pipeline answers them 400 with their code). */
+const sessionRefused = (code: string, message: string, param?: string) => new SessionRefused(code, message, param);
 
 export const sessionExpired = (id: string) => sessionRefused('upload_session_expired', `Upload session ${id} has expired; start a new one`);
 
@@ -24,7 +24,7 @@ export const conversationGone = (conversationId: string): SessionFailure => ({
   param: 'conversation_id',
 });
 
-export const partsRefused = (message: string) => parameterInvalid('parts', message);
+export const partsRefused = (message: string) => new InvalidParameter('parts', message);
 
 export const partNumberOutOfRange = (param: string, partCount: number) =>
-  parameterInvalid(param, `part numbers of this session are 1 to ${partCount}`);
+  new InvalidParameter(param, `part numbers of this session are 1 to ${partCount}`);

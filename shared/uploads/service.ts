@@ -3,10 +3,10 @@ import { type Attachment, type AttachmentRecord, placementIn } from '../attachme
 import type { Groups } from '../auth/groups.js';
 import type { MemberConversations, Reader } from '../conversations/membership.js';
 import { inFallback } from '../deadline.js';
+import { NotFound, ReferenceMissing } from '../domain-errors.js';
 import { WriteContention } from '../dynamo/busy-retry.js';
 import { fileKey } from '../files/keys.js';
 import type { CompletedPart, MultipartFileStore, StoredPart } from '../files/model.js';
-import { referenceMissing, resourceMissing } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { logger } from '../observability.js';
 import { type Clock, systemClock } from '../time.js';
@@ -73,7 +73,7 @@ export class UploadSessionService {
       request.conversation_id !== undefined &&
       !(await this.neighbours.memberConversation(userId, groups, request.conversation_id, 'conversation_id'))
     ) {
-      throw referenceMissing('conversation_id', `No such conversation: ${request.conversation_id}`);
+      throw new ReferenceMissing('conversation_id', `No such conversation: ${request.conversation_id}`);
     }
     const now = this.clock();
     const id = newId('upl');
@@ -187,7 +187,7 @@ export class UploadSessionService {
     if (current?.status === 'completed') return this.neighbours.getAttachment(reader, current.attachment_id);
     await this.discardFile(key, id);
     if (current?.status === 'failed' && current.failure) throw sessionFailed(current.failure);
-    throw resourceMissing('upload_session', id);
+    throw new NotFound('upload_session', id);
   }
 
   /**
@@ -213,7 +213,7 @@ export class UploadSessionService {
     if (!removed) {
       // Either nothing of the user's, or completed: a completed session's file is an attachment, deleted as one.
       if ((await this.load(userId, id)).status === 'completed') throw sessionCompleted(id);
-      throw resourceMissing('upload_session', id);
+      throw new NotFound('upload_session', id);
     }
     // The record goes first: a completion racing with this abort then fails its transaction and removes the file itself.
     const key = keyOf(userId, removed);
@@ -258,5 +258,5 @@ export function sessionView(record: SessionRecord, now: number): UploadSession {
 const keyOf = (userId: string, record: SessionRecord) => fileKey(userId, record.attachment_id, record.id);
 
 function notFound(id: string): never {
-  throw resourceMissing('upload_session', id);
+  throw new NotFound('upload_session', id);
 }

@@ -3,23 +3,10 @@ import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleSettings, esbuildOptions } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import {
-  AUTHORIZER_ENTRY,
-  CLEANUP_ENTRY,
-  FAN_OUT_ENTRY,
-  REALTIME_AUTHORIZER_ENTRY,
-  REALTIME_PUBLISHER_ENTRY,
-  routes,
-} from '../../infra/routes.js';
+import { fanOutFunction, realtimeAuthorizerFunction, realtimePublisherFunction, stackFunctions } from '../../infra/stack-functions.js';
 
-const ENTRIES = [
-  ...routes.map((route) => route.entry),
-  AUTHORIZER_ENTRY,
-  CLEANUP_ENTRY,
-  FAN_OUT_ENTRY,
-  REALTIME_AUTHORIZER_ENTRY,
-  REALTIME_PUBLISHER_ENTRY,
-];
+/** Every function the stack deploys (infra/stack-functions.ts). */
+const ENTRIES = stackFunctions.map(({ entry }) => entry);
 
 /** One build of every entry: its metafile's inputs are the union of what each function bundles, its outputs each function's own. */
 async function buildAll(): Promise<Metafile> {
@@ -92,16 +79,16 @@ describe('function bundles', () => {
     expect(ownModulesOf(metafile, 'functions/attachments/upload.ts')).toContain('shared/s3/bucket.ts');
     expect(ownModulesOf(metafile, 'functions/authorizer.ts')).not.toContain('shared/app.ts');
     // The fan-out writes conversations only: no S3 module in its bundle.
-    const fanOut = ownModulesOf(metafile, FAN_OUT_ENTRY);
+    const fanOut = ownModulesOf(metafile, fanOutFunction.entry);
     expect(fanOut).toContain('shared/conversations/fan-out.ts');
     for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/attachments/s3-file-store.ts'])
       expect(fanOut, absent).not.toContain(absent);
     // The Event API's authorizer is the REST one's verifier and its decision, nothing of the App.
-    const realtimeAuthorizer = ownModulesOf(metafile, REALTIME_AUTHORIZER_ENTRY);
+    const realtimeAuthorizer = ownModulesOf(metafile, realtimeAuthorizerFunction.entry);
     expect(realtimeAuthorizer).toContain('shared/realtime/authorization.ts');
     expect(realtimeAuthorizer).not.toContain('shared/app.ts');
     // The publisher posts hints: no store, no S3, no DynamoDB of ours.
-    const publisher = ownModulesOf(metafile, REALTIME_PUBLISHER_ENTRY);
+    const publisher = ownModulesOf(metafile, realtimePublisherFunction.entry);
     expect(publisher).toContain('shared/realtime/publisher.ts');
     for (const absent of [
       'shared/s3/bucket.ts',

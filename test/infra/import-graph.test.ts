@@ -6,7 +6,7 @@ import { REPOSITORY_ROOT } from '../../infra/repository.js';
 
 /**
  * The imports between the repository's own modules, from every file under
- * shared/ and functions/ and whatever they reach (the route table), read with
+ * shared/ and functions/ and whatever they reach, read with
  * TypeScript's parser: `import type` and `export ... from` count too, so a
  * cycle through types alone is caught as well.
  */
@@ -88,7 +88,7 @@ describe('the import graph of shared/ and functions/', () => {
 
   it('is read: the walk sees the handlers, the composition root and the route table', () => {
     expect(graph.get('functions/conversations/create.ts')).toEqual(
-      expect.arrayContaining(['shared/app.ts', 'infra/routes.ts', 'shared/http/lambda.ts']),
+      expect.arrayContaining(['shared/app.ts', 'shared/routes.ts', 'shared/http/lambda.ts']),
     );
     expect(graph.get('shared/app.ts')).toContain('shared/idempotency/service.ts');
     expect(
@@ -114,6 +114,29 @@ describe('the import graph of shared/ and functions/', () => {
   });
 
   it('keeps the route table, which every function bundles, free of imports', () => {
-    expect(graph.get('infra/routes.ts')).toEqual([]);
+    expect(graph.get('shared/routes.ts')).toEqual([]);
+  });
+
+  it('keeps the services and membership free of HTTP: they throw domain errors, which the pipeline answers', () => {
+    const services = [...graph.keys()].filter(
+      (module) => /^shared\/[^/]+\/service\.ts$/.test(module) || module === 'shared/conversations/membership.ts',
+    );
+    expect(services).toEqual(
+      expect.arrayContaining(['shared/conversations/service.ts', 'shared/attachments/service.ts', 'shared/uploads/service.ts']),
+    );
+    const intoHttp = services.flatMap((module) =>
+      graph
+        .get(module)!
+        .filter((target) => target.startsWith('shared/http/'))
+        .map((target) => `${module} → ${target}`),
+    );
+    expect(intoHttp).toEqual([]);
+  });
+
+  it('keeps the runtime out of infra/: no module of shared/ or functions/ reaches one under infra/', () => {
+    const intoInfra = [...graph].flatMap(([module, targets]) =>
+      targets.filter((target) => target.startsWith('infra/')).map((target) => `${module} → ${target}`),
+    );
+    expect(intoInfra).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { BEARER_HEADER_PATTERN, GetRealtime } from '../../infra/routes.js';
+import { BEARER_HEADER_PATTERN } from '../../infra/gateway-settings.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
+import { GetRealtime } from '../../shared/routes.js';
 import { resourcesOf } from './synth.js';
 
 /**

@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import { CreateConversation, GetConversation, routes } from '../../infra/routes.js';
 import { type HttpHandler, httpPipeline } from '../../shared/http/handler.js';
 import { ok } from '../../shared/http/response.js';
+import { CreateConversation, GetConversation, routes } from '../../shared/routes.js';
 
 /**
  * The route row is the one declaration of a route's Idempotency-Key: the

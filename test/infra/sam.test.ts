@@ -5,8 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleLayout } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import { routes } from '../../infra/routes.js';
 import { readConfig } from '../../shared/config.js';
+import { routes } from '../../shared/routes.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
 // What `sam local start-api -t cdk.out/<Stack>.template.json` needs of each

@@ -3,8 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../../infra/gateway-settings.js';
 import { createGateway, invocationPayloadBytes, type LoadedRoute } from '../../infra/local/gateway.js';
-import { LAMBDA_MAX_INVOKE_PAYLOAD_BYTES, type Route } from '../../infra/routes.js';
+import type { Route } from '../../shared/routes.js';
 
 // What API Gateway does between the authorizer and the function, seen over HTTP:
 // the invocation Lambda refuses for size (on a stage without the size guard, which

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GATEWAY_MAX_BODY_BYTES } from '../../infra/routes.js';
+import { GATEWAY_MAX_BODY_BYTES } from '../../infra/gateway-settings.js';
 import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from '../../infra/size-guard.js';
 import { DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import { MAX_FILENAME_BYTES } from '../../shared/files/filename.js';

@@ -3,7 +3,9 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables } from '../../infra/local/dynamodb.js';
+import { KeyInUse, KeyReused } from '../../shared/domain-errors.js';
 import { idempotencyTable } from '../../shared/dynamo/tables.js';
+import { toApiError } from '../../shared/http/errors.js';
 import { underIdempotencyKey } from '../../shared/http/idempotency.js';
 import type { ApiRequest } from '../../shared/http/request.js';
 import { DynamoIdempotencyStore } from '../../shared/idempotency/dynamo-store.js';
@@ -134,10 +136,11 @@ describe('a request whose key is held by a running request', () => {
     const service = new IdempotencyService(store, timing);
     void underIdempotencyKey(service, request('stuck'), { contact_id: 'a' }, () => new Promise(() => {}));
     await claimed('stuck');
-    await expect(underIdempotencyKey(service, request('stuck'), { contact_id: 'a' }, async () => created)).rejects.toMatchObject({
-      status: 409,
-      code: 'idempotency_key_in_use',
-    });
+    const refusal = await underIdempotencyKey(service, request('stuck'), { contact_id: 'a' }, async () => created).catch(
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(KeyInUse);
+    expect(toApiError(refusal)).toMatchObject({ status: 409, code: 'idempotency_key_in_use' });
   });
 
   it('gives a run after a failed one the same seed, so a retry after an unknown outcome finds what the first run made', async () => {
@@ -162,8 +165,10 @@ describe('a request whose key is held by a running request', () => {
     const service = new IdempotencyService(store, { ...timing, waitMs: 60_000 });
     void underIdempotencyKey(service, request('different'), { contact_id: 'a' }, () => new Promise(() => {}));
     await claimed('different');
-    await expect(underIdempotencyKey(service, request('different'), { contact_id: 'b' }, async () => created)).rejects.toMatchObject({
-      code: 'idempotency_key_reused',
-    });
+    const refusal = await underIdempotencyKey(service, request('different'), { contact_id: 'b' }, async () => created).catch(
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(KeyReused);
+    expect(toApiError(refusal)).toMatchObject({ status: 409, code: 'idempotency_key_reused' });
   });
 });

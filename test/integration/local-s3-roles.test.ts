@@ -9,7 +9,7 @@ import { boundedTransport } from '../../shared/transport.js';
 /**
  * The local S3 answers a missing key as S3 answers the calling function's
  * role (infra/local/s3-roles.ts): 404 to a role that may list the files
- * prefix (CompleteUploadSession, infra/routes.ts), 403 AccessDenied to one
+ * prefix (CompleteUploadSession, shared/routes.ts), 403 AccessDenied to one
  * that may not; the server's own base key may do anything.
  */
 const BUCKET = 'roles-bucket';

@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Mute } from '../../../shared/conversations/model.js';
 import { isMutedAt, requestedMute, shownMute } from '../../../shared/conversations/mute.js';
+import { InvalidParameter } from '../../../shared/domain-errors.js';
+import { toApiError } from '../../../shared/http/errors.js';
 
 const NOW = 1_000;
 
@@ -53,7 +55,8 @@ describe('requestedMute', () => {
           expect(error).toBeUndefined();
           expect(requestedMute(isMuted, until, NOW)).toEqual(mutes ? { kind: 'until', until } : { kind: 'off' });
         } else {
-          expect(error).toMatchObject({ status: 400, code: 'parameter_invalid', param: 'muted_until' });
+          expect(error).toBeInstanceOf(InvalidParameter);
+          expect(toApiError(error)).toMatchObject({ status: 400, code: 'parameter_invalid', param: 'muted_until' });
         }
       }),
     );

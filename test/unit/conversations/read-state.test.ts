@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isUnread, type ReadStateWrite, type ReadTimes, readStateCases, requestedOpen } from '../../../shared/conversations/read-state.js';
-import { ApiError } from '../../../shared/http/errors.js';
+import { InvalidParameter } from '../../../shared/domain-errors.js';
+import { toApiError } from '../../../shared/http/errors.js';
 
 const time = fc.option(fc.integer({ min: 0, max: 20 }), { nil: null });
 const times: fc.Arbitrary<ReadTimes> = fc.record({ last_active_at: time, last_opened_at: time });
@@ -68,7 +69,7 @@ describe('requestedOpen', () => {
     } catch (caught) {
       error = caught;
     }
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 400, code: 'parameter_invalid', param: 'last_opened_at' });
+    expect(error).toBeInstanceOf(InvalidParameter);
+    expect(toApiError(error)).toMatchObject({ status: 400, code: 'parameter_invalid', param: 'last_opened_at' });
   });
 });

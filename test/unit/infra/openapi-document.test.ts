@@ -1,7 +1,7 @@
 import { createConfig, lint } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
 import { loadOpenApi, OPENAPI_FILE } from '../../../infra/local/openapi.js';
-import { routes } from '../../../infra/routes.js';
+import { routes } from '../../../shared/routes.js';
 import type { Json } from '../../support/api.js';
 import { OpenApiContract } from '../../support/openapi-contract.js';
 

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../../../infra/gateway-settings.js';
 import { callerIdentity, invocationPayloadBytes } from '../../../infra/local/gateway.js';
-import { BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../../../infra/routes.js';
 import {
   decimalAtMost,
   EVENT_ENVELOPE_MAX_BYTES,

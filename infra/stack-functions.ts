@@ -1,0 +1,82 @@
+/**
+ * The stack's functions beside the route table's (shared/routes.ts): their
+ * handler modules and the settings every function is deployed with. The CDK
+ * construct (constructs/functions.ts), the local server and the bench read
+ * them here, so this module loads neither aws-cdk-lib nor the handlers.
+ */
+import { routes } from '../shared/routes.js';
+
+export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
+
+/** The function that removes what hangs off removed items, fed by the tables' streams (tables.ts `stream`). */
+export const CLEANUP_ENTRY = 'functions/cleanup.ts';
+
+/** The function that moves an upload to the other sides of its thread, fed by the attachments table's stream (new records). */
+export const FAN_OUT_ENTRY = 'functions/fan-out.ts';
+
+/** The events pipe's enrichment: a new event item's record as the bus entry's detail (shared/events/bus.ts). */
+export const EVENT_DETAIL_ENTRY = 'functions/event-detail.ts';
+
+/** The Event API's Lambda authorizer: the REST authorizer's token checks, each user to their own channel (shared/realtime/authorization.ts). */
+export const REALTIME_AUTHORIZER_ENTRY = 'functions/realtime-authorizer.ts';
+
+/** The function that pushes a hint per new event to its user's channel, fed by the events table's stream. */
+export const REALTIME_PUBLISHER_ENTRY = 'functions/realtime-publisher.ts';
+
+/** A function the stack deploys: its name (the construct's id, so the Lambda function's and its role's) and handler module. */
+export interface StackFunction {
+  name: string;
+  entry: string;
+}
+
+export const authorizerFunction = { name: 'Authorizer', entry: AUTHORIZER_ENTRY } as const satisfies StackFunction;
+export const cleanupFunction = { name: 'Cleanup', entry: CLEANUP_ENTRY } as const satisfies StackFunction;
+export const fanOutFunction = { name: 'FanOut', entry: FAN_OUT_ENTRY } as const satisfies StackFunction;
+export const eventDetailFunction = { name: 'EventDetail', entry: EVENT_DETAIL_ENTRY } as const satisfies StackFunction;
+export const realtimePublisherFunction = { name: 'RealtimePublisher', entry: REALTIME_PUBLISHER_ENTRY } as const satisfies StackFunction;
+export const realtimeAuthorizerFunction = { name: 'RealtimeAuthorizer', entry: REALTIME_AUTHORIZER_ENTRY } as const satisfies StackFunction;
+
+/**
+ * Every function the stack deploys: one per route, then the others. What
+ * measures or checks each function (the bench's bundles and cold starts, the
+ * stack test) walks this list, so a new function cannot be left out.
+ */
+export const stackFunctions: readonly StackFunction[] = [
+  ...routes.map(({ name, entry }) => ({ name, entry })),
+  authorizerFunction,
+  cleanupFunction,
+  fanOutFunction,
+  eventDetailFunction,
+  realtimePublisherFunction,
+  realtimeAuthorizerFunction,
+];
+
+/**
+ * Every function's timeout: under API Gateway's 29 s integration timeout, so
+ * the gateway always hears from the function. Lambda stops a function there
+ * (API Gateway answers 502); the stack sets it, the local emulator enforces
+ * it, and the handlers' time budget (shared/deadline.ts) ends before it, so a
+ * stalled backend is a 503 rather than a timeout.
+ */
+export const FUNCTION_TIMEOUT_SECONDS = 20;
+
+/**
+ * The stream consumers' timeout (the cleanup, the fan-out): Lambda's most,
+ * 15 minutes. Nothing waits on them, and one record can be long work (an
+ * upload into a group of 10,000 sides, a side with 10,000 uploads removed):
+ * the longer each invocation, the fewer retries a batch takes, and the
+ * mapping's retries are few (STREAM_RETRY_ATTEMPTS). Their budget
+ * (shared/deadline.ts, consumerBudgetFor) ends shortly before it, so a batch
+ * still unfinished reports where it stopped rather than being cut
+ * (docs/decisions.md, "Stream consumers sized for their work").
+ */
+export const CONSUMER_TIMEOUT_SECONDS = 900;
+
+/**
+ * Every function's memory and architecture: the stack deploys them, the bench
+ * prices GB-seconds with them, the secrets extension's layer is per
+ * architecture. 512 MB buys the CPU that parsing a 4 MiB multipart body and
+ * the SDKs' cold start want. Here rather than in the CDK construct, so that
+ * what reads them does not load aws-cdk-lib.
+ */
+export const FUNCTION_SETTINGS = { memoryMb: 512, architecture: 'arm64' } as const;
