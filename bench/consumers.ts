@@ -9,11 +9,11 @@ import { toItem } from '../shared/conversations/item-codec.js';
 import { newConversation } from '../shared/conversations/model.js';
 import { uniquenessItem } from '../shared/conversations/uniqueness.js';
 import { attachmentConversationKey, conversationKey } from '../shared/dynamo/keys.js';
-import { attachmentIndexes, eventsTable } from '../shared/dynamo/tables.js';
+import { attachmentIndexes } from '../shared/dynamo/tables.js';
 import { fileKey, userFilesPrefix } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
 import { PRICES } from './cost.js';
-import { transactionWriteUnits } from './item-size.js';
+import { billedWriteUnits, callCount, emptyCapacityTally, meterCapacity } from './dynamo-capacity.js';
 import { Api } from './local-api.js';
 import { LOCAL_CREDENTIALS, LOCAL_ENV } from './processes.js';
 import { putItems } from './seed-conversations.js';
@@ -78,19 +78,6 @@ export interface ConsumerFigures {
 const DEADLINE_MS = 30 * 60_000;
 const GROUP_POLL_MS = 1_000;
 const CLEANUP_POLL_MS = 1_000;
-const EVENT_INDEX_SORT_KEYS = (eventsTable.localIndexes ?? []).map((index) => index.sortKey);
-const TRANSACT_WRITES = new Set(['TransactWriteCommand', 'TransactWriteItemsCommand']);
-const READS = new Set([
-  'GetCommand',
-  'QueryCommand',
-  'ScanCommand',
-  'BatchGetCommand',
-  'TransactGetCommand',
-  'GetItemCommand',
-  'BatchGetItemCommand',
-  'TransactGetItemsCommand',
-]);
-
 export async function measureConsumers(
   app: App,
   backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
@@ -299,82 +286,38 @@ interface Meter {
   settle(): Promise<void>;
 }
 
-interface Consumed {
-  TableName?: string;
-  CapacityUnits?: number;
-  ReadCapacityUnits?: number;
-  WriteCapacityUnits?: number;
-}
-
 /** Meters every DynamoDB and S3 call of the server's App from now on (see the module's comment). */
 function meterOf(server: LocalApi): Meter {
   const { app } = server;
-  const eventsTableName = app.config.eventsTable;
-  let calls: Record<string, number> = {};
+  let dynamoCalls = emptyCapacityTally();
   let s3: Record<string, number> = {};
-  let readUnits = 0;
-  let writeUnits = 0;
-  let total = 0;
-  app.use(dynamo).middlewareStack.add(
-    (next, context) => async (args) => {
-      const command = (context.commandName ?? 'unknown').replace(/Command$/, '');
-      calls[command] = (calls[command] ?? 0) + 1;
-      total += 1;
-      const input = args.input as Record<string, unknown>;
-      input.ReturnConsumedCapacity = 'TOTAL';
-      const result = await next(args);
-      const output = result.output as { ConsumedCapacity?: Consumed | Consumed[] };
-      const isRead = READS.has(context.commandName ?? '');
-      const isTransaction = TRANSACT_WRITES.has(context.commandName ?? '');
-      for (const entry of output.ConsumedCapacity === undefined ? [] : [output.ConsumedCapacity].flat()) {
-        readUnits += entry.ReadCapacityUnits ?? (isRead ? (entry.CapacityUnits ?? 0) : 0);
-        // The events table's transactional writes are counted from the items sent (below), not as reported.
-        if (!(isTransaction && entry.TableName === eventsTableName))
-          writeUnits += entry.WriteCapacityUnits ?? (isRead ? 0 : (entry.CapacityUnits ?? 0));
-      }
-      delete output.ConsumedCapacity;
-      return result;
-    },
-    { step: 'initialize', name: 'benchConsumersCapacity' },
-  );
-  app.use(dynamo).middlewareStack.add(
-    (next, context) => async (args) => {
-      if (!TRANSACT_WRITES.has(context.commandName ?? '')) return next(args);
-      const { body } = args.request as { body?: string | Uint8Array };
-      const units = transactionWriteUnits(
-        typeof body === 'string' ? body : Buffer.from(body!).toString('utf8'),
-        eventsTableName,
-        EVENT_INDEX_SORT_KEYS,
-      );
-      const result = await next(args);
-      writeUnits += units;
-      return result;
-    },
-    { step: 'build', name: 'benchConsumersTransactionItems' },
-  );
+  meterCapacity(app, () => dynamoCalls);
   app.use(s3Bucket).observe((operation) => {
     s3[operation] = (s3[operation] ?? 0) + 1;
   });
   return {
     reset() {
-      calls = {};
+      dynamoCalls = emptyCapacityTally();
       s3 = {};
-      readUnits = 0;
-      writeUnits = 0;
     },
-    figures: () => ({
-      calls: { ...calls },
-      readUnits: round(readUnits, 1),
-      writeUnits: round(writeUnits, 1),
-      dollars: round((readUnits * PRICES.dynamoReadUnitPerMillion + writeUnits * PRICES.dynamoWriteUnitPerMillion) / 1e6, 4),
-    }),
+    figures: () => {
+      const { readUnits } = dynamoCalls;
+      const writeUnits = billedWriteUnits(dynamoCalls);
+      return {
+        calls: { ...dynamoCalls.calls },
+        readUnits: round(readUnits, 1),
+        writeUnits: round(writeUnits, 1),
+        dollars: round((readUnits * PRICES.dynamoReadUnitPerMillion + writeUnits * PRICES.dynamoWriteUnitPerMillion) / 1e6, 4),
+      };
+    },
     s3Calls: () => ({ ...s3 }),
     async settle() {
-      let before = total;
+      let before = callCount(dynamoCalls);
       for (;;) {
         await sleep(2_000);
-        if (total === before) return;
-        before = total;
+        const now = callCount(dynamoCalls);
+        if (now === before) return;
+        before = now;
       }
     },
   };

@@ -4,21 +4,17 @@ import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { FAN_OUT_ENTRY, FUNCTION_SETTINGS } from '../infra/stack-functions.js';
-import { App, attachmentWriter, conversations, dynamo, s3Bucket } from '../shared/app.js';
+import { App, attachmentWriter, conversations, s3Bucket } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
 import { attachmentKey } from '../shared/dynamo/keys.js';
-import { eventsTable } from '../shared/dynamo/tables.js';
 import type { HttpHandler, ProxyHandler } from '../shared/http/handler.js';
 import { type Route, routes } from '../shared/routes.js';
 import { nowSeconds } from '../shared/time.js';
+import { billedWriteUnits, type CapacityTally, callCount, emptyCapacityTally, meterCapacity } from './dynamo-capacity.js';
 import { type EventRequest, type Image, proxyEvent, streamInsertEvent } from './events.js';
 import type { Fixture } from './fixture.js';
-import { transactionWriteUnits } from './item-size.js';
 import { fileOf, multipartBody } from './multipart.js';
 import { median, round } from './stats.js';
-
-/** The events table's local indexes: each event is written to them too. */
-const EVENT_INDEX_SORT_KEYS = (eventsTable.localIndexes ?? []).map((index) => index.sortKey);
 
 /**
  * What a user pays AWS per million requests of each endpoint, from what each
@@ -61,17 +57,6 @@ const S3_PUT_CLASS = new Set([
 ]);
 const S3_GET_CLASS = new Set(['GetObject', 'HeadObject']);
 const S3_FREE = new Set(['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload']);
-const TRANSACT_WRITES = new Set(['TransactWriteCommand', 'TransactWriteItemsCommand']);
-const DYNAMO_READS = new Set([
-  'GetCommand',
-  'QueryCommand',
-  'ScanCommand',
-  'BatchGetCommand',
-  'TransactGetCommand',
-  'GetItemCommand',
-  'BatchGetItemCommand',
-  'TransactGetItemsCommand',
-]);
 
 export interface CostFigure {
   endpoint: string;
@@ -101,89 +86,22 @@ export interface CostFigure {
 }
 
 interface Tally {
-  dynamoCalls: number;
-  readUnits: number;
-  writeUnits: number;
-  /** The events table's share: reads and writes as DynamoDB reports them (by TableName), writes by AWS's rule from the items sent. */
-  outboxReadUnits: number;
-  outboxReportedWriteUnits: number;
-  outboxWriteUnits: number;
+  /** DynamoDB's, the events table's share apart (the outbox's). */
+  dynamo: CapacityTally;
   s3Calls: Record<string, number>;
 }
 
-const emptyTally = (): Tally => ({
-  dynamoCalls: 0,
-  readUnits: 0,
-  writeUnits: 0,
-  outboxReadUnits: 0,
-  outboxReportedWriteUnits: 0,
-  outboxWriteUnits: 0,
-  s3Calls: {},
-});
+const emptyTally = (): Tally => ({ dynamo: emptyCapacityTally(), s3Calls: {} });
 
 let recording: Tally | undefined;
 
 /** Installed once on the App's clients; counts only while `recording` is set. */
 function installMeters(app: App): void {
-  app.use(dynamo).middlewareStack.add(
-    (next, context) => async (args) => {
-      const tally = recording;
-      if (!tally) return next(args);
-      const input = args.input as Record<string, unknown>;
-      input.ReturnConsumedCapacity = 'TOTAL';
-      tally.dynamoCalls += 1;
-      const result = await next(args);
-      const output = result.output as { ConsumedCapacity?: Consumed | Consumed[] };
-      const consumed = output.ConsumedCapacity === undefined ? [] : [output.ConsumedCapacity].flat();
-      const isRead = DYNAMO_READS.has(context.commandName ?? '');
-      for (const entry of consumed) {
-        // DynamoDB reports the split where it has one (transactions); else the operation says which.
-        const read = entry.ReadCapacityUnits ?? (isRead ? (entry.CapacityUnits ?? 0) : 0);
-        const written = entry.WriteCapacityUnits ?? (isRead ? 0 : (entry.CapacityUnits ?? 0));
-        tally.readUnits += read;
-        tally.writeUnits += written;
-        // A transaction reports one entry per table it wrote.
-        if (entry.TableName === app.config.eventsTable) {
-          tally.outboxReadUnits += read;
-          tally.outboxReportedWriteUnits += written;
-        }
-      }
-      delete output.ConsumedCapacity;
-      return result;
-    },
-    { step: 'initialize', name: 'benchConsumedCapacity' },
-  );
-  // A committed transaction as it was sent: its items' sizes, which AWS bills by. (A cancelled one is not counted,
-  // as DynamoDB Local reports nothing for it: what AWS bills for one is not measured here.)
-  app.use(dynamo).middlewareStack.add(
-    (next, context) => async (args) => {
-      const tally = recording;
-      const { body } = args.request as { body?: unknown };
-      if (!tally || !TRANSACT_WRITES.has(context.commandName ?? '')) return next(args);
-      if (typeof body !== 'string' && !(body instanceof Uint8Array))
-        throw new Error(`A transaction's body the bench cannot read: ${typeof body}`);
-      const units = transactionWriteUnits(
-        typeof body === 'string' ? body : Buffer.from(body).toString('utf8'),
-        app.config.eventsTable,
-        EVENT_INDEX_SORT_KEYS,
-      );
-      const result = await next(args);
-      tally.outboxWriteUnits += units;
-      return result;
-    },
-    { step: 'build', name: 'benchTransactionItems' },
-  );
+  meterCapacity(app, () => recording?.dynamo);
   app.use(s3Bucket).observe((operation) => {
     const tally = recording;
     if (tally) tally.s3Calls[operation] = (tally.s3Calls[operation] ?? 0) + 1;
   });
-}
-
-interface Consumed {
-  TableName?: string;
-  CapacityUnits?: number;
-  ReadCapacityUnits?: number;
-  WriteCapacityUnits?: number;
 }
 
 interface Caller {
@@ -462,11 +380,11 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[][]): Co
   const lambdaInvocations = durations[0]!.length;
   const { memoryMb, architecture } = FUNCTION_SETTINGS;
   const gbSeconds = (memoryMb / 1024) * (billedMs / 1000);
-  const readUnits = mean((tally) => tally.readUnits);
-  const outboxReadUnits = mean((tally) => tally.outboxReadUnits);
-  const outboxWriteUnits = mean((tally) => tally.outboxWriteUnits);
-  const outboxReportedWriteUnits = mean((tally) => tally.outboxReportedWriteUnits);
-  const writeUnits = mean((tally) => tally.writeUnits) - outboxReportedWriteUnits + outboxWriteUnits;
+  const readUnits = mean((tally) => tally.dynamo.readUnits);
+  const outboxReadUnits = mean((tally) => tally.dynamo.eventsReadUnits);
+  const outboxWriteUnits = mean((tally) => tally.dynamo.eventsWriteUnits);
+  const outboxReportedWriteUnits = mean((tally) => tally.dynamo.eventsReportedWriteUnits);
+  const writeUnits = mean((tally) => billedWriteUnits(tally.dynamo));
   const s3 = Object.entries(s3Calls).reduce((sum, [name, count]) => {
     if (S3_PUT_CLASS.has(name)) return sum + count * PRICES.s3PutPerThousand * 1000;
     if (S3_GET_CLASS.has(name)) return sum + count * PRICES.s3GetPerThousand * 1000;
@@ -483,7 +401,7 @@ function figureOf(endpoint: string, tallies: Tally[], durations: number[][]): Co
     endpoint,
     invocations: tallies.length,
     dynamoCalls: round(
-      mean((tally) => tally.dynamoCalls),
+      mean((tally) => callCount(tally.dynamo)),
       2,
     ),
     readUnits: round(readUnits, 2),

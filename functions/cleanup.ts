@@ -1,9 +1,10 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type App, attachmentWriter, sessionLeftovers } from '../shared/app.js';
-import { isRemoval, removedKey, removedString, tableOf } from '../shared/cleanup/stream-events.js';
+import { isRemoval, removedKey, removedString } from '../shared/cleanup/stream-events.js';
 import { ATTACHMENT_SK, CONVERSATION_SK_PREFIX, UPLOAD_INTENT_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
 import { eachInOrder, streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
+import { tableOf } from '../shared/stream-records.js';
 
 /**
  * Removes what hangs off a removed item, from the tables' streams: a removed

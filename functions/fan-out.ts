@@ -1,11 +1,11 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type App, fanOut } from '../shared/app.js';
 import { fromItem } from '../shared/attachments/dynamo-store.js';
-import { addedItem, removedItem, tableOf } from '../shared/cleanup/stream-events.js';
 import type { ThreadChange } from '../shared/conversations/fan-out.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
 import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
+import { addedItem, removedItem, tableOf } from '../shared/stream-records.js';
 
 /**
  * Moves every change of an attachment in a thread (an upload, a rename, a

@@ -1,4 +1,4 @@
-import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { GetRealtime } from '../shared/routes.js';
@@ -7,6 +7,7 @@ import { Data } from './constructs/data.js';
 import { Functions } from './constructs/functions.js';
 import { OperatorEvents } from './constructs/operator-events.js';
 import { Realtime } from './constructs/realtime.js';
+import { removalPolicyFor } from './constructs/removal-policy.js';
 import type { StackSettings } from './settings.js';
 
 export interface MessagingStackProps extends StackProps {
@@ -40,7 +41,7 @@ export class MessagingStack extends Stack {
         ? new Secret(this, 'AuthSecret', {
             description: 'HS256 key that signs and verifies the API access tokens',
             generateSecretString: { passwordLength: 64, excludePunctuation: true },
-            removalPolicy: settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+            removalPolicy: removalPolicyFor(settings.ephemeral),
           })
         : undefined;
     if (authSecret) {
@@ -56,7 +57,7 @@ export class MessagingStack extends Stack {
     this.operatorEvents = new OperatorEvents(this, 'OperatorEvents', {
       events: this.data.events,
       detail: this.functions.eventDetail,
-      removalPolicy: settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+      removalPolicy: removalPolicyFor(settings.ephemeral),
     });
 
     const realtimeReader = this.functions.byRoute.get(GetRealtime);

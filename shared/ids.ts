@@ -14,6 +14,13 @@ export const newSeed = (): string => ulid();
 /** The id a seeded run creates: the same for every retry of that run. */
 export const seededId = (prefix: IdPrefix, seed: string | undefined): string => (seed ? `${prefix}_${seed}` : newId(prefix));
 
+/**
+ * An id that takes another id's ULID: what one creation makes in turn (a
+ * direct upload's new side for its contact) has the same id on every retry
+ * of the work that makes it.
+ */
+export const idWithUlidOf = (prefix: IdPrefix, id: string): string => `${prefix}_${id.slice(id.indexOf('_') + 1)}`;
+
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const patterns: Record<IdPrefix, RegExp> = {
   conv: new RegExp(`^conv_${ULID}$`),

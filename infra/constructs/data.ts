@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
@@ -11,6 +11,7 @@ import {
   uploadSessionsTable,
 } from '../../shared/dynamo/tables.js';
 import { filesBucketCors } from '../../shared/http/cors.js';
+import { removalPolicyFor } from './removal-policy.js';
 
 export interface DataProps {
   ephemeral: boolean;
@@ -34,7 +35,7 @@ export class Data extends Construct {
 
   constructor(scope: Construct, id: string, props: DataProps) {
     super(scope, id);
-    const removalPolicy = props.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    const removalPolicy = removalPolicyFor(props.ephemeral);
 
     this.conversations = table(this, 'Conversations', conversationsTable, props.ephemeral);
     this.attachments = table(this, 'Attachments', attachmentsTable, props.ephemeral);
@@ -94,7 +95,7 @@ function table(scope: Construct, id: string, definition: TableDefinition, epheme
     ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
     ...(definition.stream ? { stream: StreamViewType[definition.stream] } : {}),
     deletionProtection: !ephemeral,
-    removalPolicy: ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    removalPolicy: removalPolicyFor(ephemeral),
   });
   for (const index of definition.indexes) {
     created.addGlobalSecondaryIndex({

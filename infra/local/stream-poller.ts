@@ -14,10 +14,10 @@ import {
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type FilterPattern, passes } from '../../shared/cleanup/stream-events.js';
 import { type InvocationTime, invocationTime } from '../../shared/deadline.js';
 import type { TableDefinition } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
+import { type FilterPattern, passes } from '../../shared/stream-records.js';
 
 export interface StreamPollerOptions {
   endpoint: string;

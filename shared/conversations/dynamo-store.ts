@@ -59,16 +59,7 @@ export class DynamoConversationStore implements ConversationStore {
   ): Promise<{ conversation: Conversation; created: boolean }> {
     return retryWhileBusy(async () => {
       const conversation = newConversation(seededId('conv', seed), counterpart, this.clock());
-      const items = [
-        {
-          Put: {
-            TableName: this.table,
-            Item: uniquenessItem(userId, counterpart, conversation.id),
-            ...expressions({ condition: itemAbsent() }),
-          },
-        },
-        { Put: { TableName: this.table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
-      ];
+      const items = creationItems(this.table, userId, conversation);
       const feed = await this.outbox.append(userId, [createdEvent('conversation', conversation, requestId)]);
       const outcome = await transactWrite(this.client, [...items, ...feed.items]);
       if (outcome.committed) return { conversation, created: true };
@@ -264,6 +255,25 @@ function conversationUpdate(table: string, userId: string, id: string, changes: 
   const update = changes.with(userId, id, readState);
   if (!update) return undefined;
   return { TableName: table, Key: conversationKey(userId, id), ...expressions({ update, condition: stillThere(readState) }) };
+}
+
+/**
+ * A conversation's creation: its uniqueness record and it, each on the
+ * condition that it does not exist yet, so that of two creations for one
+ * (user, counterpart) one commits. A create request's and the fan-out's (a
+ * contact's new side) alike.
+ */
+export function creationItems(table: string, userId: string, conversation: Conversation): TransactItem[] {
+  return [
+    {
+      Put: {
+        TableName: table,
+        Item: uniquenessItem(userId, counterpartOf(conversation), conversation.id),
+        ...expressions({ condition: itemAbsent() }),
+      },
+    },
+    { Put: { TableName: table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
+  ];
 }
 
 /** A conversation's removal: it and its uniqueness record, each as long as it is there. */

@@ -3,6 +3,13 @@ import { type Counterpart, type Thread, threadKey, threadOf } from '../dynamo/ke
 import { createdEvent, deletedEvent, type EventDraft, updatedEvents } from '../events/model.js';
 
 /**
+ * What the fan-out reacts to: every change of the attachments table (an
+ * upload, a rename, a removal each reach the thread's other members). The
+ * stack's mapping filters on this pattern, the local poller applies it too.
+ */
+export const CHANGES_FILTER_PATTERN = { eventName: ['INSERT', 'MODIFY', 'REMOVE'] } as const;
+
+/**
  * A change to an attachment of a thread, as the attachments table's stream
  * shows it: an upload, a rename, a removal (by its uploader, or by the
  * cleanup of the uploader's side). `id` is the stream record's eventID, the

@@ -5,13 +5,13 @@ import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { EXPIRES_AT } from '../events/item.js';
 import { createdEvent, EVENT_RETENTION_SECONDS, type EventDraft } from '../events/model.js';
 import { type Outbox, withFeed } from '../events/outbox.js';
+import { idWithUlidOf } from '../ids.js';
 import type { Clock } from '../time.js';
 import { ConversationActivity } from './activity.js';
+import { creationItems } from './dynamo-store.js';
 import { latestUpload, type MemberDelivery, memberEvents, showsAnything, type ThreadChange } from './fan-out.js';
-import { toItem } from './item-codec.js';
 import type { ThreadSides } from './membership.js';
 import { type Conversation, newConversation } from './model.js';
-import { uniquenessItem } from './uniqueness.js';
 
 /**
  * Changes written to one member in one transaction at most: each is two
@@ -142,19 +142,10 @@ export class SideDelivery {
     if (counterpart.kind === 'group' || !firstUpload || at === undefined) return undefined;
     // The same id for every delivery of this upload; the uniqueness record keeps a second side from being made.
     const conversation: Conversation = {
-      ...newConversation(`conv_${firstUpload.record.id.slice('att_'.length)}`, counterpart, at),
+      ...newConversation(idWithUlidOf('conv', firstUpload.record.id), counterpart, at),
       last_active_at: at,
     };
-    const items: TransactItem[] = [
-      {
-        Put: {
-          TableName: this.conversationsTable,
-          Item: uniquenessItem(userId, counterpart, conversation.id),
-          ...expressions({ condition: itemAbsent() }),
-        },
-      },
-      { Put: { TableName: this.conversationsTable, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
-    ];
+    const items = creationItems(this.conversationsTable, userId, conversation);
     return { id: conversation.id, items, before: [createdEvent('conversation', conversation, null)], after: [] };
   }
 

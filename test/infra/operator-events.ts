@@ -2,12 +2,12 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { handler as enrich } from '../../functions/event-detail.js';
-import { passes } from '../../shared/cleanup/stream-events.js';
 import { eventsTable } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN, busEnvelope } from '../../shared/events/bus.js';
 import { eventId } from '../../shared/events/ids.js';
 import { eventItem } from '../../shared/events/item.js';
 import type { ApiEvent } from '../../shared/events/model.js';
+import { passes } from '../../shared/stream-records.js';
 import type { Json } from '../support/api.js';
 import { resourcesOf } from './synth.js';
 
