@@ -43,8 +43,11 @@ import {
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 
-/** Node.js 24 on Graviton; infra/bundling.ts targets the same Node version. */
+/** Node.js 24; infra/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+
+/** Graviton: FUNCTION_SETTINGS' arm64, as CDK names it. */
+const LAMBDA_ARCHITECTURE = Architecture.ARM_64.name === FUNCTION_SETTINGS.architecture ? Architecture.ARM_64 : Architecture.X86_64;
 
 export interface FunctionsProps {
   data: Data;
@@ -253,7 +256,7 @@ export class Functions extends Construct {
       projectRoot: REPOSITORY_ROOT,
       depsLockFilePath: join(REPOSITORY_ROOT, 'package-lock.json'),
       runtime: LAMBDA_RUNTIME,
-      architecture: Architecture.ARM_64.name === FUNCTION_SETTINGS.architecture ? Architecture.ARM_64 : Architecture.X86_64,
+      architecture: LAMBDA_ARCHITECTURE,
       memorySize: FUNCTION_SETTINGS.memoryMb,
       // Under API Gateway's 29 s integration timeout, unless `extra` says otherwise (the stream consumers); each
       // invocation's backend calls end before it (shared/deadline.ts).
