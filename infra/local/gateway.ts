@@ -1,26 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { type InvocationTime, invocationTime } from '../../shared/deadline.js';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { TokenAuthorizer } from '../../functions/authorizer.js';
+import { invocationTime } from '../../shared/deadline.js';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { dictionary } from '../../shared/http/dictionary.js';
 import { type ApiError, errorBody } from '../../shared/http/errors.js';
+import type { ProxyHandler } from '../../shared/http/handler.js';
 import type { Route } from '../../shared/routes.js';
 import { authenticationChallenge, type GatewayResponseType, gatewayResponses } from '../gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../gateway-settings.js';
 import { type GuardedRequest, type GuardRule, refusingRule } from '../size-guard.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../stack-functions.js';
 import { rawHeaderPairs } from './raw-headers.js';
-
-/**
- * An API Gateway REST API (proxy integration, TOKEN authorizer) in one
- * process: what `npm start` and the integration tests run. It builds the same
- * events API Gateway builds, runs the same authorizer and handlers, and
- * answers with the same gateway responses.
- */
-export type ProxyHandler = (event: APIGatewayProxyEvent, time: InvocationTime) => Promise<APIGatewayProxyResult>;
-export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
 export interface LoadedRoute {
   route: Route;
@@ -57,6 +50,12 @@ const API_ID = 'localapi';
 /** The account of everything the local server makes up an ARN or an envelope for. */
 export const LOCAL_ACCOUNT = '000000000000';
 
+/**
+ * An API Gateway REST API (proxy integration, TOKEN authorizer) in one
+ * process: what `npm start` and the integration tests run. It builds the same
+ * events API Gateway builds, runs the same authorizer and handlers, and
+ * answers with the same gateway responses.
+ */
 export function createGateway(options: GatewayOptions) {
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000;
   const gateway: Gateway = {

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { TokenAuthorizer } from '../../functions/authorizer.js';
 import { App } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
 import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
@@ -32,7 +33,7 @@ import { lockDataDirectory } from './data-lock.js';
 import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
 import { startDynamoDbEnforcer } from './dynamodb-iam.js';
 import { eventsForwarder } from './events-forwarder.js';
-import { answerClientError, createGateway, type GatewayOptions, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
+import { answerClientError, createGateway, type GatewayOptions, LOCAL_ACCOUNT, type LoadedRoute } from './gateway.js';
 import {
   actingAs,
   CLEANUP_FUNCTION,

@@ -96,6 +96,7 @@ describe('the gateway emulator at the function timeout', () => {
     {
       route: route('InTime', '/in-time'),
       handler: async (_event, time) => {
+        if (!time) throw new Error('the gateway invoked the function without its time');
         remainingAtStart.push(time.getRemainingTimeInMillis());
         return { statusCode: 200, body: '{}' };
       },
