@@ -6,7 +6,8 @@ import { type Config, lambdaConfig } from '../shared/config.js';
 
 const BEARER = /^Bearer ([^\s]+)$/;
 
-type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+/** A TOKEN authorizer as API Gateway (and the local gateway, infra/local/gateway.ts) invokes it: the event alone, the result awaited. */
+export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
 /** The authorizer on the `auth` settings of a configuration, read (with the secret behind AUTH_SECRET_ARN) once per cold start. */
 function tokenAuthorizer(config: () => Config): TokenAuthorizer {

@@ -1,4 +1,11 @@
-import { attachmentIndexes, conversationIndexes, type TableDefinition } from '../shared/dynamo/tables.js';
+import {
+  attachmentIndexes,
+  byTableRole,
+  conversationIndexes,
+  stackTables,
+  type TableDefinition,
+  type TableRole,
+} from '../shared/dynamo/tables.js';
 import { FILES_PREFIX } from '../shared/files/keys.js';
 import type { FileAccess, Route } from '../shared/routes.js';
 
@@ -14,12 +21,8 @@ export interface Permission {
   conditions?: Record<string, Record<string, string | string[]>>;
 }
 
-export interface DataArns {
-  conversations: TableArn;
-  attachments: TableArn;
-  idempotency: TableArn;
-  uploadSessions: TableArn;
-  events: TableArn;
+/** Each table's ARN and definition, by its role (shared/dynamo/tables.ts), and the files bucket's. */
+export interface DataArns extends Record<TableRole, TableArn> {
   /** The files bucket's ARN (`arn:aws:s3:::name`). */
   filesBucket: string;
 }
@@ -70,6 +73,11 @@ const FILE_ACTIONS: Record<Exclude<FileAccess, 'list'>, string> = {
   'list-parts': 's3:ListMultipartUploadParts',
   abort: 's3:AbortMultipartUpload',
 };
+
+/** The ARNs of the stack's data: every table of stackTables by `tableArnOf` its role, and the files bucket's. */
+export function dataArnsOf(tableArnOf: (role: TableRole) => string, filesBucket: string): DataArns {
+  return { ...byTableRole((role) => ({ arn: tableArnOf(role), definition: stackTables[role] })), filesBucket };
+}
 
 /** The table and each of its indexes by name: Query on an index needs the index's ARN, and no `index/*` wildcard. */
 function tableResources({ arn, definition }: TableArn): string[] {

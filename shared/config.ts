@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { TableRole } from './dynamo/tables.js';
 import type { Credentials } from './s3/signer.js';
 
 /**
@@ -126,15 +127,29 @@ export function commaSeparated(raw: string | undefined): string[] {
     .filter((entry) => entry !== '');
 }
 
+/** The variables that name the tables, by their role: readConfig reads them, the stack and the local server set them. */
+export const TABLE_VARIABLES = {
+  conversations: 'CONVERSATIONS_TABLE',
+  attachments: 'ATTACHMENTS_TABLE',
+  idempotency: 'IDEMPOTENCY_TABLE',
+  uploadSessions: 'UPLOAD_SESSIONS_TABLE',
+  events: 'EVENTS_TABLE',
+} as const satisfies Record<TableRole, string>;
+
+/** The environment that names each table: its variable, the name `nameOf` gives it. */
+export function tableVariables(nameOf: (role: TableRole) => string): Record<string, string> {
+  return Object.fromEntries(Object.entries(TABLE_VARIABLES).map(([role, variable]) => [variable, nameOf(role as TableRole)]));
+}
+
 export function readConfig(env: Environment): Config {
   refuseUnhonouredS3Settings(env);
   return {
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
-    conversationsTable: env.CONVERSATIONS_TABLE ?? 'conversations',
-    attachmentsTable: env.ATTACHMENTS_TABLE ?? 'attachments',
-    idempotencyTable: env.IDEMPOTENCY_TABLE ?? 'idempotency',
-    uploadSessionsTable: env.UPLOAD_SESSIONS_TABLE ?? 'upload_sessions',
-    eventsTable: env.EVENTS_TABLE ?? 'events',
+    conversationsTable: env[TABLE_VARIABLES.conversations] ?? 'conversations',
+    attachmentsTable: env[TABLE_VARIABLES.attachments] ?? 'attachments',
+    idempotencyTable: env[TABLE_VARIABLES.idempotency] ?? 'idempotency',
+    uploadSessionsTable: env[TABLE_VARIABLES.uploadSessions] ?? 'upload_sessions',
+    eventsTable: env[TABLE_VARIABLES.events] ?? 'events',
     filesBucket: env.FILES_BUCKET ?? 'attachments',
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
     s3Endpoint: optional(env, 'S3_ENDPOINT'),

@@ -20,12 +20,12 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
-import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../shared/dynamo/tables.js';
+import { tableVariables } from '../../shared/config.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { type Route, routes } from '../../shared/routes.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
-import { cleanupPermissions, type DataArns, fanOutPermissions, permissionsFor } from '../permissions.js';
+import { cleanupPermissions, dataArnsOf, fanOutPermissions, permissionsFor } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
@@ -43,8 +43,11 @@ import {
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 
-/** Node.js 24 on Graviton; infra/bundling.ts targets the same Node version. */
+/** Node.js 24; infra/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+
+/** Graviton: FUNCTION_SETTINGS' arm64, as CDK names it. */
+const LAMBDA_ARCHITECTURE = Architecture.ARM_64.name === FUNCTION_SETTINGS.architecture ? Architecture.ARM_64 : Architecture.X86_64;
 
 export interface FunctionsProps {
   data: Data;
@@ -86,11 +89,7 @@ export class Functions extends Construct {
     const removalPolicy = settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
 
     const environment = {
-      CONVERSATIONS_TABLE: data.conversations.tableName,
-      ATTACHMENTS_TABLE: data.attachments.tableName,
-      IDEMPOTENCY_TABLE: data.idempotency.tableName,
-      UPLOAD_SESSIONS_TABLE: data.uploadSessions.tableName,
-      EVENTS_TABLE: data.events.tableName,
+      ...tableVariables((role) => data[role].tableName),
       FILES_BUCKET: data.files.bucketName,
       MAX_FILE_BYTES: String(settings.maxFileBytes),
       FILE_URL_TTL_SECONDS: String(settings.fileUrlTtlSeconds),
@@ -102,14 +101,7 @@ export class Functions extends Construct {
       DYNAMODB_ENDPOINT: '',
       S3_ENDPOINT: '',
     };
-    const arns: DataArns = {
-      conversations: { arn: data.conversations.tableArn, definition: conversationsTable },
-      attachments: { arn: data.attachments.tableArn, definition: attachmentsTable },
-      idempotency: { arn: data.idempotency.tableArn, definition: idempotencyTable },
-      uploadSessions: { arn: data.uploadSessions.tableArn, definition: uploadSessionsTable },
-      events: { arn: data.events.tableArn, definition: eventsTable },
-      filesBucket: data.files.bucketArn,
-    };
+    const arns = dataArnsOf((role) => data[role].tableArn, data.files.bucketArn);
 
     const filesBucketId = Stack.of(this).getLogicalId(data.files.node.defaultChild as CfnBucket);
     for (const route of routes) {
@@ -253,7 +245,7 @@ export class Functions extends Construct {
       projectRoot: REPOSITORY_ROOT,
       depsLockFilePath: join(REPOSITORY_ROOT, 'package-lock.json'),
       runtime: LAMBDA_RUNTIME,
-      architecture: Architecture.ARM_64.name === FUNCTION_SETTINGS.architecture ? Architecture.ARM_64 : Architecture.X86_64,
+      architecture: LAMBDA_ARCHITECTURE,
       memorySize: FUNCTION_SETTINGS.memoryMb,
       // Under API Gateway's 29 s integration timeout, unless `extra` says otherwise (the stream consumers); each
       // invocation's backend calls end before it (shared/deadline.ts).

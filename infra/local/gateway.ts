@@ -1,26 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { type InvocationTime, invocationTime } from '../../shared/deadline.js';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { TokenAuthorizer } from '../../functions/authorizer.js';
+import { invocationTime } from '../../shared/deadline.js';
 import { corsHeaders, gatewayResponseCorsHeaders, preflightHeaders } from '../../shared/http/cors.js';
 import { dictionary } from '../../shared/http/dictionary.js';
 import { type ApiError, errorBody } from '../../shared/http/errors.js';
+import type { ProxyHandler } from '../../shared/http/handler.js';
+import { logger } from '../../shared/observability.js';
 import type { Route } from '../../shared/routes.js';
 import { authenticationChallenge, type GatewayResponseType, gatewayResponses } from '../gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../gateway-settings.js';
 import { type GuardedRequest, type GuardRule, refusingRule } from '../size-guard.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../stack-functions.js';
 import { rawHeaderPairs } from './raw-headers.js';
-
-/**
- * An API Gateway REST API (proxy integration, TOKEN authorizer) in one
- * process: what `npm start` and the integration tests run. It builds the same
- * events API Gateway builds, runs the same authorizer and handlers, and
- * answers with the same gateway responses.
- */
-export type ProxyHandler = (event: APIGatewayProxyEvent, time: InvocationTime) => Promise<APIGatewayProxyResult>;
-export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
 export interface LoadedRoute {
   route: Route;
@@ -57,6 +51,12 @@ const API_ID = 'localapi';
 /** The account of everything the local server makes up an ARN or an envelope for. */
 export const LOCAL_ACCOUNT = '000000000000';
 
+/**
+ * An API Gateway REST API (proxy integration, TOKEN authorizer) in one
+ * process: what `npm start` and the integration tests run. It builds the same
+ * events API Gateway builds, runs the same authorizer and handlers, and
+ * answers with the same gateway responses.
+ */
 export function createGateway(options: GatewayOptions) {
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000;
   const gateway: Gateway = {
@@ -168,7 +168,7 @@ async function serveRequest(gateway: Gateway, request: IncomingMessage, response
     if (result) sendProxyResult(response, result, requestId);
   } catch (error) {
     // The emulator's own failure (not a handler's): API Gateway's generic 500.
-    console.error(JSON.stringify({ level: 'ERROR', message: 'gateway failed', request_id: requestId, error: String(error) }));
+    logger.error('gateway failed', { request_id: requestId, error });
     if (!response.headersSent) answer('DEFAULT_5XX');
     else response.destroy();
   }
@@ -214,15 +214,13 @@ async function invokeFunction(
     outcome = await withinTimeout(gateway.timeoutMs, () => handler(event, invocationTime(gateway.timeoutMs)));
   } catch (error) {
     // A function error is a 502 on API Gateway (DEFAULT_5XX keeps it); httpHandler never throws, so say so loudly.
-    console.error(JSON.stringify({ level: 'ERROR', message: 'handler threw', request_id: requestId, error: String(error) }));
+    logger.error('handler threw', { request_id: requestId, error });
     return void answer('DEFAULT_5XX', {}, 502);
   }
   if (outcome === TIMED_OUT) {
     // Lambda stops the function and API Gateway gets a function error: the same 502. Locally the
     // handler cannot be stopped; whatever it still does is not answered (docs/deploying.md).
-    console.error(
-      JSON.stringify({ level: 'ERROR', message: `Task timed out after ${gateway.timeoutMs} ms`, request_id: requestId, route: route.name }),
-    );
+    logger.error(`Task timed out after ${gateway.timeoutMs} ms`, { request_id: requestId, route: route.name });
     return void answer('DEFAULT_5XX', {}, 502);
   }
   return outcome.result;

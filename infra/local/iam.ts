@@ -1,11 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { Config } from '../../shared/config.js';
-import { stackTables, type TableRole } from '../../shared/dynamo/tables.js';
+import { byTableRole, type TableRole } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
 import { routes } from '../../shared/routes.js';
 import type { Credentials } from '../../shared/s3/signer.js';
-import { cleanupPermissions, type DataArns, fanOutPermissions, type Permission, permissionsFor, type TableArn } from '../permissions.js';
+import { cleanupPermissions, type DataArns, dataArnsOf, fanOutPermissions, type Permission, permissionsFor } from '../permissions.js';
 import { cleanupFunction, fanOutFunction, realtimePublisherFunction } from '../stack-functions.js';
 
 /**
@@ -85,27 +85,15 @@ export interface LocalResources {
 export type GrantsOverride = (role: string, granted: Permission[]) => Permission[];
 
 /** The table names of a configuration, as the roles are granted over them. */
-export function tablesOf(
-  config: Pick<Config, 'conversationsTable' | 'attachmentsTable' | 'idempotencyTable' | 'uploadSessionsTable' | 'eventsTable'>,
-): LocalResources['tables'] {
-  return {
-    conversations: config.conversationsTable,
-    attachments: config.attachmentsTable,
-    idempotency: config.idempotencyTable,
-    uploadSessions: config.uploadSessionsTable,
-    events: config.eventsTable,
-  };
+export function tablesOf(config: Pick<Config, `${TableRole}Table`>): LocalResources['tables'] {
+  return byTableRole((role) => config[`${role}Table`]);
 }
 
 export const tableArn = (resources: Pick<LocalResources, 'account' | 'region'>, table: string) =>
   `arn:aws:dynamodb:${resources.region}:${resources.account}:table/${table}`;
 
 export function dataArns(resources: LocalResources): DataArns {
-  const arn = (table: string) => tableArn(resources, table);
-  const tables = Object.fromEntries(
-    Object.entries(stackTables).map(([role, definition]) => [role, { arn: arn(resources.tables[role as TableRole]), definition }]),
-  ) as Record<TableRole, TableArn>;
-  return { ...tables, filesBucket: `arn:aws:s3:::${resources.bucket}` };
+  return dataArnsOf((role) => tableArn(resources, resources.tables[role]), `arn:aws:s3:::${resources.bucket}`);
 }
 
 /**

@@ -4,11 +4,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { TokenAuthorizer } from '../../functions/authorizer.js';
 import { App } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
 import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
-import { type Config, type Environment, readConfig } from '../../shared/config.js';
-import { stackTables, type TableRole } from '../../shared/dynamo/tables.js';
+import { type Config, type Environment, readConfig, tableVariables } from '../../shared/config.js';
+import { byTableRole, stackTables, type TableRole } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { logger } from '../../shared/observability.js';
@@ -29,10 +30,10 @@ import {
   REALTIME_PUBLISHER_ENTRY,
 } from '../stack-functions.js';
 import { lockDataDirectory } from './data-lock.js';
-import { ensureTables, startDynamoDbLocal } from './dynamodb.js';
+import { ensureTables, stackTablesNamed, startDynamoDbLocal } from './dynamodb.js';
 import { startDynamoDbEnforcer } from './dynamodb-iam.js';
 import { eventsForwarder } from './events-forwarder.js';
-import { answerClientError, createGateway, type GatewayOptions, LOCAL_ACCOUNT, type LoadedRoute, type TokenAuthorizer } from './gateway.js';
+import { answerClientError, createGateway, type GatewayOptions, LOCAL_ACCOUNT, type LoadedRoute } from './gateway.js';
 import {
   actingAs,
   CLEANUP_FUNCTION,
@@ -225,19 +226,6 @@ interface LocalDynamodb {
   tables: TableNames;
 }
 
-const tableRoles = Object.keys(stackTables) as TableRole[];
-const byRole = <T>(of: (role: TableRole) => T): Record<TableRole, T> =>
-  Object.fromEntries(tableRoles.map((role) => [role, of(role)])) as Record<TableRole, T>;
-
-/** The variables Lambda's environment names the tables with (shared/config.ts reads them). */
-const TABLE_VARIABLES: Record<TableRole, string> = {
-  conversations: 'CONVERSATIONS_TABLE',
-  attachments: 'ATTACHMENTS_TABLE',
-  idempotency: 'IDEMPOTENCY_TABLE',
-  uploadSessions: 'UPLOAD_SESSIONS_TABLE',
-  events: 'EVENTS_TABLE',
-};
-
 /**
  * The DynamoDB the environment names, else the shared one (under this server's
  * prefix), else a DynamoDB Local of its own. Tables are created where this
@@ -256,15 +244,14 @@ async function provideDynamodb(
   let dynamodb: LocalDynamodb;
   if (options.sharedDynamodb) {
     const { endpoint, tablePrefix } = options.sharedDynamodb;
-    dynamodb = { endpoint, tables: byRole((role) => tablePrefix + names[role]) };
+    dynamodb = { endpoint, tables: byTableRole((role) => tablePrefix + names[role]) };
   } else {
     const directory = options.dataDirectory && join(options.dataDirectory, 'dynamodb');
     const started = await startDynamoDbLocal(server.host, directory, options.dynamodbPort);
     stoppers.add(started.close);
     dynamodb = { endpoint: started.endpoint, tables: names };
   }
-  const definitions = Object.fromEntries(tableRoles.map((role) => [dynamodb.tables[role], stackTables[role]]));
-  await ensureTables(dynamodb.endpoint, server.region, server.credentials, definitions);
+  await ensureTables(dynamodb.endpoint, server.region, server.credentials, stackTablesNamed(dynamodb.tables));
   return dynamodb;
 }
 
@@ -358,7 +345,7 @@ function handlerEnvironment(
     DYNAMODB_ENDPOINT: parts.functionsDynamodb.endpoint,
     S3_ENDPOINT: parts.s3Endpoint,
     AUTH_SECRET: parts.authSecret,
-    ...Object.fromEntries(tableRoles.map((role) => [TABLE_VARIABLES[role], parts.dynamodb.tables[role]])),
+    ...tableVariables((role) => parts.dynamodb.tables[role]),
     REALTIME_URL: parts.listener.realtimeUrl,
     REALTIME_HOST: parts.listener.host,
     // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).

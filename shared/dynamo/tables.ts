@@ -148,3 +148,10 @@ export const stackTables = {
 } as const satisfies Record<string, TableDefinition>;
 
 export type TableRole = keyof typeof stackTables;
+
+export const tableRoles = Object.keys(stackTables) as TableRole[];
+
+/** One value per table, by its role: what lists the tables derives its list from stackTables. */
+export function byTableRole<T>(of: (role: TableRole) => T): Record<TableRole, T> {
+  return Object.fromEntries(tableRoles.map((role) => [role, of(role)])) as Record<TableRole, T>;
+}
