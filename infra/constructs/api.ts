@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   type CfnMethod,
@@ -21,6 +21,7 @@ import { authenticationChallenge, type GatewayResponse, type GatewayResponseType
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../gateway-settings.js';
 import type { StackSettings } from '../settings.js';
 import { addPreflight } from './preflight.js';
+import { removalPolicyFor } from './removal-policy.js';
 import { SizeGuard } from './size-guard.js';
 
 export const STAGE_NAME = 'prod';
@@ -40,7 +41,7 @@ export class Api extends Construct {
     const { settings } = props;
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: RetentionDays.THREE_MONTHS,
-      removalPolicy: settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+      removalPolicy: removalPolicyFor(settings.ephemeral),
     });
 
     this.restApi = new RestApi(this, 'RestApi', {

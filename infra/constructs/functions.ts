@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -19,11 +19,13 @@ import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
+import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import { tableVariables } from '../../shared/config.js';
+import { CHANGES_FILTER_PATTERN } from '../../shared/conversations/fan-out.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { type Route, routes } from '../../shared/routes.js';
+import type { FilterPattern } from '../../shared/stream-records.js';
 import { bundleLayout, bundleSettings } from '../bundling.js';
 import { cleanupPermissions, dataArnsOf, fanOutPermissions, permissionsFor } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
@@ -42,6 +44,7 @@ import {
 } from '../stack-functions.js';
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
+import { removalPolicyFor } from './removal-policy.js';
 
 /** Node.js 24; infra/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
@@ -86,7 +89,7 @@ export class Functions extends Construct {
     const { data, settings } = props;
     // First, so that a region without the layer stops the synth before anything is bundled.
     const secretsExtension = props.authSecret && !settings.samLocal ? secretsExtensionLayer(Stack.of(this).region) : undefined;
-    const removalPolicy = settings.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    const removalPolicy = removalPolicyFor(settings.ephemeral);
 
     const environment = {
       ...tableVariables((role) => data[role].tableName),

@@ -7,8 +7,9 @@ import { pathToFileURL } from 'node:url';
 import type { TokenAuthorizer } from '../../functions/authorizer.js';
 import { App } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
-import { CHANGES_FILTER_PATTERN, type FilterPattern, REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
+import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import { type Config, type Environment, readConfig, tableVariables } from '../../shared/config.js';
+import { CHANGES_FILTER_PATTERN } from '../../shared/conversations/fan-out.js';
 import { byTableRole, stackTables, type TableRole } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
@@ -17,6 +18,7 @@ import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../sh
 import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
 import { routes } from '../../shared/routes.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
+import type { FilterPattern } from '../../shared/stream-records.js';
 import type { Clock } from '../../shared/time.js';
 import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';

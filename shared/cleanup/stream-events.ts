@@ -22,9 +22,3 @@ export function removedKey(record: DynamoDBRecord): { pk: string; sk: string } |
 export function removedString(record: DynamoDBRecord, name: string): string | undefined {
   return record.dynamodb?.OldImage?.[name]?.S;
 }
-
-// Not the cleanup's: re-exported only for infra/constructs/functions.ts and
-// infra/local/server.ts, which still import them from here. Once those import
-// from the homes named, these two lines go.
-export { CHANGES_FILTER_PATTERN } from '../conversations/fan-out.js';
-export type { FilterPattern } from '../stream-records.js';
