@@ -4,7 +4,7 @@ import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { FAN_OUT_ENTRY, FUNCTION_SETTINGS } from '../infra/stack-functions.js';
-import { App, attachmentWriter, conversations, dynamo, s3Bucket } from '../shared/app.js';
+import { App, attachmentUploads, conversations, dynamo, s3Bucket } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
 import { attachmentKey } from '../shared/dynamo/keys.js';
 import { eventsTable } from '../shared/dynamo/tables.js';
@@ -191,6 +191,9 @@ interface Caller {
   groups: Groups;
 }
 
+/** The caller of the services' direct calls that set a scenario up (not counted). */
+const benchCaller = ({ userId, groups }: Caller) => ({ userId, groups, requestId: 'bench' });
+
 interface Scenario {
   endpoint: string;
   route: string;
@@ -245,7 +248,7 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       request: async () => {
         const { conversation } = await app
           .use(conversations)
-          .createConversation(fixture.userId, fixture.groups, { kind: 'contact', id: `cost-${randomUUID()}` }, undefined, 'bench');
+          .createConversation(benchCaller(fixture), { kind: 'contact', id: `cost-${randomUUID()}` }, undefined);
         return { pathParameters: { id: conversation.id } };
       },
     },
@@ -269,14 +272,8 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       request: async () => {
         const file = fileOf(4096);
         const attachment = await app
-          .use(attachmentWriter)
-          .upload(
-            fixture.userId,
-            fixture.groups,
-            { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } },
-            undefined,
-            'bench',
-          );
+          .use(attachmentUploads)
+          .upload(benchCaller(fixture), { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } }, undefined);
         return { pathParameters: { id: attachment.id } };
       },
     },
@@ -352,8 +349,12 @@ async function sharingScenarios(app: App): Promise<{ app: App; scenarios: Scenar
   const alone: Groups = new Set();
   const sharer = `cost-sharer-${run}`;
   const contact = `cost-contact-${run}`;
-  const { conversation: sharerSide } = await people.createConversation(sharer, alone, { kind: 'contact', id: contact }, undefined, 'bench');
-  await people.createConversation(contact, alone, { kind: 'contact', id: sharer }, undefined, 'bench');
+  const { conversation: sharerSide } = await people.createConversation(
+    benchCaller({ userId: sharer, groups: alone }),
+    { kind: 'contact', id: contact },
+    undefined,
+  );
+  await people.createConversation(benchCaller({ userId: contact, groups: alone }), { kind: 'contact', id: sharer }, undefined);
   const group = `cost-group-${run}`;
   const members: Caller[] = Array.from({ length: 101 }, (_, index) => ({
     userId: `cost-member-${run}-${index}`,
@@ -361,9 +362,7 @@ async function sharingScenarios(app: App): Promise<{ app: App; scenarios: Scenar
   }));
   const groupSides: string[] = [];
   for (const member of members)
-    groupSides.push(
-      (await people.createConversation(member.userId, member.groups, { kind: 'group', id: group }, undefined, 'bench')).conversation.id,
-    );
+    groupSides.push((await people.createConversation(benchCaller(member), { kind: 'group', id: group }, undefined)).conversation.id);
   const upload = (index: number, conversationId: string) => {
     now += 1;
     return { multipart: multipartBody({ ...fileOf(64 * 1024), filename: `shared-${index}.jpg` }, { conversation_id: conversationId }) };
@@ -384,11 +383,9 @@ async function sharingScenarios(app: App): Promise<{ app: App; scenarios: Scenar
         caller: { userId: sharer, groups: alone },
         request: async (index) => {
           const { conversation } = await people.createConversation(
-            sharer,
-            alone,
+            benchCaller({ userId: sharer, groups: alone }),
             { kind: 'contact', id: `cost-new-${run}-${index}` },
             undefined,
-            'bench',
           );
           return upload(index, conversation.id);
         },
