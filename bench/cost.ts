@@ -4,8 +4,10 @@ import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
 import { FAN_OUT_ENTRY, FUNCTION_SETTINGS } from '../infra/stack-functions.js';
-import { App, attachmentWriter, conversations, s3Bucket } from '../shared/app.js';
+
+import { App, attachmentUploads, conversations, s3Bucket } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
+import type { Caller } from '../shared/caller.js';
 import { attachmentKey } from '../shared/dynamo/keys.js';
 import type { HttpHandler, ProxyHandler } from '../shared/http/handler.js';
 import { type Route, routes } from '../shared/routes.js';
@@ -104,10 +106,11 @@ function installMeters(app: App): void {
   });
 }
 
-interface Caller {
-  userId: string;
-  groups: Groups;
-}
+/** A user of a scenario: who a token names, with the groups it grants. */
+type Person = Omit<Caller, 'requestId'>;
+
+/** The caller of the services' direct calls that set a scenario up (not counted). */
+const benchCaller = ({ userId, groups }: Person): Caller => ({ userId, groups, requestId: 'bench' });
 
 interface Scenario {
   endpoint: string;
@@ -115,7 +118,7 @@ interface Scenario {
   /** The request of invocation `index`; anything it sets up is not counted. */
   request: (index: number) => Promise<Omit<EventRequest, 'route' | 'userId'> & { headers?: Record<string, string> }>;
   /** Who calls; the fixture's user by default. */
-  caller?: Caller;
+  caller?: Person;
   /** The App the handlers run on; the bench's by default. */
   app?: App;
   /**
@@ -163,7 +166,7 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       request: async () => {
         const { conversation } = await app
           .use(conversations)
-          .createConversation(fixture.userId, fixture.groups, { kind: 'contact', id: `cost-${randomUUID()}` }, undefined, 'bench');
+          .createConversation(benchCaller(fixture), { kind: 'contact', id: `cost-${randomUUID()}` }, undefined);
         return { pathParameters: { id: conversation.id } };
       },
     },
@@ -187,14 +190,8 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
       request: async () => {
         const file = fileOf(4096);
         const attachment = await app
-          .use(attachmentWriter)
-          .upload(
-            fixture.userId,
-            fixture.groups,
-            { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } },
-            undefined,
-            'bench',
-          );
+          .use(attachmentUploads)
+          .upload(benchCaller(fixture), { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } }, undefined);
         return { pathParameters: { id: attachment.id } };
       },
     },
@@ -270,18 +267,20 @@ async function sharingScenarios(app: App): Promise<{ app: App; scenarios: Scenar
   const alone: Groups = new Set();
   const sharer = `cost-sharer-${run}`;
   const contact = `cost-contact-${run}`;
-  const { conversation: sharerSide } = await people.createConversation(sharer, alone, { kind: 'contact', id: contact }, undefined, 'bench');
-  await people.createConversation(contact, alone, { kind: 'contact', id: sharer }, undefined, 'bench');
+  const { conversation: sharerSide } = await people.createConversation(
+    benchCaller({ userId: sharer, groups: alone }),
+    { kind: 'contact', id: contact },
+    undefined,
+  );
+  await people.createConversation(benchCaller({ userId: contact, groups: alone }), { kind: 'contact', id: sharer }, undefined);
   const group = `cost-group-${run}`;
-  const members: Caller[] = Array.from({ length: 101 }, (_, index) => ({
+  const members: Person[] = Array.from({ length: 101 }, (_, index) => ({
     userId: `cost-member-${run}-${index}`,
     groups: new Set([group]),
   }));
   const groupSides: string[] = [];
   for (const member of members)
-    groupSides.push(
-      (await people.createConversation(member.userId, member.groups, { kind: 'group', id: group }, undefined, 'bench')).conversation.id,
-    );
+    groupSides.push((await people.createConversation(benchCaller(member), { kind: 'group', id: group }, undefined)).conversation.id);
   const upload = (index: number, conversationId: string) => {
     now += 1;
     return { multipart: multipartBody({ ...fileOf(64 * 1024), filename: `shared-${index}.jpg` }, { conversation_id: conversationId }) };
@@ -302,11 +301,9 @@ async function sharingScenarios(app: App): Promise<{ app: App; scenarios: Scenar
         caller: { userId: sharer, groups: alone },
         request: async (index) => {
           const { conversation } = await people.createConversation(
-            sharer,
-            alone,
+            benchCaller({ userId: sharer, groups: alone }),
             { kind: 'contact', id: `cost-new-${run}-${index}` },
             undefined,
-            'bench',
           );
           return upload(index, conversation.id);
         },
@@ -355,7 +352,7 @@ async function fanOutConsumer(
 async function invoke(
   handler: ProxyHandler,
   route: Route,
-  caller: Caller,
+  caller: Person,
   request: Awaited<ReturnType<Scenario['request']>>,
 ): Promise<string> {
   const { headers, ...rest } = request;

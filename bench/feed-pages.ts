@@ -1,4 +1,4 @@
-import { type App, attachmentWriter, conversations, events } from '../shared/app.js';
+import { type App, attachmentUploads, conversations, events } from '../shared/app.js';
 import type { ApiEvent } from '../shared/events/model.js';
 import type { DynamoCounter } from './dynamodb-counter.js';
 import type { Api } from './local-api.js';
@@ -87,23 +87,21 @@ async function seedFeed(app: App, userId: string, writes: number): Promise<void>
   const groups = new Set<string>();
   const { conversation } = await app
     .use(conversations)
-    .createConversation(userId, groups, { kind: 'contact', id: `${userId}-contact` }, undefined, 'bench-seed');
+    .createConversation({ userId, groups, requestId: 'bench-seed' }, { kind: 'contact', id: `${userId}-contact` }, undefined);
   for (let index = 1; index < writes; index += 1) {
     // A request id per write, as the API gives each request: a transaction's idempotency token is made from it.
-    const requestId = `bench-seed-${userId}-${index}`;
+    const caller = { userId, groups, requestId: `bench-seed-${userId}-${index}` };
     if (index % UPLOAD_EVERY === 0) {
       const file = fileOf(1024);
       await app
-        .use(attachmentWriter)
+        .use(attachmentUploads)
         .upload(
-          userId,
-          groups,
+          caller,
           { file: { filename: `feed-${index}.jpg`, fileType: file.type, bytes: file.bytes }, conversation_id: conversation.id },
           undefined,
-          requestId,
         );
     } else {
-      await app.use(conversations).updateConversation(userId, conversation.id, { is_muted: index % 2 === 1 }, requestId);
+      await app.use(conversations).updateConversation(caller, conversation.id, { is_muted: index % 2 === 1 });
     }
   }
 }
@@ -112,9 +110,10 @@ async function seedFeed(app: App, userId: string, writes: number): Promise<void>
 async function wholeFeed(app: App, userId: string): Promise<ApiEvent[]> {
   const feed: ApiEvent[] = [];
   for (;;) {
-    const page = await app
-      .use(events)
-      .listEvents(userId, new Set(), undefined, { limit: 100, ...(feed.length > 0 ? { startingAfter: feed.at(-1)!.id } : {}) });
+    const page = await app.use(events).listEvents({ userId, groups: new Set(), requestId: 'bench-feed' }, undefined, {
+      limit: 100,
+      ...(feed.length > 0 ? { startingAfter: feed.at(-1)!.id } : {}),
+    });
     feed.push(...page.data);
     if (!page.has_more) return feed;
   }

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { type App, attachmentWriter, conversationStore, dynamo, events, uploadSessions } from '../shared/app.js';
+import { type App, attachmentUploads, conversationStore, dynamo, events, uploadSessions } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
 import { signToken } from '../shared/auth/tokens.js';
+import type { Caller } from '../shared/caller.js';
 import type { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
 import { attachmentKey } from '../shared/dynamo/keys.js';
 import type { ApiEvent } from '../shared/events/model.js';
@@ -50,17 +51,16 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
   const { conversations } = population(conversationCount, { seed: 7 });
   await putConversations(app.use(dynamo), app.config.conversationsTable, userId, conversations);
   const groups: Groups = new Set(conversations.flatMap((conversation) => (conversation.group_id ? [conversation.group_id] : [])));
+  const caller: Caller = { userId, groups, requestId: 'bench' };
   const upload = async (index: number) => {
     const file = fileOf(4096);
-    const attachment = await app.use(attachmentWriter).upload(
-      userId,
-      groups,
+    const attachment = await app.use(attachmentUploads).upload(
+      caller,
       {
         file: { filename: `photo-${index}.jpg`, fileType: file.type, bytes: file.bytes },
         conversation_id: conversations[0]!.id,
       },
       undefined,
-      'bench',
     );
     return attachment.id;
   };
@@ -69,19 +69,19 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
   const fanOutItems: Image[] = [];
   for (let index = 0; index < attachmentCount; index += 1)
     fanOutItems.push(await storedItem(app, attachmentKey(await upload(attachmentCount + index))));
-  const [event] = (await app.use(events).listEvents(userId, new Set(), undefined, { limit: 1 })).data;
+  const [event] = (await app.use(events).listEvents({ ...caller, groups: new Set() }, undefined, { limit: 1 })).data;
   if (!event) throw new Error('The fixture user has no event');
   const sessionIds: string[] = [];
   const completableSessions: Fixture['completableSessions'] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
     sessionIds.push(
-      (await app.use(uploadSessions).start(userId, groups, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id,
+      (await app.use(uploadSessions).start(caller, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id,
     );
     const file = fileOf(4096);
     const session = await app
       .use(uploadSessions)
-      .start(userId, groups, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
-    const [part] = await app.use(uploadSessions).signParts(userId, session.id, [1]);
+      .start(caller, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
+    const [part] = await app.use(uploadSessions).signParts(caller, session.id, [1]);
     const response = await fetch(part!.url, { method: 'PUT', body: file.bytes });
     await response.arrayBuffer();
     completableSessions.push({ id: session.id, parts: [{ part_number: 1, etag: response.headers.get('etag')! }] });

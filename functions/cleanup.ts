@@ -1,5 +1,5 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type App, attachmentWriter, sessionLeftovers } from '../shared/app.js';
+import { type App, attachmentLeftovers, sessionLeftovers } from '../shared/app.js';
 import { isRemoval, removedKey, removedString } from '../shared/cleanup/stream-events.js';
 import { ATTACHMENT_SK, CONVERSATION_SK_PREFIX, UPLOAD_INTENT_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
@@ -10,7 +10,7 @@ import { tableOf } from '../shared/stream-records.js';
  * Removes what hangs off a removed item, from the tables' streams: a removed
  * conversation's attachment records (its user's own uploads into it), a
  * removed attachment record's file, and the file of a failed upload run (an
- * orphan-file marker, see AttachmentService), and what a removed upload
+ * orphan-file marker, see AttachmentUploads) (AttachmentLeftovers), and what a removed upload
  * session left in S3 unless an attachment holds it (SessionLeftovers). Every
  * step is idempotent (records are delivered at least once), and a removed
  * conversation's attachments are found by their index, so a retry takes up
@@ -22,13 +22,13 @@ import { tableOf } from '../shared/stream-records.js';
  */
 async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<Unfinished | undefined> {
   const { conversationsTable, attachmentsTable, uploadSessionsTable } = app.config;
-  const attachments = app.use(attachmentWriter);
+  const leftovers = app.use(attachmentLeftovers);
   return eachInOrder(event.Records, async (record) => {
     const key = removedKey(record);
     if (!isRemoval(record) || !key) return;
     const table = tableOf(record);
     if (table === conversationsTable && key.sk.startsWith(CONVERSATION_SK_PREFIX)) {
-      const removed = await attachments.removeAllOf(key.pk, key.sk);
+      const removed = await leftovers.removeAllOf(key.pk, key.sk);
       logger.info('conversation cleaned up', { conversation_id: key.sk, attachments_removed: removed });
     } else if (table === attachmentsTable && (key.sk === ATTACHMENT_SK || key.sk.startsWith(UPLOAD_INTENT_SK_PREFIX))) {
       const fileKey = removedString(record, 'file_key');
@@ -36,9 +36,9 @@ async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<Unfinished
         // Only a record from a stream without the item's image (not this stack's view type): nothing names the file.
         logger.error('attachment removed without its image; its file is not cleaned up', { attachment_id: key.pk });
       } else if (key.sk === ATTACHMENT_SK) {
-        await attachments.removeFile(fileKey);
+        await leftovers.removeFile(fileKey);
       } else {
-        await attachments.removeUnheldFile(key.pk, fileKey);
+        await leftovers.removeUnheldFile(key.pk, fileKey);
       }
     } else if (table === uploadSessionsTable) {
       await cleanUpSession(record, key, app);

@@ -1,6 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoAttachmentStore } from './attachments/dynamo-store.js';
-import { AttachmentService, AttachmentViews } from './attachments/service.js';
+import { AttachmentLeftovers } from './attachments/leftovers.js';
+import { AttachmentService } from './attachments/service.js';
+import { AttachmentUploads } from './attachments/uploads.js';
 import { type Config, lambdaConfig } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { FanOut } from './conversations/fan-out.js';
@@ -125,13 +127,17 @@ export const attachmentStore: Part<DynamoAttachmentStore> = (app) =>
 
 export const conversations: Part<ConversationService> = (app) => new ConversationService(app.use(conversationStore), app.clock);
 
-/** For the attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 calls. */
-export const attachmentViews: Part<AttachmentViews> = (app) =>
-  new AttachmentViews(app.use(attachmentStore), app.use(fileLinks), app.use(conversations));
+/** The attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 calls. */
+export const attachments: Part<AttachmentService> = (app) =>
+  new AttachmentService(app.use(attachmentStore), app.use(fileLinks), app.use(conversations));
 
-/** The attachment service with its files, for the functions that write or remove them (the upload, the stream cleanup). */
-export const attachmentWriter: Part<AttachmentService> = (app) =>
-  new AttachmentService(app.use(attachmentStore), app.use(fileLinks), app.use(conversations), app.use(fileStore), app.clock);
+/** The upload function: the attachment's file, then its record. */
+export const attachmentUploads: Part<AttachmentUploads> = (app) =>
+  new AttachmentUploads(app.use(attachmentStore), app.use(attachments), app.use(conversations), app.use(fileStore), app.clock);
+
+/** For the cleanup function: a removed conversation's attachment records, and the files no record holds. */
+export const attachmentLeftovers: Part<AttachmentLeftovers> = (app) =>
+  new AttachmentLeftovers(app.use(attachmentStore), app.use(fileStore));
 
 /** The upload session service, for the upload-session functions. */
 export const uploadSessions: Part<UploadSessionService> = (app) => {
@@ -144,9 +150,9 @@ export const uploadSessions: Part<UploadSessionService> = (app) => {
     ),
     app.use(fileStore),
     {
-      memberConversation: (userId, groups, id, param) => app.use(conversations).memberConversation(userId, groups, id, param),
-      getAttachment: (reader, id) => app.use(attachmentViews).getAttachment(reader, id),
-      relink: (record) => app.use(attachmentViews).relink(record),
+      memberConversation: (caller, id, param) => app.use(conversations).memberConversation(caller, id, param),
+      getAttachment: (caller, id) => app.use(attachments).getAttachment(caller, id),
+      relink: (record) => app.use(attachments).relink(record),
     },
     // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
     { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },

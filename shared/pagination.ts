@@ -1,5 +1,5 @@
 import { parameterInvalid } from './http/errors.js';
-import { integerBetween, type Reader } from './http/params.js';
+import { integerBetween, type ParamParser } from './http/params.js';
 
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
@@ -19,7 +19,7 @@ export interface Page<T> {
 export const limit = integerBetween(1, MAX_LIMIT);
 
 export const cursor =
-  (isValid: (id: string) => boolean): Reader<string> =>
+  (isValid: (id: string) => boolean): ParamParser<string> =>
   (value, name) => {
     if (typeof value === 'string' && isValid(value)) return value;
     throw parameterInvalid(name, `${name} must be the id of an object of this list`);

@@ -1,12 +1,12 @@
-import { attachmentViews } from '../../shared/app.js';
+import { attachments } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
-import { pathId, readerOf } from '../../shared/http/request.js';
+import { pathId } from '../../shared/http/request.js';
 import { deleted } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
 import { DeleteAttachment } from '../../shared/routes.js';
 
 export const handler = httpHandler(DeleteAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  await app.use(attachmentViews).deleteAttachment(readerOf(request), id, request.requestId);
+  await app.use(attachments).deleteAttachment(request.caller, id);
   return deleted(id);
 });

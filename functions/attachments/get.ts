@@ -1,11 +1,11 @@
-import { attachmentViews } from '../../shared/app.js';
+import { attachments } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
-import { pathId, readerOf } from '../../shared/http/request.js';
+import { pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
 import { GetAttachment } from '../../shared/routes.js';
 
 export const handler = httpHandler(GetAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  return ok(await app.use(attachmentViews).getAttachment(readerOf(request), id));
+  return ok(await app.use(attachments).getAttachment(request.caller, id));
 });

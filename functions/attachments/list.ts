@@ -1,7 +1,6 @@
-import { attachmentViews } from '../../shared/app.js';
+import { attachments } from '../../shared/app.js';
 import { listParams } from '../../shared/attachments/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
-import { readerOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { pageRequest } from '../../shared/pagination.js';
 import { ListAttachments } from '../../shared/routes.js';
@@ -10,7 +9,7 @@ export const handler = httpHandler(
   ListAttachments,
   async (request, app) => {
     const { conversation_id, ...paging } = request.query;
-    return ok(await app.use(attachmentViews).listAttachments(readerOf(request), { conversation_id }, pageRequest(paging)));
+    return ok(await app.use(attachments).listAttachments(request.caller, { conversation_id }, pageRequest(paging)));
   },
   { query: listParams },
 );

@@ -1,8 +1,8 @@
-import { attachmentViews } from '../../shared/app.js';
+import { attachments } from '../../shared/app.js';
 import { renameOf, renameParams } from '../../shared/attachments/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
-import { formOrJsonBody, pathId, readerOf } from '../../shared/http/request.js';
+import { formOrJsonBody, pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
 import { UpdateAttachment } from '../../shared/routes.js';
@@ -10,5 +10,5 @@ import { UpdateAttachment } from '../../shared/routes.js';
 export const handler = httpHandler(UpdateAttachment, async (request, app) => {
   const id = pathId(request, 'attachment', isAttachmentId);
   const filename = renameOf(readParams(formOrJsonBody(request), renameParams));
-  return ok(await app.use(attachmentViews).renameAttachment(readerOf(request), id, filename, request.requestId));
+  return ok(await app.use(attachments).renameAttachment(request.caller, id, filename));
 });

@@ -1,9 +1,8 @@
-import { attachmentWriter } from '../../shared/app.js';
+import { attachmentUploads } from '../../shared/app.js';
 import { attachmentReplay, uploadMeaning } from '../../shared/attachments/idempotency.js';
 import { readMultipart } from '../../shared/attachments/multipart.js';
 import { uploadLimits, uploadOf } from '../../shared/attachments/upload-params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
-import { groupsOf } from '../../shared/http/request.js';
 import { created } from '../../shared/http/response.js';
 import { UploadAttachment } from '../../shared/routes.js';
 
@@ -11,6 +10,5 @@ export const handler = httpHandler(UploadAttachment, {
   input: async (request, app) => uploadOf(await readMultipart(request, uploadLimits(app.config.maxFileBytes))),
   meaning: uploadMeaning,
   replay: attachmentReplay,
-  run: async (upload, request, app) =>
-    created(await app.use(attachmentWriter).upload(request.userId, groupsOf(request), upload, request.seed, request.requestId)),
+  run: async (upload, request, app) => created(await app.use(attachmentUploads).upload(request.caller, upload, request.seed)),
 });

@@ -4,16 +4,14 @@ import { createParams } from '../../shared/conversations/params.js';
 import { parameterInvalid, parameterMissing } from '../../shared/http/errors.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
-import { formOrJsonBody, groupsOf } from '../../shared/http/request.js';
+import { formOrJsonBody } from '../../shared/http/request.js';
 import { created, ok } from '../../shared/http/response.js';
 import { CreateConversation } from '../../shared/routes.js';
 
 export const handler = httpHandler(CreateConversation, {
   input: (request) => counterpartOf(readParams(formOrJsonBody(request), createParams)),
   run: async (counterpart, request, app) => {
-    const { conversation, created: isNew } = await app
-      .use(conversations)
-      .createConversation(request.userId, groupsOf(request), counterpart, request.seed, request.requestId);
+    const { conversation, created: isNew } = await app.use(conversations).createConversation(request.caller, counterpart, request.seed);
     return isNew ? created(conversation) : ok(conversation);
   },
 });

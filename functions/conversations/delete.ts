@@ -8,6 +8,6 @@ import { DeleteConversation } from '../../shared/routes.js';
 export const handler = httpHandler(DeleteConversation, async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
   // Its attachments (records and files) follow from the table's stream (functions/cleanup.ts).
-  await app.use(conversations).deleteConversation(request.userId, id, request.requestId);
+  await app.use(conversations).deleteConversation(request.caller, id);
   return deleted(id);
 });

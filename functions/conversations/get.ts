@@ -7,5 +7,5 @@ import { GetConversation } from '../../shared/routes.js';
 
 export const handler = httpHandler(GetConversation, async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
-  return ok(await app.use(conversations).getConversation(request.userId, id));
+  return ok(await app.use(conversations).getConversation(request.caller, id));
 });

@@ -12,7 +12,7 @@ export const handler = httpHandler(
     const { page } = await app
       .use(conversations)
       .listConversations(
-        request.userId,
+        request.caller,
         { muted, archived, pinned, unread, group_id, contact_id },
         pageRequest(paging),
         listOrder({ order, pinned_first, cursor_active_at, ...paging }),

@@ -10,5 +10,5 @@ import { UpdateConversation } from '../../shared/routes.js';
 export const handler = httpHandler(UpdateConversation, async (request, app) => {
   const id = pathId(request, 'conversation', isConversationId);
   const changes = readParams(formOrJsonBody(request), updateParams);
-  return ok(await app.use(conversations).updateConversation(request.userId, id, changes, request.requestId));
+  return ok(await app.use(conversations).updateConversation(request.caller, id, changes));
 });

@@ -1,7 +1,6 @@
 import { events } from '../../shared/app.js';
 import { listParams } from '../../shared/events/params.js';
 import { httpHandler } from '../../shared/http/lambda.js';
-import { groupsOf } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { pageRequest } from '../../shared/pagination.js';
 import { ListEvents } from '../../shared/routes.js';
@@ -10,7 +9,7 @@ export const handler = httpHandler(
   ListEvents,
   async (request, app) => {
     const { type, ...paging } = request.query;
-    return ok(await app.use(events).listEvents(request.userId, groupsOf(request), type, pageRequest(paging)));
+    return ok(await app.use(events).listEvents(request.caller, type, pageRequest(paging)));
   },
   { query: listParams },
 );

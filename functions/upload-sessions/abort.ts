@@ -7,6 +7,6 @@ import { AbortUploadSession } from '../../shared/routes.js';
 
 export const handler = httpHandler(AbortUploadSession, async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
-  await app.use(uploadSessions).abort(request.userId, id);
+  await app.use(uploadSessions).abort(request.caller, id);
   return deleted(id);
 });

@@ -2,7 +2,7 @@ import { uploadSessions } from '../../shared/app.js';
 import { attachmentReplay } from '../../shared/attachments/idempotency.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
-import { formOrJsonBody, groupsOf, pathId } from '../../shared/http/request.js';
+import { formOrJsonBody, pathId } from '../../shared/http/request.js';
 import { created } from '../../shared/http/response.js';
 import { isUploadSessionId } from '../../shared/ids.js';
 import { CompleteUploadSession } from '../../shared/routes.js';
@@ -16,6 +16,5 @@ export const handler = httpHandler(CompleteUploadSession, {
   }),
   // The answer is an attachment: stored without its file_url, replayed with a fresh one.
   replay: attachmentReplay,
-  run: async ({ id, parts }, request, app) =>
-    created(await app.use(uploadSessions).complete(request.userId, groupsOf(request), id, parts, fileTypeSniffer, request.requestId)),
+  run: async ({ id, parts }, request, app) => created(await app.use(uploadSessions).complete(request.caller, id, parts, fileTypeSniffer)),
 });

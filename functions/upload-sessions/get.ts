@@ -7,5 +7,5 @@ import { GetUploadSession } from '../../shared/routes.js';
 
 export const handler = httpHandler(GetUploadSession, async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
-  return ok(await app.use(uploadSessions).getSession(request.userId, id));
+  return ok(await app.use(uploadSessions).getSession(request.caller, id));
 });

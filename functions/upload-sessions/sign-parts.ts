@@ -10,5 +10,5 @@ import { partNumbersOf, signPartsParams } from '../../shared/uploads/params.js';
 export const handler = httpHandler(SignUploadParts, async (request, app) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
   const partNumbers = partNumbersOf(readParams(formOrJsonBody(request), signPartsParams));
-  return ok({ data: await app.use(uploadSessions).signParts(request.userId, id, partNumbers) });
+  return ok({ data: await app.use(uploadSessions).signParts(request.caller, id, partNumbers) });
 });

@@ -1,12 +1,12 @@
 import { uploadSessions } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
-import { formOrJsonBody, groupsOf } from '../../shared/http/request.js';
+import { formOrJsonBody } from '../../shared/http/request.js';
 import { created } from '../../shared/http/response.js';
 import { StartUploadSession } from '../../shared/routes.js';
 import { sessionRequestOf, startParams } from '../../shared/uploads/start-params.js';
 
 export const handler = httpHandler(StartUploadSession, {
   input: (request, app) => sessionRequestOf(readParams(formOrJsonBody(request), startParams(app.config.maxUploadBytes))),
-  run: async (session, request, app) => created(await app.use(uploadSessions).start(request.userId, groupsOf(request), session)),
+  run: async (session, request, app) => created(await app.use(uploadSessions).start(request.caller, session)),
 });

@@ -1,6 +1,6 @@
 import { normalizeFilename } from '../files/filename.js';
 import { parameterInvalid, parameterMissing } from '../http/errors.js';
-import { clientId, type Reader, text } from '../http/params.js';
+import { clientId, type ParamParser, text } from '../http/params.js';
 import { isAttachmentId } from '../ids.js';
 import { cursor, limit } from '../pagination.js';
 
@@ -13,7 +13,7 @@ export const listParams = {
   conversation_id: clientId,
 };
 
-const filename: Reader<string> = (value, name, kind) => {
+const filename: ParamParser<string> = (value, name, kind) => {
   const raw = text(value, name, kind);
   if (raw === '') throw parameterInvalid(name, `${name} must not be empty`);
   return normalizeFilename(raw);

@@ -1,6 +1,6 @@
 import { normalizeFilename } from '../files/filename.js';
 import { parameterInvalid, parameterMissing, referenceMissing } from '../http/errors.js';
-import { clientId, type Reader, readParams, wellFormed } from '../http/params.js';
+import { clientId, type ParamParser, readParams, wellFormed } from '../http/params.js';
 import { isConversationId } from '../ids.js';
 import { fileTypeOf } from './file-type.js';
 import type { Upload } from './model.js';
@@ -10,7 +10,7 @@ import type { MultipartForm, MultipartLimits } from './multipart.js';
 // the extension table (mime-db, 150 KB of bundle) that fileTypeOf reads.
 
 /** Anything that is not the id of one of the user's conversations is refused alike. */
-export const conversationReference: Reader<string> = (value, name) => {
+export const conversationReference: ParamParser<string> = (value, name) => {
   if (typeof value === 'string' && isConversationId(value)) return value;
   throw referenceMissing(name, `No such conversation: ${String(value)}`);
 };

@@ -1,4 +1,5 @@
 import type { Groups } from '../auth/groups.js';
+import type { Caller } from '../caller.js';
 import { NotAMember } from '../domain-errors.js';
 import type { Counterpart } from '../dynamo/keys.js';
 import type { Conversation } from './model.js';
@@ -13,22 +14,16 @@ export function requireMember(groups: Groups, groupId: string | null, param?: st
   if (groupId !== null && !groups.has(groupId)) throw new NotAMember(groupId, param);
 }
 
-/** Who reads an attachment: `userId` with the groups of their token. */
-export interface Reader {
-  userId: string;
-  groups: Groups;
-}
-
 /**
- * Whether the reader sees an attachment that `uploadedBy` placed in their
+ * Whether the caller sees an attachment that `uploadedBy` placed in their
  * side with `counterpart` (null: in no conversation): its uploader always;
  * otherwise a current member of the thread, the contact of a direct one or
  * a user whose token lists the group, whether or not they hold a side.
  */
-export function seesAttachment(reader: Reader, uploadedBy: string, counterpart: Counterpart | null): boolean {
-  if (reader.userId === uploadedBy) return true;
+export function seesAttachment(caller: Caller, uploadedBy: string, counterpart: Counterpart | null): boolean {
+  if (caller.userId === uploadedBy) return true;
   if (counterpart === null) return false;
-  return counterpart.kind === 'contact' ? counterpart.id === reader.userId : reader.groups.has(counterpart.id);
+  return counterpart.kind === 'contact' ? counterpart.id === caller.userId : caller.groups.has(counterpart.id);
 }
 
 /** Whom a member's side of the same thread is with: the uploader for a direct thread, the same group for a group's. */
@@ -37,10 +32,10 @@ export const membersCounterpart = (uploadedBy: string, counterpart: Counterpart)
 
 /** What the attachments and upload sessions ask of the conversations (ConversationService). */
 export interface MemberConversations {
-  memberConversation(userId: string, groups: Groups, id: string, param?: string): Promise<Conversation | undefined>;
+  memberConversation(caller: Caller, id: string, param?: string): Promise<Conversation | undefined>;
 }
 
-/** What a reader's view of a shared attachment asks: the id of the reader's own side of its thread. */
+/** What a member's view of a shared attachment asks: the id of the member's own side of its thread. */
 export interface ThreadSides {
   sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined>;
 }

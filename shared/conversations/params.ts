@@ -1,12 +1,12 @@
 import { parameterInvalid } from '../http/errors.js';
-import { clientId, flag, nullable, type Reader, timestamp } from '../http/params.js';
+import { clientId, flag, nullable, type ParamParser, timestamp } from '../http/params.js';
 import { isConversationId } from '../ids.js';
 import { cursor, limit } from '../pagination.js';
 import type { ListOrder } from './model.js';
 
 const ORDERS = ['created', 'activity'] as const;
 
-const orderName: Reader<(typeof ORDERS)[number]> = (value, name) => {
+const orderName: ParamParser<(typeof ORDERS)[number]> = (value, name) => {
   const found = ORDERS.find((order) => order === value);
   if (found) return found;
   throw parameterInvalid(name, `${name} must be one of ${ORDERS.join(', ')}`);

@@ -1,4 +1,4 @@
-import type { Groups } from '../auth/groups.js';
+import type { Caller } from '../caller.js';
 import { NotFound } from '../domain-errors.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { type Clock, systemClock } from '../time.js';
@@ -27,23 +27,23 @@ export class ConversationService {
    * `seed`: an idempotent request's (see IdempotencyService.run); its retries create the same conversation, and answer 201 with it.
    * A group's conversation needs the group in the token (403 not_a_member, nothing written), even when the user already holds it.
    */
-  async createConversation(userId: string, groups: Groups, counterpart: Counterpart, seed: string | undefined, requestId: string) {
-    if (counterpart.kind === 'group') requireMember(groups, counterpart.id, 'group_id');
-    return this.store.findOrCreate(userId, counterpart, seed, requestId);
+  async createConversation(caller: Caller, counterpart: Counterpart, seed: string | undefined) {
+    if (counterpart.kind === 'group') requireMember(caller.groups, counterpart.id, 'group_id');
+    return this.store.findOrCreate(caller.userId, counterpart, seed, caller.requestId);
   }
 
-  async getConversation(userId: string, id: string): Promise<Conversation> {
-    return (await this.store.get(userId, id)) ?? notFound(id);
+  async getConversation(caller: Caller, id: string): Promise<Conversation> {
+    return (await this.store.get(caller.userId, id)) ?? notFound(id);
   }
 
   /**
-   * The user's conversation `id` for adding to or reading its thread:
-   * undefined when the user has none; 403 not_a_member when it is a group's
+   * The caller's conversation `id` for adding to or reading its thread:
+   * undefined when they have none; 403 not_a_member when it is a group's
    * that the token no longer lists.
    */
-  async memberConversation(userId: string, groups: Groups, id: string, param?: string): Promise<Conversation | undefined> {
-    const conversation = await this.store.get(userId, id);
-    if (conversation) requireMember(groups, conversation.group_id, param);
+  async memberConversation(caller: Caller, id: string, param?: string): Promise<Conversation | undefined> {
+    const conversation = await this.store.get(caller.userId, id);
+    if (conversation) requireMember(caller.groups, conversation.group_id, param);
     return conversation;
   }
 
@@ -52,8 +52,8 @@ export class ConversationService {
     return this.store.sideOf(userId, counterpart);
   }
 
-  async updateConversation(userId: string, id: string, update: ConversationUpdate, requestId: string): Promise<Conversation> {
-    return (await this.store.update(userId, id, changesAt(update, this.clock()), requestId)) ?? notFound(id);
+  async updateConversation(caller: Caller, id: string, update: ConversationUpdate): Promise<Conversation> {
+    return (await this.store.update(caller.userId, id, changesAt(update, this.clock()), caller.requestId)) ?? notFound(id);
   }
 
   /**
@@ -61,17 +61,17 @@ export class ConversationService {
    * answer comes; its attachments follow from the table's stream
    * (functions/cleanup.ts), a process that retries until it is done.
    */
-  async deleteConversation(userId: string, id: string, requestId: string): Promise<void> {
-    if (!(await this.store.remove(userId, id, requestId))) notFound(id);
+  async deleteConversation(caller: Caller, id: string): Promise<void> {
+    if (!(await this.store.remove(caller.userId, id, caller.requestId))) notFound(id);
   }
 
   listConversations(
-    userId: string,
+    caller: Caller,
     filter: ConversationFilter,
     page: PageRequest,
     order: ListOrder = { by: 'created' },
   ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
-    return this.store.list(userId, filter, page, order);
+    return this.store.list(caller.userId, filter, page, order);
   }
 }
 

@@ -1,5 +1,5 @@
 import { parameterInvalid } from '../http/errors.js';
-import type { Reader } from '../http/params.js';
+import type { ParamParser } from '../http/params.js';
 import { cursor, limit } from '../pagination.js';
 import { isEventId } from './ids.js';
 import { EVENT_TYPES, type EventResource, type EventType, resourceOf, type TypeFilter } from './model.js';
@@ -7,7 +7,7 @@ import { EVENT_TYPES, type EventResource, type EventType, resourceOf, type TypeF
 const RESOURCES: EventResource[] = [...new Set(EVENT_TYPES.map(resourceOf))];
 
 /** `type`: one of the types, or `<resource>.*` for every type of a resource. */
-const type: Reader<TypeFilter> = (value, name) => {
+const type: ParamParser<TypeFilter> = (value, name) => {
   if (typeof value === 'string') {
     if ((EVENT_TYPES as readonly string[]).includes(value)) return { kind: 'exact', type: value as EventType };
     const resource = RESOURCES.find((candidate) => value === `${candidate}.*`);

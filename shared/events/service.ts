@@ -1,4 +1,4 @@
-import type { Groups } from '../auth/groups.js';
+import type { Caller } from '../caller.js';
 import { NotFound } from '../domain-errors.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { type ApiEvent, shownTo, type TypeFilter } from './model.js';
@@ -15,14 +15,14 @@ export class EventService {
   constructor(private readonly store: EventStore) {}
 
   /** Another user's event, or one past the retention, is not found. */
-  async getEvent(userId: string, groups: Groups, id: string): Promise<ApiEvent> {
-    const stored = (await this.store.get(userId, id)) ?? notFound(id);
-    return shownTo(groups, stored);
+  async getEvent(caller: Caller, id: string): Promise<ApiEvent> {
+    const stored = (await this.store.get(caller.userId, id)) ?? notFound(id);
+    return shownTo(caller.groups, stored);
   }
 
-  async listEvents(userId: string, groups: Groups, type: TypeFilter | undefined, page: PageRequest): Promise<Page<ApiEvent>> {
-    const { has_more, data } = (await this.store.list(userId, type, page)).page;
-    return { has_more, data: data.map((stored) => shownTo(groups, stored)) };
+  async listEvents(caller: Caller, type: TypeFilter | undefined, page: PageRequest): Promise<Page<ApiEvent>> {
+    const { has_more, data } = (await this.store.list(caller.userId, type, page)).page;
+    return { has_more, data: data.map((stored) => shownTo(caller.groups, stored)) };
   }
 }
 

@@ -7,7 +7,7 @@ import { corsHeaders } from './cors.js';
 import { authenticationFailed, errorResponse, toApiError } from './errors.js';
 import { type ReplayOptions, underIdempotencyKey } from './idempotency.js';
 import { type ParamSpec, type Parsed, readParams } from './params.js';
-import { type ApiRequest, lowerCaseHeaders, queryOf, requestIdOf, userIdOf } from './request.js';
+import { type ApiRequest, callerOf, lowerCaseHeaders, queryOf, requestIdOf, userIdOf } from './request.js';
 import { type ApiResponse, toProxyResult } from './response.js';
 
 /**
@@ -184,7 +184,7 @@ async function respond<A>(
   try {
     // API Gateway never invokes us without the authorizer; refuse rather than guess a user.
     if (!userId) throw authenticationFailed('token_missing', 'Authorization header with a Bearer token is required');
-    return toProxyResult(await endpoint({ event, requestId, userId, headers }, app), requestId);
+    return toProxyResult(await endpoint({ event, caller: callerOf(event, userId), headers }, app), requestId);
   } catch (error) {
     return errorResult(error, requestId);
   }

@@ -35,17 +35,17 @@ export async function underIdempotencyKey(
 ): Promise<ApiResponse> {
   const key = idempotencyKeyOf(request);
   if (key === undefined) return operation(undefined);
-  const { event, userId, requestId } = request;
+  const { event, caller } = request;
   const keep = options.keep ?? ((response: ApiResponse) => response);
   return service.run({
-    userId,
+    userId: caller.userId,
     key,
     fingerprint: fingerprintOf(`${event.httpMethod} ${event.resource}`, meaning),
     operation,
     keep: (response) => (isFinal(response.status) ? keep(response) : undefined),
     keepRefusal: (error) => {
       const apiError = toApiError(error);
-      return isFinal(apiError.status) ? errorResponse(apiError, requestId) : undefined;
+      return isFinal(apiError.status) ? errorResponse(apiError, caller.requestId) : undefined;
     },
     replay: async (stored) => replayed(options.refresh ? await options.refresh(stored) : stored),
   });

@@ -4,7 +4,7 @@ import { parameterInvalid, parameterUnknown } from './errors.js';
 
 /**
  * Parameters as they arrived: form and query values are strings, JSON values
- * keep their JSON types. Readers interpret each according to where it came from.
+ * keep their JSON types. Parsers interpret each according to where it came from.
  */
 export type ParamKind = 'query' | 'form' | 'json';
 
@@ -13,16 +13,17 @@ export interface ParamSource {
   values: Record<string, unknown>;
 }
 
-export type Reader<T> = (value: unknown, name: string, kind: ParamKind) => T;
+/** Parses one parameter's value into what the endpoint takes, or refuses it (400) naming the parameter. */
+export type ParamParser<T> = (value: unknown, name: string, kind: ParamKind) => T;
 
-export type ParamSpec = Record<string, Reader<unknown>>;
+export type ParamSpec = Record<string, ParamParser<unknown>>;
 export type Parsed<S extends ParamSpec> = { [K in keyof S]?: ReturnType<S[K]> };
 
 /**
  * Reads exactly the parameters named in the spec. Any other name is refused,
  * which also keeps clients from writing fields they do not own (id, owner, ...).
- * Every string value is checked to be well-formed Unicode before its reader
- * sees it, so no reader and nothing behind it can meet a lone surrogate.
+ * Every string value is checked to be well-formed Unicode before its parser
+ * sees it, so no parser and nothing behind it can meet a lone surrogate.
  */
 export function readParams<S extends ParamSpec>(source: ParamSource, spec: S): Parsed<S> {
   const result = dictionary<unknown>();
@@ -42,7 +43,7 @@ export function wellFormed<T>(value: T, name: string): T {
   return value;
 }
 
-export const flag: Reader<boolean> = (value, name, kind) => {
+export const flag: ParamParser<boolean> = (value, name, kind) => {
   if (kind === 'json') {
     if (typeof value === 'boolean') return value;
   } else if (value === 'true' || value === 'false') {
@@ -52,32 +53,32 @@ export const flag: Reader<boolean> = (value, name, kind) => {
 };
 
 /** Ids that clients give us (isClientId: the rule a token's group ids follow too). */
-export const clientId: Reader<string> = (value, name) => {
+export const clientId: ParamParser<string> = (value, name) => {
   if (typeof value === 'string' && isClientId(value)) return value;
   throw parameterInvalid(name, `${name} must be ${CLIENT_ID_RULE}`);
 };
 
 /** An empty form value or JSON null clears the field. */
 export const nullable =
-  <T>(read: Reader<T>): Reader<T | null> =>
+  <T>(read: ParamParser<T>): ParamParser<T | null> =>
   (value, name, kind) =>
     value === null || (kind !== 'json' && value === '') ? null : read(value, name, kind);
 
-export const timestamp: Reader<number> = (value, name, kind) => {
+export const timestamp: ParamParser<number> = (value, name, kind) => {
   const number = kind === 'json' ? value : typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : NaN;
   if (typeof number === 'number' && Number.isSafeInteger(number) && number >= 0) return number;
   throw parameterInvalid(name, `${name} must be a non-negative integer of Unix seconds`);
 };
 
 export const integerBetween =
-  (min: number, max: number): Reader<number> =>
+  (min: number, max: number): ParamParser<number> =>
   (value, name, kind) => {
     const number = kind === 'json' ? value : typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : NaN;
     if (typeof number === 'number' && Number.isSafeInteger(number) && number >= min && number <= max) return number;
     throw parameterInvalid(name, `${name} must be an integer from ${min} to ${max}`);
   };
 
-export const text: Reader<string> = (value, name) => {
+export const text: ParamParser<string> = (value, name) => {
   if (typeof value === 'string') return value;
   throw parameterInvalid(name, `${name} must be a string`);
 };

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeGroups, GROUPS_CONTEXT_KEY, type Groups } from '../auth/groups.js';
-import type { Reader } from '../conversations/membership.js';
+import type { Caller } from '../caller.js';
 import { dictionary } from './dictionary.js';
 import { bodyInvalid, parameterInvalid, resourceMissing, unsupportedMediaType } from './errors.js';
 import type { ParamSource } from './params.js';
@@ -8,9 +8,8 @@ import type { ParamSource } from './params.js';
 /** What a handler needs from an API Gateway REST proxy event, already checked. */
 export interface ApiRequest {
   event: APIGatewayProxyEvent;
-  requestId: string;
-  /** The token's `sub`, as the authorizer put it in the request context. Never from headers or body. */
-  userId: string;
+  /** Who calls, as the authorizer put it in the request context. Never from headers or body. */
+  caller: Caller;
   headers: Record<string, string>;
 }
 
@@ -40,15 +39,29 @@ export function userIdOf(event: APIGatewayProxyEvent): string | undefined {
  * alarmed on like any 5xx), not a 401 that would send the client to fetch a
  * new token that cannot help, and never "no groups" guessed in its place.
  */
-export function groupsOf(request: ApiRequest): Groups {
-  const authorizer = request.event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
+export function groupsOf(event: APIGatewayProxyEvent): Groups {
+  const authorizer = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
   const groups = decodeGroups(authorizer?.[GROUPS_CONTEXT_KEY]);
   if (!groups) throw new AuthorizerContextInvalid(`The authorizer context has no valid ${GROUPS_CONTEXT_KEY}`);
   return groups;
 }
 
-/** The user of the request and the groups of their token: who reads a shared attachment. */
-export const readerOf = (request: ApiRequest): Reader => ({ userId: request.userId, groups: groupsOf(request) });
+/**
+ * The caller of a request the authorizer let through as `userId`. Its groups
+ * are read (groupsOf) when first asked for, once: a request that never asks
+ * does not depend on them.
+ */
+export function callerOf(event: APIGatewayProxyEvent, userId: string): Caller {
+  let groups: Groups | undefined;
+  return {
+    userId,
+    requestId: requestIdOf(event),
+    get groups() {
+      groups ??= groupsOf(event);
+      return groups;
+    },
+  };
+}
 
 /** Not an ApiError: the handler answers it as any internal failure (500 internal_error) and logs this message. */
 export class AuthorizerContextInvalid extends Error {

@@ -1,6 +1,6 @@
 import type { CompletedPart } from '../files/model.js';
 import { parameterInvalid, parameterMissing } from '../http/errors.js';
-import { integerBetween, type Reader, text } from '../http/params.js';
+import { integerBetween, type ParamParser, text } from '../http/params.js';
 import { S3_MAX_PARTS } from './part-plan.js';
 
 /** Part URLs one call presigns at most. */
@@ -11,7 +11,7 @@ const ETAG = /^"?[0-9a-fA-F]{32}(-\d{1,5})?"?$/;
 const partNumber = integerBetween(1, S3_MAX_PARTS);
 
 /** JSON: an array of integers. Form: `1,2,5-9`. Either way at most 100 distinct parts, ascending. */
-const partNumbers: Reader<number[]> = (value, name, kind) => {
+const partNumbers: ParamParser<number[]> = (value, name, kind) => {
   const numbers: number[] = [];
   if (kind === 'json') {
     if (!Array.isArray(value)) throw parameterInvalid(name, `${name} must be an array of part numbers`);
@@ -44,7 +44,7 @@ export function partNumbersOf(values: { part_numbers?: number[] }): number[] {
 }
 
 /** JSON `[{"part_number", "etag"}]`, ascending by part number without repeats (as S3 requires). */
-const completedParts: Reader<CompletedPart[]> = (value, name, kind) => {
+const completedParts: ParamParser<CompletedPart[]> = (value, name, kind) => {
   if (kind !== 'json') throw parameterInvalid(name, `${name} must be a JSON array; send the body as application/json`);
   if (!Array.isArray(value) || value.length === 0 || value.length > S3_MAX_PARTS) {
     throw parameterInvalid(name, `${name} must be an array of 1 to ${S3_MAX_PARTS} parts`);

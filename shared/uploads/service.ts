@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Attachment, type AttachmentRecord, placementIn } from '../attachments/model.js';
-import type { Groups } from '../auth/groups.js';
-import type { MemberConversations, Reader } from '../conversations/membership.js';
+import type { Caller } from '../caller.js';
+import type { MemberConversations } from '../conversations/membership.js';
 import { inFallback } from '../deadline.js';
 import { NotFound, ReferenceMissing } from '../domain-errors.js';
 import { WriteContention } from '../dynamo/busy-retry.js';
@@ -28,7 +28,7 @@ const BUSY_POLL_MS = 100;
 
 /** What the sessions need of the conversations and the attachments. */
 export interface SessionNeighbours extends MemberConversations {
-  getAttachment(reader: Reader, id: string): Promise<Attachment>;
+  getAttachment(caller: Caller, id: string): Promise<Attachment>;
   /** The uploader's view of the attachment, with its file_url minted now. */
   relink(record: AttachmentRecord): Promise<Attachment>;
 }
@@ -68,17 +68,17 @@ export class UploadSessionService {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async start(userId: string, groups: Groups, request: SessionRequest): Promise<UploadSession> {
+  async start(caller: Caller, request: SessionRequest): Promise<UploadSession> {
     if (
       request.conversation_id !== undefined &&
-      !(await this.neighbours.memberConversation(userId, groups, request.conversation_id, 'conversation_id'))
+      !(await this.neighbours.memberConversation(caller, request.conversation_id, 'conversation_id'))
     ) {
       throw new ReferenceMissing('conversation_id', `No such conversation: ${request.conversation_id}`);
     }
     const now = this.clock();
     const id = newId('upl');
     const attachmentId = newId('att');
-    const key = fileKey(userId, attachmentId, id);
+    const key = fileKey(caller.userId, attachmentId, id);
     const uploadId = await this.files.startMultipart(key, request.file_type);
     const record: SessionRecord = {
       id,
@@ -95,7 +95,7 @@ export class UploadSessionService {
       upload_id: uploadId,
     };
     try {
-      await this.sessions.add(userId, record);
+      await this.sessions.add(caller.userId, record);
     } catch (error) {
       // No session points at the upload: abort it now rather than leave it to the lifecycle rule.
       await inFallback(() => this.files.abortMultipart(key, uploadId)).catch(() => undefined);
@@ -104,14 +104,16 @@ export class UploadSessionService {
     return sessionView(record, now);
   }
 
-  async getSession(userId: string, id: string): Promise<UploadSession & { parts: StoredPart[] }> {
+  async getSession(caller: Caller, id: string): Promise<UploadSession & { parts: StoredPart[] }> {
+    const { userId } = caller;
     const record = await this.load(userId, id);
     const session = sessionView(record, this.clock());
     const parts = session.status === 'pending' ? await this.files.listParts(keyOf(userId, record), record.upload_id) : [];
     return { ...session, parts };
   }
 
-  async signParts(userId: string, id: string, partNumbers: readonly number[]): Promise<PartUrl[]> {
+  async signParts(caller: Caller, id: string, partNumbers: readonly number[]): Promise<PartUrl[]> {
+    const { userId } = caller;
     const record = await this.load(userId, id);
     const now = this.clock();
     assertOpen(record, now);
@@ -131,23 +133,15 @@ export class UploadSessionService {
    * transaction closes the session; every other caller answers the attachment
    * it created.
    */
-  async complete(
-    userId: string,
-    groups: Groups,
-    id: string,
-    parts: readonly CompletedPart[],
-    sniffer: Sniffer,
-    requestId: string,
-  ): Promise<Attachment> {
+  async complete(caller: Caller, id: string, parts: readonly CompletedPart[], sniffer: Sniffer): Promise<Attachment> {
+    const { userId } = caller;
     const record = await this.load(userId, id);
-    const reader = { userId, groups };
     // A repeat answers the user's own attachment, group or not (it is theirs to get).
-    if (record.status === 'completed') return this.neighbours.getAttachment(reader, record.attachment_id);
+    if (record.status === 'completed') return this.neighbours.getAttachment(caller, record.attachment_id);
     const now = this.clock();
     assertOpen(record, now);
     // Before S3 assembles anything: a refusal leaves the session pending, to complete again as a member or to expire.
-    const side =
-      record.conversation_id === null ? undefined : await this.neighbours.memberConversation(userId, groups, record.conversation_id);
+    const side = record.conversation_id === null ? undefined : await this.neighbours.memberConversation(caller, record.conversation_id);
     // Gone meanwhile: the file can go nowhere. (Gone later still, the completing transaction finds it, below.)
     if (record.conversation_id !== null && !side) {
       await this.files.abortMultipart(keyOf(userId, record), record.upload_id);
@@ -160,12 +154,12 @@ export class UploadSessionService {
     if (typeof assembly === 'object') throw partsRefused(assembly.message);
     const size = await this.files.sizeOf(key);
     // Gone even right after S3 assembled it: an abort, or the cleanup of a session removed meanwhile, took it away.
-    if (size === undefined) return this.afterVanishedUpload(reader, id);
+    if (size === undefined) return this.afterVanishedUpload(caller, id);
     if (size !== record.file_size) return this.refuse(userId, record, sizeMismatch(record.file_size, size));
 
     const firstBytes = await this.files.firstBytes(key, sniffer.bytesNeeded);
     // Gone between the size and the bytes: the same race, one step later.
-    if (firstBytes === undefined) return this.afterVanishedUpload(reader, id);
+    if (firstBytes === undefined) return this.afterVanishedUpload(caller, id);
     const sniffed = await sniffer.sniff(firstBytes);
     const attachment: AttachmentRecord = {
       id: record.attachment_id,
@@ -179,12 +173,12 @@ export class UploadSessionService {
       placement: placementIn(side),
       file_key: key,
     };
-    const outcome = await this.sessions.complete(userId, id, attachment, requestId);
+    const outcome = await this.sessions.complete(userId, id, attachment, caller.requestId);
     if (outcome === 'completed') return this.neighbours.relink(attachment);
     if (outcome === 'conversation_missing') return this.refuse(userId, record, conversationGone(record.conversation_id ?? ''));
     // Someone else closed the session meanwhile: a concurrent complete (answer its attachment) or an abort.
     const current = await this.sessions.get(userId, id);
-    if (current?.status === 'completed') return this.neighbours.getAttachment(reader, current.attachment_id);
+    if (current?.status === 'completed') return this.neighbours.getAttachment(caller, current.attachment_id);
     await this.discardFile(key, id);
     if (current?.status === 'failed' && current.failure) throw sessionFailed(current.failure);
     throw new NotFound('upload_session', id);
@@ -196,10 +190,10 @@ export class UploadSessionService {
    * the removal of the session record (and its cleanup) took them, or S3's
    * lifecycle rule aborted an expired upload.
    */
-  private async afterVanishedUpload(reader: Reader, id: string): Promise<Attachment> {
+  private async afterVanishedUpload(caller: Caller, id: string): Promise<Attachment> {
     for (let waited = 0; ; waited += BUSY_POLL_MS) {
-      const current = await this.load(reader.userId, id);
-      if (current.status === 'completed') return this.neighbours.getAttachment(reader, current.attachment_id);
+      const current = await this.load(caller.userId, id);
+      if (current.status === 'completed') return this.neighbours.getAttachment(caller, current.attachment_id);
       assertOpen(current, this.clock());
       // Another completion still assembling: contention (429, retry shortly), and an Idempotency-Key is freed for the retry.
       if (waited >= BUSY_WAIT_MS) throw new WriteContention();
@@ -208,7 +202,8 @@ export class UploadSessionService {
   }
 
   /** Aborts: the parts (and an assembled object not yet an attachment) are removed. */
-  async abort(userId: string, id: string): Promise<void> {
+  async abort(caller: Caller, id: string): Promise<void> {
+    const { userId } = caller;
     const removed = await this.sessions.removeUnlessCompleted(userId, id);
     if (!removed) {
       // Either nothing of the user's, or completed: a completed session's file is an attachment, deleted as one.

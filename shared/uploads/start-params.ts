@@ -2,18 +2,18 @@ import { fileTypeOf, isMediaType } from '../attachments/file-type.js';
 import { conversationReference } from '../attachments/upload-params.js';
 import { normalizeFilename } from '../files/filename.js';
 import { fileTooLarge, parameterInvalid, parameterMissing } from '../http/errors.js';
-import { clientId, integerBetween, type Reader, text } from '../http/params.js';
+import { clientId, integerBetween, type ParamParser, text } from '../http/params.js';
 import type { SessionRequest } from './model.js';
 
 // Apart from params.ts: only the start function needs the extension table (mime-db) that fileTypeOf reads.
 
-const filename: Reader<string> = (value, name, kind) => {
+const filename: ParamParser<string> = (value, name, kind) => {
   const raw = text(value, name, kind);
   if (raw === '') throw parameterInvalid(name, `${name} must not be empty`);
   return normalizeFilename(raw);
 };
 
-const mediaType: Reader<string> = (value, name, kind) => {
+const mediaType: ParamParser<string> = (value, name, kind) => {
   const raw = text(value, name, kind);
   if (!isMediaType(raw)) throw parameterInvalid(name, `${name} must be a MIME type such as video/mp4`);
   return raw;
@@ -21,7 +21,7 @@ const mediaType: Reader<string> = (value, name, kind) => {
 
 /** 1 byte to the limit; over it is 413 like an upload over its limit, anything else 400. */
 const fileSize =
-  (maxBytes: number): Reader<number> =>
+  (maxBytes: number): ParamParser<number> =>
   (value, name, kind) => {
     const size = integerBetween(1, Number.MAX_SAFE_INTEGER)(value, name, kind);
     if (size > maxBytes) throw fileTooLarge(maxBytes, name);

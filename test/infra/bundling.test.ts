@@ -69,19 +69,22 @@ describe('function bundles', () => {
       'shared/s3/presigner.ts',
       'shared/attachments/service.ts',
       'shared/uploads/service.ts',
-      'shared/attachments/s3-file-store.ts',
+      'shared/files/s3-file-store.ts',
     ]) {
       expect(getConversation, absent).not.toContain(absent);
     }
     const getAttachment = ownModulesOf(metafile, 'functions/attachments/get.ts');
     expect(getAttachment).toContain('shared/s3/presigner.ts');
-    expect(getAttachment).not.toContain('shared/s3/bucket.ts');
-    expect(ownModulesOf(metafile, 'functions/attachments/upload.ts')).toContain('shared/s3/bucket.ts');
+    for (const absent of ['shared/s3/bucket.ts', 'shared/attachments/uploads.ts', 'shared/attachments/leftovers.ts'])
+      expect(getAttachment, absent).not.toContain(absent);
+    const upload = ownModulesOf(metafile, 'functions/attachments/upload.ts');
+    expect(upload).toEqual(expect.arrayContaining(['shared/s3/bucket.ts', 'shared/attachments/uploads.ts']));
+    expect(upload).not.toContain('shared/attachments/leftovers.ts');
     expect(ownModulesOf(metafile, 'functions/authorizer.ts')).not.toContain('shared/app.ts');
     // The fan-out writes conversations only: no S3 module in its bundle.
     const fanOut = ownModulesOf(metafile, fanOutFunction.entry);
     expect(fanOut).toContain('shared/conversations/fan-out.ts');
-    for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/attachments/s3-file-store.ts'])
+    for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/files/s3-file-store.ts'])
       expect(fanOut, absent).not.toContain(absent);
     // The Event API's authorizer is the REST one's verifier and its decision, nothing of the App.
     const realtimeAuthorizer = ownModulesOf(metafile, realtimeAuthorizerFunction.entry);

@@ -117,12 +117,22 @@ describe('the import graph of shared/ and functions/', () => {
     expect(graph.get('shared/routes.ts')).toEqual([]);
   });
 
-  it('keeps the services and membership free of HTTP: they throw domain errors, which the pipeline answers', () => {
+  it('keeps the services, membership and the caller free of HTTP: they throw domain errors, which the pipeline answers', () => {
     const services = [...graph.keys()].filter(
-      (module) => /^shared\/[^/]+\/service\.ts$/.test(module) || module === 'shared/conversations/membership.ts',
+      (module) =>
+        /^shared\/[^/]+\/(service|uploads|leftovers)\.ts$/.test(module) ||
+        module === 'shared/conversations/membership.ts' ||
+        module === 'shared/caller.ts',
     );
     expect(services).toEqual(
-      expect.arrayContaining(['shared/conversations/service.ts', 'shared/attachments/service.ts', 'shared/uploads/service.ts']),
+      expect.arrayContaining([
+        'shared/conversations/service.ts',
+        'shared/attachments/service.ts',
+        'shared/attachments/uploads.ts',
+        'shared/attachments/leftovers.ts',
+        'shared/uploads/service.ts',
+        'shared/caller.ts',
+      ]),
     );
     const intoHttp = services.flatMap((module) =>
       graph

@@ -90,8 +90,7 @@ describe('the idempotency store', () => {
 describe('a request whose key is held by a running request', () => {
   const request = (key: string): ApiRequest => ({
     event: { httpMethod: 'POST', resource: '/v1/conversations' } as APIGatewayProxyEvent,
-    requestId: 'r',
-    userId: 'waiter',
+    caller: { userId: 'waiter', groups: new Set(), requestId: 'r' },
     headers: { 'idempotency-key': key },
   });
   const timing = { leaseMs: 60_000, waitMs: 300, pollMs: 20, now: Date.now };

@@ -1,9 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   App,
+  attachmentLeftovers,
   attachmentStore,
-  attachmentViews,
-  attachmentWriter,
+  attachments,
+  attachmentUploads,
   dynamo,
   fileStore,
   type Part,
@@ -27,11 +28,13 @@ describe('the App', () => {
     const app = newApp();
     const store = app.use(attachmentStore);
     const files = app.use(fileStore);
-    for (const service of [app.use(attachmentViews), app.use(attachmentWriter), app.use(sessionLeftovers)]) {
+    for (const service of [app.use(attachments), app.use(attachmentUploads), app.use(attachmentLeftovers), app.use(sessionLeftovers)]) {
       expect(Object.values(service)).toContain(store);
     }
-    expect(Object.values(app.use(attachmentWriter))).toContain(files);
-    expect(Object.values(app.use(sessionLeftovers))).toContain(files);
+    expect(Object.values(app.use(attachmentUploads))).toContain(app.use(attachments));
+    for (const service of [app.use(attachmentUploads), app.use(attachmentLeftovers), app.use(sessionLeftovers)]) {
+      expect(Object.values(service)).toContain(files);
+    }
   });
 
   it('closes what it built when destroyed, once, and builds anew after', () => {

@@ -95,7 +95,7 @@ describe('the log lines of a request', () => {
 
   it("never carry an earlier request's keys: not the next request's lines, nor a line outside any request", async () => {
     const handler = httpHandler({ name: 'GetNote' }, async (request) => {
-      logger.warn('note read', { note: request.requestId });
+      logger.warn('note read', { note: request.caller.requestId });
       return ok({});
     });
     await handler(event('req-first', 'user_first'));
@@ -115,8 +115,8 @@ describe('the log lines of a request', () => {
   it('stay with their own request when requests run at once (the local server runs them in one process)', async () => {
     const gates = new Map<string, () => void>();
     const handler = httpHandler({ name: 'GetNote' }, async (request) => {
-      await new Promise<void>((resolve) => gates.set(request.requestId, resolve));
-      logger.warn('note read', { note: request.requestId });
+      await new Promise<void>((resolve) => gates.set(request.caller.requestId, resolve));
+      logger.warn('note read', { note: request.caller.requestId });
       return ok({});
     });
     const first = handler(event('req-a', 'user_a'));

@@ -11,20 +11,16 @@ import { encodeGroups, groupsOfClaim, MAX_GROUPS } from '../../../shared/auth/gr
 import { allowPolicy } from '../../../shared/auth/policy.js';
 import { signToken } from '../../../shared/auth/tokens.js';
 import { readConfig } from '../../../shared/config.js';
-import { type ApiRequest, AuthorizerContextInvalid, groupsOf } from '../../../shared/http/request.js';
+import { AuthorizerContextInvalid, callerOf, groupsOf } from '../../../shared/http/request.js';
 
 const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/POST/v1/conversations';
-const requestWith = (authorizer: Record<string, unknown>): ApiRequest => ({
-  event: { requestContext: { requestId: 'r', authorizer } } as unknown as APIGatewayProxyEvent,
-  requestId: 'r',
-  userId: 'u',
-  headers: {},
-});
+const eventWith = (authorizer: Record<string, unknown>) =>
+  ({ requestContext: { requestId: 'r', authorizer } }) as unknown as APIGatewayProxyEvent;
 
 describe('the groups in the request context', () => {
   it('are read as the authorizer encoded them', () => {
-    expect(groupsOf(requestWith({ principalId: 'u', groups: '["team","family"]' }))).toEqual(new Set(['team', 'family']));
-    expect(groupsOf(requestWith({ principalId: 'u', groups: '[]' }))).toEqual(new Set());
+    expect(groupsOf(eventWith({ principalId: 'u', groups: '["team","family"]' }))).toEqual(new Set(['team', 'family']));
+    expect(groupsOf(eventWith({ principalId: 'u', groups: '[]' }))).toEqual(new Set());
   });
 
   it.each([
@@ -34,7 +30,16 @@ describe('the groups in the request context', () => {
     ['an invalid id', { groups: '["a b"]' }],
     ['JSON null', { groups: 'null' }],
   ])('fail closed when %s: never "no groups" in their place', (_, context) => {
-    expect(() => groupsOf(requestWith({ principalId: 'u', ...context }))).toThrow(AuthorizerContextInvalid);
+    expect(() => groupsOf(eventWith({ principalId: 'u', ...context }))).toThrow(AuthorizerContextInvalid);
+  });
+
+  it("are the caller's, read when first asked for: a broken context fails what needs them, not the caller's id", () => {
+    const caller = callerOf(eventWith({ principalId: 'u', groups: 'team' }), 'u');
+    expect(caller).toMatchObject({ userId: 'u', requestId: 'r' });
+    expect(() => caller.groups).toThrow(AuthorizerContextInvalid);
+    const member = callerOf(eventWith({ principalId: 'u', groups: '["team"]' }), 'u');
+    expect(member.groups).toEqual(new Set(['team']));
+    expect(member.groups).toBe(member.groups);
   });
 
   it('answer 500 internal_error through a function when the context is broken, before anything is read or written', async () => {

@@ -5,8 +5,7 @@ import { type ApiRequest, rawBody } from '../../../shared/http/request.js';
 
 const requestWith = (body: string | null, isBase64Encoded: boolean): ApiRequest => ({
   event: { body, isBase64Encoded } as APIGatewayProxyEvent,
-  requestId: 'test',
-  userId: 'user',
+  caller: { userId: 'user', groups: new Set(), requestId: 'test' },
   headers: {},
 });
 

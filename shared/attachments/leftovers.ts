@@ -1,0 +1,36 @@
+import type { FileStore } from '../files/model.js';
+import type { AttachmentStore } from './model.js';
+
+/**
+ * What the cleanup (functions/cleanup.ts) removes of attachments once what
+ * held it is gone from a table: the records of a removed conversation, the
+ * file of a removed record, and the file of an upload run whose intent went
+ * without a record taking its place (AttachmentUploads). Every removal is
+ * idempotent: a stream record comes at least once.
+ */
+export class AttachmentLeftovers {
+  constructor(
+    private readonly store: Pick<AttachmentStore, 'get' | 'removeAllOf'>,
+    private readonly files: Pick<FileStore, 'remove'>,
+  ) {}
+
+  /** The records of every attachment the user uploaded into a conversation that is gone (their files follow). */
+  removeAllOf(userId: string, conversationId: string): Promise<number> {
+    return this.store.removeAllOf(userId, conversationId);
+  }
+
+  /**
+   * The file of an upload run whose intent is gone, unless the record holds
+   * it (its transaction removed the intent). No record can come to hold it
+   * later: that transaction needs the intent.
+   */
+  async removeUnheldFile(attachmentId: string, key: string): Promise<void> {
+    if ((await this.store.get(attachmentId))?.file_key === key) return;
+    await this.files.remove(key);
+  }
+
+  /** The file of an attachment whose record is gone. Removing a file that is not there is not an error. */
+  removeFile(key: string): Promise<void> {
+    return this.files.remove(key);
+  }
+}
