@@ -1,7 +1,9 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { population } from '../../bench/population.js';
 import { putConversations } from '../../bench/seed-conversations.js';
-import { App, dynamo, outbox } from '../../shared/app.js';
+import { App, outbox } from '../../shared/app.js';
 import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
 import type { Conversation, ConversationFilter } from '../../shared/conversations/model.js';
 import { isUnread } from '../../shared/conversations/read-state.js';
@@ -41,12 +43,18 @@ const byActivity = (a: Conversation, b: Conversation) => activeAt(b) - activeAt(
 let api: TestApi;
 /** The server's own configuration: its tables in the run's DynamoDB Local. */
 let app: App;
+/**
+ * The server's DynamoDB without a function's 3 s answer bound: this test counts
+ * the items a page reads, and seeding 1,000 conversations on a loaded machine
+ * may take longer than a function would wait.
+ */
+let client: DynamoDBDocumentClient;
 let store: DynamoConversationStore;
 const seeded: Conversation[] = [];
 
 async function seed(count: number, seed: number) {
   const added = population(count, { seed, firstIndex: seeded.length });
-  await putConversations(app.use(dynamo), app.config.conversationsTable, USER, added.conversations);
+  await putConversations(client, app.config.conversationsTable, USER, added.conversations);
   seeded.push(...added.conversations);
   return added.counts;
 }
@@ -63,9 +71,14 @@ const expectedPage = (matches: (c: Conversation) => boolean) =>
 beforeAll(async () => {
   api = await startTestApi();
   app = new App(api.api.config);
-  store = new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable, app.use(outbox));
+  const { region, dynamodbEndpoint, dynamodbCredentials, credentials } = app.config;
+  client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region, endpoint: dynamodbEndpoint, credentials: dynamodbCredentials ?? credentials }),
+  );
+  store = new DynamoConversationStore(client, app.config.conversationsTable, app.use(outbox));
 });
 afterAll(async () => {
+  client?.destroy();
   app?.destroy();
   await api?.close();
 });
