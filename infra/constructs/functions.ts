@@ -171,27 +171,16 @@ export class Functions extends Construct {
     this.realtimePublisherDeadLetters = publisherFeed.deadLetters;
     this.realtimePublisherAlarm = publisherFeed.alarm;
 
-    this.authorizer = this.lambda(
-      authorizerFunction.name,
-      authorizerFunction.entry,
-      authorizerEnvironment(settings.auth, props.authSecret),
-      removalPolicy,
-      {
-        // Serves shared/auth/extension-secret.ts the secret, with this function's role, without an SDK in the bundle.
+    // Both authorizers read the signing secret through the extension, with their own role, without an SDK in the bundle.
+    const tokenAuthorizer = ({ name, entry }: { name: string; entry: string }) => {
+      const authorizer = this.lambda(name, entry, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
         paramsAndSecrets: secretsExtension,
-      },
-    );
-    props.authSecret?.grantRead(this.authorizer);
-    this.realtimeAuthorizer = this.lambda(
-      realtimeAuthorizerFunction.name,
-      realtimeAuthorizerFunction.entry,
-      authorizerEnvironment(settings.auth, props.authSecret),
-      removalPolicy,
-      {
-        paramsAndSecrets: secretsExtension,
-      },
-    );
-    props.authSecret?.grantRead(this.realtimeAuthorizer);
+      });
+      props.authSecret?.grantRead(authorizer);
+      return authorizer;
+    };
+    this.authorizer = tokenAuthorizer(authorizerFunction);
+    this.realtimeAuthorizer = tokenAuthorizer(realtimeAuthorizerFunction);
 
     // Applies to every function's role below this construct.
     Validations.of(this).acknowledge({
