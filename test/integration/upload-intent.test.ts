@@ -48,6 +48,19 @@ async function intentsLeft(): Promise<Record<string, unknown>[]> {
 }
 
 /** DynamoDB goes down the moment the rule's first request arrives: everything the run does after that fails. */
+/** The run's file, its intent and any record all gone, once the intent's expiry has handed the file to the cleanup. */
+async function expectNothingLeftOnceExpired(userId: string): Promise<void> {
+  expect(
+    await eventually(
+      () => filesOf(userId),
+      (keys) => keys.length === 0,
+      EXPIRY_SETTLES_MS,
+    ),
+  ).toEqual([]);
+  expect(await eventually(intentsLeft, (items) => items.length === 0, EXPIRY_SETTLES_MS)).toEqual([]);
+  expect(await listAll(f.t, userId, '/v1/attachments')).toEqual([]);
+}
+
 const downOnceHit = (hit: Promise<unknown>) => void hit.then(() => f.dynamodb.down());
 
 describe('an upload whose file S3 stored while DynamoDB went down', () => {
@@ -61,15 +74,7 @@ describe('an upload whose file S3 stored while DynamoDB went down', () => {
 
     f.dynamodb.calm();
     f.s3.calm();
-    expect(
-      await eventually(
-        () => filesOf(userId),
-        (keys) => keys.length === 0,
-        EXPIRY_SETTLES_MS,
-      ),
-    ).toEqual([]);
-    expect(await eventually(intentsLeft, (items) => items.length === 0, EXPIRY_SETTLES_MS)).toEqual([]);
-    expect(await listAll(f.t, userId, '/v1/attachments')).toEqual([]);
+    await expectNothingLeftOnceExpired(userId);
   });
 
   it('answers 503 when every attempt of the record transaction was refused and DynamoDB is down for the read-back; the file goes once its intent expires', async () => {
@@ -80,15 +85,7 @@ describe('an upload whose file S3 stored while DynamoDB went down', () => {
     expect(await filesOf(userId)).toHaveLength(1);
 
     f.dynamodb.calm();
-    expect(
-      await eventually(
-        () => filesOf(userId),
-        (keys) => keys.length === 0,
-        EXPIRY_SETTLES_MS,
-      ),
-    ).toEqual([]);
-    expect(await eventually(intentsLeft, (items) => items.length === 0, EXPIRY_SETTLES_MS)).toEqual([]);
-    expect(await listAll(f.t, userId, '/v1/attachments')).toEqual([]);
+    await expectNothingLeftOnceExpired(userId);
   });
 
   it('keeps the file of a record whose transaction committed with its answer lost, though the run answered 503: the record replaced the intent', async () => {
