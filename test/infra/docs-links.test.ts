@@ -11,7 +11,12 @@ import { anchorsOf, githubSlug, linksOf } from '../support/markdown-links.js';
  * link out of the repository goes to a public https site, never to a local
  * address or plain http.
  */
-const documents = ['README.md', ...readdirSync(join(REPOSITORY_ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const documents = [
+  'README.md',
+  ...readdirSync(join(REPOSITORY_ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 const text = (path: string) => readFileSync(join(REPOSITORY_ROOT, path), 'utf8');
 const LINE_ANCHOR = /^L\d+(-L\d+)?$/;
 const PRIVATE_HOST = /^(localhost|.*\.(local|localhost|internal|test|example|invalid)|\d+(\.\d+){3}|\[.*\])$/i;
@@ -31,7 +36,8 @@ function inRepositoryProblem(document: string, target: string): string | undefin
   if (inside.startsWith('..') || resolve(file) === resolve(REPOSITORY_ROOT, '..')) return 'leaves the repository';
   if (!existsSync(file)) return `${inside} does not exist`;
   if (anchor === undefined) return undefined;
-  if (!file.endsWith('.md') || statSync(file).isDirectory()) return LINE_ANCHOR.test(anchor) ? undefined : `#${anchor}: ${inside} has no headings`;
+  if (!file.endsWith('.md') || statSync(file).isDirectory())
+    return LINE_ANCHOR.test(anchor) ? undefined : `#${anchor}: ${inside} has no headings`;
   return anchorsOf(readFileSync(file, 'utf8')).has(decodeURIComponent(anchor)) ? undefined : `#${anchor}: no such heading in ${inside}`;
 }
 
