@@ -7,18 +7,9 @@ import { eachInOrder, streamConsumer, type Unfinished } from '../shared/stream-c
 import { tableOf } from '../shared/stream-records.js';
 
 /**
- * Removes what hangs off a removed item, from the tables' streams: a removed
- * conversation's attachment records (its user's own uploads into it), a
- * removed attachment record's file, and the file of a failed upload run (an
- * orphan-file marker, see AttachmentUploads) (AttachmentLeftovers), and what a removed upload
- * session left in S3 unless an attachment holds it (SessionLeftovers). Every
- * step is idempotent (records are delivered at least once), and a removed
- * conversation's attachments are found by their index, so a retry takes up
- * what is left. A failure stops the batch at its record: the event source
- * mapping retries from there (streamConsumer's partial batch response;
- * bisecting a batch that failed at its first record), then hands it to the
- * dead-letter queue and its alarm; the local stream poller retries until it
- * succeeds.
+ * Removes what hangs off a removed item (AttachmentLeftovers, SessionLeftovers), idempotently, and
+ * stops the batch at the first record that fails so the retry resumes there (docs/consistency.md,
+ * "The building blocks").
  */
 async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<Unfinished | undefined> {
   const { conversationsTable, attachmentsTable, uploadSessionsTable } = app.config;

@@ -1,19 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * One time budget per invocation. Lambda stops a function at its timeout
- * whatever it is doing, and API Gateway then answers 502, possibly after a
- * write protocol ran half-way. So every backend call of an invocation is
- * bounded by what is left of the invocation's time, less a margin to answer:
- * when it is spent, the call fails as a backend timeout (DeadlineExceeded,
- * a 503 service_unavailable by isBackendUnavailable), in time for the
- * function to say so.
- *
- * The budget is carried by AsyncLocalStorage, so the stores need no extra
- * parameter, and the local server's concurrent requests (one process) each
- * see their own. Outside an invocation (scripts, the bench's direct calls)
- * there is no budget and calls are bounded by the clients' timeouts alone.
- * The clients' HTTP transport applies it to each attempt (shared/transport.ts).
+ * One time budget per invocation, so that a stalled backend is a 503 before Lambda's timeout cuts a
+ * write protocol half-way (docs/consistency.md, "What a client sees when a backend stalls"); carried
+ * by AsyncLocalStorage, so concurrent requests of the local server each see their own.
  */
 
 /** What a Lambda invocation's context tells about time (the emulator gives the same). */

@@ -6,24 +6,9 @@ import { xmlBodyParser } from '@20minutes/s3rver/lib/utils.js';
 import { S3_MAX_PART_BYTES, S3_MAX_PARTS, S3_MIN_PART_BYTES } from '../../shared/uploads/part-plan.js';
 
 /**
- * What s3rver lacks of S3's multipart uploads, as one Koa middleware in front
- * of its router (it keeps CreateMultipartUpload, UploadPart with its CORS
- * handling, and the object storage):
- *
- * - UploadPart to an upload that does not exist: NoSuchUpload (s3rver
- *   silently creates a directory for any uploadId); part numbers 1..10,000,
- *   at most 5 GiB a part (InvalidArgument, EntityTooLarge).
- * - ListParts (GET ?uploadId) and AbortMultipartUpload (DELETE ?uploadId):
- *   s3rver answers MethodNotAllowed.
- * - CompleteMultipartUpload: s3rver assembles whatever part files exist,
- *   ignoring the ETags and sizes. Here, as S3: NoSuchUpload, InvalidPartOrder
- *   (not ascending), InvalidPart (missing part or ETag that does not match),
- *   EntityTooSmall (a part but the last under 5 MiB).
- *
- * Differences from S3 that remain (docs/decisions.md): the object's ETag is
- * the MD5 of the whole object, not S3's `md5-of-part-md5s-N`; a repeated
- * Complete after success is NoSuchUpload (S3 may answer 200 again for a
- * while). Signatures are checked before this runs (s3-signatures.ts).
+ * What s3rver lacks of S3's multipart uploads (its answers for unknown uploads, ListParts, Abort,
+ * Complete's checks), as one Koa middleware in front of its router; what still differs from S3:
+ * docs/architecture.md, "Local S3".
  */
 export interface MultipartStore {
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;

@@ -10,48 +10,9 @@ import { rawHeaderPairs } from './raw-headers.js';
 type HeaderBag = Record<string, string>;
 
 /**
- * SigV4 checked as S3 checks it, for every signed request to the local S3:
- * the functions' calls (shared/s3/bucket.ts), the URLs they mint
- * (shared/s3/presigner.ts: file_url, part URLs) as a browser or a test
- * follows them, and the official S3 client's calls. A Koa middleware in front
- * of s3rver's router, before the multipart one, so ListParts, Complete and
- * Abort are checked too (s3rver's own check never sees them, and
- * approximates the canonical request: it stays loose,
- * `allowMismatchedSignatures`).
- *
- * The signature is recomputed with the SDK's signer (@smithy/signature-v4,
- * set up as for S3: the path signed as sent, not encoded again) over the
- * request as it arrived: its method, its path as sent, its query decoded (the
- * signer encodes it again and sorts it), only the headers it names as signed
- * (the others, a browser's Origin and Accept-* or a proxy's, take no part),
- * its date, and its key's secret. What a client signs from its own copy of
- * the request is thus compared with what reached S3.
- *
- * S3's answers, checked in this order: a CORS preflight (OPTIONS) is never
- * signed and passes whatever its query carries, a presigned URL's included;
- * an unsigned request is 403 AccessDenied, as S3 answers anyone for a bucket
- * that blocks public access (the stack's, infra/constructs/data.ts); two ways
- * of signing at once is 400 InvalidArgument; SigV2 is 400 InvalidRequest (S3
- * refuses it on buckets made since mid-2020); a
- * malformed Authorization header or presigned query is 400
- * AuthorizationHeaderMalformed / AuthorizationQueryParametersError; a key the
- * local S3 does not know is 403 InvalidAccessKeyId; a header-signed request
- * dated more than 15 minutes away is 403 RequestTimeTooSkewed; a presigned
- * URL past X-Amz-Date + X-Amz-Expires is 403 AccessDenied "Request has
- * expired"; an x-amz-* header that is not signed is 403 AccessDenied (S3's
- * HeadersNotSigned); a signature that differs is 403 SignatureDoesNotMatch,
- * with the canonical request and string to sign S3 computed, as S3 gives
- * them.
- *
- * A body signed with its SHA-256 (x-amz-content-sha256, the layer's and the
- * client's calls) must hash to it: else 400 XAmzContentSHA256Mismatch, and
- * nothing stored.
- *
- * Not checked (docs/architecture.md, Local S3): the chunk signatures of an
- * aws-chunked body (none of the project's clients sends one), the region in
- * the credential scope (the local S3 has none), a request dated by `Date`
- * without `x-amz-date` (no AWS SDK sends one; it is refused as
- * SignatureDoesNotMatch).
+ * SigV4 checked as S3 checks it, for every signed request to the local S3, recomputed with the SDK's
+ * signer over the request as it arrived. What it answers, in order, and what it leaves unchecked:
+ * docs/architecture.md, "Local S3".
  */
 export function signatureCheck(secretOf: (accessKeyId: string) => string | undefined) {
   return async function signatures(ctx: { method: string; req: IncomingMessage }, next: () => Promise<unknown>): Promise<unknown> {

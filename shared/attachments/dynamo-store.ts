@@ -32,18 +32,8 @@ export class DynamoAttachmentStore implements AttachmentStore {
   ) {}
 
   /**
-   * The record, and when it goes into a conversation the uploader's activity
-   * on that side (its own upload: active and read at once, see
-   * ConversationActivity), in one transaction on the condition that the side
-   * exists: an upload racing its conversation's DELETE either commits before
-   * it (and the cleanup of that conversation removes it) or finds the
-   * conversation gone, never in between. The token, made from the items
-   * (contentToken), makes the SDK's retry after a lost answer a no-op.
-   * The uploader's attachment.created event is in the same transaction: a
-   * run that finds its record written by an earlier run writes none. The
-   * run's intent is removed in it too, on the condition that it is still
-   * there: once the run's failure path (or the intent's expiry) removed it,
-   * the cleanup has the file, and no late attempt can make a record of it.
+   * The record, the uploader's side's activity and event, and the removal of the run's intent, in one
+   * transaction on the side and the intent still being there (docs/consistency.md, "An upload's intent").
    */
   async add(
     record: AttachmentRecord,

@@ -17,17 +17,8 @@ export interface ActivityOrder {
 }
 
 /**
- * A page of the user's conversations in activity order: newest activity
- * first, ties by id; with `pinnedFirst`, the pinned ones (in that order)
- * before the rest, as two segments read one after the other.
- *
- * A cursor is a place in that order: the one its conversation held when the
- * client saw it, `cursor_active_at` with the id (docs/decisions.md, "Activity
- * order"), so a conversation whose activity moved since (to the head) is
- * never read again on a later page, and one that did not move is never
- * skipped. Without `cursor_active_at` the conversation is read and its place
- * now is taken; so is its pinned state, which tells the segment, with
- * `pinnedFirst`.
+ * A page of the user's conversations in activity order (with `pinnedFirst`, two segments), starting
+ * at the place the client saw its cursor at (docs/decisions.md, "Activity order").
  */
 export async function activityPage(
   client: DynamoDBDocumentClient,

@@ -76,16 +76,10 @@ export interface FeedWrite {
 export type ActivityOutcome = { committed: true } | { committed: false; conditionFailed: boolean[] } | 'conversation-missing';
 
 /**
- * `items`, when `activity` is given the conversation's activity, and the
- * `feed`'s events, in one TransactWriteItems under a token made from its
- * items (contentToken: the SDK's retry after a lost answer is a no-op). The
- * conversation is read first, to know what the activity changes; one that
- * is gone is the answer 'conversation-missing'. When the conversation
- * changed since it was read, or another writer took the feed's sequence,
- * it is read and appended again and tried again (the one retry policy,
- * shared/dynamo/busy-retry.ts, within the time budget: contention is never
- * an outage). A failed condition of the writer's own items is returned for
- * the writer to read.
+ * `items`, the conversation's `activity` and the `feed`'s events in one transaction under a token made
+ * from its items; read again and retried by the one retry policy when the conversation or the feed's
+ * head moved meanwhile (docs/consistency.md, "The building blocks"). A failed condition of the
+ * writer's own items is returned for the writer to read.
  */
 export function transactWithActivity(
   client: DynamoDBDocumentClient,

@@ -39,17 +39,9 @@ export class DynamoConversationStore implements ConversationStore {
   ) {}
 
   /**
-   * One conversation per (user, contact) and (user, group): the uniqueness
-   * record and the conversation are written in one transaction, each on the
-   * condition that it does not exist yet. Exactly one concurrent create
-   * commits; the others find the record and answer with its conversation.
-   * The token, made from the items (contentToken), makes the SDK's retry of
-   * a transaction whose answer was lost a no-op that answers success, never
-   * a second conversation; two runs of one Idempotency-Key in flight at once
-   * build different items (their events' ids) and so different tokens.
-   * A seeded create (Idempotency-Key) mints the same id on every run, and so
-   * knows the conversation it finds as its own: 201. Its conversation.created
-   * event is in the same transaction, so only the create that commits has one.
+   * One conversation per (user, contact) and (user, group): the uniqueness record and the conversation
+   * in one transaction, each on not existing yet (docs/consistency.md, "Per operation"). A seeded
+   * create (Idempotency-Key) mints the same id on every run, and so knows what it finds as its own: 201.
    */
   async findOrCreate(
     userId: string,

@@ -23,17 +23,9 @@ const CHANGES_PER_WRITE = 40;
 const BATCH_GET_MAX = 100;
 
 /**
- * Writes what other members' changes bring one member (FanOut): in one
- * transaction per up to 40 changes, their events in the member's feed, a
- * record of each change delivered (absent until then: a change delivered
- * before makes the write fail on it, and it is left out of the next try),
- * and their side's activity (moved forward to the latest upload, with its
- * conversation.updated, or only checked) or, for a direct upload to a
- * contact who holds no side, the side made with its uniqueness record and
- * conversation.created. The side is read first so that the
- * events' previous_attributes are true, and the write holds on the
- * condition that it is still as read: another write that came between makes
- * it read again (withFeed, as for the feed's head).
+ * Writes what other members' changes bring one member: per up to 40 changes one transaction of their
+ * events, a record of each change (so a redelivery writes nothing) and their side's activity, read
+ * first so that previous_attributes are true (docs/consistency.md, "An upload reaching the other sides").
  */
 export class SideDelivery {
   constructor(

@@ -3,21 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { remainingForCalls } from '../deadline.js';
 
 /**
- * The one retry policy of the writes: a table that is busy, either
- * contended (another writer held the items, or took the feed's sequence
- * first: nothing of ours was written) or throttled (over its capacity:
- * nothing was written), is asked again after a jittered, exponentially
- * growing pause, for as long as the invocation's time budget
- * (shared/deadline.ts) leaves room for another attempt. Neither is an outage:
- * the same request succeeds a moment later. When the budget runs out first,
- * contention ends as WriteContention (429 write_contention) and throttling
- * as the table's own error (503 service_unavailable with Retry-After); the
- * HTTP pipeline maps both (shared/http/errors.ts).
- *
- * The SDK's own retries (3 attempts) come first for what it knows as
- * throttling; they stop at its attempts and its retry quota, and never
- * retry a transaction cancelled for throttling (ThrottlingError among its
- * CancellationReasons) nor a TransactionConflictException.
+ * The one retry policy of the writes: a contended or throttled table (nothing of ours written) is
+ * asked again after a jittered, growing pause while the time budget lasts, because the SDK never
+ * retries a transaction cancelled for either (docs/consistency.md, "The building blocks").
  */
 
 /** The table refused for capacity (the SDK retries these few times and then throws them). */

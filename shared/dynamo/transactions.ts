@@ -10,16 +10,9 @@ export function requestToken(...parts: string[]): string {
 }
 
 /**
- * The ClientRequestToken of every transaction: made from its items, never
- * from the API request (sam local gives every request one id). The SDK
- * resends the very same token when it retries a transaction whose answer was
- * lost, and DynamoDB then answers success without running it again (tokens
- * are remembered for 10 minutes); a later run of the same work (a stream
- * batch delivered twice) that builds the same items gets the same token. Two
- * writes that must both happen always differ in their items: each appends
- * events whose ids carry random bits (shared/events/ids.ts), or writes a
- * change record of its own; so one token always names one transaction and
- * DynamoDB never meets it with other items (IdempotentParameterMismatch).
+ * The ClientRequestToken of every transaction, made from its items (never the request id, which sam
+ * local repeats), so the SDK's resend after a lost answer is a no-op and two different writes never
+ * share one (docs/consistency.md, "The building blocks").
  */
 export const contentToken = (items: TransactItem[]): string => requestToken(JSON.stringify(items));
 

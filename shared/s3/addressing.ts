@@ -20,18 +20,9 @@ export interface ObjectRequestParts {
 }
 
 /**
- * The one place that turns a bucket and a key into an HTTP request, for the
- * presigned URLs (shared/s3/presigner.ts) and for the calls
- * (shared/s3/bucket.ts) alike, as the S3 client configured with
- * `forcePathStyle` for a custom endpoint would address it: the partition's DNS
- * suffix, the SDK's virtual-host rule for bucket names, each key segment
- * encoded with the SDK's own encoder and the slashes kept (a key is one
- * greedy path label). test/unit/s3/presigner.test.ts and
- * test/unit/s3/bucket-requests.test.ts prove the result equal to the
- * official client's over generated buckets, keys and endpoints.
- *
- * Not covered (never configured here): FIPS and dual-stack endpoints, access
- * points, S3 Express directory buckets, accelerate.
+ * The one place that turns a bucket and a key into an HTTP request, for presigned URLs and calls alike,
+ * as the S3 client would address it (docs/architecture.md, "Attachments"; proven equal by
+ * test/unit/s3/presigner.test.ts and bucket-requests.test.ts).
  */
 export class BucketLocation {
   private readonly origin: { protocol: string; hostname: string; port?: number; basePath: string };

@@ -53,28 +53,9 @@ const ANSWER_MAY_BE_AN_ERROR: ReadonlySet<S3Operation> = new Set<S3Operation>([
 ]);
 
 /**
- * The calls the file store makes to its bucket, without the S3 client: each
- * is one HTTP request built where presigned URLs are built
- * (BucketLocation), signed by the SDK's SigV4 signer as the client signs it
- * (SHA-256 of the body in x-amz-content-sha256), sent by the SDK's
- * NodeHttpHandler, retried by the SDK's own retry middleware and standard
- * retry strategy (@smithy/core/retry: backoff with jitter, the retry token
- * bucket, Retry-After, the same classification of what is worth retrying:
- * network errors and timeouts, 500/502/503/504, 429 and throttling codes such
- * as SlowDown), and its answer read with the SDK's XML parser. Failures are
- * S3Errors shaped as the client shapes them (shared/s3/errors.ts).
- *
- * What the client does and this does not, none of which these eight calls
- * need: endpoint rules beyond the addressing above, request checksums (the
- * client is configured WHEN_REQUIRED, and none of these operations requires
- * one), response checksum validation (likewise), clock-skew correction,
- * the user agent. And one thing it does
- * that the client does not: the answer's body is read inside the attempt (at
- * most the 4,100 bytes of a ranged GET, or a small XML document), so a
- * connection lost while reading it is retried like one lost before the answer.
- * test/unit/s3/bucket-requests.test.ts proves the requests equal to the
- * client's; the integration tests run them against the local S3 through a
- * fault proxy.
+ * The file store's calls to its bucket without the S3 client, each one request built, signed, sent,
+ * retried and read by the SDK's own pieces (docs/architecture.md, "Attachments"). The answer's body
+ * is read inside the attempt, so a connection lost while reading it is retried too.
  */
 export class S3Bucket {
   private readonly location: BucketLocation;

@@ -24,17 +24,8 @@ export interface DownloadOverrides {
 }
 
 /**
- * Presigned S3 URLs without the S3 client: the SDK's own SigV4 signer
- * (@smithy/signature-v4, already in every bundle through the DynamoDB client)
- * over the request the S3 client would build (shared/s3/addressing.ts, which
- * the calls of shared/s3/bucket.ts share), and the SDK's URL formatting. The
- * client's middleware stack (endpoint rules, schema serde, checksums, XML)
- * ran once per URL for a request that is never sent; this produces the same
- * URL, byte for byte, which test/unit/s3/presigner.test.ts proves against
- * @aws-sdk/s3-request-presigner over a generated corpus. What it produces is
- * what the client does with `requestChecksumCalculation`/
- * `responseChecksumValidation: WHEN_REQUIRED`: no checksum parameters, which
- * S3 would check against the uploaded bytes.
+ * Presigned S3 URLs without the S3 client, whose middleware ran once per URL for a request never sent:
+ * the same URL byte for byte, by the SDK's own signer (docs/architecture.md, "Attachments").
  */
 export class S3Presigner {
   private readonly signer: SignatureV4;

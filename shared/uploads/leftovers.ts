@@ -12,18 +12,9 @@ export interface RemovedSession {
 export type LeftoverOutcome = 'kept_for_attachment' | 'removed';
 
 /**
- * What an upload session leaves when its record is gone (TTL expiry, abort)
- * and no attachment holds it: its multipart upload (parts) and an object that
- * S3 assembled for a completion that never committed (an answer lost, a
- * client that walked away, a removal that failed). Both are removed, unless
- * the attachment the session was minted for exists: then the session was
- * completed and the object is that attachment's file.
- *
- * Safe against a completion in flight: the completing transaction requires
- * the session record (pending), so once the record is gone no attachment can
- * appear for it; a completion that assembles after this ran fails its
- * transaction and removes the object itself. Idempotent: aborting an upload
- * that is gone and deleting a missing object are not errors.
+ * What an upload session leaves in S3 once its record is gone (parts, an assembled object), removed
+ * unless its attachment exists; safe against a completion in flight, which needs the record
+ * (docs/consistency.md, "An upload session walked away from").
  */
 export class SessionLeftovers {
   constructor(
