@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { FAN_OUT_ENTRY, FUNCTION_SETTINGS } from '../infra/declarations/function-settings.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
-import { FAN_OUT_ENTRY, FUNCTION_SETTINGS } from '../infra/stack-functions.js';
 
 import { App, attachmentUploads, conversations, s3Bucket } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
@@ -32,7 +32,7 @@ import { median, round } from './stats.js';
 /** us-east-1 list prices (USD), the first pricing tier of each; see PRICE_LIST for the source and date. */
 export const PRICES = {
   apiGatewayRestPerMillion: 3.5,
-  /** The size guard's web ACL (infra/constructs/size-guard.ts) inspects every request; its monthly fees are not per request. */
+  /** The size guard's web ACL (infra/stack/constructs/size-guard.ts) inspects every request; its monthly fees are not per request. */
   wafRequestPerMillion: 0.6,
   lambdaRequestPerMillion: 0.2,
   lambdaGbSecond: { arm64: 0.0000133334, x86_64: 0.0000166667 },

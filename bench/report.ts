@@ -1,4 +1,4 @@
-import { FUNCTION_SETTINGS } from '../infra/stack-functions.js';
+import { FUNCTION_SETTINGS } from '../infra/declarations/function-settings.js';
 import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
 import type { ConsumerFigures } from './consumers.js';

@@ -1,4 +1,4 @@
-import { lazyVerifier } from '../shared/auth/settings.js';
+import { lazyVerifier } from '../shared/auth/verifier-settings.js';
 import { type Config, lambdaConfig } from '../shared/config.js';
 import { authorizeRealtime, type EventApiAuthorizerEvent, type EventApiAuthorizerResult } from '../shared/realtime/authorization.js';
 

@@ -48,7 +48,7 @@ export interface Config {
    * Resolved at each call (not once per client), since one App serves every function.
    */
   dynamodbCredentials?: Credentials;
-  /** Which tokens the authorizer accepts; checked when it first verifies one (shared/auth/settings.ts). */
+  /** Which tokens the authorizer accepts; checked when it first verifies one (shared/auth/verifier-settings.ts). */
   auth: AuthConfig;
   /** The Event API that pushes hints (REALTIME_URL, REALTIME_HOST); absent where none is configured. */
   realtime?: RealtimeConfig;

@@ -30,7 +30,7 @@ type HeaderBag = Record<string, string>;
  * S3's answers, checked in this order: a CORS preflight (OPTIONS) is never
  * signed and passes whatever its query carries, a presigned URL's included;
  * an unsigned request is 403 AccessDenied, as S3 answers anyone for a bucket
- * that blocks public access (the stack's, infra/constructs/data.ts); two ways
+ * that blocks public access (the stack's, infra/stack/constructs/data.ts); two ways
  * of signing at once is 400 InvalidArgument; SigV2 is 400 InvalidRequest (S3
  * refuses it on buckets made since mid-2020); a
  * malformed Authorization header or presigned query is 400

@@ -20,8 +20,6 @@ import { routes } from '../../shared/routes.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { FilterPattern } from '../../shared/stream-records.js';
 import type { Clock } from '../../shared/time.js';
-import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../permissions.js';
-import { REPOSITORY_ROOT } from '../repository.js';
 import {
   AUTHORIZER_ENTRY,
   CLEANUP_ENTRY,
@@ -30,7 +28,9 @@ import {
   FUNCTION_TIMEOUT_SECONDS,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
-} from '../stack-functions.js';
+} from '../declarations/function-settings.js';
+import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../declarations/permissions.js';
+import { REPOSITORY_ROOT } from '../declarations/repository.js';
 import { lockDataDirectory } from './data-lock.js';
 import { ensureTables, stackTablesNamed, startDynamoDbLocal } from './dynamodb.js';
 import { startDynamoDbEnforcer } from './dynamodb-iam.js';
@@ -52,7 +52,7 @@ import {
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { attachRealtime, type LocalRealtime } from './realtime.js';
 import { startS3 } from './s3.js';
-import { readLocalSettings } from './settings.js';
+import { readLocalSettings } from './server-settings.js';
 import { type StreamPollerOptions, startStreamPoller } from './stream-poller.js';
 import { startTimeToLive } from './time-to-live.js';
 

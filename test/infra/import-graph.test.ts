@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { REPOSITORY_ROOT } from '../../infra/repository.js';
+import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
 
 /**
  * The imports between the repository's own modules, from every file under

@@ -19,18 +19,13 @@ import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
-import { tableVariables } from '../../shared/config.js';
-import { CHANGES_FILTER_PATTERN } from '../../shared/conversations/fan-out.js';
-import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
-import { FILES_PREFIX } from '../../shared/files/keys.js';
-import { type Route, routes } from '../../shared/routes.js';
-import type { FilterPattern } from '../../shared/stream-records.js';
-import { bundleLayout, bundleSettings } from '../bundling.js';
-import { cleanupPermissions, dataArnsOf, fanOutPermissions, permissionsFor } from '../permissions.js';
-import { REPOSITORY_ROOT } from '../repository.js';
-import { secretsExtensionLayer } from '../secrets-extension.js';
-import type { AuthSettings, StackSettings } from '../settings.js';
+import { REMOVALS_FILTER_PATTERN } from '../../../shared/cleanup/stream-events.js';
+import { tableVariables } from '../../../shared/config.js';
+import { CHANGES_FILTER_PATTERN } from '../../../shared/conversations/fan-out.js';
+import { BUS_FILTER_PATTERN } from '../../../shared/events/bus.js';
+import { FILES_PREFIX } from '../../../shared/files/keys.js';
+import { type Route, routes } from '../../../shared/routes.js';
+import type { FilterPattern } from '../../../shared/stream-records.js';
 import {
   authorizerFunction,
   CONSUMER_TIMEOUT_SECONDS,
@@ -41,12 +36,17 @@ import {
   fanOutFunction,
   realtimeAuthorizerFunction,
   realtimePublisherFunction,
-} from '../stack-functions.js';
+} from '../../declarations/function-settings.js';
+import { cleanupPermissions, dataArnsOf, fanOutPermissions, permissionsFor } from '../../declarations/permissions.js';
+import { REPOSITORY_ROOT } from '../../declarations/repository.js';
+import { bundleLayout, bundleSettings } from '../bundling.js';
+import { secretsExtensionLayer } from '../secrets-extension.js';
+import type { AuthSettings, StackSettings } from '../stack-settings.js';
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 import { removalPolicyFor } from './removal-policy.js';
 
-/** Node.js 24; infra/bundling.ts targets the same Node version. */
+/** Node.js 24; infra/stack/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
 /** Graviton: FUNCTION_SETTINGS' arm64, as CDK names it. */
@@ -253,7 +253,7 @@ export class Functions extends Construct {
   }
 }
 
-/** How the authorizer verifies tokens (shared/auth/settings.ts reads these). */
+/** How the authorizer verifies tokens (shared/auth/verifier-settings.ts reads these). */
 function authorizerEnvironment(auth: AuthSettings, secret: ISecret | undefined): Record<string, string> {
   const claims = { AUTH_ISSUER: auth.issuer ?? '', AUTH_AUDIENCE: auth.audience ?? '', GROUPS_CLAIM: auth.groupsClaim };
   if (auth.mode === 'jwks') return { AUTH_JWKS_URL: auth.jwksUrl, ...claims };
@@ -262,7 +262,7 @@ function authorizerEnvironment(auth: AuthSettings, secret: ISecret | undefined):
   return { AUTH_SECRET_ARN: secret.secretArn, AUTH_SECRET: '', ...claims };
 }
 
-/** infra/bundling.ts in NodejsFunction's terms, built by the local esbuild (no Docker). */
+/** infra/stack/bundling.ts in NodejsFunction's terms, built by the local esbuild (no Docker). */
 const nodejsBundling: BundlingOptions = {
   format: bundleSettings.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
   target: bundleSettings.target,
@@ -283,7 +283,7 @@ const nodejsBundling: BundlingOptions = {
 };
 
 /**
- * CDK writes an ESM bundle as index.mjs; lay it out as infra/bundling.ts says
+ * CDK writes an ESM bundle as index.mjs; lay it out as infra/stack/bundling.ts says
  * (index.js beside a module package.json). The source map keeps its name, which
  * the bundle's sourceMappingURL comment still points at. Plain node, so the
  * hook runs wherever the local esbuild does.

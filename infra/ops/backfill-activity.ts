@@ -1,6 +1,6 @@
-import { App, dynamo } from '../shared/app.js';
-import { readConfig } from '../shared/config.js';
-import { backfillActivityPlaces } from '../shared/conversations/activity-backfill.js';
+import { App, dynamo } from '../../shared/app.js';
+import { readConfig } from '../../shared/config.js';
+import { backfillActivityPlaces } from '../../shared/conversations/activity-backfill.js';
 
 // `npm run backfill-activity`: the conversations table of this environment's configuration
 // (CONVERSATIONS_TABLE, AWS_REGION, DYNAMODB_ENDPOINT; docs/deploying.md) gets the activity

@@ -1,14 +1,14 @@
 import { CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { GetRealtime } from '../shared/routes.js';
+import { GetRealtime } from '../../shared/routes.js';
 import { Api } from './constructs/api.js';
 import { Data } from './constructs/data.js';
 import { Functions } from './constructs/functions.js';
 import { OperatorEvents } from './constructs/operator-events.js';
 import { Realtime } from './constructs/realtime.js';
 import { removalPolicyFor } from './constructs/removal-policy.js';
-import type { StackSettings } from './settings.js';
+import type { StackSettings } from './stack-settings.js';
 
 export interface MessagingStackProps extends StackProps {
   settings: StackSettings;
