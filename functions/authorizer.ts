@@ -27,5 +27,5 @@ function tokenAuthorizer(config: () => Config): TokenAuthorizer {
   };
 }
 
-/** On Lambda: the process's configuration. The local server runs it on the configuration of its App (withConfig). */
+/** On Lambda: the process's configuration. The local server runs it on the configuration of its Composition (withConfig). */
 export const handler = Object.assign(tokenAuthorizer(lambdaConfig), { withConfig: (config: Config) => tokenAuthorizer(() => config) });

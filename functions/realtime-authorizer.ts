@@ -10,7 +10,7 @@ function realtimeAuthorizer(config: () => Config): RealtimeAuthorizer {
   return (event) => authorizeRealtime(event, verifier);
 }
 
-/** On Lambda: the process's configuration. The local server runs it on the configuration of its App (withConfig). */
+/** On Lambda: the process's configuration. The local server runs it on the configuration of its Composition (withConfig). */
 export const handler = Object.assign(realtimeAuthorizer(lambdaConfig), {
   withConfig: (config: Config) => realtimeAuthorizer(() => config),
 });

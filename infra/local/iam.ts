@@ -45,7 +45,7 @@ const acting = new AsyncLocalStorage<string>();
 
 /**
  * Runs `work` as the function `name`: on AWS every function signs with its own role; locally all
- * functions run on one App, so each runs inside `actingAs(name)` and its DynamoDB and S3 calls (and
+ * functions run on one Composition, so each runs inside `actingAs(name)` and its DynamoDB and S3 calls (and
  * presigned URLs) sign with a key of its own (`functionCredentials`).
  */
 export function actingAs<A extends unknown[], R>(name: string, work: (...args: A) => Promise<R>): (...args: A) => Promise<R> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type App, attachments } from '../app.js';
+import { attachments, type Composition } from '../app.js';
 import type { ReplayOptions } from '../http/idempotency.js';
 import type { ApiRequest } from '../http/request.js';
 import type { ApiResponse } from '../http/response.js';
@@ -25,7 +25,7 @@ export function uploadMeaning(upload: Upload) {
  * its expiry) is never stored, in the idempotency record neither: a replay
  * shows the attachment as it is now, with a link minted anew.
  */
-export function attachmentReplay({ caller }: ApiRequest, app: App): ReplayOptions {
+export function attachmentReplay({ caller }: ApiRequest, app: Composition): ReplayOptions {
   const created = (response: ApiResponse) => response.status === 201;
   return {
     keep: (response) => {

@@ -91,7 +91,7 @@ describe('function bundles', () => {
     expect(fanOut).toContain('shared/conversations/fan-out.ts');
     for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/files/s3-file-store.ts'])
       expect(fanOut, absent).not.toContain(absent);
-    // The Event API's authorizer is the REST one's verifier and its decision, nothing of the App.
+    // The Event API's authorizer is the REST one's verifier and its decision, nothing of the Composition.
     const realtimeAuthorizer = ownModulesOf(metafile, realtimeAuthorizerFunction.entry);
     expect(realtimeAuthorizer).toContain('shared/realtime/authorization.ts');
     expect(realtimeAuthorizer).not.toContain('shared/app.ts');
