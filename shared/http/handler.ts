@@ -21,7 +21,7 @@ export interface RouteRow {
 }
 
 /** What the pipeline needs of the Composition it runs on (shared/app.ts; this module does not import it). */
-export interface PipelineApp {
+export interface PipelineComposition {
   readonly config: { readonly corsOrigins: readonly string[] };
 }
 
@@ -95,7 +95,7 @@ type RawEndpoint<A> = (request: ApiRequest, app: A) => Promise<ApiResponse>;
  * the endpoint runs, and runs an idempotent route's work under its
  * Idempotency-Key (shared/http/idempotency.ts).
  */
-export function httpPipeline<A extends PipelineApp>(runtime: Runtime<A>): HttpHandlerFactory<A> {
+export function httpPipeline<A extends PipelineComposition>(runtime: Runtime<A>): HttpHandlerFactory<A> {
   function httpHandler(
     route: RouteRow,
     endpoint: Endpoint<never, A> | IdempotentEndpoint<unknown, A>,
@@ -111,7 +111,7 @@ export function httpPipeline<A extends PipelineApp>(runtime: Runtime<A>): HttpHa
     const onComposition =
       (app: () => A): ProxyHandler =>
       (event, time) =>
-        handle(withQuery, route, event, app(), time);
+        serveWithLogKeys(withQuery, route, event, app(), time);
     return Object.assign(onComposition(runtime.app), { route, withComposition: (app: A) => onComposition(() => app) });
   }
   return httpHandler as HttpHandlerFactory<A>;
@@ -135,7 +135,7 @@ function idempotently<I, A>(endpoint: IdempotentEndpoint<I, A>, idempotency: (ap
  * a late promise's) carries its request id, function and caller; the next
  * request's lines carry its own.
  */
-function handle<A extends PipelineApp>(
+function serveWithLogKeys<A extends PipelineComposition>(
   endpoint: RawEndpoint<A>,
   route: RouteRow,
   event: APIGatewayProxyEvent,
@@ -143,10 +143,11 @@ function handle<A extends PipelineApp>(
   time: InvocationTime | undefined,
 ): Promise<APIGatewayProxyResult> {
   const keys = { request_id: requestIdOf(event), function: route.name, user_id: userIdOf(event) };
-  return withLogKeys(keys, () => answer(endpoint, event, app, time));
+  return withLogKeys(keys, () => serveRecorded(endpoint, event, app, time));
 }
 
-async function answer<A extends PipelineApp>(
+/** Runs the endpoint within the invocation's budget, adds the CORS headers and records the request's line and metrics. */
+async function serveRecorded<A extends PipelineComposition>(
   endpoint: RawEndpoint<A>,
   event: APIGatewayProxyEvent,
   app: A,
@@ -158,7 +159,7 @@ async function answer<A extends PipelineApp>(
   const userId = userIdOf(event);
   // Every backend call of the endpoint ends in time for this function to answer (a 503 rather than Lambda's timeout).
   const { value: result, retries } = await tallyingRetries(() =>
-    withinBudget(time, () => respond(endpoint, event, app, requestId, headers, userId)),
+    withinBudget(time, () => endpointResult(endpoint, event, app, requestId, headers, userId)),
   );
   result.headers = { ...result.headers, ...corsHeaders(headers.origin, app.config.corsOrigins) };
   recordRequest({
@@ -173,7 +174,8 @@ async function answer<A extends PipelineApp>(
   return result;
 }
 
-async function respond<A>(
+/** The endpoint's response for an authenticated caller, or the error response of whatever it threw. */
+async function endpointResult<A>(
   endpoint: RawEndpoint<A>,
   event: APIGatewayProxyEvent,
   app: A,
