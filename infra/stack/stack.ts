@@ -65,8 +65,8 @@ export class MessagingStack extends Stack {
     this.realtime = new Realtime(this, 'Realtime', {
       apiName: `${this.stackName}-inbox`,
       authorizer: this.functions.realtimeAuthorizer,
-      publisher: this.functions.realtimePublisher,
-      told: [realtimeReader, this.functions.realtimePublisher],
+      publisher: this.functions.realtimePublisher.fn,
+      told: [realtimeReader, this.functions.realtimePublisher.fn],
     });
 
     const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });

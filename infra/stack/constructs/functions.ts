@@ -1,23 +1,11 @@
 import { join } from 'node:path';
 import { Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import {
-  Architecture,
-  FilterCriteria,
-  type FunctionOptions,
-  LoggingFormat,
-  Runtime,
-  StartingPosition,
-  Tracing,
-} from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { type IRole, PolicyStatement, type PolicyStatementProps, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, type FunctionOptions, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { REMOVALS_FILTER_PATTERN } from '../../../shared/cleanup/stream-events.js';
 import { tableVariables } from '../../../shared/config.js';
@@ -25,7 +13,6 @@ import { CHANGES_FILTER_PATTERN } from '../../../shared/conversations/fan-out.js
 import { BUS_FILTER_PATTERN } from '../../../shared/events/bus.js';
 import { FILES_PREFIX } from '../../../shared/files/keys.js';
 import { type Route, routes } from '../../../shared/routes.js';
-import type { FilterPattern } from '../../../shared/stream-records.js';
 import {
   authorizerFunction,
   CONSUMER_TIMEOUT_SECONDS,
@@ -36,6 +23,7 @@ import {
   fanOutFunction,
   realtimeAuthorizerFunction,
   realtimePublisherFunction,
+  type StackFunction,
 } from '../../declarations/function-settings.js';
 import { cleanupPermissions, dataArnsOf, fanOutPermissions, permissionsFor } from '../../declarations/permissions.js';
 import { REPOSITORY_ROOT } from '../../declarations/repository.js';
@@ -43,11 +31,20 @@ import { bundleLayout, bundleSettings } from '../bundling.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
 import type { AuthSettings, StackSettings } from '../stack-settings.js';
 import type { Data } from './data.js';
-import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 import { removalPolicyFor } from './removal-policy.js';
+import { StreamConsumer, type StreamFeed } from './stream-consumer.js';
 
 /** Node.js 24; infra/stack/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+
+type LambdaExtra = Pick<FunctionOptions, 'paramsAndSecrets' | 'timeout'>;
+
+/** What a stream consumer's function has of its own: its environment, its grants, its timeout. */
+interface ConsumerOwn {
+  environment?: Record<string, string>;
+  permissions?: PolicyStatementProps[];
+  extra?: LambdaExtra;
+}
 
 /** Graviton: FUNCTION_SETTINGS' arm64, as CDK names it. */
 const LAMBDA_ARCHITECTURE = Architecture.ARM_64.name === FUNCTION_SETTINGS.architecture ? Architecture.ARM_64 : Architecture.X86_64;
@@ -66,23 +63,14 @@ export interface FunctionsProps {
 export class Functions extends Construct {
   readonly byRoute = new Map<Route, NodejsFunction>();
   readonly authorizer: NodejsFunction;
-  readonly cleanup: NodejsFunction;
-  /** Stream batches the cleanup could not finish after its retries; the alarm fires on the first. */
-  readonly cleanupDeadLetters: Queue;
-  readonly cleanupAlarm: Alarm;
-  readonly fanOut: NodejsFunction;
-  /** Stream batches the fan-out could not finish after its retries; the alarm fires on the first. */
-  readonly fanOutDeadLetters: Queue;
-  readonly fanOutAlarm: Alarm;
+  readonly cleanup: StreamConsumer;
+  readonly fanOut: StreamConsumer;
   /** The events pipe's enrichment (operator-events.ts): reads nothing, writes nothing, only its logs. */
   readonly eventDetail: NodejsFunction;
   /** The Event API's Lambda authorizer (realtime.ts): the REST authorizer's settings and secret, no other access. */
   readonly realtimeAuthorizer: NodejsFunction;
-  /** A hint per new event to its user's channel, from the events table's stream; its publish grant comes with the Event API (realtime.ts). */
-  readonly realtimePublisher: NodejsFunction;
-  /** Stream batches the publisher could not push after its retries; the alarm fires on the first. */
-  readonly realtimePublisherDeadLetters: Queue;
-  readonly realtimePublisherAlarm: Alarm;
+  /** A hint per new event to its user's channel, from the events table's stream. */
+  readonly realtimePublisher: StreamConsumer;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -106,73 +94,53 @@ export class Functions extends Construct {
     };
     const arns = dataArnsOf((role) => data[role].tableArn, data.files.bucketArn);
 
-    const filesBucketId = Stack.of(this).getLogicalId(data.files.node.defaultChild as CfnBucket);
     for (const route of routes) {
       const fn = this.lambda(route.name, route.entry, environment, removalPolicy);
-      for (const permission of permissionsFor(route, arns)) fn.addToRolePolicy(new PolicyStatement(permission));
-      if (route.access.files?.length) {
-        Validations.of(roleOf(fn)).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
-          reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
-        });
-      }
+      this.grant(fn, permissionsFor(route, arns));
+      if (route.access.files?.length) this.acknowledgeFilesPrefix(fn, data);
       this.byRoute.set(route, fn);
     }
 
-    // What hangs off removed items (a conversation's attachments, every file, an upload session's leftovers), from the tables' streams.
-    this.cleanup = this.lambda(cleanupFunction.name, cleanupFunction.entry, environment, removalPolicy, {
-      timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
-    });
-    for (const permission of cleanupPermissions(arns)) this.cleanup.addToRolePolicy(new PolicyStatement(permission));
-    Validations.of(roleOf(this.cleanup)).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
-      reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
-    });
-    const cleanupFeed = this.streamFeed('Cleanup', this.cleanup, {
-      tables: [data.conversations, data.attachments, data.uploadSessions],
-      // Only removals: the same filter the local stream poller applies.
-      filter: REMOVALS_FILTER_PATTERN,
-      removalPolicy,
-      alarmDescription:
-        'A stream batch of the cleanup failed every retry: attachments or files of deleted items are left. Redrive the dead-letter queue after fixing the cause.',
-    });
-    this.cleanupDeadLetters = cleanupFeed.deadLetters;
-    this.cleanupAlarm = cleanupFeed.alarm;
+    // A consumer's role is granted before its mappings add the stream and dead-letter grants.
+    const consumer = (declared: StackFunction, feed: Omit<StreamFeed, 'removalPolicy'>, own: ConsumerOwn = {}) => {
+      const fn = this.lambda(declared.name, declared.entry, own.environment ?? {}, removalPolicy, own.extra);
+      this.grant(fn, own.permissions ?? []);
+      return new StreamConsumer(this, declared.name, fn, { ...feed, removalPolicy });
+    };
+    const consumerTimeout = { timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS) };
 
-    // Attachment changes reaching the other members of their thread (their events, their activity, a contact's new side), from the attachments stream.
-    this.fanOut = this.lambda(fanOutFunction.name, fanOutFunction.entry, environment, removalPolicy, {
-      timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
-    });
-    for (const permission of fanOutPermissions(arns)) this.fanOut.addToRolePolicy(new PolicyStatement(permission));
-    const fanOutFeed = this.streamFeed('FanOut', this.fanOut, {
-      tables: [data.attachments],
-      // Uploads, renames and removals: each reaches the other members' feeds. The local stream poller applies the same filter.
-      filter: CHANGES_FILTER_PATTERN,
-      removalPolicy,
-      alarmDescription:
-        "A stream batch of the fan-out failed every retry: attachment changes did not reach their threads' other members (no events in their feeds, no unread activity, no side made for the contact). Redrive the dead-letter queue after fixing the cause.",
-    });
-    this.fanOutDeadLetters = fanOutFeed.deadLetters;
-    this.fanOutAlarm = fanOutFeed.alarm;
+    // What hangs off removed items (a conversation's attachments, every file, an upload session's leftovers).
+    this.cleanup = consumer(
+      cleanupFunction,
+      {
+        tables: [data.conversations, data.attachments, data.uploadSessions],
+        filter: REMOVALS_FILTER_PATTERN,
+        leftUndone: 'attachments or files of deleted items are left',
+      },
+      { environment, permissions: cleanupPermissions(arns), extra: consumerTimeout },
+    );
+    this.acknowledgeFilesPrefix(this.cleanup.fn, data);
+
+    // Attachment changes (uploads, renames, removals) reaching the other members of their thread: events, activity, a contact's new side.
+    this.fanOut = consumer(
+      fanOutFunction,
+      { tables: [data.attachments], filter: CHANGES_FILTER_PATTERN, leftUndone: "attachment changes missed the other members' feeds" },
+      { environment, permissions: fanOutPermissions(arns), extra: consumerTimeout },
+    );
 
     this.eventDetail = this.lambda(eventDetailFunction.name, eventDetailFunction.entry, {}, removalPolicy);
 
     // Pushes: the events table's stream has two readers, the operators' pipe and this mapping, which is all
-    // DynamoDB advises per shard; a third consumer of the events must read the bus instead.
-    this.realtimePublisher = this.lambda(realtimePublisherFunction.name, realtimePublisherFunction.entry, {}, removalPolicy);
-    const publisherFeed = this.streamFeed('RealtimePublisher', this.realtimePublisher, {
+    // DynamoDB advises per shard; a third consumer of the events must read the bus instead. New event items only,
+    // the pipe's own filter; its publish grant comes with the Event API (realtime.ts).
+    this.realtimePublisher = consumer(realtimePublisherFunction, {
       tables: [data.events],
-      // New event items only: the pipe's own filter, which the local stream poller applies too.
       filter: BUS_FILTER_PATTERN,
-      removalPolicy,
-      alarmDescription:
-        "A stream batch of the real-time publisher failed every retry: users' connected clients missed hints (their feeds are whole; clients catch up when they reconnect). Redrive the dead-letter queue after fixing the cause.",
+      leftUndone: 'connected clients missed hints (feeds are whole)',
     });
-    this.realtimePublisherDeadLetters = publisherFeed.deadLetters;
-    this.realtimePublisherAlarm = publisherFeed.alarm;
 
     // Both authorizers read the signing secret through the extension, with their own role, without an SDK in the bundle.
-    const tokenAuthorizer = ({ name, entry }: { name: string; entry: string }) => {
+    const tokenAuthorizer = ({ name, entry }: StackFunction) => {
       const authorizer = this.lambda(name, entry, authorizerEnvironment(settings.auth, props.authSecret), removalPolicy, {
         paramsAndSecrets: secretsExtension,
       });
@@ -189,35 +157,17 @@ export class Functions extends Construct {
     });
   }
 
-  /**
-   * A stream consumer's event source mappings, all with the same settings,
-   * the dead-letter queue of the batches that failed every retry and the
-   * alarm on its first message. `${name}DeadLetters` and `${name}Failures`
-   * name them in the console and in docs/deploying.md.
-   */
-  private streamFeed(
-    name: string,
-    consumer: NodejsFunction,
-    feed: { tables: ITable[]; filter: FilterPattern; removalPolicy: RemovalPolicy; alarmDescription: string },
-  ): { deadLetters: Queue; alarm: Alarm } {
-    const { deadLetters, alarm } = deadLettersWithAlarm(this, name, feed);
-    for (const table of feed.tables) {
-      consumer.addEventSource(
-        new DynamoEventSource(table, {
-          // From the oldest record kept (24 h): a consumer never skips what happened while it was down.
-          startingPosition: StartingPosition.TRIM_HORIZON,
-          batchSize: 100,
-          // A failing batch is split until the record that fails is alone; the others go through.
-          bisectBatchOnError: true,
-          // The consumer answers where it stopped (shared/stream-consumer.ts): a retry resumes there, the records before are kept.
-          reportBatchItemFailures: true,
-          retryAttempts: STREAM_RETRY_ATTEMPTS,
-          onFailure: new SqsDlq(deadLetters),
-          filters: [FilterCriteria.filter(feed.filter as unknown as Record<string, unknown>)],
-        }),
-      );
-    }
-    return { deadLetters, alarm };
+  private grant(fn: NodejsFunction, permissions: PolicyStatementProps[]): void {
+    for (const permission of permissions) fn.addToRolePolicy(new PolicyStatement(permission));
+  }
+
+  /** cdk-nag's finding on a grant under the files/ prefix, answered once for every role that holds one. */
+  private acknowledgeFilesPrefix(fn: NodejsFunction, data: Data): void {
+    const filesBucketId = Stack.of(this).getLogicalId(data.files.node.defaultChild as CfnBucket);
+    Validations.of(roleOf(fn)).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
+      reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
+    });
   }
 
   private lambda(
@@ -225,7 +175,7 @@ export class Functions extends Construct {
     entry: string,
     environment: Record<string, string>,
     removalPolicy: RemovalPolicy,
-    extra: Pick<FunctionOptions, 'paramsAndSecrets' | 'timeout'> = {},
+    extra: LambdaExtra = {},
   ): NodejsFunction {
     const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy });
     // An own role without the AWS managed basic-execution policy: logs go to this function's group only.
