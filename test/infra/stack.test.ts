@@ -603,6 +603,18 @@ describe('fan-out from the attachments stream', () => {
 operatorEventsTests(template);
 realtimeTests(template);
 
+describe('the stream consumers', () => {
+  it('say in their alarm, in one short line, what a failed batch left undone and which queue to redrive', () => {
+    for (const name of ['Cleanup', 'FanOut', 'RealtimePublisher']) {
+      const description = String(alarmOn(queueIdOf(name))[0]!.Properties.AlarmDescription);
+      expect(description).toMatch(
+        new RegExp(`^${name}: a stream batch failed every retry, so .+\\. Redrive ${name}DeadLetters once the cause is fixed\\.$`),
+      );
+      expect(description.length, description).toBeLessThanOrEqual(180);
+    }
+  });
+});
+
 describe('cdk-nag', () => {
   it('finds nothing unacknowledged in the AwsSolutions pack (the synth above would have failed on an error)', () => {
     expect(synthesized.validationReport.pluginReports.flatMap((report) => report.violations)).toEqual([]);
