@@ -15,7 +15,7 @@ const SLOW_FILES = [
   'test/infra/regions.test.ts',
   'test/integration/browser-uppy.test.ts',
   'test/infra/sam.test.ts',
-  'test/infra/settings.test.ts',
+  'test/infra/stack-settings.test.ts',
   'test/integration/write-protocols-under-faults.test.ts',
 ];
 

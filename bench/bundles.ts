@@ -2,9 +2,9 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
-import { bundleLayout, esbuildOptions } from '../infra/bundling.js';
-import { REPOSITORY_ROOT } from '../infra/repository.js';
-import { authorizerFunction, realtimeAuthorizerFunction, stackFunctions } from '../infra/stack-functions.js';
+import { authorizerFunction, realtimeAuthorizerFunction, stackFunctions } from '../infra/declarations/function-settings.js';
+import { REPOSITORY_ROOT } from '../infra/declarations/repository.js';
+import { bundleLayout, esbuildOptions } from '../infra/stack/bundling.js';
 
 /**
  * Every function bundled exactly as the stack deploys it (the shared esbuild
@@ -34,7 +34,7 @@ export interface BundleFigure {
 /** The authorizers sit in front of every request and connection: their bundles are held to less. */
 const AUTHORIZERS: ReadonlySet<string> = new Set([authorizerFunction.name, realtimeAuthorizerFunction.name]);
 
-/** What is bundled: every function the stack deploys (infra/stack-functions.ts), each with its size limit, and the reference. */
+/** What is bundled: every function the stack deploys (infra/declarations/function-settings.ts), each with its size limit, and the reference. */
 export function bundledFunctions(): { name: string; entry: string; limitBytes: number }[] {
   return [
     ...stackFunctions.map(({ name, entry }) => ({ name, entry, limitBytes: AUTHORIZERS.has(name) ? AUTHORIZER_LIMIT : FUNCTION_LIMIT })),

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyResult, DynamoDBBatchResponse } from 'aws-lambda';
+import { REPOSITORY_ROOT } from '../infra/declarations/repository.js';
 import { LOCAL_ACCOUNT } from '../infra/local/gateway.js';
 import { attachRealtime, type LocalRealtime } from '../infra/local/realtime.js';
-import { REPOSITORY_ROOT } from '../infra/repository.js';
 import { readConfig } from '../shared/config.js';
 import { uploadIntentKey } from '../shared/dynamo/keys.js';
 import { fileKey } from '../shared/files/keys.js';
@@ -130,7 +130,7 @@ const attachmentsTable = ({ env }: FirstRequestOf) => readConfig({ ...LOCAL_ENV,
 
 /**
  * The first request of every bundle: each function the stack deploys
- * (infra/stack-functions.ts; test/unit/bench/cold-start.test.ts holds it to
+ * (infra/declarations/function-settings.ts; test/unit/bench/cold-start.test.ts holds it to
  * that list) and the reference.
  */
 export const firstRequests: Record<string, (of: FirstRequestOf) => unknown> = {

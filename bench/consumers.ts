@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalApi, startLocalApi } from '../infra/local/server.js';
-import { type App, dynamo, s3Bucket } from '../shared/app.js';
+import { type Composition, dynamo, s3Bucket } from '../shared/app.js';
 import { attachmentItem } from '../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../shared/attachments/model.js';
 import { toItem } from '../shared/conversations/item-codec.js';
@@ -26,7 +26,7 @@ import { round } from './stats.js';
  * batch from where it stopped, and never give up): an upload into a group of
  * 10,000 sides until every side shows it, and the removal of a side holding
  * 10,000 uploads until every record and file is gone. The server runs in this
- * process so that every DynamoDB call of its App (handlers and consumers)
+ * process so that every DynamoDB call of its Composition (handlers and consumers)
  * is metered: the units DynamoDB reports (ReturnConsumedCapacity), with the
  * events table's transactional writes by AWS's rule from the items sent
  * (item-size.ts; DynamoDB Local under-reports them), as the cost table counts
@@ -79,7 +79,7 @@ const DEADLINE_MS = 30 * 60_000;
 const GROUP_POLL_MS = 1_000;
 const CLEANUP_POLL_MS = 1_000;
 export async function measureConsumers(
-  app: App,
+  app: Composition,
   backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
   authSecret: string,
   settings: ConsumerSettings,
@@ -119,7 +119,7 @@ interface SeededGroup {
 }
 
 /** Every member's side of the group and its uniqueness record, as POST /v1/conversations group_id=G writes them. */
-async function seedGroup(app: App, groupId: string, count: number): Promise<SeededGroup> {
+async function seedGroup(app: Composition, groupId: string, count: number): Promise<SeededGroup> {
   const started = performance.now();
   const members = Array.from({ length: count }, (_, index) => `${groupId}-member-${index}`);
   const sides = members.map(() => newId('conv'));
@@ -132,7 +132,7 @@ async function seedGroup(app: App, groupId: string, count: number): Promise<Seed
   return { groupId, members, sides, seedSeconds: round((performance.now() - started) / 1000) };
 }
 
-async function groupUpload(app: App, api: Api, meter: Meter, group: SeededGroup): Promise<GroupUploadFigure> {
+async function groupUpload(app: Composition, api: Api, meter: Meter, group: SeededGroup): Promise<GroupUploadFigure> {
   const uploader = await api.user(group.members[0]!, [group.groupId]);
   const others = group.members.slice(1).map((member, index) => conversationKey(member, group.sides[index + 1]!));
   meter.reset();
@@ -173,7 +173,7 @@ interface SeededSide {
  * POST, with `count` upload records in it written as uploads leave them, and
  * their files in S3 (a few bytes each).
  */
-async function seedSide(app: App, api: Api, groupId: string, count: number): Promise<SeededSide> {
+async function seedSide(app: Composition, api: Api, groupId: string, count: number): Promise<SeededSide> {
   const user = await api.user(`${groupId}-owner`, [groupId]);
   const sideId = await api.side(user, { group_id: groupId });
   const started = performance.now();
@@ -198,7 +198,7 @@ async function seedSide(app: App, api: Api, groupId: string, count: number): Pro
   return { user: user.id, sideId, prefix: userFilesPrefix(user.id), seedSeconds: round((performance.now() - started) / 1000) };
 }
 
-async function cleanUpSide(app: App, api: Api, meter: Meter, side: SeededSide): Promise<SideCleanupFigure> {
+async function cleanUpSide(app: Composition, api: Api, meter: Meter, side: SeededSide): Promise<SideCleanupFigure> {
   const owner = await api.user(side.user);
   const uploads = await recordsLeft(app, side);
   meter.reset();
@@ -227,7 +227,7 @@ async function cleanUpSide(app: App, api: Api, meter: Meter, side: SeededSide): 
 }
 
 /** The side's upload records its index still holds (Select COUNT, page after page). */
-async function recordsLeft(app: App, side: SeededSide): Promise<number> {
+async function recordsLeft(app: Composition, side: SeededSide): Promise<number> {
   const index = attachmentIndexes.conversation;
   let count = 0;
   let start: Record<string, unknown> | undefined;
@@ -254,7 +254,7 @@ async function recordsLeft(app: App, side: SeededSide): Promise<number> {
  * stand-in; unknown (a listing that raced the deletions it lists can fail
  * with a 500 on s3rver) counts as some left, and is read again.
  */
-async function filesLeft(app: App, prefix: string): Promise<number> {
+async function filesLeft(app: Composition, prefix: string): Promise<number> {
   const s3 = new S3Client({
     region: app.config.region,
     endpoint: app.config.s3Endpoint,
@@ -282,11 +282,11 @@ interface Meter {
   reset(): void;
   figures(): Metered;
   s3Calls(): Record<string, number>;
-  /** Waits until two whole seconds pass without a DynamoDB call of the server's App (the consumers are done). */
+  /** Waits until two whole seconds pass without a DynamoDB call of the server's Composition (the consumers are done). */
   settle(): Promise<void>;
 }
 
-/** Meters every DynamoDB and S3 call of the server's App from now on (see the module's comment). */
+/** Meters every DynamoDB and S3 call of the server's Composition from now on (see the module's comment). */
 function meterOf(server: LocalApi): Meter {
   const { app } = server;
   let dynamoCalls = emptyCapacityTally();

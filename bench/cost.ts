@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { FAN_OUT_ENTRY, FUNCTION_SETTINGS } from '../infra/declarations/function-settings.js';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
-import { FAN_OUT_ENTRY, FUNCTION_SETTINGS } from '../infra/stack-functions.js';
 
-import { App, attachmentUploads, conversations, s3Bucket } from '../shared/app.js';
+import { attachmentUploads, Composition, conversations, s3Bucket } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
 import type { Caller } from '../shared/caller.js';
 import { attachmentKey } from '../shared/dynamo/keys.js';
@@ -26,13 +26,13 @@ import { median, round } from './stats.js';
  * the handler sees what it always sees), every S3 call by operation, and the
  * handler's duration, billed as Lambda bills it (rounded up to the ms, at the
  * stack's memory and architecture). The handlers run in this process on the
- * bench's App (its DynamoDB and S3), invoked with API Gateway's proxy events.
+ * bench's Composition (its DynamoDB and S3), invoked with API Gateway's proxy events.
  */
 
 /** us-east-1 list prices (USD), the first pricing tier of each; see PRICE_LIST for the source and date. */
 export const PRICES = {
   apiGatewayRestPerMillion: 3.5,
-  /** The size guard's web ACL (infra/constructs/size-guard.ts) inspects every request; its monthly fees are not per request. */
+  /** The size guard's web ACL (infra/stack/constructs/size-guard.ts) inspects every request; its monthly fees are not per request. */
   wafRequestPerMillion: 0.6,
   lambdaRequestPerMillion: 0.2,
   lambdaGbSecond: { arm64: 0.0000133334, x86_64: 0.0000166667 },
@@ -97,8 +97,8 @@ const emptyTally = (): Tally => ({ dynamo: emptyCapacityTally(), s3Calls: {} });
 
 let recording: Tally | undefined;
 
-/** Installed once on the App's clients; counts only while `recording` is set. */
-function installMeters(app: App): void {
+/** Installed once on the Composition's clients; counts only while `recording` is set. */
+function installMeters(app: Composition): void {
   meterCapacity(app, () => recording?.dynamo);
   app.use(s3Bucket).observe((operation) => {
     const tally = recording;
@@ -119,8 +119,8 @@ interface Scenario {
   request: (index: number) => Promise<Omit<EventRequest, 'route' | 'userId'> & { headers?: Record<string, string> }>;
   /** Who calls; the fixture's user by default. */
   caller?: Person;
-  /** The App the handlers run on; the bench's by default. */
-  app?: App;
+  /** The Composition the handlers run on; the bench's by default. */
+  app?: Composition;
   /**
    * An upload whose record then reaches the fan-out from the attachments
    * table's stream: the fan-out is invoked with that record too, counted, and
@@ -129,7 +129,7 @@ interface Scenario {
   fanOut?: boolean;
 }
 
-function scenarios(app: App, fixture: Fixture): Scenario[] {
+function scenarios(app: Composition, fixture: Fixture): Scenario[] {
   const [getId, updateId] = fixture.conversationIds as [string, string];
   const [attachmentId] = fixture.attachmentIds as [string];
   const conversationId = fixture.attachmentConversationId;
@@ -198,7 +198,7 @@ function scenarios(app: App, fixture: Fixture): Scenario[] {
   ];
 }
 
-export async function measureCost(app: App, fixture: Fixture, invocations: number): Promise<CostFigure[]> {
+export async function measureCost(app: Composition, fixture: Fixture, invocations: number): Promise<CostFigure[]> {
   installMeters(app);
   const sharing = await sharingScenarios(app);
   const figures: CostFigure[] = [];
@@ -207,7 +207,9 @@ export async function measureCost(app: App, fixture: Fixture, invocations: numbe
       const on = scenario.app ?? app;
       const caller = scenario.caller ?? { userId: fixture.userId, groups: fixture.groups };
       const route = routes.find((candidate) => candidate.name === scenario.route)!;
-      const handler = ((await import(join(REPOSITORY_ROOT, route.entry))) as { handler: HttpHandler<App> }).handler.withApp(on);
+      const handler = ((await import(join(REPOSITORY_ROOT, route.entry))) as { handler: HttpHandler<Composition> }).handler.withComposition(
+        on,
+      );
       const fanOut = scenario.fanOut ? await fanOutConsumer(on) : undefined;
       try {
         // The invocations of one request (the handler's, then the fan-out's), each one's duration.
@@ -253,14 +255,14 @@ export async function measureCost(app: App, fixture: Fixture, invocations: numbe
 /**
  * Uploads into shared threads, each followed by its fan-out: to the
  * contact's existing side, to a contact who holds none (the fan-out creates
- * the side), and to the 100 other sides of a group of 101. On an App of their
+ * the side), and to the 100 other sides of a group of 101. On a Composition of their
  * own whose clock moves a second before every upload, so each fan-out moves
  * the sides forward as uploads seconds apart do (a second upload within the
  * same second finds the sides already there and writes nothing).
  */
-async function sharingScenarios(app: App): Promise<{ app: App; scenarios: Scenario[] }> {
+async function sharingScenarios(app: Composition): Promise<{ app: Composition; scenarios: Scenario[] }> {
   let now = nowSeconds();
-  const sharingApp = new App(app.config, () => now);
+  const sharingApp = new Composition(app.config, () => now);
   installMeters(sharingApp);
   const people = sharingApp.use(conversations);
   const run = randomUUID().slice(0, 8);
@@ -326,9 +328,9 @@ type StreamHandler = (event: DynamoDBStreamEvent) => Promise<void>;
  * its own, so the read is not counted).
  */
 async function fanOutConsumer(
-  app: App,
+  app: Composition,
 ): Promise<{ handler: StreamHandler; eventOf(attachmentId: string): Promise<DynamoDBStreamEvent>; destroy(): void }> {
-  const module = (await import(join(REPOSITORY_ROOT, FAN_OUT_ENTRY))) as { handler: { withApp(app: App): StreamHandler } };
+  const module = (await import(join(REPOSITORY_ROOT, FAN_OUT_ENTRY))) as { handler: { withComposition(app: Composition): StreamHandler } };
   const { region, dynamodbEndpoint, credentials, attachmentsTable } = app.config;
   const reader = new DynamoDBClient({
     region,
@@ -336,7 +338,7 @@ async function fanOutConsumer(
     ...(credentials ? { credentials } : {}),
   });
   return {
-    handler: module.handler.withApp(app),
+    handler: module.handler.withComposition(app),
     async eventOf(attachmentId) {
       const key = attachmentKey(attachmentId);
       const { Item } = await reader.send(

@@ -1,13 +1,13 @@
-import type { App } from '../shared/app.js';
+import type { Composition } from '../shared/app.js';
 import { dynamo } from '../shared/app.js';
 import { eventsTable } from '../shared/dynamo/tables.js';
 import { transactionWriteUnits } from './item-size.js';
 
 /**
- * What an App's DynamoDB calls consume, as AWS bills it, for the cost table
+ * What a Composition's DynamoDB calls consume, as AWS bills it, for the cost table
  * (cost.ts) and the stream consumers' figures (consumers.ts): every call's
  * consumed capacity as the backend reports it (ReturnConsumedCapacity, asked
- * for by SDK middleware on the App's client, and taken out of the answer
+ * for by SDK middleware on the Composition's client, and taken out of the answer
  * again so the caller sees what it always sees), with the events table's
  * transactional writes by AWS's rule from the items sent (item-size.ts),
  * which DynamoDB Local under-reports.
@@ -62,11 +62,11 @@ interface Consumed {
 }
 
 /**
- * Installs the meter on the App's DynamoDB client, once per App: each call
+ * Installs the meter on the Composition's DynamoDB client, once per Composition: each call
  * made while `current()` gives a tally is counted into it; other calls pass
  * untouched.
  */
-export function meterCapacity(app: App, current: () => CapacityTally | undefined): void {
+export function meterCapacity(app: Composition, current: () => CapacityTally | undefined): void {
   const eventsTableName = app.config.eventsTable;
   app.use(dynamo).middlewareStack.add(
     (next, context) => async (args) => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { App } from '../shared/app.js';
+import type { Composition } from '../shared/app.js';
 import type { CostFigure } from './cost.js';
 import { eventReceiver } from './event-receiver.js';
 import { type FeedPages, measureFeedPages } from './feed-pages.js';
@@ -31,7 +31,7 @@ export interface EventFigures {
 }
 
 export async function measureEvents(
-  app: App,
+  app: Composition,
   backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
   authSecret: string,
   settings: EventSettings,

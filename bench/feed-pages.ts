@@ -1,4 +1,4 @@
-import { type App, attachmentUploads, conversations, events } from '../shared/app.js';
+import { attachmentUploads, type Composition, conversations, events } from '../shared/app.js';
 import type { ApiEvent } from '../shared/events/model.js';
 import type { DynamoCounter } from './dynamodb-counter.js';
 import type { Api } from './local-api.js';
@@ -10,7 +10,7 @@ import { round } from './stats.js';
  * page reads at most limit + 1 items): one user's feed from `writes` writes,
  * mostly conversation.updated (mute toggles) with an upload every
  * UPLOAD_EVERY writes (its attachment.created, and the conversation's
- * conversation.updated), written through the bench's own App (the real
+ * conversation.updated), written through the bench's own Composition (the real
  * services, so the real outbox), then read through the API of a server
  * whose DynamoDB calls are counted: the Query's ScannedCount summed over
  * the page's queries, as the conversation lists are counted (list-cost.ts).
@@ -39,7 +39,13 @@ const UPLOAD_EVERY = 25;
 /** How far behind the head the syncing client of the ending_before page is. */
 const SYNC_BEHIND = 30;
 
-export async function measureFeedPages(app: App, api: Api, counter: DynamoCounter, run: string, writes: number): Promise<FeedPages> {
+export async function measureFeedPages(
+  app: Composition,
+  api: Api,
+  counter: DynamoCounter,
+  run: string,
+  writes: number,
+): Promise<FeedPages> {
   const userId = `feed-${run}`;
   const started = performance.now();
   await seedFeed(app, userId, writes);
@@ -83,7 +89,7 @@ export async function measureFeedPages(app: App, api: Api, counter: DynamoCounte
 }
 
 /** `writes` writes of the user's: a conversation, then mute toggles with an upload into it every UPLOAD_EVERY writes. */
-async function seedFeed(app: App, userId: string, writes: number): Promise<void> {
+async function seedFeed(app: Composition, userId: string, writes: number): Promise<void> {
   const groups = new Set<string>();
   const { conversation } = await app
     .use(conversations)
@@ -106,8 +112,8 @@ async function seedFeed(app: App, userId: string, writes: number): Promise<void>
   }
 }
 
-/** The user's whole feed, newest first, read by the bench's own App (not counted). */
-async function wholeFeed(app: App, userId: string): Promise<ApiEvent[]> {
+/** The user's whole feed, newest first, read by the bench's own Composition (not counted). */
+async function wholeFeed(app: Composition, userId: string): Promise<ApiEvent[]> {
   const feed: ApiEvent[] = [];
   for (;;) {
     const page = await app.use(events).listEvents({ userId, groups: new Set(), requestId: 'bench-feed' }, undefined, {

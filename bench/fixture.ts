@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { type App, attachmentUploads, conversationStore, dynamo, events, uploadSessions } from '../shared/app.js';
+import { attachmentUploads, type Composition, conversationStore, dynamo, events, uploadSessions } from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
 import { signToken } from '../shared/auth/tokens.js';
 import type { Caller } from '../shared/caller.js';
@@ -39,10 +39,10 @@ export interface Fixture {
   event: ApiEvent;
   store: DynamoConversationStore;
   /** The bench process's own clients and services, for the reference calls. */
-  app: App;
+  app: Composition;
 }
 
-export async function seedFixture(app: App, conversationCount: number, attachmentCount: number): Promise<Fixture> {
+export async function seedFixture(app: Composition, conversationCount: number, attachmentCount: number): Promise<Fixture> {
   const userId = 'user_bench';
   const authSecret = randomBytes(32).toString('base64url');
   const store = app.use(conversationStore);
@@ -105,7 +105,7 @@ export async function seedFixture(app: App, conversationCount: number, attachmen
 }
 
 /** An item as DynamoDB holds it (attribute values), read by a client of its own. */
-async function storedItem(app: App, key: { pk: string; sk: string }): Promise<Image> {
+async function storedItem(app: Composition, key: { pk: string; sk: string }): Promise<Image> {
   const { region, dynamodbEndpoint, credentials, attachmentsTable } = app.config;
   const reader = new DynamoDBClient({
     region,

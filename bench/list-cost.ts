@@ -1,4 +1,4 @@
-import { type App, dynamo, outbox } from '../shared/app.js';
+import { type Composition, dynamo, outbox } from '../shared/app.js';
 import { DynamoConversationStore } from '../shared/conversations/dynamo-store.js';
 import type { ConversationFilter } from '../shared/conversations/model.js';
 import { type Population, population } from './population.js';
@@ -63,7 +63,7 @@ function cases(knownContact: string, knownGroup: string): Case[] {
   ];
 }
 
-export async function measureListCost(app: App, sizes: number[]): Promise<GrowthFigures> {
+export async function measureListCost(app: Composition, sizes: number[]): Promise<GrowthFigures> {
   const userId = 'user_growth';
   const table = app.config.conversationsTable;
   const store = new DynamoConversationStore(app.use(dynamo), table, app.use(outbox));

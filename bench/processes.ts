@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
-import { App } from '../shared/app.js';
+import { Composition } from '../shared/app.js';
 import { readConfig } from '../shared/config.js';
 
 /**
@@ -21,9 +21,9 @@ export interface BackendProcess<Info> {
 /** Environment every local process gets: loopback credentials, no SDK version nag. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
-/** The App (clients, stores, services) of the bench process itself, on the backends the bench started. */
-export function benchApp(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }): App {
-  return new App({ ...readConfig({ ...LOCAL_ENV, ...backends }), credentials: LOCAL_CREDENTIALS });
+/** The Composition (clients, stores, services) of the bench process itself, on the backends the bench started. */
+export function benchApp(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string }): Composition {
+  return new Composition({ ...readConfig({ ...LOCAL_ENV, ...backends }), credentials: LOCAL_CREDENTIALS });
 }
 
 export const LOCAL_ENV = {

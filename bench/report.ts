@@ -1,4 +1,4 @@
-import { FUNCTION_SETTINGS } from '../infra/stack-functions.js';
+import { FUNCTION_SETTINGS } from '../infra/declarations/function-settings.js';
 import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
 import type { ConsumerFigures } from './consumers.js';
@@ -301,7 +301,7 @@ function consumersSection({ group, sideCleanup }: ConsumerFigures): string {
   return (
     `### Stream consumers at size
 
-On the local server with its stream pollers, every DynamoDB call of its App metered (units as reported, the events ` +
+On the local server with its stream pollers, every DynamoDB call of its Composition metered (units as reported, the events ` +
     `table's transactional writes by AWS's rule). A group of ${group.sides.toLocaleString('en')} sides (seeded by BatchWriteItem in ${group.seedSeconds} s), ` +
     `one upload: half the sides show it ${group.halfSidesMs} ms after the 201, the last (${group.reached.toLocaleString('en')} of ` +
     `${(group.sides - 1).toLocaleString('en')}) ${group.lastSideMs} ms after (sides read every ${group.pollMs} ms); ${units(group)}; calls: ${list(group.calls)}.

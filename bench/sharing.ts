@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { type App, dynamo } from '../shared/app.js';
+import { type Composition, dynamo } from '../shared/app.js';
 import { attachmentItem } from '../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../shared/attachments/model.js';
 import { conversationKey } from '../shared/dynamo/keys.js';
@@ -117,7 +117,7 @@ const READ_OPERATIONS = ['GetItem', 'Query', 'BatchGetItem', 'TransactGetItems',
 const SINGLE_ITEM_WRITES = ['PutItem', 'UpdateItem', 'DeleteItem'];
 
 export async function measureSharing(
-  app: App,
+  app: Composition,
   backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
   authSecret: string,
   settings: SharingSettings,
@@ -205,7 +205,7 @@ async function fanOutLatency(api: Api, run: string, uploads: number): Promise<Fa
  * read straight from the table (BatchGetItem of the sides, not counted), and
  * what the upload and its fan-out cost in DynamoDB calls (counted).
  */
-async function groupFanOut(app: App, api: Api, counter: DynamoCounter, run: string, sides: number): Promise<GroupFanOut> {
+async function groupFanOut(app: Composition, api: Api, counter: DynamoCounter, run: string, sides: number): Promise<GroupFanOut> {
   const groupId = `bench-group-${run}`;
   const members = await Promise.all(Array.from({ length: sides }, (_, index) => api.user(`member-${run}-${index}`, [groupId])));
   const seedStarted = performance.now();
@@ -277,7 +277,7 @@ function sidesWriteUnits(before: Map<string, PlainItem>, after: Map<string, Plai
 }
 
 /** The sides as stored, whole, by key (BatchGetItem, 100 keys a call, not counted). */
-async function sideItems(app: App, keys: { pk: string; sk: string }[]): Promise<Map<string, PlainItem>> {
+async function sideItems(app: Composition, keys: { pk: string; sk: string }[]): Promise<Map<string, PlainItem>> {
   const table = app.config.conversationsTable;
   const items = new Map<string, PlainItem>();
   for (let start = 0; start < keys.length; start += 100) {
@@ -299,7 +299,7 @@ function itemsWritten(counts: Record<string, number>): number {
 }
 
 /** How many of the sides (conversation keys) have last_active_at at least `since`: BatchGetItem, 100 keys a call. */
-export async function sidesActiveSince(app: App, keys: { pk: string; sk: string }[], since: number): Promise<number> {
+export async function sidesActiveSince(app: Composition, keys: { pk: string; sk: string }[], since: number): Promise<number> {
   const table = app.config.conversationsTable;
   let reached = 0;
   for (let start = 0; start < keys.length; start += 100) {
@@ -361,7 +361,7 @@ interface DirectSides {
  * page, a page of 100, and the uploader's own uploads (no conversation_id).
  */
 async function threadListReads(
-  app: App,
+  app: Composition,
   api: Api,
   counter: DynamoCounter,
   run: string,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
-import { type App, credentials, s3Bucket } from '../shared/app.js';
+import { type Composition, credentials, s3Bucket } from '../shared/app.js';
 import { fileKey } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
 import { routes } from '../shared/routes.js';
@@ -160,7 +160,7 @@ async function pool(count: number, work: (number: number) => Promise<void>): Pro
  * The S3 client (a dev dependency; no function bundles it) for the direct
  * upload: S3's own multipart upload as an SDK user makes it, the baseline.
  */
-function directClient(app: App): S3Client {
+function directClient(app: Composition): S3Client {
   const { region, s3Endpoint } = app.config;
   return new S3Client({
     region,
@@ -172,7 +172,7 @@ function directClient(app: App): S3Client {
 }
 
 /** Create, UploadPart at the same concurrency and part size, Complete: S3's own multipart upload from this process. */
-async function direct(s3: S3Client, app: App, userId: string, fileSize: number, base: Buffer): Promise<void> {
+async function direct(s3: S3Client, app: Composition, userId: string, fileSize: number, base: Buffer): Promise<void> {
   const Bucket = app.config.filesBucket;
   const Key = fileKey(userId, newId('att'), newId('upl'));
   const partSize = 8 * MiB;
@@ -190,7 +190,7 @@ async function direct(s3: S3Client, app: App, userId: string, fileSize: number, 
   await removeFile(app, Key);
 }
 
-const removeFile = (app: App, key: string) => app.use(s3Bucket).deleteObject(key);
+const removeFile = (app: Composition, key: string) => app.use(s3Bucket).deleteObject(key);
 
 interface ApiClient {
   call(method: string, path: string, body?: unknown): Promise<Json>;

@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { allowPolicy, denyPolicy } from '../shared/auth/policy.js';
-import { lazyVerifier } from '../shared/auth/settings.js';
 import { TokenRejected } from '../shared/auth/tokens.js';
+import { lazyVerifier } from '../shared/auth/verifier-settings.js';
 import { type Config, lambdaConfig } from '../shared/config.js';
 
 const BEARER = /^Bearer ([^\s]+)$/;
@@ -27,5 +27,5 @@ function tokenAuthorizer(config: () => Config): TokenAuthorizer {
   };
 }
 
-/** On Lambda: the process's configuration. The local server runs it on the configuration of its App (withConfig). */
+/** On Lambda: the process's configuration. The local server runs it on the configuration of its Composition (withConfig). */
 export const handler = Object.assign(tokenAuthorizer(lambdaConfig), { withConfig: (config: Config) => tokenAuthorizer(() => config) });

@@ -1,5 +1,5 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type App, attachmentLeftovers, sessionLeftovers } from '../shared/app.js';
+import { attachmentLeftovers, type Composition, sessionLeftovers } from '../shared/app.js';
 import { isRemoval, removedKey, removedString } from '../shared/cleanup/stream-events.js';
 import { ATTACHMENT_SK, CONVERSATION_SK_PREFIX, UPLOAD_INTENT_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
@@ -11,7 +11,7 @@ import { tableOf } from '../shared/stream-records.js';
  * stops the batch at the first record that fails so the retry resumes there (docs/consistency.md,
  * "The building blocks").
  */
-async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<Unfinished | undefined> {
+async function cleanUp(event: DynamoDBStreamEvent, app: Composition): Promise<Unfinished | undefined> {
   const { conversationsTable, attachmentsTable, uploadSessionsTable } = app.config;
   const leftovers = app.use(attachmentLeftovers);
   return eachInOrder(event.Records, async (record) => {
@@ -38,7 +38,7 @@ async function cleanUp(event: DynamoDBStreamEvent, app: App): Promise<Unfinished
 }
 
 /** A removed upload session (TTL expiry, abort): its upload and object go unless it became an attachment. */
-async function cleanUpSession(record: DynamoDBRecord, key: { pk: string; sk: string }, app: App): Promise<void> {
+async function cleanUpSession(record: DynamoDBRecord, key: { pk: string; sk: string }, app: Composition): Promise<void> {
   const attachmentId = removedString(record, 'attachment_id');
   const uploadId = removedString(record, 'upload_id');
   if (!attachmentId || !uploadId) {

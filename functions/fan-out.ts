@@ -1,5 +1,5 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type App, fanOut } from '../shared/app.js';
+import { type Composition, fanOut } from '../shared/app.js';
 import { fromItem } from '../shared/attachments/dynamo-store.js';
 import type { ThreadChange } from '../shared/conversations/fan-out.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
@@ -18,7 +18,7 @@ import { addedItem, removedItem, tableOf } from '../shared/stream-records.js';
  * batch response), then hands it to the dead-letter queue and its alarm;
  * the local stream poller retries until it succeeds.
  */
-async function spread(event: DynamoDBStreamEvent, app: App): Promise<Unfinished | undefined> {
+async function spread(event: DynamoDBStreamEvent, app: Composition): Promise<Unfinished | undefined> {
   const records = new Map<string, DynamoDBRecord>();
   const changes = event.Records.filter((record) => tableOf(record) === app.config.attachmentsTable).flatMap((record) => {
     const change = threadChange(record);

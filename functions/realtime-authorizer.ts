@@ -1,4 +1,4 @@
-import { lazyVerifier } from '../shared/auth/settings.js';
+import { lazyVerifier } from '../shared/auth/verifier-settings.js';
 import { type Config, lambdaConfig } from '../shared/config.js';
 import { authorizeRealtime, type EventApiAuthorizerEvent, type EventApiAuthorizerResult } from '../shared/realtime/authorization.js';
 
@@ -10,7 +10,7 @@ function realtimeAuthorizer(config: () => Config): RealtimeAuthorizer {
   return (event) => authorizeRealtime(event, verifier);
 }
 
-/** On Lambda: the process's configuration. The local server runs it on the configuration of its App (withConfig). */
+/** On Lambda: the process's configuration. The local server runs it on the configuration of its Composition (withConfig). */
 export const handler = Object.assign(realtimeAuthorizer(lambdaConfig), {
   withConfig: (config: Config) => realtimeAuthorizer(() => config),
 });

@@ -1,5 +1,5 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { type App, realtimePublisher } from '../shared/app.js';
+import { type Composition, realtimePublisher } from '../shared/app.js';
 import { logger } from '../shared/observability.js';
 import { hintOfRecord } from '../shared/realtime/hint.js';
 import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
@@ -14,7 +14,7 @@ import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
  * it to the dead-letter queue and its alarm; the local stream poller retries
  * until it succeeds. A hint published again after a retry is harmless.
  */
-async function push(event: DynamoDBStreamEvent, app: App): Promise<Unfinished | undefined> {
+async function push(event: DynamoDBStreamEvent, app: Composition): Promise<Unfinished | undefined> {
   const hints = event.Records.map(hintOfRecord);
   if (hints.length === 0) return undefined;
   const channels = await app.use(realtimePublisher).publishAll(hints);

@@ -28,26 +28,26 @@ import { SessionLeftovers } from './uploads/leftovers.js';
 import { UploadSessionService } from './uploads/service.js';
 
 /**
- * A part of the App: how it is built from the App's configuration, clock and
+ * A part of the Composition: how it is built from the Composition's configuration, clock and
  * other parts. Each is built on first use (`app.use(part)`) and kept for the
- * life of the App, so every adapter exists once per App.
+ * life of the Composition, so every adapter exists once per Composition.
  *
- * Parts are functions, not members of the App class: esbuild drops unused
+ * Parts are functions, not members of the Composition class: esbuild drops unused
  * functions but never unused class members, so a function bundles only the
  * parts it uses and what they build (a GET of a conversation neither builds
  * nor bundles the S3 calls).
  */
-export type Part<T> = (app: App) => T;
+export type Part<T> = (app: Composition) => T;
 
 /**
  * The composition root: from one configuration, every client, store and
  * service the handlers call, each built once, in this module only.
  *
- * On Lambda there is one App per process (lambdaApp(), from the function's
+ * On Lambda there is one Composition per process (lambdaComposition(), from the function's
  * environment, kept across warm invocations); the local server builds one per
  * server from the settings it was given, and destroys it when it stops.
  */
-export class App {
+export class Composition {
   private readonly built = new Map<Part<unknown>, unknown>();
   private readonly closers: (() => void)[] = [];
 
@@ -67,7 +67,7 @@ export class App {
     return this.built.get(part) as T;
   }
 
-  /** For a part that holds connections: `close` runs when the App is destroyed. */
+  /** For a part that holds connections: `close` runs when the Composition is destroyed. */
   closing<T>(value: T, close: (value: T) => void): T {
     this.closers.push(() => close(value));
     return value;
@@ -80,17 +80,17 @@ export class App {
   }
 }
 
-let processApp: App | undefined;
+let processComposition: Composition | undefined;
 
-/** The App of a Lambda process: its configuration, read once. */
-export function lambdaApp(): App {
-  processApp ??= new App(lambdaConfig());
-  return processApp;
+/** The Composition of a Lambda process: its configuration, read once. */
+export function lambdaComposition(): Composition {
+  processComposition ??= new Composition(lambdaConfig());
+  return processComposition;
 }
 
 export const dynamo: Part<DynamoDBDocumentClient> = (app) => app.closing(createDynamoClient(app.config), (client) => client.destroy());
 
-/** What S3 requests and URLs are signed with (shared/files/credentials.ts), resolved and cached once per App. */
+/** What S3 requests and URLs are signed with (shared/files/credentials.ts), resolved and cached once per Composition. */
 export const credentials: Part<Credentials> = (app) => filesCredentials(app.config);
 
 /**

@@ -45,10 +45,10 @@ export interface Config {
    * What DynamoDB calls are signed with, ahead of `credentials` and the default
    * chain: the local server's, each function with its own key, so the local
    * DynamoDB's IAM (infra/local/dynamodb-iam.ts) answers it as its role would.
-   * Resolved at each call (not once per client), since one App serves every function.
+   * Resolved at each call (not once per client), since one Composition serves every function.
    */
   dynamodbCredentials?: Credentials;
-  /** Which tokens the authorizer accepts; checked when it first verifies one (shared/auth/settings.ts). */
+  /** Which tokens the authorizer accepts; checked when it first verifies one (shared/auth/verifier-settings.ts). */
   auth: AuthConfig;
   /** The Event API that pushes hints (REALTIME_URL, REALTIME_HOST); absent where none is configured. */
   realtime?: RealtimeConfig;
@@ -270,7 +270,7 @@ function iniSections(text: string): Map<string, Record<string, string>> {
 
 let processConfig: Config | undefined;
 
-/** The configuration of a Lambda process: its environment, read once (by its App, or by the authorizer). */
+/** The configuration of a Lambda process: its environment, read once (by its Composition, or by the authorizer). */
 export function lambdaConfig(): Config {
   processConfig ??= readConfig(process.env);
   return processConfig;

@@ -19,7 +19,7 @@ export interface Route {
   /**
    * Endpoints that store things and so honour Idempotency-Key: the one
    * declaration of it. The stack grants the idempotency table from it
-   * (infra/permissions.ts), and the handler, which imports its row, must then
+   * (infra/declarations/permissions.ts), and the handler, which imports its row, must then
    * be an IdempotentEndpoint (shared/http/handler.ts) or it does not compile.
    */
   idempotent?: boolean;

@@ -1,5 +1,5 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type App, lambdaApp } from './app.js';
+import { type Composition, lambdaComposition } from './app.js';
 import { consumerBudgetFor, type InvocationTime, withinBudget } from './deadline.js';
 import { logger, withLogKeys } from './observability.js';
 
@@ -19,24 +19,24 @@ export interface Unfinished {
 }
 
 /** What a consumer does with a batch: undefined when it finished every record. */
-export type Consume = (event: DynamoDBStreamEvent, app: App) => Promise<Unfinished | undefined>;
+export type Consume = (event: DynamoDBStreamEvent, app: Composition) => Promise<Unfinished | undefined>;
 
 /**
- * A stream-fed function's handler: on Lambda on the process's App; the local
- * stream poller runs it on the server's App (withApp). `name` is the
+ * A stream-fed function's handler: on Lambda on the process's Composition; the local
+ * stream poller runs it on the server's Composition (withComposition). `name` is the
  * function's (the stack's id for it): every line of a batch carries it and
  * the batch's record ids (eventID), and a batch that fails whole says why.
  */
-export function streamConsumer(name: string, consume: Consume): StreamHandler & { withApp(app: App): StreamHandler } {
-  const run = (event: DynamoDBStreamEvent, app: App, time?: InvocationTime) =>
+export function streamConsumer(name: string, consume: Consume): StreamHandler & { withComposition(app: Composition): StreamHandler } {
+  const run = (event: DynamoDBStreamEvent, app: Composition, time?: InvocationTime) =>
     withLogKeys({ function: name, event_ids: event.Records.map((record) => record.eventID) }, () =>
       withinBudget(time, async () => batchResponse(event, await consume(event, app)), consumerBudgetFor).catch((error: unknown) => {
         logger.error('stream batch failed; it is retried whole', { error });
         throw error;
       }),
     );
-  return Object.assign((event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, lambdaApp(), time), {
-    withApp: (app: App) => (event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, app, time),
+  return Object.assign((event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, lambdaComposition(), time), {
+    withComposition: (app: Composition) => (event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, app, time),
   });
 }
 

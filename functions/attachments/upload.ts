@@ -1,4 +1,4 @@
-import { attachmentUploads } from '../../shared/app.js';
+import { attachments, attachmentUploads } from '../../shared/app.js';
 import { attachmentReplay, uploadMeaning } from '../../shared/attachments/idempotency.js';
 import { readMultipart } from '../../shared/attachments/multipart.js';
 import { uploadLimits, uploadOf } from '../../shared/attachments/upload-params.js';
@@ -9,6 +9,6 @@ import { UploadAttachment } from '../../shared/routes.js';
 export const handler = httpHandler(UploadAttachment, {
   input: async (request, app) => uploadOf(await readMultipart(request, uploadLimits(app.config.maxFileBytes))),
   meaning: uploadMeaning,
-  replay: attachmentReplay,
+  replay: (request, app) => attachmentReplay(request.caller, app.use(attachments)),
   run: async (upload, request, app) => created(await app.use(attachmentUploads).upload(request.caller, upload, request.seed)),
 });

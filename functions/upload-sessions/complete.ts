@@ -1,4 +1,4 @@
-import { uploadSessions } from '../../shared/app.js';
+import { attachments, uploadSessions } from '../../shared/app.js';
 import { attachmentReplay } from '../../shared/attachments/idempotency.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
@@ -15,6 +15,6 @@ export const handler = httpHandler(CompleteUploadSession, {
     parts: completedPartsOf(readParams(formOrJsonBody(request), completeParams)),
   }),
   // The answer is an attachment: stored without its file_url, replayed with a fresh one.
-  replay: attachmentReplay,
+  replay: (request, app) => attachmentReplay(request.caller, app.use(attachments)),
   run: async ({ id, parts }, request, app) => created(await app.use(uploadSessions).complete(request.caller, id, parts, fileTypeSniffer)),
 });

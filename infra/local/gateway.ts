@@ -10,10 +10,10 @@ import { type ApiError, errorBody } from '../../shared/http/errors.js';
 import type { ProxyHandler } from '../../shared/http/handler.js';
 import { logger } from '../../shared/observability.js';
 import type { Route } from '../../shared/routes.js';
-import { authenticationChallenge, type GatewayResponseType, gatewayResponses } from '../gateway-responses.js';
-import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../gateway-settings.js';
-import { type GuardedRequest, type GuardRule, refusingRule } from '../size-guard.js';
-import { FUNCTION_TIMEOUT_SECONDS } from '../stack-functions.js';
+import { FUNCTION_TIMEOUT_SECONDS } from '../declarations/function-settings.js';
+import { authenticationChallenge, type GatewayResponseType, gatewayResponses } from '../declarations/gateway-responses.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../declarations/gateway-settings.js';
+import { type GuardedRequest, type GuardRule, refusingRule } from '../declarations/size-guard.js';
 import { rawHeaderPairs } from './raw-headers.js';
 
 export interface LoadedRoute {
@@ -33,7 +33,7 @@ export interface GatewayOptions {
   /** Extra handlers for paths outside the API (e.g. the OpenAPI document); no token needed. */
   publicRoutes?: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
   /**
-   * The stage's web ACL: the size guard (infra/size-guard.ts) unless told
+   * The stage's web ACL: the size guard (infra/declarations/size-guard.ts) unless told
    * otherwise; `() => undefined` is a stage without it.
    */
   webAcl?: (request: GuardedRequest) => GuardRule | undefined;

@@ -5,12 +5,19 @@ import { byTableRole, type TableRole } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
 import { routes } from '../../shared/routes.js';
 import type { Credentials } from '../../shared/s3/signer.js';
-import { cleanupPermissions, type DataArns, dataArnsOf, fanOutPermissions, type Permission, permissionsFor } from '../permissions.js';
-import { cleanupFunction, fanOutFunction, realtimePublisherFunction } from '../stack-functions.js';
+import { cleanupFunction, fanOutFunction, realtimePublisherFunction } from '../declarations/function-settings.js';
+import {
+  cleanupPermissions,
+  type DataArns,
+  dataArnsOf,
+  fanOutPermissions,
+  type Permission,
+  permissionsFor,
+} from '../declarations/permissions.js';
 
 /**
  * IAM, for the local stand-ins: each function's role as the stack grants it
- * (infra/permissions.ts, rendered as the stack renders it: one Allow
+ * (infra/declarations/permissions.ts, rendered as the stack renders it: one Allow
  * statement per permission), and a real policy evaluator
  * (@cloud-copilot/iam-simulate) that decides each call a function makes, so
  * DynamoDB Local (dynamodb-iam.ts) and the S3 stand-in (s3-roles.ts) refuse
@@ -19,13 +26,13 @@ import { cleanupFunction, fanOutFunction, realtimePublisherFunction } from '../s
  * test's, which may do anything.
  */
 
-/** The function the stack names the cleanup (infra/stack-functions.ts). */
+/** The function the stack names the cleanup (infra/declarations/function-settings.ts). */
 export const CLEANUP_FUNCTION = cleanupFunction.name;
-/** The function the stack names the fan-out (infra/stack-functions.ts). */
+/** The function the stack names the fan-out (infra/declarations/function-settings.ts). */
 export const FAN_OUT_FUNCTION = fanOutFunction.name;
 /** The name the stack gives the real-time publisher: it reads the events stream, and signs its publishes, as this function. */
 export const REALTIME_PUBLISHER_FUNCTION = realtimePublisherFunction.name;
-/** The events pipe's role (infra/constructs/operator-events.ts): the local forwarder reads the stream as it. */
+/** The events pipe's role (infra/stack/constructs/operator-events.ts): the local forwarder reads the stream as it. */
 export const EVENTS_PIPE = 'EventsPipe';
 
 /**
@@ -38,7 +45,7 @@ const acting = new AsyncLocalStorage<string>();
 
 /**
  * Runs `work` as the function `name`: on AWS every function signs with its own role; locally all
- * functions run on one App, so each runs inside `actingAs(name)` and its DynamoDB and S3 calls (and
+ * functions run on one Composition, so each runs inside `actingAs(name)` and its DynamoDB and S3 calls (and
  * presigned URLs) sign with a key of its own (`functionCredentials`).
  */
 export function actingAs<A extends unknown[], R>(name: string, work: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
@@ -97,8 +104,8 @@ export function dataArns(resources: LocalResources): DataArns {
 }
 
 /**
- * The stream reads the stack grants a stream's reader without infra/permissions.ts: CDK's DynamoEventSource
- * (table.grantStreamRead) and the pipe's role (infra/constructs/operator-events.ts) both allow ListStreams
+ * The stream reads the stack grants a stream's reader without infra/declarations/permissions.ts: CDK's DynamoEventSource
+ * (table.grantStreamRead) and the pipe's role (infra/stack/constructs/operator-events.ts) both allow ListStreams
  * on `*` and DescribeStream, GetShardIterator and GetRecords on the table's stream. The stack names the one
  * stream ARN; locally a stream's label changes when it is turned on again, so any stream of that table.
  */

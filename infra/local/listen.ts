@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { signToken } from '../../shared/auth/tokens.js';
 import { RealtimeClient } from './realtime-client.js';
 import { readLocalSecret } from './server.js';
-import { readLocalSettings } from './settings.js';
+import { readLocalSettings } from './server-settings.js';
 
 // `npm run -s listen -- <user-id> [--since <event id>] [--api http://127.0.0.1:3000]`: a user's live inbox on the
 // local server, as a client keeps it (docs/api.md, "Reconnecting"): connect where GET /v1/realtime says, subscribe,

@@ -2,7 +2,7 @@ import { signToken } from '../../shared/auth/tokens.js';
 import { DataDirectoryInUse } from './data-lock.js';
 import { JavaMissing } from './dynamodb.js';
 import { startLocalApi } from './server.js';
-import { type LocalSettings, readLocalSettings } from './settings.js';
+import { type LocalSettings, readLocalSettings } from './server-settings.js';
 
 // `npm start`: the API on http://127.0.0.1:3000 with its data under .data/.
 const settings = readLocalSettings(process.env);
@@ -10,7 +10,7 @@ const api = await startLocalApi({
   host: settings.host,
   port: settings.port,
   dataDirectory: settings.dataDirectory,
-  // Fixed ports let `sam local` reach the same data (infra/sam-env.json); default: free ones.
+  // Fixed ports let `sam local` reach the same data (infra/stack/sam-env.json); default: free ones.
   dynamodbPort: settings.dynamodbPort,
   s3Port: settings.s3Port,
 }).catch((error: unknown) => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { REPOSITORY_ROOT } from '../repository.js';
+import { REPOSITORY_ROOT } from '../declarations/repository.js';
 
 /** The API's OpenAPI document (docs/openapi.yaml), as the local server serves it and the tests check it. */
 export const OPENAPI_FILE = join(REPOSITORY_ROOT, 'docs', 'openapi.yaml');

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TokenAuthorizer } from '../../functions/authorizer.js';
-import { App } from '../../shared/app.js';
+import { Composition } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
 import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import { type Config, type Environment, readConfig, tableVariables } from '../../shared/config.js';
@@ -20,8 +20,6 @@ import { routes } from '../../shared/routes.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { FilterPattern } from '../../shared/stream-records.js';
 import type { Clock } from '../../shared/time.js';
-import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../permissions.js';
-import { REPOSITORY_ROOT } from '../repository.js';
 import {
   AUTHORIZER_ENTRY,
   CLEANUP_ENTRY,
@@ -30,7 +28,9 @@ import {
   FUNCTION_TIMEOUT_SECONDS,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
-} from '../stack-functions.js';
+} from '../declarations/function-settings.js';
+import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../declarations/permissions.js';
+import { REPOSITORY_ROOT } from '../declarations/repository.js';
 import { lockDataDirectory } from './data-lock.js';
 import { ensureTables, stackTablesNamed, startDynamoDbLocal } from './dynamodb.js';
 import { startDynamoDbEnforcer } from './dynamodb-iam.js';
@@ -52,7 +52,7 @@ import {
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { attachRealtime, type LocalRealtime } from './realtime.js';
 import { startS3 } from './s3.js';
-import { readLocalSettings } from './settings.js';
+import { readLocalSettings } from './server-settings.js';
 import { type StreamPollerOptions, startStreamPoller } from './stream-poller.js';
 import { startTimeToLive } from './time-to-live.js';
 
@@ -110,8 +110,8 @@ export interface LocalApi {
   s3Endpoint: string;
   /** The configuration the handlers run with (table names, endpoints). */
   config: Config;
-  /** The App (clients, services) the handlers run on. */
-  app: App;
+  /** The Composition (clients, services) the handlers run on. */
+  app: Composition;
   /** The Event API's stand-in: its WebSocket URL and HTTP host (what GET /v1/realtime answers), its connections. */
   realtime: LocalRealtime & { url: string; host: string };
   /** Every call of a function the local IAM refused (DynamoDB's and S3's), in AWS's words, each once. */
@@ -123,7 +123,7 @@ export interface LocalApi {
  * The API as `npm start` serves it: DynamoDB Local (a child process) and the
  * S3 stand-in behind the functions' IAM, the tables created from the code's
  * definitions, and the gateway emulator and the Event API's stand-in in front
- * of the real handler modules, run on an App built from this server's settings.
+ * of the real handler modules, run on a Composition built from this server's settings.
  */
 export async function startLocalApi(options: LocalApiOptions = {}): Promise<LocalApi> {
   const server = serverSettings(options);
@@ -142,7 +142,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const listener = await listenFirst(options, server, stoppers);
     const handlerEnv = handlerEnvironment(options, server, { dynamodb, functionsDynamodb, s3Endpoint, authSecret, listener });
     const config = handlerConfig(options, server, handlerEnv, functionsDynamodb);
-    const app = new App(config, options.clock);
+    const app = new Composition(config, options.clock);
     stoppers.add(async () => app.destroy());
     const loaded = await loadRoutes(app);
     if (server.streamConsumers) await startStreamConsumers(app, server, dynamodb, functionsDynamodb, stoppers);
@@ -371,11 +371,11 @@ function handlerConfig(options: LocalApiOptions, server: ServerSettings, handler
   };
 }
 
-function loadRoutes(app: App): Promise<LoadedRoute[]> {
+function loadRoutes(app: Composition): Promise<LoadedRoute[]> {
   return Promise.all(
     routes.map(async (route) => ({
       route,
-      handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<App>).withApp(app)),
+      handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<Composition>).withComposition(app)),
     })),
   );
 }
@@ -384,8 +384,8 @@ async function loadAuthorizer(config: Config): Promise<TokenAuthorizer> {
   return ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
 }
 
-const loadConsumer = async (app: App, entry: string) =>
-  ((await loadModule(entry)).handler as { withApp(app: App): StreamHandler }).withApp(app);
+const loadConsumer = async (app: Composition, entry: string) =>
+  ((await loadModule(entry)).handler as { withComposition(app: Composition): StreamHandler }).withComposition(app);
 
 /** A poller of the streams of some of the tables, read as one reader's role, as the stack's mappings do. */
 type Poller = (
@@ -404,7 +404,7 @@ type Poller = (
  * poller says once per table.
  */
 async function startStreamConsumers(
-  app: App,
+  app: Composition,
   server: ServerSettings,
   dynamodb: LocalDynamodb,
   functionsDynamodb: FunctionsDynamodb,

@@ -3,7 +3,7 @@ import { groupsClaimName, groupsOfClaim } from '../../shared/auth/groups.js';
 import { signToken } from '../../shared/auth/tokens.js';
 import { MAX_USER_ID_BYTES } from '../../shared/dynamo/keys.js';
 import { readLocalSecret } from './server.js';
-import { readLocalSettings } from './settings.js';
+import { readLocalSettings } from './server-settings.js';
 
 // `npm run -s token -- <user-id> [--ttl <seconds>] [--groups a,b]`: a token the local server accepts.
 const USAGE = 'usage: npm run -s token -- <user-id> [--ttl <seconds>] [--groups <group-id>,<group-id>...]';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { REPOSITORY_ROOT } from '../repository.js';
+import { REPOSITORY_ROOT } from '../declarations/repository.js';
 import { stageBase } from './client.js';
 import type { SmokeSettings } from './run.js';
 import { readOutputs, type StackOutputs, stackSecret } from './stack-secret.js';

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { type App, attachments } from '../app.js';
+import type { Caller } from '../caller.js';
 import type { ReplayOptions } from '../http/idempotency.js';
-import type { ApiRequest } from '../http/request.js';
 import type { ApiResponse } from '../http/response.js';
 import type { Attachment, Upload } from './model.js';
+import type { AttachmentService } from './service.js';
 
 /**
  * What an upload asks for, as Idempotency-Key compares requests: its fields,
@@ -25,7 +25,7 @@ export function uploadMeaning(upload: Upload) {
  * its expiry) is never stored, in the idempotency record neither: a replay
  * shows the attachment as it is now, with a link minted anew.
  */
-export function attachmentReplay({ caller }: ApiRequest, app: App): ReplayOptions {
+export function attachmentReplay(caller: Caller, attachments: Pick<AttachmentService, 'replayed'>): ReplayOptions {
   const created = (response: ApiResponse) => response.status === 201;
   return {
     keep: (response) => {
@@ -34,6 +34,6 @@ export function attachmentReplay({ caller }: ApiRequest, app: App): ReplayOption
       return { ...response, body: record };
     },
     refresh: async (stored) =>
-      created(stored) ? { ...stored, body: await app.use(attachments).replayed(caller, (stored.body as Attachment).id) } : stored,
+      created(stored) ? { ...stored, body: await attachments.replayed(caller, (stored.body as Attachment).id) } : stored,
   };
 }

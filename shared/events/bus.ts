@@ -5,7 +5,7 @@ import { EVENT_ATTRIBUTE, USER_ATTRIBUTE } from './item.js';
 /**
  * What operators receive on the event bus (docs/events-for-operators.md): one
  * entry per event item added to the events table, defined once here for the
- * stack's pipe (infra/constructs/operator-events.ts) and the local server's
+ * stack's pipe (infra/stack/constructs/operator-events.ts) and the local server's
  * forwarder (infra/local/events-forwarder.ts), so both deliver the same entry.
  */
 

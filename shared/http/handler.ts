@@ -20,12 +20,12 @@ export interface RouteRow {
   readonly idempotent?: boolean;
 }
 
-/** What the pipeline needs of the App it runs on (shared/app.ts; this module does not import it). */
-export interface PipelineApp {
+/** What the pipeline needs of the Composition it runs on (shared/app.ts; this module does not import it). */
+export interface PipelineComposition {
   readonly config: { readonly corsOrigins: readonly string[] };
 }
 
-/** What an endpoint does: the request (its query already read) and the App (configuration, services) it runs in. */
+/** What an endpoint does: the request (its query already read) and the Composition (configuration, services) it runs in. */
 export type Endpoint<Q, A> = (request: ApiRequest & { query: Q }, app: A) => Promise<ApiResponse>;
 
 /** A request of an idempotent route; `seed` is its Idempotency-Key's (undefined without one). */
@@ -50,11 +50,11 @@ export interface IdempotentEndpoint<I, A> {
 /** `time`: Lambda's context (the emulator gives the same), from which the invocation's budget is drawn. */
 export type ProxyHandler = (event: APIGatewayProxyEvent, time?: InvocationTime) => Promise<APIGatewayProxyResult>;
 
-/** A Lambda handler (on the process's App) that the local server can also run on an App of its own. */
+/** A Lambda handler (on the process's Composition) that the local server can also run on a Composition of its own. */
 export interface HttpHandler<A> extends ProxyHandler {
   /** The route row it was made for (test/infra/routes.test.ts holds every route to its own). */
   readonly route: RouteRow;
-  withApp(app: A): ProxyHandler;
+  withComposition(app: A): ProxyHandler;
 }
 
 export interface Accepts<S extends ParamSpec> {
@@ -64,9 +64,9 @@ export interface Accepts<S extends ParamSpec> {
 
 /** What the pipeline runs on: given by the composition root, which this module does not import. */
 export interface Runtime<A> {
-  /** The App of the Lambda process, built on its first request. */
+  /** The Composition of the Lambda process, built on its first request. */
   app: () => A;
-  /** The App's Idempotency-Key records, for the routes whose row says `idempotent`. */
+  /** The Composition's Idempotency-Key records, for the routes whose row says `idempotent`. */
   idempotency: (app: A) => IdempotencyService;
 }
 
@@ -95,7 +95,7 @@ type RawEndpoint<A> = (request: ApiRequest, app: A) => Promise<ApiResponse>;
  * the endpoint runs, and runs an idempotent route's work under its
  * Idempotency-Key (shared/http/idempotency.ts).
  */
-export function httpPipeline<A extends PipelineApp>(runtime: Runtime<A>): HttpHandlerFactory<A> {
+export function httpPipeline<A extends PipelineComposition>(runtime: Runtime<A>): HttpHandlerFactory<A> {
   function httpHandler(
     route: RouteRow,
     endpoint: Endpoint<never, A> | IdempotentEndpoint<unknown, A>,
@@ -108,11 +108,11 @@ export function httpPipeline<A extends PipelineApp>(runtime: Runtime<A>): HttpHa
     const run: RawEndpoint<A> = typeof endpoint === 'function' ? (endpoint as RawEndpoint<A>) : idempotently(endpoint, runtime.idempotency);
     const withQuery: RawEndpoint<A> = (request, app) =>
       run({ ...request, query: readParams(queryOf(request.event), querySpec) } as ApiRequest, app);
-    const onApp =
+    const onComposition =
       (app: () => A): ProxyHandler =>
       (event, time) =>
-        handle(withQuery, route, event, app(), time);
-    return Object.assign(onApp(runtime.app), { route, withApp: (app: A) => onApp(() => app) });
+        serveWithLogKeys(withQuery, route, event, app(), time);
+    return Object.assign(onComposition(runtime.app), { route, withComposition: (app: A) => onComposition(() => app) });
   }
   return httpHandler as HttpHandlerFactory<A>;
 }
@@ -135,7 +135,7 @@ function idempotently<I, A>(endpoint: IdempotentEndpoint<I, A>, idempotency: (ap
  * a late promise's) carries its request id, function and caller; the next
  * request's lines carry its own.
  */
-function handle<A extends PipelineApp>(
+function serveWithLogKeys<A extends PipelineComposition>(
   endpoint: RawEndpoint<A>,
   route: RouteRow,
   event: APIGatewayProxyEvent,
@@ -143,10 +143,11 @@ function handle<A extends PipelineApp>(
   time: InvocationTime | undefined,
 ): Promise<APIGatewayProxyResult> {
   const keys = { request_id: requestIdOf(event), function: route.name, user_id: userIdOf(event) };
-  return withLogKeys(keys, () => answer(endpoint, event, app, time));
+  return withLogKeys(keys, () => serveRecorded(endpoint, event, app, time));
 }
 
-async function answer<A extends PipelineApp>(
+/** Runs the endpoint within the invocation's budget, adds the CORS headers and records the request's line and metrics. */
+async function serveRecorded<A extends PipelineComposition>(
   endpoint: RawEndpoint<A>,
   event: APIGatewayProxyEvent,
   app: A,
@@ -158,7 +159,7 @@ async function answer<A extends PipelineApp>(
   const userId = userIdOf(event);
   // Every backend call of the endpoint ends in time for this function to answer (a 503 rather than Lambda's timeout).
   const { value: result, retries } = await tallyingRetries(() =>
-    withinBudget(time, () => respond(endpoint, event, app, requestId, headers, userId)),
+    withinBudget(time, () => endpointResult(endpoint, event, app, requestId, headers, userId)),
   );
   result.headers = { ...result.headers, ...corsHeaders(headers.origin, app.config.corsOrigins) };
   recordRequest({
@@ -173,7 +174,8 @@ async function answer<A extends PipelineApp>(
   return result;
 }
 
-async function respond<A>(
+/** The endpoint's response for an authenticated caller, or the error response of whatever it threw. */
+async function endpointResult<A>(
   endpoint: RawEndpoint<A>,
   event: APIGatewayProxyEvent,
   app: A,

@@ -1,5 +1,5 @@
-import { type App, idempotency, lambdaApp } from '../app.js';
+import { type Composition, idempotency, lambdaComposition } from '../app.js';
 import { httpPipeline } from './handler.js';
 
-/** The HTTP pipeline on the App of the Lambda process: what every HTTP function's handler is made with. */
-export const httpHandler = httpPipeline<App>({ app: lambdaApp, idempotency: (app) => app.use(idempotency) });
+/** The HTTP pipeline on the Composition of the Lambda process: what every HTTP function's handler is made with. */
+export const httpHandler = httpPipeline<Composition>({ app: lambdaComposition, idempotency: (app) => app.use(idempotency) });

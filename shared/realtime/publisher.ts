@@ -27,7 +27,7 @@ interface PublishAnswer {
  * Publishes to the Event API over HTTP, signed with SigV4 (service
  * `appsync`) by the function's own credentials: the namespace publishes with
  * IAM only, and only the publisher's role holds appsync:EventPublish
- * (infra/permissions.ts). The local server checks the signature and the key
+ * (infra/declarations/permissions.ts). The local server checks the signature and the key
  * the same way (infra/local/realtime.ts).
  */
 export class EventApiPublisher {

@@ -64,7 +64,7 @@ export class UploadSessionService {
     private readonly files: MultipartFileStore,
     private readonly neighbours: SessionNeighbours,
     private readonly settings: SessionSettings,
-    /** "Now" for creation and expiry: the App's, so tests move time instead of sleeping. */
+    /** "Now" for creation and expiry: the Composition's, so tests move time instead of sleeping. */
     private readonly clock: Clock = systemClock,
   ) {}
 

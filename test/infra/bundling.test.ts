@@ -1,11 +1,16 @@
 import { join, relative } from 'node:path';
 import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bundleSettings, esbuildOptions } from '../../infra/bundling.js';
-import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import { fanOutFunction, realtimeAuthorizerFunction, realtimePublisherFunction, stackFunctions } from '../../infra/stack-functions.js';
+import {
+  fanOutFunction,
+  realtimeAuthorizerFunction,
+  realtimePublisherFunction,
+  stackFunctions,
+} from '../../infra/declarations/function-settings.js';
+import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
+import { bundleSettings, esbuildOptions } from '../../infra/stack/bundling.js';
 
-/** Every function the stack deploys (infra/stack-functions.ts). */
+/** Every function the stack deploys (infra/declarations/function-settings.ts). */
 const ENTRIES = stackFunctions.map(({ entry }) => entry);
 
 /** One build of every entry: its metafile's inputs are the union of what each function bundles, its outputs each function's own. */
@@ -86,7 +91,7 @@ describe('function bundles', () => {
     expect(fanOut).toContain('shared/conversations/fan-out.ts');
     for (const absent of ['shared/s3/bucket.ts', 'shared/s3/presigner.ts', 'shared/files/s3-file-store.ts'])
       expect(fanOut, absent).not.toContain(absent);
-    // The Event API's authorizer is the REST one's verifier and its decision, nothing of the App.
+    // The Event API's authorizer is the REST one's verifier and its decision, nothing of the Composition.
     const realtimeAuthorizer = ownModulesOf(metafile, realtimeAuthorizerFunction.entry);
     expect(realtimeAuthorizer).toContain('shared/realtime/authorization.ts');
     expect(realtimeAuthorizer).not.toContain('shared/app.ts');

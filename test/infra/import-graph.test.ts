@@ -2,17 +2,17 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { REPOSITORY_ROOT } from '../../infra/repository.js';
+import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
 
 /**
  * The imports between the repository's own modules, from every file under
- * shared/ and functions/ and whatever they reach, read with
+ * the given directories (or the given files) and whatever they reach, read with
  * TypeScript's parser: `import type` and `export ... from` count too, so a
  * cycle through types alone is caught as well.
  */
-function importGraph(): Map<string, string[]> {
+function importGraph(starts: string[]): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  const pending = ['shared', 'functions'].flatMap((directory) => sourcesUnder(join(REPOSITORY_ROOT, directory)));
+  const pending = starts.flatMap((start) => (start.endsWith('.ts') ? [start] : sourcesUnder(join(REPOSITORY_ROOT, start))));
   while (pending.length > 0) {
     const file = pending.pop()!;
     if (graph.has(file)) continue;
@@ -84,7 +84,7 @@ function reaches(graph: Map<string, string[]>, from: string, to: string): boolea
 }
 
 describe('the import graph of shared/ and functions/', () => {
-  const graph = importGraph();
+  const graph = importGraph(['shared', 'functions']);
 
   it('is read: the walk sees the handlers, the composition root and the route table', () => {
     expect(graph.get('functions/conversations/create.ts')).toEqual(
@@ -111,6 +111,11 @@ describe('the import graph of shared/ and functions/', () => {
     for (const http of ['shared/http/handler.ts', 'shared/http/request.ts', 'shared/http/idempotency.ts', 'shared/app.ts']) {
       expect(reaches(graph, 'shared/idempotency/service.ts', http), http).toBe(false);
     }
+  });
+
+  it('lets only the Lambda bindings import the composition root: the rest of shared/ is given what it needs', () => {
+    const importers = [...graph].filter(([module, targets]) => module.startsWith('shared/') && targets.includes('shared/app.ts'));
+    expect(importers.map(([module]) => module).sort()).toEqual(['shared/http/lambda.ts', 'shared/stream-consumer.ts']);
   });
 
   it('keeps the route table, which every function bundles, free of imports', () => {
@@ -148,5 +153,25 @@ describe('the import graph of shared/ and functions/', () => {
       targets.filter((target) => target.startsWith('infra/')).map((target) => `${module} → ${target}`),
     );
     expect(intoInfra).toEqual([]);
+  });
+});
+
+/** What of the graph reaches a module under one of `directories`, as `module → target` edges. */
+function edgesInto(graph: Map<string, string[]>, directories: string[]): string[] {
+  return [...graph].flatMap(([module, targets]) =>
+    targets.filter((target) => directories.some((directory) => target.startsWith(directory))).map((target) => `${module} → ${target}`),
+  );
+}
+
+describe('the import graph of infra/ (docs/architecture.md, the layout)', () => {
+  it('keeps the stack off the local AWS and the smoke suite: what it deploys never depends on how it is emulated or checked', () => {
+    const stack = importGraph(['infra/cdk-app.ts', 'infra/stack']);
+    expect(stack.get('infra/stack/constructs/functions.ts')).toEqual(expect.arrayContaining(['infra/declarations/permissions.ts']));
+    expect(edgesInto(stack, ['infra/local/', 'infra/smoke/'])).toEqual([]);
+  });
+
+  it('keeps the declarations that the stack and the local AWS both read free of either, and of the smoke suite', () => {
+    const declarations = importGraph(['infra/declarations']);
+    expect(edgesInto(declarations, ['infra/stack/', 'infra/local/', 'infra/smoke/', 'infra/ops/'])).toEqual([]);
   });
 });

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import semver from 'semver';
 import { describe, expect, it } from 'vitest';
-import { LAMBDA_NODE_TARGET } from '../../infra/bundling.js';
-import { LAMBDA_RUNTIME } from '../../infra/constructs/functions.js';
-import { REPOSITORY_ROOT } from '../../infra/repository.js';
+import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
+import { LAMBDA_NODE_TARGET } from '../../infra/stack/bundling.js';
+import { LAMBDA_RUNTIME } from '../../infra/stack/constructs/functions.js';
 
 /**
  * The Node versions the project says it runs on locally (package.json

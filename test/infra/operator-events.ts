@@ -13,7 +13,7 @@ import { resourcesOf } from './synth.js';
 
 /**
  * The operators' event bus and the pipe that feeds it from the events table's
- * stream (infra/constructs/operator-events.ts), pinned as synthesized; and
+ * stream (infra/stack/constructs/operator-events.ts), pinned as synthesized; and
  * the local forwarder's envelope held to what the pipe's settings make of the
  * same record. Run by stack.test.ts on its synthesized template (one synth,
  * which takes seconds).

@@ -1,12 +1,12 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { BEARER_HEADER_PATTERN } from '../../infra/gateway-settings.js';
+import { BEARER_HEADER_PATTERN } from '../../infra/declarations/gateway-settings.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import { GetRealtime } from '../../shared/routes.js';
 import { resourcesOf } from './synth.js';
 
 /**
- * The push side on AppSync Events (infra/constructs/realtime.ts), pinned as
+ * The push side on AppSync Events (infra/stack/constructs/realtime.ts), pinned as
  * synthesized: who may connect, subscribe and publish, the publisher's feed
  * from the events stream and its one grant. Run by stack.test.ts on its
  * synthesized template.

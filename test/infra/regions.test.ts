@@ -1,12 +1,12 @@
 import { RegionInfo } from 'aws-cdk-lib/region-info';
 import { describe, expect, it } from 'vitest';
-import { messagingApp } from '../../infra/application.js';
+import { messagingApp } from '../../infra/stack/messaging-app.js';
 import {
   secretsExtensionLayer,
   secretsExtensionLayerArn,
   secretsExtensionRegions,
   unsupportedRegionMessage,
-} from '../../infra/secrets-extension.js';
+} from '../../infra/stack/secrets-extension.js';
 import { resourcesOf, synthesize, testContext } from './synth.js';
 
 // `cdk deploy` synthesizes for the region it deploys to: the authorizer's secrets-extension

@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { REPOSITORY_ROOT } from '../../infra/repository.js';
+import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
 import { type HttpHandler, httpPipeline } from '../../shared/http/handler.js';
 import { ok } from '../../shared/http/response.js';
 import { CreateConversation, GetConversation, routes } from '../../shared/routes.js';
 
 /**
  * The route row is the one declaration of a route's Idempotency-Key: the
- * stack grants the idempotency table from it (infra/permissions.ts) and the
+ * stack grants the idempotency table from it (infra/declarations/permissions.ts) and the
  * handler follows it. These hold the two together.
  */
 describe('the route table and the handler modules', () => {

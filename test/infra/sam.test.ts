@@ -3,8 +3,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleLayout } from '../../infra/bundling.js';
-import { REPOSITORY_ROOT } from '../../infra/repository.js';
+import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
+import { bundleLayout } from '../../infra/stack/bundling.js';
 import { readConfig } from '../../shared/config.js';
 import { routes } from '../../shared/routes.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
@@ -51,8 +51,10 @@ describe('what sam local reads from the synthesized template', () => {
   });
 });
 
-describe('infra/sam-env.json', () => {
-  const samEnv = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'infra/sam-env.json'), 'utf8')) as { Parameters: Record<string, string> };
+describe('infra/stack/sam-env.json', () => {
+  const samEnv = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'infra/stack/sam-env.json'), 'utf8')) as {
+    Parameters: Record<string, string>;
+  };
   const declared = (name: string) => functions().filter(([, { Properties }]) => name in Properties.Environment.Variables);
 
   it('only sets variables the functions declare (sam local ignores the others)', () => {

@@ -7,12 +7,12 @@ import {
   MAX_TEXT_BODY_BYTES,
   refusingRule,
   sizeGuardRules,
-} from '../../infra/size-guard.js';
+} from '../../infra/declarations/size-guard.js';
 import type { Json } from '../support/api.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
 // The web ACL as CloudFormation receives it, read back and run the way WAF documents its statements,
-// so that the deployed guard is shown to decide as the emulator's (infra/size-guard.ts) does.
+// so that the deployed guard is shown to decide as the emulator's (infra/declarations/size-guard.ts) does.
 let synthesized: Synthesized;
 beforeAll(() => {
   synthesized = synthesize();

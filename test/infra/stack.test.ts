@@ -1,8 +1,8 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayResponseType, gatewayResponses } from '../../infra/gateway-responses.js';
-import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../../infra/gateway-settings.js';
-import { stackFunctions } from '../../infra/stack-functions.js';
+import { stackFunctions } from '../../infra/declarations/function-settings.js';
+import { type GatewayResponseType, gatewayResponses } from '../../infra/declarations/gateway-responses.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../../infra/declarations/gateway-settings.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import {
   attachmentsTable,
@@ -32,7 +32,7 @@ describe('functions', () => {
   it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, all Node.js 24 on arm64 with tracing and their own log group", () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
     expect(functions).toHaveLength(routes.length + 6);
-    // The list the bench measures (infra/stack-functions.ts) is the stack's: one function each, by its name.
+    // The list the bench measures (infra/declarations/function-settings.ts) is the stack's: one function each, by its name.
     const logicalIds = Object.keys(resourcesOf(template(), 'AWS::Lambda::Function'));
     const named = logicalIds.map((id) => stackFunctions.find(({ name }) => new RegExp(`^Functions${name}[0-9A-F]{8}$`).test(id))?.name);
     expect(named.sort()).toEqual(stackFunctions.map(({ name }) => name).sort());
@@ -602,6 +602,18 @@ describe('fan-out from the attachments stream', () => {
 
 operatorEventsTests(template);
 realtimeTests(template);
+
+describe('the stream consumers', () => {
+  it('say in their alarm, in one short line, what a failed batch left undone and which queue to redrive', () => {
+    for (const name of ['Cleanup', 'FanOut', 'RealtimePublisher']) {
+      const description = String(alarmOn(queueIdOf(name))[0]!.Properties.AlarmDescription);
+      expect(description).toMatch(
+        new RegExp(`^${name}: a stream batch failed every retry, so .+\\. Redrive ${name}DeadLetters once the cause is fixed\\.$`),
+      );
+      expect(description.length, description).toBeLessThanOrEqual(180);
+    }
+  });
+});
 
 describe('cdk-nag', () => {
   it('finds nothing unacknowledged in the AwsSolutions pack (the synth above would have failed on an error)', () => {

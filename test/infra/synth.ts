@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Environment } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { messagingApp } from '../../infra/application.js';
+import { messagingApp } from '../../infra/stack/messaging-app.js';
 import type { Json } from '../support/api.js';
 
 export interface Synthesized {

@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { App, dynamo } from '../../shared/app.js';
+import { Composition, dynamo } from '../../shared/app.js';
 import { backfillActivityPlaces } from '../../shared/conversations/activity-backfill.js';
 import { toItem } from '../../shared/conversations/item-codec.js';
 import { newConversation } from '../../shared/conversations/model.js';
@@ -248,7 +248,7 @@ describe('GET /v1/conversations?order=activity', () => {
 
 describe('conversations written before the activity order', () => {
   it('are not in it until the backfill gives them their place, which a second run leaves as it is', async () => {
-    const app = new App(t().api.config);
+    const app = new Composition(t().api.config);
     try {
       const user = 'inbox_old_timer';
       const current = await create(user);

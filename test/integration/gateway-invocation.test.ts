@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../../infra/gateway-settings.js';
+import { LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../../infra/declarations/gateway-settings.js';
 import { createGateway, invocationPayloadBytes, type LoadedRoute } from '../../infra/local/gateway.js';
 import type { Route } from '../../shared/routes.js';
 

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GATEWAY_MAX_BODY_BYTES } from '../../infra/gateway-settings.js';
-import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from '../../infra/size-guard.js';
+import { GATEWAY_MAX_BODY_BYTES } from '../../infra/declarations/gateway-settings.js';
+import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from '../../infra/declarations/size-guard.js';
 import { DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import { MAX_FILENAME_BYTES } from '../../shared/files/filename.js';
 import { startTestApi, type TestApi, type TestResponse } from '../support/api.js';
 import { conversationOf, download, filePart, multipartBody, rawUpload, sha256, upload } from '../support/attachments.js';
 import { rawRequest } from '../support/raw-http.js';
 
-// The size guard (infra/size-guard.ts) as clients meet it: WAF on AWS, the emulator here, same rules.
+// The size guard (infra/declarations/size-guard.ts) as clients meet it: WAF on AWS, the emulator here, same rules.
 let t: TestApi;
 beforeAll(async () => {
   t = await startTestApi();

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { population } from '../../bench/population.js';
 import { putConversations } from '../../bench/seed-conversations.js';
-import { App, outbox } from '../../shared/app.js';
+import { Composition, outbox } from '../../shared/app.js';
 import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
 import type { Conversation, ConversationFilter } from '../../shared/conversations/model.js';
 import { isUnread } from '../../shared/conversations/read-state.js';
@@ -42,7 +42,7 @@ const byActivity = (a: Conversation, b: Conversation) => activeAt(b) - activeAt(
 
 let api: TestApi;
 /** The server's own configuration: its tables in the run's DynamoDB Local. */
-let app: App;
+let app: Composition;
 /**
  * The server's DynamoDB without a function's 3 s answer bound: this test counts
  * the items a page reads, and seeding 1,000 conversations on a loaded machine
@@ -70,7 +70,7 @@ const expectedPage = (matches: (c: Conversation) => boolean) =>
 
 beforeAll(async () => {
   api = await startTestApi();
-  app = new App(api.api.config);
+  app = new Composition(api.api.config);
   const { region, dynamodbEndpoint, dynamodbCredentials, credentials } = app.config;
   client = DynamoDBDocumentClient.from(
     new DynamoDBClient({ region, endpoint: dynamodbEndpoint, credentials: dynamodbCredentials ?? credentials }),

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
 import { LOCK_FILE, lockDataDirectory } from '../../infra/local/data-lock.js';
-import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { runDynamodb } from '../support/api.js';
 
 /**

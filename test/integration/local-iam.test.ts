@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Permission } from '../../infra/declarations/permissions.js';
 import { LOCAL_ACCOUNT } from '../../infra/local/gateway.js';
 import { CLEANUP_FUNCTION, FAN_OUT_FUNCTION, type GrantsOverride, localIam, tablesOf } from '../../infra/local/iam.js';
 import { startS3 } from '../../infra/local/s3.js';
-import type { Permission } from '../../infra/permissions.js';
 import { readConfig } from '../../shared/config.js';
 import { CompleteUploadSession } from '../../shared/routes.js';
 import { type Json, startTestApi, type TestApi } from '../support/api.js';

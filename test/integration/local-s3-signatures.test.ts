@@ -415,7 +415,7 @@ describe('the local server (npm start)', () => {
 describe('a request whose Host is not the loopback address (sam local: host.docker.internal)', () => {
   /**
    * Signed path-style for `http://<host>:<port>` as the functions in SAM's
-   * containers sign it (S3_ENDPOINT of infra/sam-env.json), and sent to the
+   * containers sign it (S3_ENDPOINT of infra/stack/sam-env.json), and sent to the
    * stand-in with that Host header, as Docker's host gateway delivers it.
    */
   async function sendAs(host: string, key: string, parts: ObjectRequestParts): Promise<{ status: number; body: string }> {

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
 import { callerIdentity } from '../../infra/local/gateway.js';
-import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import type { App } from '../../shared/app.js';
+import type { Composition } from '../../shared/app.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { routes } from '../../shared/routes.js';
 import { resourcesOf, synthesize } from '../infra/synth.js';
@@ -87,9 +87,11 @@ describe('uploads under sam local, with the -c samLocal=true template', () => {
       synthesized.remove();
     }
     t = await startTestApi(); // the stand-ins the functions talk to, as npm start serves them to sam local
-    // The real handler module, run on the local server's App as SAM runs it on the function's environment.
+    // The real handler module, run on the local server's Composition as SAM runs it on the function's environment.
     const entry = routes.find((route) => route.name === 'UploadAttachment')!.entry;
-    uploadHandler = ((await import(pathToFileURL(join(REPOSITORY_ROOT, entry)).href)).handler as HttpHandler<App>).withApp(t.api.app);
+    uploadHandler = ((await import(pathToFileURL(join(REPOSITORY_ROOT, entry)).href)).handler as HttpHandler<Composition>).withComposition(
+      t.api.app,
+    );
   });
   afterAll(() => t?.close());
 

@@ -6,7 +6,7 @@ import { putPart, type SessionClient, sessionClient } from '../support/upload-se
 
 /**
  * Expiry without waiting: the local API's clock (its `clock` option, the
- * App's Clock) is the test's, moved forward; the SDKs keep the real time.
+ * Composition's Clock) is the test's, moved forward; the SDKs keep the real time.
  */
 let t: TestApi;
 let sessions: SessionClient;

@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
-  App,
   attachmentLeftovers,
   attachmentStore,
   attachments,
   attachmentUploads,
+  Composition,
   dynamo,
   fileStore,
   type Part,
@@ -12,9 +12,9 @@ import {
 } from '../../shared/app.js';
 import { readConfig } from '../../shared/config.js';
 
-const newApp = () => new App(readConfig({ DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', S3_ENDPOINT: 'http://127.0.0.1:1' }));
+const newApp = () => new Composition(readConfig({ DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', S3_ENDPOINT: 'http://127.0.0.1:1' }));
 
-describe('the App', () => {
+describe('the Composition', () => {
   it('builds a part on first use only, and keeps it', () => {
     const app = newApp();
     const build = vi.fn(() => ({ built: true }));

@@ -1,4 +1,4 @@
-import { MAX_TEXT_BODY_BYTES } from '../../size-guard.js';
+import { MAX_TEXT_BODY_BYTES } from '../../declarations/size-guard.js';
 import { type Check, expect } from '../check.js';
 import { describe } from '../client.js';
 

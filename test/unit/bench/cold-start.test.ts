@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bundledFunctions, REFERENCE_NAME } from '../../../bench/bundles.js';
 import { firstRequests } from '../../../bench/cold-start.js';
-import { authorizerFunction, realtimeAuthorizerFunction, stackFunctions } from '../../../infra/stack-functions.js';
+import { authorizerFunction, realtimeAuthorizerFunction, stackFunctions } from '../../../infra/declarations/function-settings.js';
 import { routes } from '../../../shared/routes.js';
 
 const names = (functions: readonly { name: string }[]) => functions.map(({ name }) => name);

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { REPOSITORY_ROOT } from '../../../infra/repository.js';
+import { REPOSITORY_ROOT } from '../../../infra/declarations/repository.js';
 import { DynamoAttachmentStore } from '../../../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord, UploadIntent } from '../../../shared/attachments/model.js';
 import { DynamoConversationStore } from '../../../shared/conversations/dynamo-store.js';

@@ -3,10 +3,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { handler as authorizer } from '../../../functions/authorizer.js';
 import { handler as createConversation } from '../../../functions/conversations/create.js';
-import { LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../../../infra/gateway-settings.js';
+import { LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../../../infra/declarations/gateway-settings.js';
+import { REQUEST_HEAD_MAX_BYTES } from '../../../infra/declarations/size-guard.js';
 import { passedContext } from '../../../infra/local/gateway.js';
-import { REQUEST_HEAD_MAX_BYTES } from '../../../infra/size-guard.js';
-import { App } from '../../../shared/app.js';
+import { Composition } from '../../../shared/app.js';
 import { encodeGroups, groupsOfClaim, MAX_GROUPS } from '../../../shared/auth/groups.js';
 import { allowPolicy } from '../../../shared/auth/policy.js';
 import { signToken } from '../../../shared/auth/tokens.js';
@@ -43,8 +43,8 @@ describe('the groups in the request context', () => {
   });
 
   it('answer 500 internal_error through a function when the context is broken, before anything is read or written', async () => {
-    // No DynamoDB behind this App: a function that got as far as its store would fail differently (503).
-    const app = new App({ ...readConfig({}), dynamodbEndpoint: 'http://127.0.0.1:9' });
+    // No DynamoDB behind this Composition: a function that got as far as its store would fail differently (503).
+    const app = new Composition({ ...readConfig({}), dynamodbEndpoint: 'http://127.0.0.1:9' });
     const event = {
       resource: '/v1/conversations',
       httpMethod: 'POST',
@@ -53,7 +53,7 @@ describe('the groups in the request context', () => {
       isBase64Encoded: false,
       requestContext: { requestId: 'broken-context', authorizer: { principalId: 'u', userId: 'u' } },
     } as unknown as APIGatewayProxyEvent;
-    const result = await createConversation.withApp(app)(event);
+    const result = await createConversation.withComposition(app)(event);
     app.destroy();
     expect(result.statusCode).toBe(500);
     expect(JSON.parse(result.body).error).toMatchObject({ type: 'api_error', code: 'internal_error' });

@@ -1,7 +1,7 @@
 import { Token } from 'aws-cdk-lib';
 import { ParamsAndSecretsLayerVersion, ParamsAndSecretsVersions } from 'aws-cdk-lib/aws-lambda';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
-import { FUNCTION_SETTINGS } from './stack-functions.js';
+import { FUNCTION_SETTINGS } from '../declarations/function-settings.js';
 
 /**
  * The AWS Parameters and Secrets Lambda Extension that serves the authorizer

@@ -1,5 +1,5 @@
 /**
- * What API Gateway is set to, for the stack (constructs/api.ts) and its local
+ * What API Gateway is set to, for the stack (infra/stack/constructs/api.ts) and its local
  * emulator (local/gateway.ts) alike: the binary media types, the body limits the
  * size guard keeps (size-guard.ts) and the authorizer's identity validation.
  */
@@ -13,7 +13,7 @@ export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
  * Lambda's limit on a synchronous invocation's request payload: the proxy
  * event's JSON, body included (base64 for binary types, a third larger).
  * Over it Lambda refuses the invoke and API Gateway answers with its own
- * 413 or a 500; the size guard (infra/size-guard.ts) keeps every event
+ * 413 or a 500; the size guard (infra/declarations/size-guard.ts) keeps every event
  * under it (docs/deploying.md, "Request size limits").
  */
 export const LAMBDA_MAX_INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;

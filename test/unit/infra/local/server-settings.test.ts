@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readLocalSettings } from '../../../../infra/local/settings.js';
+import { REPOSITORY_ROOT } from '../../../../infra/declarations/repository.js';
+import { readLocalSettings } from '../../../../infra/local/server-settings.js';
 import { streamsEndpoint, unusableStream } from '../../../../infra/local/stream-poller.js';
-import { REPOSITORY_ROOT } from '../../../../infra/repository.js';
 
 describe('readLocalSettings', () => {
   it('defaults to 127.0.0.1:3000, .data of the checkout, free backend ports and stream consumers on', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadVerifierSettings } from '../../../shared/auth/settings.js';
+import { loadVerifierSettings } from '../../../shared/auth/verifier-settings.js';
 import { type Environment, readConfig } from '../../../shared/config.js';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:AuthSecret-AbCdEf';

@@ -4,9 +4,9 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
-import { BEARER_HEADER_PATTERN } from '../gateway-settings.js';
-import { realtimePublisherPermissions } from '../permissions.js';
+import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../../shared/realtime/channel.js';
+import { BEARER_HEADER_PATTERN } from '../../declarations/gateway-settings.js';
+import { realtimePublisherPermissions } from '../../declarations/permissions.js';
 
 export interface RealtimeProps {
   /** The Event API's Lambda authorizer (functions/realtime-authorizer.ts). */
@@ -24,7 +24,7 @@ export interface RealtimeProps {
  * authorized by our Lambda authorizer (the REST API's token checks, each
  * user to their own channel) and whose only namespace, `inbox`, takes
  * publishes signed with IAM alone, which only the publisher's role may make
- * (appsync:EventPublish on the namespace, infra/permissions.ts).
+ * (appsync:EventPublish on the namespace, infra/declarations/permissions.ts).
  */
 export class Realtime extends Construct {
   readonly api: EventApi;

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cleanupPermissions, type DataArns, fanOutPermissions, permissionsFor } from '../../../infra/permissions.js';
-import { attachmentsTable, conversationsTable, eventsTable, idempotencyTable, uploadSessionsTable } from '../../../shared/dynamo/tables.js';
+import { cleanupPermissions, type DataArns, fanOutPermissions, permissionsFor } from '../../../../infra/declarations/permissions.js';
+import {
+  attachmentsTable,
+  conversationsTable,
+  eventsTable,
+  idempotencyTable,
+  uploadSessionsTable,
+} from '../../../../shared/dynamo/tables.js';
 
 const arns: DataArns = {
   conversations: { arn: 'arn:conversations', definition: conversationsTable },

@@ -1,4 +1,4 @@
-import type { ErrorType } from '../shared/http/errors.js';
+import type { ErrorType } from '../../shared/http/errors.js';
 import { BINARY_MEDIA_TYPES } from './gateway-settings.js';
 import { MAX_BINARY_BODY_BYTES, MAX_TEXT_BODY_BYTES } from './size-guard.js';
 
@@ -63,7 +63,7 @@ export const gatewayResponses: Record<GatewayResponseType, GatewayResponse> = {
     code: 'body_too_large',
     message: 'Request body must be at most 10 MB',
   },
-  // The size guard (infra/size-guard.ts): a WAF web ACL on AWS, the same rules in the emulator. It refuses
+  // The size guard (infra/declarations/size-guard.ts): a WAF web ACL on AWS, the same rules in the emulator. It refuses
   // every body whose Lambda event could pass 6,291,456 bytes, bodies over API Gateway's 10 MB with them.
   WAF_FILTERED: {
     status: 413,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
-import { messagingApp } from '../../infra/application.js';
+import { messagingApp } from '../../infra/stack/messaging-app.js';
 import { resourcesOf, synthesize, testContext } from './synth.js';
 
 describe('context settings', () => {

@@ -1,8 +1,11 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, LAMBDA_MAX_INVOKE_PAYLOAD_BYTES } from '../../../infra/gateway-settings.js';
-import { callerIdentity, invocationPayloadBytes } from '../../../infra/local/gateway.js';
+import {
+  BINARY_MEDIA_TYPES,
+  GATEWAY_MAX_BODY_BYTES,
+  LAMBDA_MAX_INVOKE_PAYLOAD_BYTES,
+} from '../../../../infra/declarations/gateway-settings.js';
 import {
   decimalAtMost,
   EVENT_ENVELOPE_MAX_BYTES,
@@ -10,14 +13,15 @@ import {
   MAX_TEXT_BODY_BYTES,
   REQUEST_HEAD_MAX_BYTES,
   refusingRule,
-} from '../../../infra/size-guard.js';
-import { parseMultipart } from '../../../shared/attachments/multipart.js';
-import { uploadLimits } from '../../../shared/attachments/upload-params.js';
-import { DEFAULT_MAX_FILE_BYTES } from '../../../shared/config.js';
-import { MAX_FILENAME_BYTES } from '../../../shared/files/filename.js';
-import { readParams } from '../../../shared/http/params.js';
-import { completeParams } from '../../../shared/uploads/params.js';
-import { S3_MAX_PARTS } from '../../../shared/uploads/part-plan.js';
+} from '../../../../infra/declarations/size-guard.js';
+import { callerIdentity, invocationPayloadBytes } from '../../../../infra/local/gateway.js';
+import { parseMultipart } from '../../../../shared/attachments/multipart.js';
+import { uploadLimits } from '../../../../shared/attachments/upload-params.js';
+import { DEFAULT_MAX_FILE_BYTES } from '../../../../shared/config.js';
+import { MAX_FILENAME_BYTES } from '../../../../shared/files/filename.js';
+import { readParams } from '../../../../shared/http/params.js';
+import { completeParams } from '../../../../shared/uploads/params.js';
+import { S3_MAX_PARTS } from '../../../../shared/uploads/part-plan.js';
 
 const request = (method: string, headers: Record<string, string>) => ({ method, header: (name: string) => headers[name] });
 const decimal = fc

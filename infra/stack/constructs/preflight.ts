@@ -1,5 +1,5 @@
 import { AuthorizationType, type IResource, MockIntegration } from 'aws-cdk-lib/aws-apigateway';
-import { CORS_ALLOWED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../shared/http/cors.js';
+import { CORS_ALLOWED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../../shared/http/cors.js';
 
 /**
  * CORS preflight on one resource: a mock integration answered by API Gateway

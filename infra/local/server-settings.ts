@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Environment } from '../../shared/config.js';
-import { REPOSITORY_ROOT } from '../repository.js';
+import { REPOSITORY_ROOT } from '../declarations/repository.js';
 
 /**
  * The local server's own settings (where it listens, where its data lives,

@@ -5,9 +5,9 @@ import {
   stackTables,
   type TableDefinition,
   type TableRole,
-} from '../shared/dynamo/tables.js';
-import { FILES_PREFIX } from '../shared/files/keys.js';
-import type { FileAccess, Route } from '../shared/routes.js';
+} from '../../shared/dynamo/tables.js';
+import { FILES_PREFIX } from '../../shared/files/keys.js';
+import type { FileAccess, Route } from '../../shared/routes.js';
 
 /**
  * Least privilege, as data: what a route's `access` declaration (shared/routes.ts)

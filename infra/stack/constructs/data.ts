@@ -9,8 +9,8 @@ import {
   idempotencyTable,
   type TableDefinition,
   uploadSessionsTable,
-} from '../../shared/dynamo/tables.js';
-import { filesBucketCors } from '../../shared/http/cors.js';
+} from '../../../shared/dynamo/tables.js';
+import { filesBucketCors } from '../../../shared/http/cors.js';
 import { removalPolicyFor } from './removal-policy.js';
 
 export interface DataProps {

@@ -1,10 +1,10 @@
 /**
  * The stack's functions beside the route table's (shared/routes.ts): their
  * handler modules and the settings every function is deployed with. The CDK
- * construct (constructs/functions.ts), the local server and the bench read
+ * construct (infra/stack/constructs/functions.ts), the local server and the bench read
  * them here, so this module loads neither aws-cdk-lib nor the handlers.
  */
-import { routes } from '../shared/routes.js';
+import { routes } from '../../shared/routes.js';
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
 

@@ -1,5 +1,5 @@
 import type { Node } from 'constructs';
-import { groupsClaimName } from '../shared/auth/groups.js';
+import { groupsClaimName } from '../../shared/auth/groups.js';
 import {
   commaSeparated,
   DEFAULT_FILE_URL_TTL_SECONDS,
@@ -8,7 +8,7 @@ import {
   DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
   MAX_FILE_URL_TTL_SECONDS,
   S3_MAX_OBJECT_BYTES,
-} from '../shared/config.js';
+} from '../../shared/config.js';
 
 /**
  * What a deployment may choose, from CDK context (`-c key=value` or cdk.json).

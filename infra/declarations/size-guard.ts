@@ -4,10 +4,10 @@ import { BINARY_MEDIA_TYPES, GATEWAY_MAX_BODY_BYTES, LAMBDA_MAX_INVOKE_PAYLOAD_B
  * The size guard: which requests are refused before API Gateway builds a
  * Lambda event, so that no request can make an event Lambda refuses (docs/api.md,
  * "Sizes and limits": every oversized body is 413 in the error shape, never a 5xx).
- * On AWS it is a WAF web ACL on the stage (infra/constructs/size-guard.ts,
+ * On AWS it is a WAF web ACL on the stage (infra/stack/constructs/size-guard.ts,
  * rendered from these rules); the local emulator evaluates the same rules
  * before it reads the body (infra/local/gateway.ts). Both answer with the
- * WAF_FILTERED gateway response (infra/gateway-responses.ts).
+ * WAF_FILTERED gateway response (infra/declarations/gateway-responses.ts).
  *
  * WAF sees the request line and headers, not the body's length, so the guard
  * trusts Content-Length (API Gateway and Node both refuse a body that does

@@ -1,7 +1,7 @@
 import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { stackSettings } from './settings.js';
 import { MessagingStack } from './stack.js';
+import { stackSettings } from './stack-settings.js';
 
 export const STACK_NAME = 'MessagingApi';
 

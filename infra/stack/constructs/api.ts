@@ -14,12 +14,17 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { CORS_EXPOSED_HEADERS, type GatewayAllowOrigin, gatewayAllowOrigin } from '../../shared/http/cors.js';
-import { errorBody } from '../../shared/http/errors.js';
-import { type Route, routes } from '../../shared/routes.js';
-import { authenticationChallenge, type GatewayResponse, type GatewayResponseType, gatewayResponses } from '../gateway-responses.js';
-import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../gateway-settings.js';
-import type { StackSettings } from '../settings.js';
+import { CORS_EXPOSED_HEADERS, type GatewayAllowOrigin, gatewayAllowOrigin } from '../../../shared/http/cors.js';
+import { errorBody } from '../../../shared/http/errors.js';
+import { type Route, routes } from '../../../shared/routes.js';
+import {
+  authenticationChallenge,
+  type GatewayResponse,
+  type GatewayResponseType,
+  gatewayResponses,
+} from '../../declarations/gateway-responses.js';
+import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../../declarations/gateway-settings.js';
+import type { StackSettings } from '../stack-settings.js';
 import { addPreflight } from './preflight.js';
 import { removalPolicyFor } from './removal-policy.js';
 import { SizeGuard } from './size-guard.js';

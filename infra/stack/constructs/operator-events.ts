@@ -8,7 +8,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnPipe } from 'aws-cdk-lib/aws-pipes';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { BUS_DETAIL_TYPE, BUS_FILTER_PATTERN, BUS_SOURCE } from '../../shared/events/bus.js';
+import { BUS_DETAIL_TYPE, BUS_FILTER_PATTERN, BUS_SOURCE } from '../../../shared/events/bus.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 
 /** How old a stream record may get before the pipe gives up on it: well inside the stream's 24 hours. */

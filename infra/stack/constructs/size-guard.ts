@@ -1,7 +1,7 @@
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { type Condition, sizeGuardRules } from '../size-guard.js';
+import { type Condition, sizeGuardRules } from '../../declarations/size-guard.js';
 
 /** WAF's own limit on a RegexMatchStatement's RegexString. */
 const WAF_MAX_REGEX_CHARS = 200;
@@ -12,9 +12,9 @@ export interface SizeGuardProps {
 
 /**
  * The size guard on AWS: a regional web ACL on the API's stage, its rules
- * rendered from infra/size-guard.ts. WAF evaluates a request before API
+ * rendered from infra/declarations/size-guard.ts. WAF evaluates a request before API
  * Gateway handles it; a blocked request gets the stage's WAF_FILTERED gateway
- * response (413 body_too_large, infra/gateway-responses.ts), which, unlike a
+ * response (413 body_too_large, infra/declarations/gateway-responses.ts), which, unlike a
  * WAF custom response, can carry the request id.
  */
 export class SizeGuard extends Construct {
@@ -25,7 +25,7 @@ export class SizeGuard extends Construct {
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       // CloudFormation's pattern for a description admits no parentheses.
-      description: 'Refuses request bodies whose Lambda event could exceed 6 MB, see infra/size-guard.ts',
+      description: 'Refuses request bodies whose Lambda event could exceed 6 MB, see infra/declarations/size-guard.ts',
       defaultAction: { allow: {} },
       visibilityConfig: visibility('SizeGuard'),
       rules: webAclRules(),

@@ -1,14 +1,14 @@
 import { CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { GetRealtime } from '../shared/routes.js';
+import { GetRealtime } from '../../shared/routes.js';
 import { Api } from './constructs/api.js';
 import { Data } from './constructs/data.js';
 import { Functions } from './constructs/functions.js';
 import { OperatorEvents } from './constructs/operator-events.js';
 import { Realtime } from './constructs/realtime.js';
 import { removalPolicyFor } from './constructs/removal-policy.js';
-import type { StackSettings } from './settings.js';
+import type { StackSettings } from './stack-settings.js';
 
 export interface MessagingStackProps extends StackProps {
   settings: StackSettings;
@@ -65,8 +65,8 @@ export class MessagingStack extends Stack {
     this.realtime = new Realtime(this, 'Realtime', {
       apiName: `${this.stackName}-inbox`,
       authorizer: this.functions.realtimeAuthorizer,
-      publisher: this.functions.realtimePublisher,
-      told: [realtimeReader, this.functions.realtimePublisher],
+      publisher: this.functions.realtimePublisher.fn,
+      told: [realtimeReader, this.functions.realtimePublisher.fn],
     });
 
     const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });
