@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPOSITORY_ROOT } from '../../infra/repository.js';
+import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
 import { anchorsOf, githubSlug, linksOf } from '../support/markdown-links.js';
 
 /**
