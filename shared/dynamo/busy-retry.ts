@@ -92,13 +92,14 @@ export async function tallyingRetries<T>(work: () => Promise<T>): Promise<{ valu
  * Between attempts, a pause of the busy kind's pacing; when the budget
  * leaves no room for the pause and one more attempt, the last busy outcome
  * ends it: WriteContention for contention, the table's own error for
- * throttling.
+ * throttling (also when time cuts a later attempt short: still throttled).
  */
 export async function retryWhileBusy<T>(
   attempt: (n: number) => Promise<T | typeof CONTENDED>,
   random: () => number = Math.random,
 ): Promise<T> {
   const unbudgetedEnd = performance.now() + UNBUDGETED_RETRY_MS;
+  let lastThrottling: unknown;
   for (let n = 1; ; n += 1) {
     let busy: Busy;
     let error: unknown;
@@ -108,8 +109,11 @@ export async function retryWhileBusy<T>(
       busy = 'contention';
     } catch (thrown) {
       const kind = busyOf(thrown);
+      // A table that stayed throttled until time cut an attempt short (the budget, or the request's own timeout).
+      if (!kind && lastThrottling !== undefined && cutShort(thrown)) throw lastThrottling;
       if (!kind) throw thrown;
       [busy, error] = [kind, thrown];
+      if (kind === 'throttling') lastThrottling = thrown;
     }
     const { firstMs, maxMs } = PACING[busy];
     const pause = random() * Math.min(maxMs, firstMs * 2 ** (n - 1));
@@ -119,4 +123,14 @@ export async function retryWhileBusy<T>(
     if (tally) tally[busy] += 1;
     await sleep(pause);
   }
+}
+
+/** Errors of a call cut short by time: the invocation's budget (shared/deadline.ts) or the request's timeout. */
+const CUT_SHORT = new Set(['DeadlineExceeded', 'TimeoutError', 'RequestTimeout']);
+
+function cutShort(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = (cause as Error & { cause?: unknown }).cause) {
+    if (CUT_SHORT.has(cause.name)) return true;
+  }
+  return false;
 }

@@ -1,6 +1,6 @@
 import { isThrottlingError } from '@smithy/core/retry';
 import { describe, expect, it } from 'vitest';
-import { withinBudget } from '../../../shared/deadline.js';
+import { DeadlineExceeded, withinBudget } from '../../../shared/deadline.js';
 import {
   busyOf,
   CONTENDED,
@@ -102,6 +102,33 @@ describe('retryWhileBusy', () => {
       }),
     );
     await expect(outcome).rejects.toBe(throttled);
+  });
+
+  it("ends throttling with the table's own error when the budget runs out inside a later attempt", async () => {
+    const throttled = named('ProvisionedThroughputExceededException');
+    let calls = 0;
+    const outcome = withinBudget(timeLeft(5_000), () =>
+      retryWhileBusy(async () => {
+        calls += 1;
+        if (calls === 1) throw throttled;
+        throw Object.assign(new Error('aborted'), { name: 'AbortError', cause: new DeadlineExceeded() });
+      }),
+    );
+    await expect(outcome).rejects.toBe(throttled);
+    expect(calls).toBe(2);
+  });
+
+  it('leaves a budget cut after contention as the cut: the last attempt may have written', async () => {
+    let calls = 0;
+    const cut = new DeadlineExceeded();
+    const outcome = withinBudget(timeLeft(5_000), () =>
+      retryWhileBusy(async () => {
+        calls += 1;
+        if (calls === 1) return CONTENDED;
+        throw cut;
+      }),
+    );
+    await expect(outcome).rejects.toBe(cut);
   });
 
   it('makes no attempt it has no time for: with less left than a pause and an attempt, the first busy answer is the end', async () => {
