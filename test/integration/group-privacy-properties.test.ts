@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { uploadForm } from '../support/attachments.js';
 import type { FeedEvent } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
+import { propertyRuns } from '../support/properties.js';
 import { type Attachment, expectNotAMember, freshId, type Member, sharingApi } from '../support/sharing.js';
 
 /**
@@ -19,7 +20,7 @@ import { type Attachment, expectNotAMember, freshId, type Member, sharingApi } f
  *   (redaction in place: the feed keeps its order and its cursors).
  * Seeded, bounded in runs and in time.
  */
-const RUNS = { seed: 2727, numRuns: 8, interruptAfterTimeLimit: 60_000 } as const;
+const RUNS = propertyRuns(2727, 8, 60_000);
 const TEST_TIMEOUT_MS = 120_000;
 const USERS = 3;
 const FILTERS = [

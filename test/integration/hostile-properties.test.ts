@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_USER_ID_BYTES } from '../../shared/dynamo/keys.js';
 import { type CallInit, type Json, startTestApi, type TestApi, type TestResponse } from '../support/api.js';
 import { download, upload } from '../support/attachments.js';
+import { propertyRuns } from '../support/properties.js';
 
 /**
  * Property-based: hostile values for every parameter of every route (query,
@@ -18,7 +19,7 @@ import { download, upload } from '../support/attachments.js';
  */
 const SEED = 1010;
 const CALL_TIMEOUT_MS = 5_000;
-const RUNS = { seed: SEED, numRuns: 40, interruptAfterTimeLimit: 4_000 } as const;
+const RUNS = propertyRuns(SEED, 40, 4_000);
 const TEST_TIMEOUT_MS = 30_000;
 
 let t: TestApi;

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { propertyRuns } from '../support/properties.js';
 import {
   type Attachment,
   expectNotAMember,
@@ -31,7 +32,7 @@ import {
  * Each run has users and groups of its own, on one server; seeded, bounded in
  * runs and in time.
  */
-const RUNS = { seed: 1919, numRuns: 20, interruptAfterTimeLimit: 30_000 } as const;
+const RUNS = propertyRuns(1919, 20, 30_000);
 const TEST_TIMEOUT_MS = 60_000;
 
 const s = sharingApi();
