@@ -7,7 +7,9 @@ export function propertySeed(fallback: number): number {
   const chosen = process.env.PROPERTY_SEED;
   if (chosen === undefined || chosen === '') return fallback;
   const seed = Number(chosen);
-  if (!Number.isSafeInteger(seed)) throw new Error(`PROPERTY_SEED must be an integer, not ${JSON.stringify(chosen)}`);
+  // fast-check takes a 32-bit seed: anything else would run, and be printed, as another number.
+  if (!Number.isInteger(seed) || seed !== (seed | 0))
+    throw new Error(`PROPERTY_SEED must be a 32-bit integer, not ${JSON.stringify(chosen)}`);
   return seed;
 }
 
