@@ -16,6 +16,24 @@ const layerArn = (region: string) =>
 const authorizerLayers = (template: ReturnType<typeof synthesize>['template']) =>
   Object.values(resourcesOf(template, 'AWS::Lambda::Function')).flatMap(({ Properties }) => Properties.Layers ?? []);
 
+/**
+ * Regions where AWS publishes the extension's Arm64 layer, with the account
+ * that publishes it there, as AWS's documentation lists them ("AWS Parameters
+ * and Secrets Lambda Extension ARNs"): written here, not read from
+ * aws-cdk-lib, so the checks below do not compare the code with itself.
+ */
+const PUBLISHED = {
+  'us-east-1': '177933569100',
+  'us-east-2': '590474943231',
+  'us-west-2': '345057560386',
+  'eu-west-1': '015030872274',
+  'eu-central-1': '187925254637',
+  'ap-northeast-1': '133490724326',
+} as const;
+/** A region the pinned version has no layer in (the synth refuses it below). */
+const WITHOUT_LAYER = 'il-central-1';
+const namedInSentence = (message: string) => /Deploy to one of (.+?), or verify/.exec(message)?.[1]?.split(', ') ?? [];
+
 describe('the secrets-extension layer in every region aws-cdk-lib knows', () => {
   const regions = RegionInfo.regions.map((info) => info.name);
 
@@ -30,15 +48,23 @@ describe('the secrets-extension layer in every region aws-cdk-lib knows', () => 
   });
 
   it('stops the synth of the stack for a region without the layer, with that sentence', () => {
-    expect(() => messagingApp({ context: testContext() }, { region: 'il-central-1' })).toThrow(unsupportedRegionMessage('il-central-1'));
+    expect(() => messagingApp({ context: testContext() }, { region: WITHOUT_LAYER })).toThrow(unsupportedRegionMessage(WITHOUT_LAYER));
   });
 
   it('names the regions that work, and JWKS mode, in the sentence', () => {
     const message = unsupportedRegionMessage('il-central-1');
     expect(message).toContain('il-central-1');
     expect(message).toContain('-c authJwksUrl=');
-    for (const region of secretsExtensionRegions()) expect(message).toContain(region);
-    expect(secretsExtensionRegions()).toContain('us-east-1');
+    const named = namedInSentence(message);
+    for (const region of Object.keys(PUBLISHED)) expect(named).toContain(region);
+    expect(named).not.toContain(WITHOUT_LAYER);
+    // Every region it names takes the stack's layer.
+    for (const region of named) expect(() => secretsExtensionLayer(region), region).not.toThrow();
+  });
+
+  it.each(Object.entries(PUBLISHED))("%s: the layer is AWS's, from account %s", (region, account) => {
+    expect(secretsExtensionLayerArn(region)).toMatch(layerArn(region));
+    expect(secretsExtensionLayerArn(region)).toContain(`:${region}:${account}:layer:`);
   });
 
   it.each(['us-east-1', 'eu-west-1'])('synthesizes for %s with that region’s layer ARN written out', (region) => {
@@ -67,7 +93,11 @@ describe('the secrets-extension layer in every region aws-cdk-lib knows', () => 
       const layerMapping = Object.values(mappings).find((mapping) =>
         JSON.stringify(mapping).includes('AWS-Parameters-and-Secrets-Lambda-Extension-Arm64'),
       );
-      expect(Object.keys(layerMapping!).sort()).toEqual(secretsExtensionRegions().sort());
+      const mapped = layerMapping as Record<string, unknown>;
+      expect(Object.keys(mapped).sort()).toEqual(secretsExtensionRegions().sort());
+      for (const [region, account] of Object.entries(PUBLISHED))
+        expect(JSON.stringify(mapped[region]), region).toContain(`:${account}:layer:`);
+      expect(Object.keys(mapped)).not.toContain(WITHOUT_LAYER);
     } finally {
       synthesized.remove();
     }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '../../shared/app.js';
@@ -48,6 +48,26 @@ class Receiver {
     this.server = undefined;
     server?.closeAllConnections();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+
+  /**
+   * Down until start() again, and counting what reached it: every connection
+   * to the port is reset as it arrives, before a byte is read.
+   */
+  async down(): Promise<{ readonly connections: number; close(): Promise<void> }> {
+    await this.stop();
+    let connections = 0;
+    const dead = createNetServer((socket) => {
+      connections += 1;
+      socket.resetAndDestroy();
+    });
+    await new Promise<void>((resolve) => dead.listen(this.port, '127.0.0.1', resolve));
+    return {
+      get connections() {
+        return connections;
+      },
+      close: () => new Promise<void>((resolve) => dead.close(() => resolve())),
+    };
   }
 
   get url(): string {
@@ -178,12 +198,16 @@ describe('EVENTS_FORWARD_URL', () => {
       async () => receiver.attemptsFor(userId),
       (attempts) => attempts.length >= 2,
     );
-    // ...then down (connections refused) while more events are written...
-    await receiver.stop();
+    // ...then down (every connection reset) while more events are written, and tried there twice at least...
+    const outage = await receiver.down();
     for (const sequence of [2, 3, 4])
       events.push(await appendEvent(userId, sequence, 'attachment.deleted', { id: `att_${sequence}`, deleted: true }));
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await eventually(
+      async () => outage.connections,
+      (connections) => connections >= 2,
+    );
     // ...and back on the same URL.
+    await outage.close();
     await receiver.start();
 
     const delivered = await eventually(
@@ -255,20 +279,46 @@ describe('a change made through the API', () => {
 });
 
 describe('a server whose receiver never answers', () => {
-  it('stops without waiting for it', async () => {
-    const dead = createServer();
-    await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
-    const { port } = dead.address() as AddressInfo;
-    await new Promise<void>((resolve) => dead.close(() => resolve()));
-
+  it('stops without waiting for it: the stop ends the delivery it holds open', async () => {
+    // A receiver that takes each request and never answers.
+    const held: ServerResponse[] = [];
+    const silent = createServer((_request, response) => void held.push(response));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
     const stalled = await startTestApi({ env: { EVENTS_FORWARD_URL: `http://127.0.0.1:${port}/nobody` } });
+    let stopping: Promise<void> | undefined;
     try {
       // A real change: its event item is what the forwarder keeps trying to deliver.
       expect((await stalled.call('nobody', 'POST', '/v1/conversations', { form: { contact_id: 'someone' } })).status).toBe(201);
-      // Long enough for the stream poller to have the record and the forwarder to be retrying it.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await eventually(
+        async () => held.length,
+        (count) => count >= 1,
+      );
+      const open = held.at(-1)!;
+      const dropped = new Promise<void>((resolve) => open.on('close', resolve));
+      // Not waiting means ending: the forwarder retries an unanswered request forever, so a stop that waits for it never ends.
+      const STOP_BOUND_MS = 60_000;
+      stopping = stalled.close();
+      await bounded(Promise.all([stopping, dropped]), STOP_BOUND_MS, 'the server stopping while its receiver holds a delivery');
+      expect(open.writableEnded).toBe(false);
     } finally {
-      await stalled.close();
+      // A stop that hangs is the failure reported above: not waited for again.
+      if (!stopping) await stalled.close();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
-  });
+  }, 90_000);
 });
+
+/** `work`, or a failure naming `what` once `withinMs` has passed without it. */
+async function bounded<T>(work: Promise<T>, withinMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not done within ${withinMs} ms`)), withinMs);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

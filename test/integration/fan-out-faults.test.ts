@@ -4,7 +4,7 @@ import type { Json } from '../support/api.js';
 import { upload, uploadForm } from '../support/attachments.js';
 import { feedOf, type ListedConversation, listAll } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
-import type { ProxiedRequest, Rule } from '../support/fault-proxy.js';
+import { isStreamRead, type ProxiedRequest, type Rule } from '../support/fault-proxy.js';
 import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
 
 /**
@@ -61,7 +61,6 @@ const everyTryMade = (rule: Rule) =>
 /** Counts (and lets through) the fan-out's look-ups of `userId`'s side: one per delivery of a record of the thread. */
 const countDeliveries = (userId: string, contactId: string) =>
   f.dynamodb.inject({ match: findsSideOf(userId, contactId), times: Number.POSITIVE_INFINITY, fault: { kind: 'delay', ms: 0 } });
-const isStreamRead = (request: ProxiedRequest) => (request.target ?? '').startsWith('DynamoDBStreams_20120810.');
 
 async function conversationWith(userId: string, contactId: string): Promise<Side> {
   const response = await f.t.call(userId, 'POST', '/v1/conversations', { form: { contact_id: contactId } });

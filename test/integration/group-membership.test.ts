@@ -181,6 +181,13 @@ describe('leaving a group', () => {
     expect(updated.body.is_pinned).toBe(true);
     expect((await asFormerMember('GET', '/v1/attachments')).body.data.map((item: { id: string }) => item.id)).toEqual([uploaded.body.id]);
     expect((await asFormerMember('GET', `/v1/attachments/${uploaded.body.id}`)).status).toBe(200);
+    const renamed = await asFormerMember('PUT', `/v1/attachments/${uploaded.body.id}`, { form: { filename: 'still-mine.txt' } });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body.filename).toBe('still-mine.txt');
+    expect((await asFormerMember('GET', `/v1/attachments/${uploaded.body.id}`)).body.filename).toBe('still-mine.txt');
+    expect((await asFormerMember('DELETE', `/v1/attachments/${uploaded.body.id}`)).body).toEqual({ id: uploaded.body.id, deleted: true });
+    expect((await asFormerMember('GET', `/v1/attachments/${uploaded.body.id}`)).status).toBe(404);
+    expect((await asFormerMember('GET', '/v1/attachments')).body.data).toEqual([]);
     expect((await asFormerMember('DELETE', `/v1/conversations/${conversation}`)).body).toEqual({ id: conversation, deleted: true });
   });
 });

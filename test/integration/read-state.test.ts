@@ -116,10 +116,13 @@ describe('unread', () => {
     // New activity after the open: unread again.
     clock.now += 1;
     await uploadInto(user, id);
-    await eventually(
-      () => unreadIds(contact, true),
-      (unread) => unread.length === 1,
-    );
+    expect(
+      await eventually(
+        () => unreadIds(contact, true),
+        (unread) => unread.length === 1,
+      ),
+    ).toEqual([side]);
+    expect((await get(contact, side!)).last_active_at).toBe(clock.now);
   });
 
   it('marking the uploader’s own side unread after an upload makes it unread', async () => {

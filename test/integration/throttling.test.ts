@@ -64,12 +64,15 @@ describe('an upload whose transaction DynamoDB throttles', () => {
     expect(throttled.fired).toBeGreaterThan(DYNAMODB_TIMEOUTS.maxAttempts);
     throttled.release();
     expect(await listAll(api().t, userId, '/v1/attachments')).toEqual([]);
+    expect((await feedOf(api().t, userId)).filter((event) => event.type === 'attachment.created')).toEqual([]);
     // The file the upload had stored goes with the cleanup's hand-over.
-    await eventually(
-      () => api().storedKeys(userFilesPrefix(userId)),
-      (keys) => keys.length === 0,
-      60_000,
-    );
+    expect(
+      await eventually(
+        () => api().storedKeys(userFilesPrefix(userId)),
+        (keys) => keys.length === 0,
+        60_000,
+      ),
+    ).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { CLEANUP_FUNCTION } from '../../infra/local/iam.js';
 import { dynamo, outbox } from '../../shared/app.js';
 import { DynamoAttachmentStore } from '../../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord, UploadIntent } from '../../shared/attachments/model.js';
@@ -9,7 +10,7 @@ import { newId } from '../../shared/ids.js';
 import { upload } from '../support/attachments.js';
 import { listAll, settledAudit, summary } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
-import { cutEvery, dynamodbCall, s3Call } from '../support/fault-proxy.js';
+import { cutEvery, dynamodbCall, isStreamRead, type ProxiedRequest, type Rule, s3Call, signedBy } from '../support/fault-proxy.js';
 import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
 
 /**
@@ -61,6 +62,23 @@ async function expectNothingLeftOnceExpired(userId: string): Promise<void> {
   expect(await listAll(f.t, userId, '/v1/attachments')).toEqual([]);
 }
 
+/** The cleanup's DynamoDB calls from now on, and a count of S3 deletes of `userId`'s files (both let through). */
+function watchCleanup(userId: string): { cleanupCalls: ProxiedRequest[]; fileDeletes: Rule } {
+  const cleanupCalls: ProxiedRequest[] = [];
+  const isCleanup = signedBy(CLEANUP_FUNCTION);
+  f.dynamodb.inject({
+    match: (request) => isCleanup(request) && cleanupCalls.push(request) > 0,
+    times: Number.POSITIVE_INFINITY,
+    fault: { kind: 'delay', ms: 0 },
+  });
+  const fileDeletes = f.s3.inject({
+    match: s3Call('DELETE', `/${userFilesPrefix(userId)}`),
+    times: Number.POSITIVE_INFINITY,
+    fault: { kind: 'delay', ms: 0 },
+  });
+  return { cleanupCalls, fileDeletes };
+}
+
 const downOnceHit = (hit: Promise<unknown>) => void hit.then(() => f.dynamodb.down());
 
 describe('an upload whose file S3 stored while DynamoDB went down', () => {
@@ -95,8 +113,14 @@ describe('an upload whose file S3 stored while DynamoDB went down', () => {
     expect(response.status).toBe(503);
 
     f.dynamodb.calm();
-    // Well past the run's expiry: the file is the record's, which the audit downloads.
-    await new Promise((resolve) => setTimeout(resolve, FUNCTION_TIMEOUT_MS + 12_000));
+    const { cleanupCalls, fileDeletes } = watchCleanup(userId);
+    const [record] = await listAll<{ id: string }>(f.t, userId, '/v1/attachments');
+    // What could remove the file has run: the cleanup read the record on the intent's REMOVE and finished that batch.
+    await eventually(
+      async () => cleanupCalls.slice(cleanupCalls.findIndex(dynamodbCall('GetItem', [record!.id])) + 1),
+      (later) => cleanupCalls.some(dynamodbCall('GetItem', [record!.id])) && later.filter(isStreamRead).length >= 2,
+    );
+    expect(fileDeletes.fired).toBe(0);
     const { violations } = await settledAudit(f, [userId], { expectedBytes: () => Buffer.from('committed, unacknowledged') });
     expect(summary(violations)).toEqual([]);
     expect(

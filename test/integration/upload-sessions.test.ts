@@ -128,10 +128,17 @@ describe('POST /v1/upload_sessions', () => {
 describe('POST /v1/upload_sessions/:id/parts', () => {
   it('presigns one PUT per part, valid for 15 minutes, that S3 takes and answers with an ETag', async () => {
     const session = await started('alice', { filename: 'a.bin', file_size: 20 * MIB });
+    const signedFrom = now();
     const response = await sessions.sign('alice', session.id, [3, 1]);
+    const signedBy = now();
     expect(response.status).toBe(200);
     expect(response.body.data.map((part: { part_number: number }) => part.part_number)).toEqual([1, 3]);
-    for (const part of response.body.data) expect(part.expires_at - now()).toBeGreaterThan(890);
+    // 15 minutes from the signing, which happened between the two readings of the clock, however long the call took.
+    for (const part of response.body.data) {
+      expect(part.expires_at).toBeGreaterThanOrEqual(signedFrom + 900);
+      expect(part.expires_at).toBeLessThanOrEqual(signedBy + 900);
+      expect(new URL(part.url).searchParams.get('X-Amz-Expires')).toBe('900');
+    }
     const etag = await putPart(response.body.data[0].url, randomBytes(1000));
     expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
   });

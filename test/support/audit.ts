@@ -1,7 +1,7 @@
 import { userFilesPrefix } from '../../shared/files/keys.js';
 import type { TestApi } from './api.js';
 import { download, fileKeyOf } from './attachments.js';
-import { eventually } from './eventually.js';
+import { waitThenLook } from './eventually.js';
 import type { FaultyApi } from './faulty-api.js';
 
 export interface ListedConversation {
@@ -171,7 +171,7 @@ export async function settledAudit(
   userIds: readonly string[],
   options: AuditOptions & { timeoutMs?: number; also?: (views: Map<string, UserView>) => Violation[] } = {},
 ): Promise<{ violations: Violation[]; views: Map<string, UserView> }> {
-  return eventually(
+  return waitThenLook(
     async () => {
       const result = await auditUsers(f, userIds, options);
       result.violations.push(...(options.also?.(result.views) ?? []));

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { mulberry32 } from '../../bench/population.js';
+import { functionKeyId } from '../../infra/local/iam.js';
 import { messageLength, parseHead, withoutHeader } from './http-framing.js';
 
 /**
@@ -499,6 +500,16 @@ export const isS3Assembly = (request: ProxiedRequest): boolean => request.method
 export const isS3Start = (request: ProxiedRequest): boolean => request.method === 'POST' && s3Query(request).has('uploads');
 export const isS3Head = (request: ProxiedRequest): boolean => request.method === 'HEAD';
 export const isS3ObjectDelete = (request: ProxiedRequest): boolean => request.method === 'DELETE' && !s3Query(request).has('uploadId');
+
+export const isStreamRead = (request: ProxiedRequest): boolean => (request.target ?? '').startsWith('DynamoDBStreams_20120810.');
+
+/** A request signed by the local function `name`: each signs with a key of its own (infra/local/iam.ts). */
+export const signedBy =
+  (name: string) =>
+  (request: ProxiedRequest): boolean =>
+    (request.headers.authorization ?? '').includes(
+      `Credential=${functionKeyId({ accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local' }, name)}/`,
+    );
 
 /** Every matching request is cut, before the backend sees it or after it answered (the answer lost), until the proxy is calmed. */
 export const cutEvery = (proxy: FaultProxy, match: (request: ProxiedRequest) => boolean, when: 'before' | 'after' = 'before'): Rule =>

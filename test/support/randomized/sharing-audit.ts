@@ -1,7 +1,7 @@
 import { mulberry32 } from '../../../bench/population.js';
 import type { TestApi, TestResponse } from '../api.js';
 import { type ListedConversation, listAll, type UserView, type Violation } from '../audit.js';
-import { eventually } from '../eventually.js';
+import { waitThenLook } from '../eventually.js';
 import { mayHaveWorked } from './ledger-audit.js';
 import { type Cast, type ConversationCreate, everyoneIn, finalStatus, type Ledger, originOf, type Upload } from './workload.js';
 
@@ -176,7 +176,7 @@ export async function auditSharing(
         readers.map(async (userId) => [userId, await listAll<ListedConversation>(t, userId, '/v1/conversations')] as const),
       ),
     );
-  const { sides, violations } = await eventually(
+  const { sides, violations } = await waitThenLook(
     async () => {
       const sides = await sidesNow();
       return { sides, violations: fanOutViolations(ledger, sides, watched) };

@@ -46,16 +46,60 @@ describe('part_numbers', () => {
 
 describe('complete parts', () => {
   const etag = '"9b2cf535f27731c974343645a3985328"';
-  it('refuses any malformed parts list with 400 on parts', () => {
-    fc.assert(
-      fc.property(fc.anything(), (value) => {
-        const error = refusal(() => readParams({ kind: 'json', values: { parts: value } }, completeParams));
-        if (error === undefined) return;
-        expect((error as ApiError).status).toBe(400);
-        expect((error as ApiError).param).toBe('parts');
-      }),
-      { numRuns: 2000 },
-    );
+  const readParts = (value: unknown) => readParams({ kind: 'json', values: { parts: value } }, completeParams);
+  const expectRefusedOnParts = (value: unknown) => {
+    const error = refusal(() => readParts(value));
+    expect(error, JSON.stringify(value)).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(400);
+    expect((error as ApiError).param).toBe('parts');
+  };
+  const part = (part_number: unknown, tag: unknown = etag) => ({ part_number, etag: tag });
+  /** Malformed by construction: what makes each one so is stated here, not read from the parser. */
+  const notAList = fc.anything().filter((value) => !Array.isArray(value));
+  const badNumber = fc.oneof(
+    fc.constantFrom(0, -1, 10_001, 1.5, null, true, [], {}, '1'),
+    fc.integer({ max: 0 }),
+    fc.integer({ min: 10_001 }),
+    fc.double().filter((n) => !Number.isInteger(n)),
+  );
+  const badEtag = fc.oneof(
+    fc.constantFrom('', 'etag', '"9b2cf535"', `${etag}x`, 42, null, {}),
+    fc.string().filter((text) => !/^"?[0-9a-fA-F]{32}(-\d{1,5})?"?$/.test(text)),
+  );
+  const badItem = fc.oneof(
+    badNumber.map((number) => part(number)),
+    badEtag.map((tag) => part(1, tag)),
+    fc.constantFrom({ etag }, { part_number: 1 }, { ...part(1), size: 5 }, null, 1, 'part', [part(1)]),
+  );
+  const withOneBad = fc
+    .tuple(fc.integer({ min: 0, max: 5 }), badItem)
+    .map(([before, bad]) => [...Array.from({ length: before }, (_, index) => part(index + 1)), bad]);
+  const outOfOrder = fc
+    .uniqueArray(fc.integer({ min: 1, max: 10_000 }), { minLength: 2, maxLength: 20 })
+    .map((numbers) => [...numbers].sort((a, b) => b - a).map((number) => part(number)));
+  const repeated = fc.integer({ min: 1, max: 10_000 }).map((number) => [part(number), part(number)]);
+
+  it('refuses every malformed parts list with 400 on parts: not a list, empty, a bad item, out of order, a repeat', () => {
+    fc.assert(fc.property(fc.oneof(notAList, fc.constant([]), withOneBad, outOfOrder, repeated), expectRefusedOnParts), { numRuns: 2000 });
+    for (const bad of [
+      undefined,
+      'parts',
+      {},
+      [],
+      [part(0)],
+      [part(10_001)],
+      [part('1')],
+      [part(1.5)],
+      [part(1, 'not-an-etag')],
+      [part(1, '')],
+      [{ etag }],
+      [{ part_number: 1 }],
+      [{ ...part(1), extra: true }],
+      [part(2), part(1)],
+      [part(1), part(1)],
+      [null],
+    ])
+      expectRefusedOnParts(bad);
   });
 
   it('takes ascending parts with S3 ETags, quoted or not', () => {
