@@ -33,14 +33,17 @@ import { secretsExtensionLayer } from '../secrets-extension.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
 import {
   authorizerFunction,
+  CONSUMER_STREAM_READING,
   CONSUMER_TIMEOUT_SECONDS,
   cleanupFunction,
   eventDetailFunction,
   FUNCTION_SETTINGS,
   FUNCTION_TIMEOUT_SECONDS,
   fanOutFunction,
+  REALTIME_PUBLISHER_STREAM_READING,
   realtimeAuthorizerFunction,
   realtimePublisherFunction,
+  type StreamReading,
 } from '../stack-functions.js';
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
@@ -132,6 +135,7 @@ export class Functions extends Construct {
       tables: [data.conversations, data.attachments, data.uploadSessions],
       // Only removals: the same filter the local stream poller applies.
       filter: REMOVALS_FILTER_PATTERN,
+      reading: CONSUMER_STREAM_READING,
       removalPolicy,
       alarmDescription:
         'A stream batch of the cleanup failed every retry: attachments or files of deleted items are left. Redrive the dead-letter queue after fixing the cause.',
@@ -148,6 +152,7 @@ export class Functions extends Construct {
       tables: [data.attachments],
       // Uploads, renames and removals: each reaches the other members' feeds. The local stream poller applies the same filter.
       filter: CHANGES_FILTER_PATTERN,
+      reading: CONSUMER_STREAM_READING,
       removalPolicy,
       alarmDescription:
         "A stream batch of the fan-out failed every retry: attachment changes did not reach their threads' other members (no events in their feeds, no unread activity, no side made for the contact). Redrive the dead-letter queue after fixing the cause.",
@@ -164,6 +169,7 @@ export class Functions extends Construct {
       tables: [data.events],
       // New event items only: the pipe's own filter, which the local stream poller applies too.
       filter: BUS_FILTER_PATTERN,
+      reading: REALTIME_PUBLISHER_STREAM_READING,
       removalPolicy,
       alarmDescription:
         "A stream batch of the real-time publisher failed every retry: users' connected clients missed hints (their feeds are whole; clients catch up when they reconnect). Redrive the dead-letter queue after fixing the cause.",
@@ -198,14 +204,15 @@ export class Functions extends Construct {
   private streamFeed(
     name: string,
     consumer: NodejsFunction,
-    feed: { tables: ITable[]; filter: FilterPattern; removalPolicy: RemovalPolicy; alarmDescription: string },
+    feed: { tables: ITable[]; filter: FilterPattern; reading: StreamReading; removalPolicy: RemovalPolicy; alarmDescription: string },
   ): { deadLetters: Queue; alarm: Alarm } {
     const { deadLetters, alarm } = deadLettersWithAlarm(this, name, feed);
     for (const table of feed.tables) {
       consumer.addEventSource(
         new DynamoEventSource(table, {
-          // From the oldest record kept (24 h): a consumer never skips what happened while it was down.
-          startingPosition: StartingPosition.TRIM_HORIZON,
+          // The local stream poller reads the same declaration (infra/stack-functions.ts).
+          startingPosition: StartingPosition[feed.reading.startingPosition],
+          ...(feed.reading.maxRecordAgeSeconds ? { maxRecordAge: Duration.seconds(feed.reading.maxRecordAgeSeconds) } : {}),
           batchSize: 100,
           // A failing batch is split until the record that fails is alone; the others go through.
           bisectBatchOnError: true,

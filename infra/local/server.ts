@@ -25,11 +25,14 @@ import { REPOSITORY_ROOT } from '../repository.js';
 import {
   AUTHORIZER_ENTRY,
   CLEANUP_ENTRY,
+  CONSUMER_STREAM_READING,
   CONSUMER_TIMEOUT_SECONDS,
   FAN_OUT_ENTRY,
   FUNCTION_TIMEOUT_SECONDS,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
+  REALTIME_PUBLISHER_STREAM_READING,
+  type StreamReading,
 } from '../stack-functions.js';
 import { lockDataDirectory } from './data-lock.js';
 import { ensureTables, stackTablesNamed, startDynamoDbLocal } from './dynamodb.js';
@@ -394,6 +397,7 @@ type Poller = (
   filter: FilterPattern,
   handler: StreamPollerOptions['handler'],
   timeoutMs?: number,
+  reading?: StreamReading,
 ) => { stop(): Promise<void> };
 
 /**
@@ -412,8 +416,9 @@ async function startStreamConsumers(
 ): Promise<void> {
   const { credentials } = server;
   // Each reads its streams as its role (the event source mapping's, the pipe's) through the IAM in front.
-  const poller: Poller = (reader, consumed, filter, handler, timeoutMs = server.consumerTimeoutMs) =>
+  const poller: Poller = (reader, consumed, filter, handler, timeoutMs = server.consumerTimeoutMs, reading = CONSUMER_STREAM_READING) =>
     startStreamPoller({
+      ...reading,
       endpoint: functionsDynamodb.endpoint,
       region: server.region,
       credentials,
@@ -446,6 +451,8 @@ async function startStreamConsumers(
     ['events'],
     BUS_FILTER_PATTERN,
     actingAs(REALTIME_PUBLISHER_FUNCTION, await loadConsumer(app, REALTIME_PUBLISHER_ENTRY)),
+    server.consumerTimeoutMs,
+    REALTIME_PUBLISHER_STREAM_READING,
   );
   stoppers.add(publisher.stop);
   if (server.eventsForwardUrl) startEventsForwarder(server, server.eventsForwardUrl, poller, stoppers);

@@ -38,6 +38,22 @@ export interface StreamPollerOptions {
   handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<DynamoDBBatchResponse | undefined> | Promise<void>;
   /** The function's timeout: the handler's time budget is drawn from it (not enforced: a late batch is not cut). */
   functionTimeoutMs: number;
+  /** Where the shards found at the first look at a table are read from (the mapping's StartingPosition); TRIM_HORIZON unless said. */
+  startingPosition?: 'TRIM_HORIZON' | 'LATEST';
+  /** The mapping's MaximumRecordAgeInSeconds: an older record is not handed to the handler but to `discarded`. None: never. */
+  maxRecordAgeSeconds?: number;
+  /** The mapping's on-failure destination: what was given up on. Without it, a warning says so. */
+  discarded?: (batch: DiscardedBatch) => void;
+}
+
+/** What Lambda sends an on-failure destination about records it gave up on (its DDBStreamBatchInfo, in short). */
+export interface DiscardedBatch {
+  condition: 'RecordAgeExceeded';
+  table: string;
+  shardId: string;
+  startSequenceNumber: string | undefined;
+  endSequenceNumber: string | undefined;
+  batchSize: number;
 }
 
 /** How often an idle shard is read, and how long a failed batch waits before it is retried. */
@@ -54,6 +70,10 @@ interface ShardState {
   iterator?: string;
   /** The last record the handler finished (or the filter dropped): where to resume. */
   after?: string;
+  /** Where to read from before any record: the mapping's starting position for the shards first found, else the start. */
+  start: 'TRIM_HORIZON' | 'LATEST';
+  /** When the poller first read each record of the last batch (ms), which a retry reads again: their age (createdAt). */
+  firstRead: Map<string, number>;
   closed: boolean;
 }
 
@@ -82,6 +102,8 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     credentials: options.streamCredentials ?? options.credentials,
   });
   const shards = new Map<string, ShardState>();
+  /** The streams whose shards were found once: the starting position applies to those first found only. */
+  const readBefore = new Set<string>();
   const accepts = passes(options.filter);
   let running = true;
   let wake: (() => void) | undefined;
@@ -122,9 +144,12 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       }
       unusable.delete(table.name);
       const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+      // As Lambda: the starting position places the mapping on the shards there when it is made; later ones are read whole.
+      const start = readBefore.has(streamArn) ? 'TRIM_HORIZON' : (options.startingPosition ?? 'TRIM_HORIZON');
+      readBefore.add(streamArn);
       for (const shard of StreamDescription?.Shards ?? []) {
         if (shard.ShardId && !shards.has(shard.ShardId))
-          shards.set(shard.ShardId, { table: table.name, streamArn, shardId: shard.ShardId, closed: false });
+          shards.set(shard.ShardId, { table: table.name, streamArn, shardId: shard.ShardId, start, firstRead: new Map(), closed: false });
       }
     }
   }
@@ -161,6 +186,36 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     await invokeBisecting(records.slice(resumeAt), finished);
   }
 
+  /**
+   * The records of a batch young enough to hand over, as the mapping's
+   * MaximumRecordAgeInSeconds: the older ones (the first of the batch, the
+   * stream being in order) go to the on-failure destination and count as
+   * finished. A batch that keeps failing is read again on each retry, so its
+   * records age out too, and the records behind them move on.
+   */
+  function withoutExpired(shard: ShardState, records: DynamoDBRecord[]): DynamoDBRecord[] {
+    if (options.maxRecordAgeSeconds === undefined) return records;
+    const now = Date.now();
+    shard.firstRead = new Map(
+      records.map(({ dynamodb }) => [dynamodb?.SequenceNumber ?? '', shard.firstRead.get(dynamodb?.SequenceNumber ?? '') ?? now]),
+    );
+    const oldest = now - options.maxRecordAgeSeconds * 1000;
+    const expired = records.filter((record) => createdAt(record, shard.firstRead) < oldest);
+    if (expired.length === 0) return records;
+    const batch: DiscardedBatch = {
+      condition: 'RecordAgeExceeded',
+      table: shard.table,
+      shardId: shard.shardId,
+      startSequenceNumber: expired[0]?.dynamodb?.SequenceNumber,
+      endSequenceNumber: expired.at(-1)?.dynamodb?.SequenceNumber,
+      batchSize: expired.length,
+    };
+    if (options.discarded) options.discarded(batch);
+    else logger.warn(`${expired.length} stream records older than ${options.maxRecordAgeSeconds} s discarded`, { ...batch });
+    shard.after = batch.endSequenceNumber ?? shard.after;
+    return records.filter((record) => !expired.includes(record));
+  }
+
   /** Reads one batch of a shard and hands the records its filter keeps to the handler; whether it found records. */
   async function pollShard(shard: ShardState): Promise<boolean> {
     shard.iterator ??= (
@@ -170,7 +225,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
           ShardId: shard.shardId,
           ...(shard.after
             ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: shard.after }
-            : { ShardIteratorType: 'TRIM_HORIZON' }),
+            : { ShardIteratorType: shard.start }),
         }),
       )
     ).ShardIterator;
@@ -190,7 +245,8 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       return true;
     }
     const { Records = [], NextShardIterator } = batch;
-    const accepted = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(accepts);
+    const kept = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(accepts);
+    const accepted = withoutExpired(shard, kept);
     if (accepted.length > 0) {
       await invokeBisecting(accepted, (record) => {
         shard.after = record.dynamodb?.SequenceNumber ?? shard.after;
@@ -260,6 +316,18 @@ export function unusableStream(
     return `its stream is ${actual.StreamViewType}, without the items the consumers read (${wanted}); what is added or removed there is not followed up`;
   }
   return undefined;
+}
+
+/**
+ * When a record was written, at the latest (ms): DynamoDB rounds its
+ * creation time down (AWS to the second, DynamoDB Local to the minute), so
+ * the end of that minute, or when the poller first read it if earlier, which
+ * for a poller keeping up is within a poll of its writing.
+ */
+function createdAt(record: DynamoDBRecord, firstRead: ReadonlyMap<string, number>): number {
+  const rounded = record.dynamodb?.ApproximateCreationDateTime;
+  const read = firstRead.get(record.dynamodb?.SequenceNumber ?? '') ?? Date.now();
+  return rounded === undefined ? read : Math.min(read, (rounded + 60) * 1000);
 }
 
 /** The record at `index` of a batch the poller handed; past its end is a bug in the poller, not a record to skip. */
