@@ -25,6 +25,8 @@ export const UNAUTHORIZED: ProtocolError = {
   message: 'You are not authorized to make this call.',
   errorCode: 401,
 };
+/** A publish the caller may not make: AppSync refuses it with a 403 (an UnauthorizedException all the same). */
+export const PUBLISH_REFUSED: ProtocolError = { ...UNAUTHORIZED, errorCode: 403 };
 const badRequest = (message: string): ProtocolError => ({ errorType: 'BadRequestException', message, errorCode: 400 });
 
 /** How long a client may go without a `ka` before it should drop the connection (AppSync's value). */
@@ -208,7 +210,7 @@ export class RealtimeSession {
     if (!isId(id)) return this.send({ type: 'error', errors: [badRequest('A publish message needs an id')] });
     const refuse = (error: ProtocolError) => this.send({ type: 'publish_error', id, errors: [error] });
     if (!isChannelPath(channel, { wildcard: false })) return refuse(badRequest('Invalid channel'));
-    if (!(await this.authorize('EVENT_PUBLISH', headersOf(message.authorization), channel))) return refuse(UNAUTHORIZED);
+    if (!(await this.authorize('EVENT_PUBLISH', headersOf(message.authorization), channel))) return refuse(PUBLISH_REFUSED);
     const problem = eventsProblem(message.events);
     if (problem) return refuse(badRequest(problem));
     const events = message.events as string[];

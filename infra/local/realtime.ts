@@ -221,7 +221,8 @@ const AUTHORIZATION =
 
 /**
  * Why a publish request's SigV4 signature does not let it publish, as the
- * Event API would refuse it (401), or undefined: the signature is recomputed
+ * Event API would refuse it (401 unsigned or not signed right, 403 signed
+ * by a key that may not publish), or undefined: the signature is recomputed
  * with the SDK's signer over the request as it arrived (method, path, the
  * signed headers, the body, its date), the date must be within 15 minutes,
  * and the key's role must hold appsync:EventPublish on the namespace.
@@ -272,8 +273,9 @@ async function signatureProblem(
   const computed = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization ?? expected.headers.Authorization ?? ''))?.[1];
   if (computed !== signature)
     return { status: 401, message: 'The request signature we calculated does not match the signature you provided' };
+  // Signed, but by a key whose role may not publish: refused as AppSync refuses a publish, 403.
   if (!options.mayPublish(accessKeyId))
-    return { status: 401, message: `The key ${accessKeyId} is not authorized to perform appsync:EventPublish on this namespace` };
+    return { status: 403, message: `The key ${accessKeyId} is not authorized to perform appsync:EventPublish on this namespace` };
   return undefined;
 }
 

@@ -205,7 +205,7 @@ describe('refusals', () => {
     expect(answered).toBe('http 404');
   });
 
-  it("publishing over HTTP takes only a SigV4 signature by a key whose role holds appsync:EventPublish: the publisher's", async () => {
+  it("publishing over HTTP takes only a SigV4 signature by a key whose role holds appsync:EventPublish, the publisher's; another role's is refused with a 403", async () => {
     const a = { id: freshId('a') };
     const { client, hints, endpoint } = await listening(a);
     const { config } = s.t().api;
@@ -213,7 +213,7 @@ describe('refusals', () => {
     const signedBy = (accessKeyId: string, secretAccessKey = base.secretAccessKey) =>
       new EventApiPublisher({ url: endpoint.url, host: endpoint.host }, config.region, { accessKeyId, secretAccessKey });
     await expect(signedBy(functionKeyId(base, 'ListEvents')).publish(endpoint.channel, ['{"type":"forged"}'])).rejects.toThrow(
-      /answered 401.*appsync:EventPublish/,
+      /answered 403.*appsync:EventPublish/,
     );
     await expect(
       signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION), 'not-the-secret').publish(endpoint.channel, ['{"type":"forged"}']),
@@ -233,7 +233,7 @@ describe('refusals', () => {
     await client.close();
   });
 
-  it('a client may not publish: over the WebSocket publish_error, over HTTP without an IAM signature 401', async () => {
+  it('a client may not publish: over the WebSocket publish_error with code 403, over HTTP without an IAM signature 401', async () => {
     const a = { id: freshId('a') };
     const { client, hints, endpoint } = await listening(a);
     const reply = client.next((message) => message.id === 'p1');
@@ -244,7 +244,8 @@ describe('refusals', () => {
       events: ['{"type":"feed"}'],
       authorization: { host: endpoint.host, Authorization: `Bearer ${await s.t().token(a.id)}` },
     });
-    expect(await reply).toMatchObject({ type: 'publish_error', errors: [{ errorType: 'UnauthorizedException' }] });
+    // As AppSync refuses a publish: an UnauthorizedException, code 403.
+    expect(await reply).toMatchObject({ type: 'publish_error', errors: [{ errorType: 'UnauthorizedException', errorCode: 403 }] });
     const posted = await fetch(`http://${endpoint.host}/event`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${await s.t().token(a.id)}` },

@@ -125,7 +125,11 @@ describe('the local real-time protocol', () => {
     await s.receive({ type: 'connection_init' });
     await s.receive({ type: 'subscribe', id: 's1', channel: '/inbox/u-1', authorization: auth });
     await s.receive({ type: 'publish', id: 'p1', channel: '/inbox/u-1', events: ['{}'], authorization: auth });
-    expect(s.sent.at(-1)).toMatchObject({ type: 'publish_error', id: 'p1', errors: [{ errorType: 'UnauthorizedException' }] });
+    expect(s.sent.at(-1)).toMatchObject({
+      type: 'publish_error',
+      id: 'p1',
+      errors: [{ errorType: 'UnauthorizedException', errorCode: 403 }],
+    });
     expect(s.sent.filter((message) => message.type === 'data')).toEqual([]);
   });
 
