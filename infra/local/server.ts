@@ -56,7 +56,7 @@ import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { attachRealtime, type LocalRealtime } from './realtime.js';
 import { startS3 } from './s3.js';
 import { readLocalSettings } from './settings.js';
-import { type StreamPollerOptions, startStreamPoller } from './stream-poller.js';
+import { type StreamPoller, type StreamPollerOptions, startStreamPoller } from './stream-poller.js';
 import { startTimeToLive } from './time-to-live.js';
 
 export { REPOSITORY_ROOT };
@@ -398,7 +398,7 @@ type Poller = (
   handler: StreamPollerOptions['handler'],
   timeoutMs?: number,
   reading?: StreamReading,
-) => { stop(): Promise<void> };
+) => StreamPoller;
 
 /**
  * What the stack's event source mappings run (the cleanup, the fan-out, the
@@ -455,6 +455,8 @@ async function startStreamConsumers(
     REALTIME_PUBLISHER_STREAM_READING,
   );
   stoppers.add(publisher.stop);
+  // From LATEST: the API serves once the publisher reads from here on, or a client's first hints would be skipped.
+  await publisher.ready;
   if (server.eventsForwardUrl) startEventsForwarder(server, server.eventsForwardUrl, poller, stoppers);
 }
 

@@ -56,6 +56,16 @@ export interface DiscardedBatch {
   batchSize: number;
 }
 
+export interface StreamPoller {
+  /**
+   * Settles once the first pass over the tables is over: the shards found
+   * then are placed at their starting position (LATEST: what is written from
+   * now on is read), or the pass failed and is retried.
+   */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
 /** How often an idle shard is read, and how long a failed batch waits before it is retried. */
 const IDLE_MS = 100;
 const RETRY_MS = 250;
@@ -70,7 +80,7 @@ interface ShardState {
   iterator?: string;
   /** The last record the handler finished (or the filter dropped): where to resume. */
   after?: string;
-  /** Where to read from before any record: the mapping's starting position for the shards first found, else the start. */
+  /** Where to read from before any record: the mapping's starting position for the shards first found (until placed), else the start. */
   start: 'TRIM_HORIZON' | 'LATEST';
   /** When the poller first read each record of the last batch (ms), which a retry reads again: their age (createdAt). */
   firstRead: Map<string, number>;
@@ -93,7 +103,7 @@ interface ShardState {
  * lacks what the handler reads: tables someone else made) is named in one
  * warning and looked at again every second, so a stream turned on later is read.
  */
-export function startStreamPoller(options: StreamPollerOptions): { stop(): Promise<void> } {
+export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   const dynamodb = new DynamoDBClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
   const streamsAt = streamsEndpoint(options.endpoint);
   const streams = new DynamoDBStreamsClient({
@@ -216,8 +226,30 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     return records.filter((record) => !expired.includes(record));
   }
 
+  /**
+   * LATEST: every record the shard holds now is passed over, and reading
+   * resumes after the last. Not with a LATEST iterator: DynamoDB Local's
+   * skipped records written after it was taken (a fresh table's first events).
+   */
+  async function skipToEnd(shard: ShardState): Promise<void> {
+    let iterator = (
+      await streams.send(
+        new GetShardIteratorCommand({ StreamArn: shard.streamArn, ShardId: shard.shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+      )
+    ).ShardIterator;
+    shard.iterator = iterator;
+    while (iterator) {
+      const { Records = [], NextShardIterator } = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1_000 }));
+      shard.after = Records.at(-1)?.dynamodb?.SequenceNumber ?? shard.after;
+      shard.iterator = NextShardIterator;
+      iterator = Records.length > 0 ? NextShardIterator : undefined;
+    }
+    shard.start = 'TRIM_HORIZON';
+  }
+
   /** Reads one batch of a shard and hands the records its filter keeps to the handler; whether it found records. */
   async function pollShard(shard: ShardState): Promise<boolean> {
+    if (shard.start === 'LATEST') await skipToEnd(shard);
     shard.iterator ??= (
       await streams.send(
         new GetShardIteratorCommand({
@@ -225,7 +257,7 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
           ShardId: shard.shardId,
           ...(shard.after
             ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: shard.after }
-            : { ShardIteratorType: shard.start }),
+            : { ShardIteratorType: 'TRIM_HORIZON' }),
         }),
       )
     ).ShardIterator;
@@ -259,10 +291,15 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     return Records.length > 0;
   }
 
+  let passed: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    passed = resolve;
+  });
   const loop = (async () => {
     let lastDiscovery = 0;
     let failures = 0;
-    while (running) {
+    for (let pass = 0; running; pass++) {
+      if (pass === 1) passed();
       let busy = false;
       try {
         if (Date.now() - lastDiscovery > 1_000) {
@@ -286,10 +323,12 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
   })();
 
   return {
+    ready,
     async stop() {
       running = false;
       wake?.();
       await loop;
+      passed();
       dynamodb.destroy();
       streams.destroy();
     },
