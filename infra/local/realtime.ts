@@ -119,16 +119,12 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
         namespaces,
         authorize,
       );
-      // Messages wait for the connect authorization, in order.
+      // Messages wait for the connect authorization, in order; a refusal answers the client's connection_init.
       let queue = authorize('EVENT_CONNECT', connectHeaders).then((allowed) => {
-        if (!allowed) session.refuse();
-        return allowed;
+        if (!allowed) session.refuseConnection();
       });
       ws.on('message', (data, isBinary) => {
-        queue = queue.then(async (allowed) => {
-          if (allowed) await session.receive(isBinary ? '' : data.toString());
-          return allowed;
-        });
+        queue = queue.then(() => session.receive(isBinary ? '' : data.toString()));
       });
       const keepAlive = setInterval(() => {
         if (session.isInitialised && ws.readyState === ws.OPEN) ws.send('{"type":"ka"}');

@@ -177,6 +177,26 @@ describe('refusals', () => {
     });
   });
 
+  it('a refused token is answered on connection_init, not before: a client that listens from its open handler on hears connection_error, then the close', async () => {
+    const { url, host } = await endpointOf({ id: freshId('a') });
+    const forged = await signToken('not-the-secret', 'someone');
+    const socket = new WebSocket(url, ['aws-appsync-event-ws', headerSubprotocol({ host, Authorization: `Bearer ${forged}` })]);
+    const heard: { type: string; errors?: unknown }[] = [];
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    socket.on('message', (data) => heard.push(JSON.parse(data.toString())));
+    // Amplify's client sends connection_init from its open handler; later still, the server has long had the authorizer's answer.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const beforeInit = [...heard];
+    socket.send(JSON.stringify({ type: 'connection_init' }));
+    expect(await closed).toBe(1008);
+    expect(beforeInit).toEqual([]);
+    expect(heard).toMatchObject([{ type: 'connection_error', errors: [{ errorType: 'UnauthorizedException' }] }]);
+  });
+
   it('an expired token on a subscribe is subscribe_error, on a connection opened with a valid one', async () => {
     const a = { id: freshId('a') };
     const { url, host, channel } = await endpointOf(a);
