@@ -3,7 +3,7 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ensureTables } from '../../infra/local/dynamodb.js';
-import { type DiscardedBatch, startStreamPoller } from '../../infra/local/stream-poller.js';
+import { type DiscardedBatch, type StreamPollerOptions, startStreamPoller } from '../../infra/local/stream-poller.js';
 import { runDynamodb } from '../support/api.js';
 import { eventually } from '../support/eventually.js';
 
@@ -21,6 +21,17 @@ const latestTable = `latest_${randomUUID().slice(0, 8)}`;
 let client: DynamoDBClient;
 
 const keysOf = (event: DynamoDBStreamEvent) => event.Records.map((record) => record.dynamodb!.Keys!.pk!.S!);
+/** A poller of one table's stream, handing every record, with what the test says of its reading and its handler. */
+const pollerOn = (table: string, reading: Pick<StreamPollerOptions, 'handler'> & Partial<StreamPollerOptions>) =>
+  startStreamPoller({
+    endpoint,
+    region: 'us-east-1',
+    credentials,
+    tables: [{ name: table, stream: 'KEYS_ONLY' }],
+    filter: {},
+    functionTimeoutMs: 20_000,
+    ...reading,
+  });
 const put = (table: string, pk: string) => client.send(new PutItemCommand({ TableName: table, Item: { pk: { S: pk }, sk: { S: 'x' } } }));
 
 beforeAll(async () => {
@@ -37,12 +48,7 @@ it('gives a record that keeps failing up once it is older than the maximum age, 
   const handled: string[] = [];
   const discarded: DiscardedBatch[] = [];
   let poisonSequence: string | undefined;
-  const poller = startStreamPoller({
-    endpoint,
-    region: 'us-east-1',
-    credentials,
-    tables: [{ name: agingTable, stream: 'KEYS_ONLY' }],
-    filter: {},
+  const poller = pollerOn(agingTable, {
     handler: async (event: DynamoDBStreamEvent) => {
       const keys = keysOf(event);
       tries.push(keys);
@@ -53,7 +59,6 @@ it('gives a record that keeps failing up once it is older than the maximum age, 
       }
       handled.push(...keys);
     },
-    functionTimeoutMs: 20_000,
     maxRecordAgeSeconds: 5,
     discarded: (batch) => discarded.push(batch),
   });
@@ -88,16 +93,10 @@ it('gives a record that keeps failing up once it is older than the maximum age, 
 it('from LATEST, hands only what was written after it began reading, never what the stream held before', async () => {
   await put(latestTable, 'before');
   const handled: string[] = [];
-  const poller = startStreamPoller({
-    endpoint,
-    region: 'us-east-1',
-    credentials,
-    tables: [{ name: latestTable, stream: 'KEYS_ONLY' }],
-    filter: {},
+  const poller = pollerOn(latestTable, {
     handler: async (event: DynamoDBStreamEvent) => {
       handled.push(...keysOf(event));
     },
-    functionTimeoutMs: 20_000,
     startingPosition: 'LATEST',
   });
   try {
