@@ -11,8 +11,9 @@ import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
  * items only). Every hint of the batch is built first, so a malformed item
  * fails the batch before anything is published; a publish that fails throws,
  * so the event source mapping retries the whole batch (bisecting it: hints are cheap to publish again, so it never answers a partial batch), then hands
- * it to the dead-letter queue and its alarm; the local stream poller retries
- * until it succeeds. A hint published again after a retry is harmless.
+ * it to the dead-letter queue and its alarm, as it does a hint over a minute
+ * old (infra/declarations/function-settings.ts); the local stream poller retries until it
+ * succeeds or the minute is up. A hint published again after a retry is harmless.
  */
 async function push(event: DynamoDBStreamEvent, app: Composition): Promise<Unfinished | undefined> {
   const hints = event.Records.map(hintOfRecord);

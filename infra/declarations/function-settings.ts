@@ -81,3 +81,28 @@ export const CONSUMER_TIMEOUT_SECONDS = 900;
  * what reads them does not load aws-cdk-lib.
  */
 export const FUNCTION_SETTINGS = { memoryMb: 512, architecture: 'arm64' } as const;
+
+/**
+ * Where an event source mapping starts reading a stream it has never read
+ * (its shards at creation; shards that open later are read from their start,
+ * as Lambda does), and the age past which Lambda hands a record to the
+ * mapping's on-failure destination instead of the function (none: the
+ * stream's 24 hours).
+ */
+export interface StreamReading {
+  startingPosition: 'TRIM_HORIZON' | 'LATEST';
+  maxRecordAgeSeconds?: number;
+}
+
+/** The cleanup and the fan-out: everything the stream holds, however late; a consumer never skips what happened while it was down. */
+export const CONSUMER_STREAM_READING = { startingPosition: 'TRIM_HORIZON' } as const satisfies StreamReading;
+
+/**
+ * The real-time publisher: a hint only says "read the feed now", and a
+ * client that reconnects reads the feed anyway (docs/api.md, "Reconnecting").
+ * So its mapping starts at the newest record (a first deploy onto a table
+ * with history does not push a day of old events), and a hint older than a
+ * minute (Lambda's shortest maximum age) goes to the dead-letter queue rather
+ * than holding every later hint of its shard behind a failing batch.
+ */
+export const REALTIME_PUBLISHER_STREAM_READING = { startingPosition: 'LATEST', maxRecordAgeSeconds: 60 } as const satisfies StreamReading;

@@ -25,6 +25,8 @@ export const UNAUTHORIZED: ProtocolError = {
   message: 'You are not authorized to make this call.',
   errorCode: 401,
 };
+/** A publish the caller may not make: AppSync refuses it with a 403 (an UnauthorizedException all the same). */
+export const PUBLISH_REFUSED: ProtocolError = { ...UNAUTHORIZED, errorCode: 403 };
 const badRequest = (message: string): ProtocolError => ({ errorType: 'BadRequestException', message, errorCode: 400 });
 
 /** How long a client may go without a `ka` before it should drop the connection (AppSync's value). */
@@ -99,13 +101,15 @@ interface Subscription {
 type ClientMessage = { type?: unknown; id?: unknown; channel?: unknown; events?: unknown; authorization?: unknown };
 
 /**
- * One connection's state: whether it was initialised, its subscriptions.
- * `connected` is the connect authorization's outcome (the header
- * subprotocol, checked when the socket opened): refused, the first answer is
- * connection_error and the socket closes.
+ * One connection's state: whether it was initialised, its subscriptions, and
+ * whether the connect authorization (the header subprotocol, checked when
+ * the socket opened) refused it: then the answer to the client's
+ * connection_init is connection_error and the socket closes, as the protocol
+ * reads (a client such as Amplify's listens only once its socket is open).
  */
 export class RealtimeSession {
   private initialised = false;
+  private refused = false;
   private readonly subscriptions = new Map<string, Subscription>();
   private closed = false;
 
@@ -116,8 +120,12 @@ export class RealtimeSession {
     private readonly authorize: Authorize,
   ) {}
 
-  /** The connect authorization refused the connection: say so and close. */
-  refuse(): void {
+  /** The connect authorization refused the connection: nothing but the client's connection_init is answered, with connection_error. */
+  refuseConnection(): void {
+    this.refused = true;
+  }
+
+  private refuse(): void {
     this.socket.send({ type: 'connection_error', errors: [UNAUTHORIZED] });
     this.end();
     this.socket.close(CLOSE_UNAUTHORIZED, 'Unauthorized');
@@ -145,8 +153,10 @@ export class RealtimeSession {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
       message = parsed as ClientMessage;
     } catch {
+      if (this.refused) return;
       return this.send({ type: 'error', errors: [badRequest('The message must be a JSON object')] });
     }
+    if (this.refused) return message.type === 'connection_init' ? this.refuse() : undefined;
     switch (message.type) {
       case 'connection_init':
         this.initialised = true;
@@ -208,7 +218,7 @@ export class RealtimeSession {
     if (!isId(id)) return this.send({ type: 'error', errors: [badRequest('A publish message needs an id')] });
     const refuse = (error: ProtocolError) => this.send({ type: 'publish_error', id, errors: [error] });
     if (!isChannelPath(channel, { wildcard: false })) return refuse(badRequest('Invalid channel'));
-    if (!(await this.authorize('EVENT_PUBLISH', headersOf(message.authorization), channel))) return refuse(UNAUTHORIZED);
+    if (!(await this.authorize('EVENT_PUBLISH', headersOf(message.authorization), channel))) return refuse(PUBLISH_REFUSED);
     const problem = eventsProblem(message.events);
     if (problem) return refuse(badRequest(problem));
     const events = message.events as string[];

@@ -5,14 +5,16 @@ import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { logger } from '../../shared/observability.js';
-import type { EventApiAuthorizerEvent, EventApiAuthorizerResult, RealtimeOperation } from '../../shared/realtime/authorization.js';
+import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../shared/realtime/authorization.js';
 import { isChannelPath, namespaceOf, PUBLISH_PATH, REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
 import {
   type AuthorizationHeaders,
+  type Authorize,
   eventsProblem,
   headersOfSubprotocols,
   headerValue,
   MAX_EVENT_BYTES,
+  type ProtocolError,
   RealtimeHub,
   RealtimeSession,
   UNAUTHORIZED,
@@ -59,25 +61,68 @@ export interface LocalRealtime {
  * reaches subscribers here as on AWS.
  */
 export function attachRealtime(server: Server, options: RealtimeOptions): LocalRealtime {
-  const hub = new RealtimeHub();
-  const namespaces = new Set([REALTIME_NAMESPACE]);
-  const sockets = new Set<WebSocket>();
-  const wss = new WebSocketServer({
+  return new LocalEventApi(server, options);
+}
+
+class LocalEventApi implements LocalRealtime {
+  private readonly hub = new RealtimeHub();
+  private readonly namespaces = new Set([REALTIME_NAMESPACE]);
+  private readonly sockets = new Set<WebSocket>();
+  private readonly wss = new WebSocketServer({
     noServer: true,
     maxPayload: MAX_PUBLISH_BODY_BYTES,
     // The client offers the event subprotocol and its header-… one; the server answers with the first only, as AppSync does.
     handleProtocols: (protocols) => (protocols.has(EVENT_SUBPROTOCOL) ? EVENT_SUBPROTOCOL : false),
   });
+  private readonly onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head);
 
-  const authorize = async (operation: RealtimeOperation, headers: AuthorizationHeaders | undefined, channel?: string): Promise<boolean> => {
+  constructor(
+    private readonly server: Server,
+    private readonly options: RealtimeOptions,
+  ) {
+    server.on('upgrade', this.onUpgrade);
+  }
+
+  get connections(): number {
+    return this.sockets.size;
+  }
+
+  get subscriptions(): number {
+    return this.hub.size;
+  }
+
+  handleRequest(request: IncomingMessage, response: ServerResponse): boolean {
+    if (new URL(request.url ?? '/', 'http://local').pathname !== PUBLISH_PATH) return false;
+    if (request.method !== 'POST') {
+      response.writeHead(405, { allow: 'POST', 'content-length': 0 });
+      response.end();
+      return true;
+    }
+    this.publish(request, response).catch((error: unknown) => {
+      logger.error('local publish failed', { error });
+      if (!response.headersSent) response.writeHead(500);
+      response.end();
+    });
+    return true;
+  }
+
+  /** Bound: the server's stoppers call it on its own. */
+  readonly close = async (): Promise<void> => {
+    this.server.off('upgrade', this.onUpgrade);
+    for (const ws of this.sockets) ws.terminate();
+    await new Promise<void>((done) => this.wss.close(() => done()));
+  };
+
+  /** Runs the Event API's authorizer for one operation, as AppSync hands it the request; a failing authorizer refuses. */
+  private readonly authorize: Authorize = async (operation, headers, channel) => {
     const token = headerValue(headers, 'Authorization');
     if (!token) return false;
     try {
-      const answer = await options.authorizer({
+      const answer = await this.options.authorizer({
         authorizationToken: token,
         requestContext: {
           apiId: LOCAL_API_ID,
-          accountId: options.account,
+          accountId: this.options.account,
           requestId: randomUUID(),
           operation,
           ...(channel ? { channelNamespaceName: namespaceOf(channel), channel } : {}),
@@ -94,7 +139,8 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
     }
   };
 
-  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+  /** A WebSocket handshake: on the real-time path with the event subprotocol, a session; anything else refused as AppSync does. */
+  private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (new URL(request.url ?? '/', 'http://local').pathname !== REALTIME_PATH) {
       // Nothing else on this port speaks WebSocket.
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -105,123 +151,102 @@ export function attachRealtime(server: Server, options: RealtimeOptions): LocalR
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    const connectHeaders = headersOfSubprotocols(offered);
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      sockets.add(ws);
-      const session = new RealtimeSession(
-        {
-          send: (message) => {
-            if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
-          },
-          close: (code, reason) => ws.close(code, reason),
-        },
-        hub,
-        namespaces,
-        authorize,
-      );
-      // Messages wait for the connect authorization, in order.
-      let queue = authorize('EVENT_CONNECT', connectHeaders).then((allowed) => {
-        if (!allowed) session.refuse();
-        return allowed;
-      });
-      ws.on('message', (data, isBinary) => {
-        queue = queue.then(async (allowed) => {
-          if (allowed) await session.receive(isBinary ? '' : data.toString());
-          return allowed;
-        });
-      });
-      const keepAlive = setInterval(() => {
-        if (session.isInitialised && ws.readyState === ws.OPEN) ws.send('{"type":"ka"}');
-      }, options.keepAliveMs ?? KEEP_ALIVE_MS);
-      ws.on('close', () => {
-        clearInterval(keepAlive);
-        session.end();
-        sockets.delete(ws);
-      });
-      ws.on('error', () => ws.terminate());
-    });
-  };
-  server.on('upgrade', onUpgrade);
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.openSession(ws, headersOfSubprotocols(offered)));
+  }
 
-  const signer = (accessKeyId: string) =>
-    new SignatureV4({
+  /** One connection: its session hears the socket's messages in order, after the connect authorization; ka while initialised. */
+  private openSession(ws: WebSocket, connectHeaders: AuthorizationHeaders | undefined): void {
+    this.sockets.add(ws);
+    const session = new RealtimeSession(
+      {
+        send: (message) => {
+          if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+        },
+        close: (code, reason) => ws.close(code, reason),
+      },
+      this.hub,
+      this.namespaces,
+      this.authorize,
+    );
+    // Messages wait for the connect authorization, in order; a refusal answers the client's connection_init.
+    let queue = this.authorize('EVENT_CONNECT', connectHeaders).then((allowed) => {
+      if (!allowed) session.refuseConnection();
+    });
+    ws.on('message', (data, isBinary) => {
+      queue = queue.then(() => session.receive(isBinary ? '' : data.toString()));
+    });
+    const keepAlive = setInterval(() => {
+      if (session.isInitialised && ws.readyState === ws.OPEN) ws.send('{"type":"ka"}');
+    }, this.options.keepAliveMs ?? KEEP_ALIVE_MS);
+    ws.on('close', () => {
+      clearInterval(keepAlive);
+      session.end();
+      this.sockets.delete(ws);
+    });
+    ws.on('error', () => ws.terminate());
+  }
+
+  private signer(accessKeyId: string): SignatureV4 {
+    return new SignatureV4({
       service: 'appsync',
-      region: options.region,
-      credentials: { accessKeyId, secretAccessKey: options.secretAccessKey },
+      region: this.options.region,
+      credentials: { accessKeyId, secretAccessKey: this.options.secretAccessKey },
       sha256: Sha256,
     });
+  }
 
-  async function publish(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const answer = (status: number, body: object) => {
-      const text = JSON.stringify(body);
-      response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      response.end(text);
-    };
+  /** POST /event: a signed body of a channel and its events, handed to every subscription that hears it. */
+  private async publish(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of request as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > MAX_PUBLISH_BODY_BYTES)
-        return answer(413, { errors: [{ errorType: 'BadRequestException', message: 'Request too large' }] });
+      if (size > MAX_PUBLISH_BODY_BYTES) return answerError(response, 413, invalid('Request too large'));
       chunks.push(chunk);
     }
     const body = Buffer.concat(chunks).toString('utf8');
-    const signature = await signatureProblem(request, body, signer, options);
-    if (signature) return answer(signature.status, { errors: [{ ...UNAUTHORIZED, message: signature.message }] });
+    const signature = await signatureProblem(request, body, (accessKeyId) => this.signer(accessKeyId), this.options);
+    if (signature) return answerError(response, signature.status, { ...UNAUTHORIZED, message: signature.message });
     let parsed: { channel?: unknown; events?: unknown };
     try {
       parsed = JSON.parse(body) as typeof parsed;
     } catch {
-      return answer(400, { errors: [{ errorType: 'BadRequestException', message: 'The body must be JSON' }] });
+      return answerError(response, 400, invalid('The body must be JSON'));
     }
     const { channel, events } = parsed ?? {};
-    if (!isChannelPath(channel, { wildcard: false }))
-      return answer(400, { errors: [{ errorType: 'BadRequestException', message: 'Invalid channel' }] });
-    if (!namespaces.has(namespaceOf(channel)))
-      return answer(404, {
-        errors: [{ errorType: 'NotFoundException', message: `Channel namespace ${namespaceOf(channel)} does not exist` }],
+    if (!isChannelPath(channel, { wildcard: false })) return answerError(response, 400, invalid('Invalid channel'));
+    if (!this.namespaces.has(namespaceOf(channel)))
+      return answerError(response, 404, {
+        errorType: 'NotFoundException',
+        message: `Channel namespace ${namespaceOf(channel)} does not exist`,
       });
     const problem = eventsProblem(events);
-    if (problem) return answer(400, { errors: [{ errorType: 'BadRequestException', message: problem }] });
-    hub.publish(channel, events as string[]);
-    answer(200, { successful: (events as string[]).map((_, index) => ({ identifier: randomUUID(), index })), failed: [] });
+    if (problem) return answerError(response, 400, invalid(problem));
+    this.hub.publish(channel, events as string[]);
+    answerJson(response, 200, { successful: (events as string[]).map((_, index) => ({ identifier: randomUUID(), index })), failed: [] });
   }
-
-  return {
-    handleRequest(request, response) {
-      if (new URL(request.url ?? '/', 'http://local').pathname !== PUBLISH_PATH) return false;
-      if (request.method !== 'POST') {
-        response.writeHead(405, { allow: 'POST', 'content-length': 0 });
-        response.end();
-        return true;
-      }
-      publish(request, response).catch((error: unknown) => {
-        logger.error('local publish failed', { error });
-        if (!response.headersSent) response.writeHead(500);
-        response.end();
-      });
-      return true;
-    },
-    get connections() {
-      return sockets.size;
-    },
-    get subscriptions() {
-      return hub.size;
-    },
-    async close() {
-      server.off('upgrade', onUpgrade);
-      for (const ws of sockets) ws.terminate();
-      await new Promise<void>((done) => wss.close(() => done()));
-    },
-  };
 }
+
+function answerJson(response: ServerResponse, status: number, body: object): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
+/** The Event API's error envelope on HTTP, as AppSync answers: `{"errors": [{"errorType", "message"}]}`. */
+function answerError(response: ServerResponse, status: number, error: ProtocolError): void {
+  answerJson(response, status, { errors: [error] });
+}
+
+const invalid = (message: string): ProtocolError => ({ errorType: 'BadRequestException', message });
 
 const AUTHORIZATION =
   /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;-]+),\s*Signature=([0-9a-f]{64})$/;
 
 /**
  * Why a publish request's SigV4 signature does not let it publish, as the
- * Event API would refuse it (401), or undefined: the signature is recomputed
+ * Event API would refuse it (401 unsigned or not signed right, 403 signed
+ * by a key that may not publish), or undefined: the signature is recomputed
  * with the SDK's signer over the request as it arrived (method, path, the
  * signed headers, the body, its date), the date must be within 15 minutes,
  * and the key's role must hold appsync:EventPublish on the namespace.
@@ -272,8 +297,9 @@ async function signatureProblem(
   const computed = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization ?? expected.headers.Authorization ?? ''))?.[1];
   if (computed !== signature)
     return { status: 401, message: 'The request signature we calculated does not match the signature you provided' };
+  // Signed, but by a key whose role may not publish: refused as AppSync refuses a publish, 403.
   if (!options.mayPublish(accessKeyId))
-    return { status: 401, message: `The key ${accessKeyId} is not authorized to perform appsync:EventPublish on this namespace` };
+    return { status: 403, message: `The key ${accessKeyId} is not authorized to perform appsync:EventPublish on this namespace` };
   return undefined;
 }
 

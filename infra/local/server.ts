@@ -23,11 +23,14 @@ import type { Clock } from '../../shared/time.js';
 import {
   AUTHORIZER_ENTRY,
   CLEANUP_ENTRY,
+  CONSUMER_STREAM_READING,
   CONSUMER_TIMEOUT_SECONDS,
   FAN_OUT_ENTRY,
   FUNCTION_TIMEOUT_SECONDS,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
+  REALTIME_PUBLISHER_STREAM_READING,
+  type StreamReading,
 } from '../declarations/function-settings.js';
 import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../declarations/permissions.js';
 import { REPOSITORY_ROOT } from '../declarations/repository.js';
@@ -53,7 +56,7 @@ import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { attachRealtime, type LocalRealtime } from './realtime.js';
 import { startS3 } from './s3.js';
 import { readLocalSettings } from './server-settings.js';
-import { type StreamPollerOptions, startStreamPoller } from './stream-poller.js';
+import { type StreamPoller, type StreamPollerOptions, startStreamPoller } from './stream-poller.js';
 import { startTimeToLive } from './time-to-live.js';
 
 export { REPOSITORY_ROOT };
@@ -394,7 +397,8 @@ type Poller = (
   filter: FilterPattern,
   handler: StreamPollerOptions['handler'],
   timeoutMs?: number,
-) => { stop(): Promise<void> };
+  reading?: StreamReading,
+) => StreamPoller;
 
 /**
  * What the stack's event source mappings run (the cleanup, the fan-out, the
@@ -412,8 +416,9 @@ async function startStreamConsumers(
 ): Promise<void> {
   const { credentials } = server;
   // Each reads its streams as its role (the event source mapping's, the pipe's) through the IAM in front.
-  const poller: Poller = (reader, consumed, filter, handler, timeoutMs = server.consumerTimeoutMs) =>
+  const poller: Poller = (reader, consumed, filter, handler, timeoutMs = server.consumerTimeoutMs, reading = CONSUMER_STREAM_READING) =>
     startStreamPoller({
+      ...reading,
       endpoint: functionsDynamodb.endpoint,
       region: server.region,
       credentials,
@@ -446,8 +451,12 @@ async function startStreamConsumers(
     ['events'],
     BUS_FILTER_PATTERN,
     actingAs(REALTIME_PUBLISHER_FUNCTION, await loadConsumer(app, REALTIME_PUBLISHER_ENTRY)),
+    server.consumerTimeoutMs,
+    REALTIME_PUBLISHER_STREAM_READING,
   );
   stoppers.add(publisher.stop);
+  // From LATEST: the API serves once the publisher reads from here on, or a client's first hints would be skipped.
+  await publisher.ready;
   if (server.eventsForwardUrl) startEventsForwarder(server, server.eventsForwardUrl, poller, stoppers);
 }
 

@@ -38,6 +38,32 @@ export interface StreamPollerOptions {
   handler: (event: DynamoDBStreamEvent, time: InvocationTime) => Promise<DynamoDBBatchResponse | undefined> | Promise<void>;
   /** The function's timeout: the handler's time budget is drawn from it (not enforced: a late batch is not cut). */
   functionTimeoutMs: number;
+  /** Where the shards found at the first look at a table are read from (the mapping's StartingPosition); TRIM_HORIZON unless said. */
+  startingPosition?: 'TRIM_HORIZON' | 'LATEST';
+  /** The mapping's MaximumRecordAgeInSeconds: an older record is not handed to the handler but to `discarded`. None: never. */
+  maxRecordAgeSeconds?: number;
+  /** The mapping's on-failure destination: what was given up on. Without it, a warning says so. */
+  discarded?: (batch: DiscardedBatch) => void;
+}
+
+/** What Lambda sends an on-failure destination about records it gave up on (its DDBStreamBatchInfo, in short). */
+export interface DiscardedBatch {
+  condition: 'RecordAgeExceeded';
+  table: string;
+  shardId: string;
+  startSequenceNumber: string | undefined;
+  endSequenceNumber: string | undefined;
+  batchSize: number;
+}
+
+export interface StreamPoller {
+  /**
+   * Settles once the first pass over the tables is over: the shards found
+   * then are placed at their starting position (LATEST: what is written from
+   * now on is read), or the pass failed and is retried.
+   */
+  ready: Promise<void>;
+  stop(): Promise<void>;
 }
 
 /** How often an idle shard is read, and how long a failed batch waits before it is retried. */
@@ -54,6 +80,10 @@ interface ShardState {
   iterator?: string;
   /** The last record the handler finished (or the filter dropped): where to resume. */
   after?: string;
+  /** Where to read from before any record: the mapping's starting position for the shards first found (until placed), else the start. */
+  start: 'TRIM_HORIZON' | 'LATEST';
+  /** When the poller first read each record of the last batch (ms), which a retry reads again: their age (createdAt). */
+  firstRead: Map<string, number>;
   closed: boolean;
 }
 
@@ -73,58 +103,131 @@ interface ShardState {
  * lacks what the handler reads: tables someone else made) is named in one
  * warning and looked at again every second, so a stream turned on later is read.
  */
-export function startStreamPoller(options: StreamPollerOptions): { stop(): Promise<void> } {
-  const dynamodb = new DynamoDBClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
-  const streamsAt = streamsEndpoint(options.endpoint);
-  const streams = new DynamoDBStreamsClient({
-    ...(streamsAt ? { endpoint: streamsAt } : {}),
-    region: options.region,
-    credentials: options.streamCredentials ?? options.credentials,
-  });
-  const shards = new Map<string, ShardState>();
-  const accepts = passes(options.filter);
-  let running = true;
-  let wake: (() => void) | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
+export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
+  return new EventSourcePoller(options).start();
+}
+
+/** The poller's state (its clients, its place in each shard, what it warned about) and its steps, one method each. */
+class EventSourcePoller {
+  private readonly dynamodb: DynamoDBClient;
+  private readonly streams: DynamoDBStreamsClient;
+  private readonly shards = new Map<string, ShardState>();
+  /** The streams whose shards were found once: the starting position applies to those first found only. */
+  private readonly readBefore = new Set<string>();
+  /** Why each table's stream is not read, as last warned about. */
+  private readonly unusable = new Map<string, string>();
+  private readonly accepts: ReturnType<typeof passes>;
+  private running = true;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly options: StreamPollerOptions) {
+    this.dynamodb = new DynamoDBClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
+    const streamsAt = streamsEndpoint(options.endpoint);
+    this.streams = new DynamoDBStreamsClient({
+      ...(streamsAt ? { endpoint: streamsAt } : {}),
+      region: options.region,
+      credentials: options.streamCredentials ?? options.credentials,
+    });
+    this.accepts = passes(options.filter);
+  }
+
+  start(): StreamPoller {
+    let firstPassOver: () => void = () => {};
+    const ready = new Promise<void>((resolve) => {
+      firstPassOver = resolve;
+    });
+    const loop = this.run(firstPassOver);
+    return {
+      ready,
+      stop: async () => {
+        this.running = false;
+        this.wake?.();
+        await loop;
+        firstPassOver();
+        this.dynamodb.destroy();
+        this.streams.destroy();
+      },
+    };
+  }
+
+  /** Passes over the shards until stopped: idle, it waits; failed, it backs off and reads again from the last record handled. */
+  private async run(firstPassOver: () => void): Promise<void> {
+    let lastDiscovery = 0;
+    let failures = 0;
+    for (let pass = 0; this.running; pass++) {
+      if (pass === 1) firstPassOver();
+      let busy = false;
+      try {
+        if (Date.now() - lastDiscovery > 1_000) {
+          await this.discoverShards();
+          lastDiscovery = Date.now();
+        }
+        for (const shard of this.shards.values()) {
+          if (!shard.closed && this.running) busy = (await this.pollShard(shard)) || busy;
+        }
+      } catch (error) {
+        // The batch is read again from the last record handled: a failed batch is retried, never skipped.
+        for (const shard of this.shards.values()) shard.iterator = undefined;
+        failures += 1;
+        if (this.running && failures === 1) logger.warn('stream batch failed; retrying until it succeeds', { error });
+        await this.pause(Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(failures - 1, 4)));
+        continue;
+      }
+      failures = 0;
+      if (!busy && this.running) await this.pause(IDLE_MS);
+    }
+  }
+
+  /** Waits `ms`, or less when stopped. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      wake = () => {
+      this.wake = () => {
         clearTimeout(timer);
         resolve();
       };
     });
+  }
 
-  /** Why each table's stream is not read, as last warned about. */
-  const unusable = new Map<string, string>();
   /** A table whose stream cannot be read (any more): said once, and its shards forgotten. */
-  const notRead = (table: string, reason: string) => {
-    for (const [id, shard] of shards) if (shard.table === table) shards.delete(id);
-    if (unusable.get(table) === reason) return;
-    unusable.set(table, reason);
+  private notRead(table: string, reason: string): void {
+    for (const [id, shard] of this.shards) if (shard.table === table) this.shards.delete(id);
+    if (this.unusable.get(table) === reason) return;
+    this.unusable.set(table, reason);
     logger.warn(`stream of table ${table} not read: ${reason}`, { table });
-  };
+  }
 
-  async function discoverShards(): Promise<void> {
-    for (const table of options.tables) {
+  private async discoverShards(): Promise<void> {
+    for (const table of this.options.tables) {
       let description: TableDescription | undefined;
       try {
-        description = (await dynamodb.send(new DescribeTableCommand({ TableName: table.name }))).Table;
+        description = (await this.dynamodb.send(new DescribeTableCommand({ TableName: table.name }))).Table;
       } catch (error) {
         if (!(error instanceof ResourceNotFoundException)) throw error;
-        notRead(table.name, `no such table at ${options.endpoint}`);
+        this.notRead(table.name, `no such table at ${this.options.endpoint}`);
         continue;
       }
       const reason = unusableStream(table.stream, description?.StreamSpecification);
       const streamArn = description?.LatestStreamArn;
       if (reason || !streamArn) {
-        notRead(table.name, reason ?? 'DynamoDB names no stream of it');
+        this.notRead(table.name, reason ?? 'DynamoDB names no stream of it');
         continue;
       }
-      unusable.delete(table.name);
-      const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+      this.unusable.delete(table.name);
+      const { StreamDescription } = await this.streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+      // As Lambda: the starting position places the mapping on the shards there when it is made; later ones are read whole.
+      const start = this.readBefore.has(streamArn) ? 'TRIM_HORIZON' : (this.options.startingPosition ?? 'TRIM_HORIZON');
+      this.readBefore.add(streamArn);
       for (const shard of StreamDescription?.Shards ?? []) {
-        if (shard.ShardId && !shards.has(shard.ShardId))
-          shards.set(shard.ShardId, { table: table.name, streamArn, shardId: shard.ShardId, closed: false });
+        if (shard.ShardId && !this.shards.has(shard.ShardId))
+          this.shards.set(shard.ShardId, {
+            table: table.name,
+            streamArn,
+            shardId: shard.ShardId,
+            start,
+            firstRead: new Map(),
+            closed: false,
+          });
       }
     }
   }
@@ -139,48 +242,100 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
    * batch's first, fails the batch, which is then retried from the last
    * record finished.
    */
-  async function invokeBisecting(records: DynamoDBRecord[], finished: (record: DynamoDBRecord) => void): Promise<void> {
+  private async invokeBisecting(records: DynamoDBRecord[], finished: (record: DynamoDBRecord) => void): Promise<void> {
     let resumeAt: number | undefined;
     try {
       // A handler that answers nothing (void) answers as one that answers undefined: the whole batch succeeded.
-      const response = (await options.handler({ Records: records }, invocationTime(options.functionTimeoutMs))) as
+      const response = (await this.options.handler({ Records: records }, invocationTime(this.options.functionTimeoutMs))) as
         | DynamoDBBatchResponse
         | undefined;
       resumeAt = checkpointOf(records, response);
     } catch (error) {
-      if (records.length === 1 || !running) throw error;
+      if (records.length === 1 || !this.running) throw error;
       const half = Math.ceil(records.length / 2);
-      await invokeBisecting(records.slice(0, half), finished);
-      await invokeBisecting(records.slice(half), finished);
+      await this.invokeBisecting(records.slice(0, half), finished);
+      await this.invokeBisecting(records.slice(half), finished);
       return;
     }
     if (resumeAt === undefined) return finished(recordAt(records, records.length - 1));
     if (resumeAt > 0) finished(recordAt(records, resumeAt - 1));
-    if (resumeAt === 0 || !running)
+    if (resumeAt === 0 || !this.running)
       throw new Error(`the handler reported record ${recordAt(records, resumeAt).dynamodb?.SequenceNumber} of ${records.length} failed`);
-    await invokeBisecting(records.slice(resumeAt), finished);
+    await this.invokeBisecting(records.slice(resumeAt), finished);
+  }
+
+  /**
+   * The records of a batch young enough to hand over, as the mapping's
+   * MaximumRecordAgeInSeconds: the older ones (the first of the batch, the
+   * stream being in order) go to the on-failure destination and count as
+   * finished. A batch that keeps failing is read again on each retry, so its
+   * records age out too, and the records behind them move on.
+   */
+  private withoutExpired(shard: ShardState, records: DynamoDBRecord[]): DynamoDBRecord[] {
+    const { maxRecordAgeSeconds, discarded } = this.options;
+    if (maxRecordAgeSeconds === undefined) return records;
+    const now = Date.now();
+    shard.firstRead = new Map(
+      records.map(({ dynamodb }) => [dynamodb?.SequenceNumber ?? '', shard.firstRead.get(dynamodb?.SequenceNumber ?? '') ?? now]),
+    );
+    const oldest = now - maxRecordAgeSeconds * 1000;
+    const expired = records.filter((record) => createdAt(record, shard.firstRead) < oldest);
+    if (expired.length === 0) return records;
+    const batch: DiscardedBatch = {
+      condition: 'RecordAgeExceeded',
+      table: shard.table,
+      shardId: shard.shardId,
+      startSequenceNumber: expired[0]?.dynamodb?.SequenceNumber,
+      endSequenceNumber: expired.at(-1)?.dynamodb?.SequenceNumber,
+      batchSize: expired.length,
+    };
+    if (discarded) discarded(batch);
+    else logger.warn(`${expired.length} stream records older than ${maxRecordAgeSeconds} s discarded`, { ...batch });
+    shard.after = batch.endSequenceNumber ?? shard.after;
+    return records.filter((record) => !expired.includes(record));
+  }
+
+  /**
+   * LATEST: every record the shard holds now is passed over, and reading
+   * resumes after the last. Not with a LATEST iterator: DynamoDB Local's
+   * skipped records written after it was taken (a fresh table's first events).
+   */
+  private async skipToEnd(shard: ShardState): Promise<void> {
+    let iterator = await this.iteratorAt(shard, { ShardIteratorType: 'TRIM_HORIZON' });
+    shard.iterator = iterator;
+    while (iterator) {
+      const { Records = [], NextShardIterator } = await this.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1_000 }));
+      shard.after = Records.at(-1)?.dynamodb?.SequenceNumber ?? shard.after;
+      shard.iterator = NextShardIterator;
+      iterator = Records.length > 0 ? NextShardIterator : undefined;
+    }
+    shard.start = 'TRIM_HORIZON';
+  }
+
+  private async iteratorAt(
+    shard: ShardState,
+    position: { ShardIteratorType: 'TRIM_HORIZON' } | { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER'; SequenceNumber: string },
+  ): Promise<string | undefined> {
+    const answer = await this.streams.send(
+      new GetShardIteratorCommand({ StreamArn: shard.streamArn, ShardId: shard.shardId, ...position }),
+    );
+    return answer.ShardIterator;
   }
 
   /** Reads one batch of a shard and hands the records its filter keeps to the handler; whether it found records. */
-  async function pollShard(shard: ShardState): Promise<boolean> {
-    shard.iterator ??= (
-      await streams.send(
-        new GetShardIteratorCommand({
-          StreamArn: shard.streamArn,
-          ShardId: shard.shardId,
-          ...(shard.after
-            ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: shard.after }
-            : { ShardIteratorType: 'TRIM_HORIZON' }),
-        }),
-      )
-    ).ShardIterator;
+  private async pollShard(shard: ShardState): Promise<boolean> {
+    if (shard.start === 'LATEST') await this.skipToEnd(shard);
+    shard.iterator ??= await this.iteratorAt(
+      shard,
+      shard.after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: shard.after } : { ShardIteratorType: 'TRIM_HORIZON' },
+    );
     if (!shard.iterator) {
       shard.closed = true;
       return false;
     }
     let batch: GetRecordsCommandOutput;
     try {
-      batch = await streams.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: BATCH_SIZE }));
+      batch = await this.streams.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: BATCH_SIZE }));
     } catch (error) {
       // An iterator expires after 15 minutes; a sequence number can fall out of the 24-hour window.
       const name = (error as Error).name;
@@ -190,9 +345,10 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       return true;
     }
     const { Records = [], NextShardIterator } = batch;
-    const accepted = Records.map((record) => lambdaRecord(record, shard.streamArn, options.region)).filter(accepts);
+    const kept = Records.map((record) => lambdaRecord(record, shard.streamArn, this.options.region)).filter(this.accepts);
+    const accepted = this.withoutExpired(shard, kept);
     if (accepted.length > 0) {
-      await invokeBisecting(accepted, (record) => {
+      await this.invokeBisecting(accepted, (record) => {
         shard.after = record.dynamodb?.SequenceNumber ?? shard.after;
       });
     }
@@ -202,42 +358,6 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     if (!NextShardIterator) shard.closed = true;
     return Records.length > 0;
   }
-
-  const loop = (async () => {
-    let lastDiscovery = 0;
-    let failures = 0;
-    while (running) {
-      let busy = false;
-      try {
-        if (Date.now() - lastDiscovery > 1_000) {
-          await discoverShards();
-          lastDiscovery = Date.now();
-        }
-        for (const shard of shards.values()) {
-          if (!shard.closed && running) busy = (await pollShard(shard)) || busy;
-        }
-      } catch (error) {
-        // The batch is read again from the last record handled: a failed batch is retried, never skipped.
-        for (const shard of shards.values()) shard.iterator = undefined;
-        failures += 1;
-        if (running && failures === 1) logger.warn('stream batch failed; retrying until it succeeds', { error });
-        await pause(Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(failures - 1, 4)));
-        continue;
-      }
-      failures = 0;
-      if (!busy && running) await pause(IDLE_MS);
-    }
-  })();
-
-  return {
-    async stop() {
-      running = false;
-      wake?.();
-      await loop;
-      dynamodb.destroy();
-      streams.destroy();
-    },
-  };
 }
 
 /**
@@ -260,6 +380,18 @@ export function unusableStream(
     return `its stream is ${actual.StreamViewType}, without the items the consumers read (${wanted}); what is added or removed there is not followed up`;
   }
   return undefined;
+}
+
+/**
+ * When a record was written, at the latest (ms): DynamoDB rounds its
+ * creation time down (AWS to the second, DynamoDB Local to the minute), so
+ * the end of that minute, or when the poller first read it if earlier, which
+ * for a poller keeping up is within a poll of its writing.
+ */
+function createdAt(record: DynamoDBRecord, firstRead: ReadonlyMap<string, number>): number {
+  const rounded = record.dynamodb?.ApproximateCreationDateTime;
+  const read = firstRead.get(record.dynamodb?.SequenceNumber ?? '') ?? Date.now();
+  return rounded === undefined ? read : Math.min(read, (rounded + 60) * 1000);
 }
 
 /** The record at `index` of a batch the poller handed; past its end is a bug in the poller, not a record to skip. */

@@ -1,4 +1,5 @@
 import { TokenRejected, type TokenVerifier } from '../auth/tokens.js';
+import { logger } from '../observability.js';
 import { channelOf } from './channel.js';
 
 /**
@@ -45,22 +46,46 @@ const BEARER = /^Bearer ([^\s]+)$/;
 
 export const refused: EventApiAuthorizerResult = { isAuthorized: false, ttlOverride: 0 };
 
+const allowed: EventApiAuthorizerResult = { isAuthorized: true, ttlOverride: 0 };
+
 export async function authorizeRealtime(
   event: EventApiAuthorizerEvent,
   verifier: () => Promise<TokenVerifier>,
 ): Promise<EventApiAuthorizerResult> {
   const token = BEARER.exec(event.authorizationToken ?? '')?.[1];
-  if (!token) return refused;
+  if (!token) return refusal(event, 'no bearer token');
   const tokens = await verifier();
   let userId: string;
   try {
     ({ userId } = await tokens.verify(token));
   } catch (error) {
-    if (error instanceof TokenRejected) return refused;
+    if (error instanceof TokenRejected) return refusal(event, `token rejected: ${error.message}`);
     throw error;
   }
-  const { operation, channel } = event.requestContext;
-  if (operation === 'EVENT_CONNECT') return { isAuthorized: true, ttlOverride: 0 };
-  if (operation === 'EVENT_SUBSCRIBE' && channel === channelOf(userId)) return { isAuthorized: true, ttlOverride: 0 };
+  const { operation } = event.requestContext;
+  if (operation === 'EVENT_CONNECT') return allowed;
+  if (operation === 'EVENT_PUBLISH') return refusal(event, 'a token never publishes: the namespace takes IAM only');
+  if (operation === 'EVENT_SUBSCRIBE' && channelPathOf(event.requestContext) === channelOf(userId)) return allowed;
+  return refusal(event, "not the token's own channel");
+}
+
+/**
+ * The channel an operation names, as a path `/<namespace>/<segment>…`,
+ * whichever form AppSync hands it in: with or without its leading (or a
+ * trailing) slash, with or without its namespace (then given apart, as
+ * channelNamespaceName). A namespace given apart that the channel does not
+ * start with is put in front, so the path can only match a channel of that
+ * namespace; undefined when there is no channel.
+ */
+export function channelPathOf({ channel, channelNamespaceName }: EventApiAuthorizerEvent['requestContext']): string | undefined {
+  if (typeof channel !== 'string' || channel === '') return undefined;
+  const segments = channel.replace(/^\/|\/$/g, '').split('/');
+  if (channelNamespaceName && segments[0] !== channelNamespaceName) segments.unshift(channelNamespaceName);
+  return `/${segments.join('/')}`;
+}
+
+/** A refusal, logged with what AppSync asked (never the token or the headers): the one trace of why a client was turned away. */
+function refusal(event: EventApiAuthorizerEvent, reason: string): EventApiAuthorizerResult {
+  logger.warn(`real-time authorization refused: ${reason}`, { requestContext: event.requestContext });
   return refused;
 }

@@ -177,6 +177,26 @@ describe('refusals', () => {
     });
   });
 
+  it('a refused token is answered on connection_init, not before: a client that listens from its open handler on hears connection_error, then the close', async () => {
+    const { url, host } = await endpointOf({ id: freshId('a') });
+    const forged = await signToken('not-the-secret', 'someone');
+    const socket = new WebSocket(url, ['aws-appsync-event-ws', headerSubprotocol({ host, Authorization: `Bearer ${forged}` })]);
+    const heard: { type: string; errors?: unknown }[] = [];
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    socket.on('message', (data) => heard.push(JSON.parse(data.toString())));
+    // Amplify's client sends connection_init from its open handler; later still, the server has long had the authorizer's answer.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const beforeInit = [...heard];
+    socket.send(JSON.stringify({ type: 'connection_init' }));
+    expect(await closed).toBe(1008);
+    expect(beforeInit).toEqual([]);
+    expect(heard).toMatchObject([{ type: 'connection_error', errors: [{ errorType: 'UnauthorizedException' }] }]);
+  });
+
   it('an expired token on a subscribe is subscribe_error, on a connection opened with a valid one', async () => {
     const a = { id: freshId('a') };
     const { url, host, channel } = await endpointOf(a);
@@ -205,7 +225,7 @@ describe('refusals', () => {
     expect(answered).toBe('http 404');
   });
 
-  it("publishing over HTTP takes only a SigV4 signature by a key whose role holds appsync:EventPublish: the publisher's", async () => {
+  it("publishing over HTTP takes only a SigV4 signature by a key whose role holds appsync:EventPublish, the publisher's; another role's is refused with a 403", async () => {
     const a = { id: freshId('a') };
     const { client, hints, endpoint } = await listening(a);
     const { config } = s.t().api;
@@ -213,7 +233,7 @@ describe('refusals', () => {
     const signedBy = (accessKeyId: string, secretAccessKey = base.secretAccessKey) =>
       new EventApiPublisher({ url: endpoint.url, host: endpoint.host }, config.region, { accessKeyId, secretAccessKey });
     await expect(signedBy(functionKeyId(base, 'ListEvents')).publish(endpoint.channel, ['{"type":"forged"}'])).rejects.toThrow(
-      /answered 401.*appsync:EventPublish/,
+      /answered 403.*appsync:EventPublish/,
     );
     await expect(
       signedBy(functionKeyId(base, REALTIME_PUBLISHER_FUNCTION), 'not-the-secret').publish(endpoint.channel, ['{"type":"forged"}']),
@@ -233,7 +253,7 @@ describe('refusals', () => {
     await client.close();
   });
 
-  it('a client may not publish: over the WebSocket publish_error, over HTTP without an IAM signature 401', async () => {
+  it('a client may not publish: over the WebSocket publish_error with code 403, over HTTP without an IAM signature 401', async () => {
     const a = { id: freshId('a') };
     const { client, hints, endpoint } = await listening(a);
     const reply = client.next((message) => message.id === 'p1');
@@ -244,7 +264,8 @@ describe('refusals', () => {
       events: ['{"type":"feed"}'],
       authorization: { host: endpoint.host, Authorization: `Bearer ${await s.t().token(a.id)}` },
     });
-    expect(await reply).toMatchObject({ type: 'publish_error', errors: [{ errorType: 'UnauthorizedException' }] });
+    // As AppSync refuses a publish: an UnauthorizedException, code 403.
+    expect(await reply).toMatchObject({ type: 'publish_error', errors: [{ errorType: 'UnauthorizedException', errorCode: 403 }] });
     const posted = await fetch(`http://${endpoint.host}/event`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${await s.t().token(a.id)}` },

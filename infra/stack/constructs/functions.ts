@@ -15,12 +15,14 @@ import { FILES_PREFIX } from '../../../shared/files/keys.js';
 import { type Route, routes } from '../../../shared/routes.js';
 import {
   authorizerFunction,
+  CONSUMER_STREAM_READING,
   CONSUMER_TIMEOUT_SECONDS,
   cleanupFunction,
   eventDetailFunction,
   FUNCTION_SETTINGS,
   FUNCTION_TIMEOUT_SECONDS,
   fanOutFunction,
+  REALTIME_PUBLISHER_STREAM_READING,
   realtimeAuthorizerFunction,
   realtimePublisherFunction,
   type StackFunction,
@@ -115,6 +117,7 @@ export class Functions extends Construct {
       {
         tables: [data.conversations, data.attachments, data.uploadSessions],
         filter: REMOVALS_FILTER_PATTERN,
+        reading: CONSUMER_STREAM_READING,
         leftUndone: 'attachments or files of deleted items are left',
       },
       { environment, permissions: cleanupPermissions(arns), extra: consumerTimeout },
@@ -124,7 +127,12 @@ export class Functions extends Construct {
     // Attachment changes (uploads, renames, removals) reaching the other members of their thread: events, activity, a contact's new side.
     this.fanOut = consumer(
       fanOutFunction,
-      { tables: [data.attachments], filter: CHANGES_FILTER_PATTERN, leftUndone: "attachment changes missed the other members' feeds" },
+      {
+        tables: [data.attachments],
+        filter: CHANGES_FILTER_PATTERN,
+        reading: CONSUMER_STREAM_READING,
+        leftUndone: "attachment changes missed the other members' feeds",
+      },
       { environment, permissions: fanOutPermissions(arns), extra: consumerTimeout },
     );
 
@@ -136,6 +144,7 @@ export class Functions extends Construct {
     this.realtimePublisher = consumer(realtimePublisherFunction, {
       tables: [data.events],
       filter: BUS_FILTER_PATTERN,
+      reading: REALTIME_PUBLISHER_STREAM_READING,
       leftUndone: 'connected clients missed hints (feeds are whole)',
     });
 

@@ -1,4 +1,4 @@
-import type { RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
@@ -7,12 +7,15 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { FilterPattern } from '../../../shared/stream-records.js';
+import type { StreamReading } from '../../declarations/function-settings.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
 
 export interface StreamFeed {
   tables: ITable[];
   /** The records it is given; the local stream poller applies the same filter. */
   filter: FilterPattern;
+  /** Where its mappings start and how old a record may grow; the local stream poller reads the same declaration. */
+  reading: StreamReading;
   removalPolicy: RemovalPolicy;
   /** What a batch that failed every retry leaves undone, for the alarm's text. */
   leftUndone: string;
@@ -40,13 +43,13 @@ export class StreamConsumer {
       removalPolicy: feed.removalPolicy,
       alarmDescription,
     }));
-    for (const table of feed.tables) fn.addEventSource(this.mappingOf(table, feed.filter));
+    for (const table of feed.tables) fn.addEventSource(this.mappingOf(table, feed));
   }
 
-  private mappingOf(table: ITable, filter: FilterPattern): DynamoEventSource {
+  private mappingOf(table: ITable, { filter, reading }: StreamFeed): DynamoEventSource {
     return new DynamoEventSource(table, {
-      // From the oldest record kept (24 h): a consumer never skips what happened while it was down.
-      startingPosition: StartingPosition.TRIM_HORIZON,
+      startingPosition: StartingPosition[reading.startingPosition],
+      ...(reading.maxRecordAgeSeconds ? { maxRecordAge: Duration.seconds(reading.maxRecordAgeSeconds) } : {}),
       batchSize: 100,
       // A failing batch is split until the record that fails is alone; the others go through.
       bisectBatchOnError: true,

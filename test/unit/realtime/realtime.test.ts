@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { signToken, tokenVerifier } from '../../../shared/auth/tokens.js';
 import { eventId } from '../../../shared/events/ids.js';
 import { eventItem } from '../../../shared/events/item.js';
+import { logger } from '../../../shared/observability.js';
 import { authorizeRealtime, type EventApiAuthorizerEvent, type RealtimeOperation } from '../../../shared/realtime/authorization.js';
 import { channelMatches, channelOf, isChannelPath } from '../../../shared/realtime/channel.js';
 import { feedHint, hintOfRecord } from '../../../shared/realtime/hint.js';
@@ -36,6 +37,8 @@ describe("a user's channel", () => {
 });
 
 describe('the real-time authorizer', () => {
+  afterEach(() => vi.restoreAllMocks());
+
   it('connects any valid token and subscribes it to its own channel only, never with a wildcard, never publishes, and never lets AppSync cache', async () => {
     const token = `Bearer ${await signToken(SECRET, 'alice')}`;
     expect(await authorizeRealtime(request(token, 'EVENT_CONNECT'), verifier)).toEqual({ isAuthorized: true, ttlOverride: 0 });
@@ -50,6 +53,65 @@ describe('the real-time authorizer', () => {
       });
     }
     expect((await authorizeRealtime(request(token, 'EVENT_PUBLISH', channelOf('alice')), verifier)).isAuthorized).toBe(false);
+  });
+
+  it('takes its own channel in every form AppSync may name it, and nothing that only looks like it', async () => {
+    const token = `Bearer ${await signToken(SECRET, 'alice')}`;
+    const own = channelOf('alice');
+    const segment = own.split('/').at(-1)!;
+    const subscribe = (channel: string, channelNamespaceName?: string) =>
+      authorizeRealtime(
+        {
+          authorizationToken: token,
+          requestContext: {
+            apiId: 'api',
+            accountId: '1',
+            requestId: 'r',
+            operation: 'EVENT_SUBSCRIBE',
+            channel,
+            ...(channelNamespaceName ? { channelNamespaceName } : {}),
+          },
+        },
+        verifier,
+      );
+    for (const [channel, namespace] of [
+      [own, 'inbox'],
+      [own.slice(1), 'inbox'],
+      [`${own}/`, 'inbox'],
+      [segment, 'inbox'],
+      [`/${segment}`, 'inbox'],
+      [own, undefined],
+      [own.slice(1), undefined],
+    ] as const) {
+      expect((await subscribe(channel, namespace)).isAuthorized, `${channel} in ${namespace}`).toBe(true);
+    }
+    for (const [channel, namespace] of [
+      [own, 'other'],
+      [`/other/${segment}`, 'inbox'],
+      [`/other/${segment}`, undefined],
+      [segment, undefined],
+      [`${own}//`, 'inbox'],
+      [`/inbox//${segment}`, 'inbox'],
+      ['/inbox/*', 'inbox'],
+      ['', 'inbox'],
+      [own.toUpperCase(), 'inbox'],
+    ] as const) {
+      expect((await subscribe(channel, namespace)).isAuthorized, `${channel} in ${namespace}`).toBe(false);
+    }
+  });
+
+  it('logs what AppSync asked when it refuses, never the token', async () => {
+    const warn = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    const token = `Bearer ${await signToken(SECRET, 'alice')}`;
+    const asked = request(token, 'EVENT_SUBSCRIBE', channelOf('bob'));
+    expect((await authorizeRealtime(asked, verifier)).isAuthorized).toBe(false);
+    expect(warn).toHaveBeenCalledTimes(1);
+    const [message, attributes] = warn.mock.calls[0]!;
+    expect(message).toMatch(/refused: not the token's own channel/);
+    expect(attributes).toEqual({ requestContext: asked.requestContext });
+    expect(JSON.stringify(warn.mock.calls)).not.toContain(token.slice('Bearer '.length));
+    await authorizeRealtime(request(token, 'EVENT_SUBSCRIBE', channelOf('alice')), verifier);
+    expect(warn).toHaveBeenCalledTimes(1);
   });
 
   it.each([

@@ -125,17 +125,33 @@ describe('the local real-time protocol', () => {
     await s.receive({ type: 'connection_init' });
     await s.receive({ type: 'subscribe', id: 's1', channel: '/inbox/u-1', authorization: auth });
     await s.receive({ type: 'publish', id: 'p1', channel: '/inbox/u-1', events: ['{}'], authorization: auth });
-    expect(s.sent.at(-1)).toMatchObject({ type: 'publish_error', id: 'p1', errors: [{ errorType: 'UnauthorizedException' }] });
+    expect(s.sent.at(-1)).toMatchObject({
+      type: 'publish_error',
+      id: 'p1',
+      errors: [{ errorType: 'UnauthorizedException', errorCode: 403 }],
+    });
     expect(s.sent.filter((message) => message.type === 'data')).toEqual([]);
   });
 
-  it('a refused connection gets connection_error and is closed; a closed session leaves the hub', async () => {
+  it('a refused connection answers nothing until connection_init, then connection_error, and is closed', async () => {
+    const s = session();
+    s.session.refuseConnection();
+    await s.receive({ type: 'subscribe', id: 's1', channel: '/inbox/u-1', authorization: auth });
+    await s.receive({ type: 'nonsense' });
+    expect(s.sent).toEqual([]);
+    expect(s.closes).toEqual([]);
+    await s.receive({ type: 'connection_init' });
+    expect(s.sent).toEqual([{ type: 'connection_error', errors: [expect.objectContaining({ errorType: 'UnauthorizedException' })] }]);
+    expect(s.closes).toEqual([{ code: CLOSE_UNAUTHORIZED, reason: 'Unauthorized' }]);
+    expect(s.hub.size).toBe(0);
+  });
+
+  it('a closed session leaves the hub', async () => {
     const s = session();
     await s.receive({ type: 'connection_init' });
     await s.receive({ type: 'subscribe', id: 's1', channel: '/inbox/u-1', authorization: auth });
-    s.session.refuse();
-    expect(s.sent.at(-1)).toEqual({ type: 'connection_error', errors: [expect.objectContaining({ errorType: 'UnauthorizedException' })] });
-    expect(s.closes).toEqual([{ code: CLOSE_UNAUTHORIZED, reason: 'Unauthorized' }]);
+    expect(s.hub.size).toBe(1);
+    s.session.end();
     expect(s.hub.size).toBe(0);
   });
 
