@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { attachmentUploads, type Composition, conversationStore, dynamo, events, uploadSessions } from '../shared/app.js';
+import {
+  attachmentUploads,
+  type Composition,
+  conversations as conversationService,
+  conversationStore,
+  dynamo,
+  events,
+  uploadSessions,
+} from '../shared/app.js';
 import type { Groups } from '../shared/auth/groups.js';
 import { signToken } from '../shared/auth/tokens.js';
 import type { Caller } from '../shared/caller.js';
@@ -75,12 +83,16 @@ export async function seedFixture(app: Composition, conversationCount: number, a
   const completableSessions: Fixture['completableSessions'] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
     sessionIds.push(
-      (await app.use(uploadSessions).start(caller, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' })).id,
+      (
+        await app
+          .use(uploadSessions)
+          .start(caller, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' }, app.use(conversationService))
+      ).id,
     );
     const file = fileOf(4096);
     const session = await app
       .use(uploadSessions)
-      .start(caller, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type });
+      .start(caller, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type }, app.use(conversationService));
     const [part] = await app.use(uploadSessions).signParts(caller, session.id, [1]);
     const response = await fetch(part!.url, { method: 'PUT', body: file.bytes });
     await response.arrayBuffer();

@@ -25,7 +25,7 @@ import type { Credentials } from './s3/signer.js';
 import { type Clock, systemClock } from './time.js';
 import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
 import { SessionLeftovers } from './uploads/leftovers.js';
-import { UploadSessionService } from './uploads/service.js';
+import { type SessionNeighbours, UploadSessionService } from './uploads/service.js';
 
 /**
  * A part of the Composition: how it is built from the Composition's configuration, clock and
@@ -149,16 +149,18 @@ export const uploadSessions: Part<UploadSessionService> = (app) => {
       app.use(outbox),
     ),
     app.use(fileStore),
-    {
-      memberConversation: (caller, id, param) => app.use(conversations).memberConversation(caller, id, param),
-      getAttachment: (caller, id) => app.use(attachments).getAttachment(caller, id),
-      relink: (record) => app.use(attachments).relink(record),
-    },
     // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
     { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
     app.clock,
   );
 };
+
+/** What completing a session needs of the conversations and attachments (the complete function's alone). */
+export const sessionNeighbours: Part<SessionNeighbours> = (app) => ({
+  memberConversation: (caller, id, param) => app.use(conversations).memberConversation(caller, id, param),
+  getAttachment: (caller, id) => app.use(attachments).getAttachment(caller, id),
+  relink: (record) => app.use(attachments).relink(record),
+});
 
 /** For the cleanup function: the attachment records, consistently read, and the files bucket. */
 export const sessionLeftovers: Part<SessionLeftovers> = (app) => new SessionLeftovers(app.use(attachmentStore), app.use(fileStore));

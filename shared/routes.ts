@@ -35,8 +35,14 @@ export interface Access {
   conversations?: 'read' | 'update' | 'activity' | 'write';
   attachments?: 'read' | 'write';
   uploadSessions?: 'read' | 'write';
-  /** 'append': the change's events go into its transaction (shared/events/outbox.ts); 'read': the feed's endpoints. */
+  /** 'append': the change's events go into its transaction (shared/events/outbox.ts); 'read': an event by its key. */
   events?: 'read' | 'append';
+  /**
+   * The tables ('events') and indexes ('events/by_type') the handler queries: Query is granted on
+   * these and no other, the levels above grant item calls only (the local IAM found the levels'
+   * Query on every index unused by all but the lists).
+   */
+  queries?: readonly QueryTarget[];
   /**
    * S3 object actions under the files prefix; 'get' is also what presigning
    * file_url needs, 'put' what starting, presigning parts of and completing a
@@ -50,6 +56,9 @@ export interface Access {
 
 export type FileAccess = 'get' | 'put' | 'delete' | 'list-parts' | 'abort' | 'list';
 
+/** A table by its part (shared/dynamo/tables.ts) or one of its indexes by name. */
+export type QueryTarget = `${'conversations' | 'attachments' | 'uploadSessions' | 'events'}${'' | `/${string}`}`;
+
 /*
  * One row per route, each its own export: the handler module imports its row
  * (httpHandler(CreateConversation, ...)), so a function bundles its own row and
@@ -62,7 +71,22 @@ export const ListConversations = {
   method: 'GET',
   path: '/v1/conversations',
   entry: 'functions/conversations/list.ts',
-  access: { conversations: 'update' },
+  access: {
+    conversations: 'update',
+    // Every list's index (shared/conversations/list-plan.ts), the ended mutes' (by_mute_end), and the table itself.
+    queries: [
+      'conversations',
+      'conversations/by_activity',
+      'conversations/by_archived',
+      'conversations/by_archived_activity',
+      'conversations/by_contact',
+      'conversations/by_group',
+      'conversations/by_mute_end',
+      'conversations/by_muted',
+      'conversations/by_pinned',
+      'conversations/by_unread',
+    ],
+  },
 } as const satisfies Route;
 export const CreateConversation = {
   name: 'CreateConversation',
@@ -101,7 +125,7 @@ export const ListAttachments = {
   method: 'GET',
   path: '/v1/attachments',
   entry: 'functions/attachments/list.ts',
-  access: { attachments: 'read', conversations: 'read', files: ['get'] },
+  access: { conversations: 'read', files: ['get'], queries: ['attachments/by_uploader', 'attachments/by_thread'] },
 } as const satisfies Route;
 export const UploadAttachment = {
   name: 'UploadAttachment',
@@ -110,9 +134,9 @@ export const UploadAttachment = {
   entry: 'functions/attachments/upload.ts',
   binaryBody: true,
   idempotent: true,
-  // conversations: its transaction checks the conversation and moves its activity; files delete: it removes
-  // the file when the record was certainly not written.
-  access: { attachments: 'write', conversations: 'activity', files: ['put', 'get', 'delete'], events: 'append' },
+  // conversations: its transaction checks the conversation and moves its activity. No files delete: a failed
+  // run's file goes to the cleanup with its intent (shared/attachments/uploads.ts).
+  access: { attachments: 'write', conversations: 'activity', files: ['put', 'get'], events: 'append' },
 } as const satisfies Route;
 // conversations: a thread member's own side (their uniqueness record), for conversation_id.
 export const GetAttachment = {
@@ -191,7 +215,7 @@ export const ListEvents = {
   method: 'GET',
   path: '/v1/events',
   entry: 'functions/events/list.ts',
-  access: { events: 'read' },
+  access: { queries: ['events', 'events/by_type', 'events/by_resource'] },
 } as const satisfies Route;
 export const GetEvent = {
   name: 'GetEvent',

@@ -1,4 +1,4 @@
-import { attachments, uploadSessions } from '../../shared/app.js';
+import { attachments, sessionNeighbours, uploadSessions } from '../../shared/app.js';
 import { attachmentReplay } from '../../shared/attachments/idempotency.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
@@ -16,5 +16,6 @@ export const handler = httpHandler(CompleteUploadSession, {
   }),
   // The answer is an attachment: stored without its file_url, replayed with a fresh one.
   replay: (request, app) => attachmentReplay(request.caller, app.use(attachments)),
-  run: async ({ id, parts }, request, app) => created(await app.use(uploadSessions).complete(request.caller, id, parts, fileTypeSniffer)),
+  run: async ({ id, parts }, request, app) =>
+    created(await app.use(uploadSessions).complete(request.caller, id, parts, fileTypeSniffer, app.use(sessionNeighbours))),
 });

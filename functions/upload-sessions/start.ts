@@ -1,4 +1,4 @@
-import { uploadSessions } from '../../shared/app.js';
+import { conversations, uploadSessions } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody } from '../../shared/http/request.js';
@@ -8,5 +8,5 @@ import { sessionRequestOf, startParams } from '../../shared/uploads/start-params
 
 export const handler = httpHandler(StartUploadSession, {
   input: (request, app) => sessionRequestOf(readParams(formOrJsonBody(request), startParams(app.config.maxUploadBytes))),
-  run: async (session, request, app) => created(await app.use(uploadSessions).start(request.caller, session)),
+  run: async (session, request, app) => created(await app.use(uploadSessions).start(request.caller, session, app.use(conversations))),
 });

@@ -7,7 +7,7 @@ import {
   type TableRole,
 } from '../../shared/dynamo/tables.js';
 import { FILES_PREFIX } from '../../shared/files/keys.js';
-import type { FileAccess, Route } from '../../shared/routes.js';
+import type { FileAccess, QueryTarget, Route } from '../../shared/routes.js';
 
 /**
  * Least privilege, as data: what a route's `access` declaration (shared/routes.ts)
@@ -32,14 +32,15 @@ export interface TableArn {
   definition: TableDefinition;
 }
 
-// Only the actions the code calls. No Scan: every list is a Query (docs/api.md); no
-// batch actions: the API never batches. Writes include the reads that conditional
+// Only the actions the code calls, item calls on the table only (a route's Query is its own
+// declaration, `queries`). No Scan: every list is a Query (docs/api.md); no batch actions:
+// the API never batches. Writes include the reads that conditional
 // writes and delete-what-belongs-to-it need. A TransactWriteItems is authorised
 // item by item on these same actions (Put → PutItem, Update → UpdateItem,
 // Delete → DeleteItem, ConditionCheck → ConditionCheckItem, which only the
 // 'activity' level and the fan-out hold). The local stand-ins enforce these
 // permissions with an IAM evaluator (infra/local/iam.ts).
-const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:Query'];
+const TABLE_READ = ['dynamodb:GetItem'];
 const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 /**
  * Idempotency-Key records are read, claimed and completed (conditional UpdateItem, which
@@ -79,9 +80,14 @@ export function dataArnsOf(tableArnOf: (role: TableRole) => string, filesBucket:
   return { ...byTableRole((role) => ({ arn: tableArnOf(role), definition: stackTables[role] })), filesBucket };
 }
 
-/** The table and each of its indexes by name: Query on an index needs the index's ARN, and no `index/*` wildcard. */
-function tableResources({ arn, definition }: TableArn): string[] {
-  return [arn, ...[...definition.indexes, ...(definition.localIndexes ?? [])].map((index) => `${arn}/index/${index.name}`)];
+/** What a Query of the target is authorised on: the table's ARN, or the index's (no `index/*` wildcard). */
+function queryArn(target: QueryTarget, arns: DataArns): string {
+  const [role, index] = target.split('/') as [TableRole, string | undefined];
+  const { arn, definition } = arns[role];
+  if (index === undefined) return arn;
+  if (![...definition.indexes, ...(definition.localIndexes ?? [])].some(({ name }) => name === index))
+    throw new Error(`no index ${index} on the ${role} table`);
+  return `${arn}/index/${index}`;
 }
 
 /**
@@ -135,18 +141,15 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
   const { access } = route;
   const permissions: Permission[] = [];
   const table = (level: keyof typeof TABLE_ACCESS | undefined, target: TableArn) => {
-    if (level) permissions.push({ actions: [...TABLE_ACCESS[level]], resources: tableResources(target) });
+    if (level) permissions.push({ actions: [...TABLE_ACCESS[level]], resources: [target.arn] });
   };
   table(access.conversations, arns.conversations);
   table(access.attachments, arns.attachments);
   table(access.uploadSessions, arns.uploadSessions);
-  // A writer of a feed never queries it: the table alone; a reader of the feed also its type and resource indexes.
-  if (access.events)
-    permissions.push({
-      actions: [...EVENTS_ACCESS[access.events]],
-      resources: access.events === 'read' ? tableResources(arns.events) : [arns.events.arn],
-    });
-  if (route.idempotent) permissions.push({ actions: IDEMPOTENCY_ACTIONS, resources: tableResources(arns.idempotency) });
+  if (access.events) permissions.push({ actions: [...EVENTS_ACCESS[access.events]], resources: [arns.events.arn] });
+  if (access.queries?.length)
+    permissions.push({ actions: ['dynamodb:Query'], resources: access.queries.map((target) => queryArn(target, arns)) });
+  if (route.idempotent) permissions.push({ actions: IDEMPOTENCY_ACTIONS, resources: [arns.idempotency.arn] });
   const objectActions = [...new Set(access.files)].filter((action) => action !== 'list');
   if (objectActions.length) {
     permissions.push({

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { Config } from '../../shared/config.js';
-import { byTableRole, type TableRole } from '../../shared/dynamo/tables.js';
+import { byTableRole, type TableRole, tableRoles } from '../../shared/dynamo/tables.js';
 import { logger } from '../../shared/observability.js';
 import { routes } from '../../shared/routes.js';
 import type { Credentials } from '../../shared/s3/signer.js';
@@ -148,9 +148,73 @@ export function functionRoles(
   );
 }
 
+/**
+ * One grant of a role, one action on one resource as its policy names it, with this server's
+ * tables and bucket by the part they play (`table:attachments/index/by_uploader`, `bucket/files/*`):
+ * the same grant on every server, whatever its table prefix.
+ */
+export interface Grant {
+  role: string;
+  action: string;
+  resource: string;
+}
+
+/** Told of each grant a call was allowed by (the tests' least-privilege check records them). */
+export type GrantUsed = (grant: Grant) => void;
+
 /** The evaluator of every function's role over these resources. */
-export function localIam(base: { accessKeyId: string }, resources: LocalResources, override?: GrantsOverride): PolicyEvaluator {
-  return new PolicyEvaluator(functionRoles(base, resources, override), resources.account);
+export function localIam(
+  base: { accessKeyId: string },
+  resources: LocalResources,
+  override?: GrantsOverride,
+  grantUsed?: GrantUsed,
+): PolicyEvaluator {
+  const allowed: AllowedCall | undefined = grantUsed
+    ? (role, request) => {
+        for (const grant of grantsAllowing(role, request, resources)) grantUsed(grant);
+      }
+    : undefined;
+  return new PolicyEvaluator(functionRoles(base, resources, override), resources.account, allowed);
+}
+
+/** Every grant of a role: each action of each permission on each of its resources. */
+export function grantsOf(role: FunctionRole, resources: LocalResources): Grant[] {
+  return role.permissions.flatMap(({ actions, resources: arns }) =>
+    actions.flatMap((action) => arns.map((arn) => ({ role: role.name, action, resource: resourceName(arn, resources) }))),
+  );
+}
+
+/** The grants of the role that allow the request: an action and a resource pattern that match it (conditions aside). */
+export function grantsAllowing(role: FunctionRole, request: AccessRequest, resources: LocalResources): Grant[] {
+  return role.permissions.flatMap(({ actions, resources: arns }) =>
+    actions
+      .filter((action) => wildcardMatch(action, request.action, 'i'))
+      .flatMap((action) =>
+        arns
+          .filter((arn) => wildcardMatch(arn, request.resource))
+          .map((arn) => ({ role: role.name, action, resource: resourceName(arn, resources) })),
+      ),
+  );
+}
+
+/** IAM's wildcards: `*` any run of characters, `?` one; actions compare without case. */
+function wildcardMatch(pattern: string, value: string, flags = ''): boolean {
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replaceAll('*', '.*')
+    .replaceAll('?', '.');
+  return new RegExp(`^${source}$`, flags).test(value);
+}
+
+/** An ARN with this server's tables and bucket named by the part they play; any other (`*`) as it is. */
+function resourceName(arn: string, resources: LocalResources): string {
+  const under = (base: string) => (arn === base || arn.startsWith(`${base}/`) ? arn.slice(base.length) : undefined);
+  for (const role of tableRoles) {
+    const rest = under(tableArn(resources, resources.tables[role]));
+    if (rest !== undefined) return `table:${role}${rest}`;
+  }
+  const inBucket = under(`arn:aws:s3:::${resources.bucket}`);
+  return inBucket === undefined ? arn : `bucket${inBucket}`;
 }
 
 /** A role's permissions as the identity policy the stack attaches (CDK renders each as one Allow statement). */
@@ -187,6 +251,9 @@ export function denialMessage(role: FunctionRole, request: AccessRequest, explic
  * condition keys as given, a key the request lacks does not match). A decision depends only on the
  * role, the action, the resource and the condition keys, so each is made once and kept.
  */
+/** Told of each call a role was allowed. */
+type AllowedCall = (role: FunctionRole, request: AccessRequest) => void;
+
 export class PolicyEvaluator {
   private readonly decisions = new Map<string, Promise<'Allowed' | 'ImplicitlyDenied' | 'ExplicitlyDenied'>>();
   private readonly policies = new Map<FunctionRole, object>();
@@ -196,6 +263,7 @@ export class PolicyEvaluator {
   constructor(
     readonly roles: ReadonlyMap<string, FunctionRole>,
     private readonly account: string,
+    private readonly allowed?: AllowedCall,
   ) {}
 
   /** The role a request signed with this access key acts as; undefined: the base identity, which may do anything. */
@@ -217,6 +285,7 @@ export class PolicyEvaluator {
         return { request, role, explicit, message };
       }
     }
+    for (const request of requests) this.allowed?.(role, request);
     return undefined;
   }
 

@@ -47,6 +47,7 @@ import {
   functionCredentials,
   functionKeyId,
   type GrantsOverride,
+  type GrantUsed,
   localIam,
   type PolicyEvaluator,
   REALTIME_PUBLISHER_FUNCTION,
@@ -94,11 +95,15 @@ export interface LocalApiOptions {
   keepAliveMs?: number;
   /** The stream consumers' timeout, from which their time budget is drawn; default Lambda's (CONSUMER_TIMEOUT_SECONDS). */
   consumerTimeoutMs?: number;
+  /** How long after an item's expiry the TTL stand-in deletes it (infra/local/time-to-live.ts); default 0. Tests wait long. */
+  timeToLiveDelayMs?: number;
   /**
    * The functions' permissions the local DynamoDB and S3 enforce, from those the stack grants
    * (infra/local/iam.ts); default: as granted. A test takes one away to prove what needs it.
    */
   grants?: GrantsOverride;
+  /** Told of each grant a function's call was allowed by (the integration lane's check that every grant is used). */
+  grantUsed?: GrantUsed;
   /** One id for every request (requestContext.requestId), as sam local gives; default: a new one per request, as API Gateway. */
   requestId?: string;
 }
@@ -137,7 +142,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const dynamodb = await provideDynamodb(options, server, configured, stoppers);
     // Every function's role as the stack grants it over this server's tables and bucket, enforced by both stand-ins.
     const resources = { account: LOCAL_ACCOUNT, region: server.region, tables: dynamodb.tables, bucket: configured.filesBucket };
-    const iam = localIam(server.credentials, resources, options.grants);
+    const iam = localIam(server.credentials, resources, options.grants, options.grantUsed);
     const functionsDynamodb = await enforceDynamodbIam(server, dynamodb, iam, stoppers);
     const s3Endpoint = server.env.S3_ENDPOINT || (await startFilesStandIn(options, server, configured, iam, stoppers));
     const authSecret = server.env.AUTH_SECRET || localSecret(options.dataDirectory);
@@ -179,6 +184,7 @@ interface ServerSettings {
   functionTimeoutMs: number;
   /** The stream consumers' timeout, from which their time budget is drawn. */
   consumerTimeoutMs: number;
+  timeToLiveDelayMs: number;
   env: Environment;
   region: string;
   credentials: { accessKeyId: string; secretAccessKey: string };
@@ -194,6 +200,7 @@ function serverSettings(options: LocalApiOptions): ServerSettings {
     host: options.host ?? '127.0.0.1',
     functionTimeoutMs: options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000,
     consumerTimeoutMs: options.consumerTimeoutMs ?? CONSUMER_TIMEOUT_SECONDS * 1000,
+    timeToLiveDelayMs: options.timeToLiveDelayMs ?? 0,
     env,
     region: env.AWS_REGION ?? 'us-east-1',
     credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' },
@@ -472,6 +479,7 @@ function startTimeToLiveStandIn(server: ServerSettings, dynamodb: LocalDynamodb)
     region: server.region,
     credentials: server.credentials,
     table: { name: dynamodb.tables.attachments, definition: stackTables.attachments },
+    delayMs: server.timeToLiveDelayMs,
     functionTimeoutMs: server.functionTimeoutMs,
   });
 }

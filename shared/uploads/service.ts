@@ -26,7 +26,10 @@ import { planParts } from './part-plan.js';
 const BUSY_WAIT_MS = 10_000;
 const BUSY_POLL_MS = 100;
 
-/** What the sessions need of the conversations and the attachments. */
+/**
+ * What a completion needs of the conversations and the attachments. A parameter of start (the
+ * conversations) and complete, not wiring: get, sign-parts and abort bundle neither service.
+ */
 export interface SessionNeighbours extends MemberConversations {
   getAttachment(caller: Caller, id: string): Promise<Attachment>;
   /** The uploader's view of the attachment, with its file_url minted now. */
@@ -62,16 +65,15 @@ export class UploadSessionService {
   constructor(
     private readonly sessions: UploadSessionStore,
     private readonly files: MultipartFileStore,
-    private readonly neighbours: SessionNeighbours,
     private readonly settings: SessionSettings,
     /** "Now" for creation and expiry: the Composition's, so tests move time instead of sleeping. */
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async start(caller: Caller, request: SessionRequest): Promise<UploadSession> {
+  async start(caller: Caller, request: SessionRequest, conversations: MemberConversations): Promise<UploadSession> {
     if (
       request.conversation_id !== undefined &&
-      !(await this.neighbours.memberConversation(caller, request.conversation_id, 'conversation_id'))
+      !(await conversations.memberConversation(caller, request.conversation_id, 'conversation_id'))
     ) {
       throw new ReferenceMissing('conversation_id', `No such conversation: ${request.conversation_id}`);
     }
@@ -133,15 +135,21 @@ export class UploadSessionService {
    * transaction closes the session; every other caller answers the attachment
    * it created.
    */
-  async complete(caller: Caller, id: string, parts: readonly CompletedPart[], sniffer: Sniffer): Promise<Attachment> {
+  async complete(
+    caller: Caller,
+    id: string,
+    parts: readonly CompletedPart[],
+    sniffer: Sniffer,
+    neighbours: SessionNeighbours,
+  ): Promise<Attachment> {
     const { userId } = caller;
     const record = await this.load(userId, id);
     // A repeat answers the user's own attachment, group or not (it is theirs to get).
-    if (record.status === 'completed') return this.neighbours.getAttachment(caller, record.attachment_id);
+    if (record.status === 'completed') return neighbours.getAttachment(caller, record.attachment_id);
     const now = this.clock();
     assertOpen(record, now);
     // Before S3 assembles anything: a refusal leaves the session pending, to complete again as a member or to expire.
-    const side = record.conversation_id === null ? undefined : await this.neighbours.memberConversation(caller, record.conversation_id);
+    const side = record.conversation_id === null ? undefined : await neighbours.memberConversation(caller, record.conversation_id);
     // Gone meanwhile: the file can go nowhere. (Gone later still, the completing transaction finds it, below.)
     if (record.conversation_id !== null && !side) {
       await this.files.abortMultipart(keyOf(userId, record), record.upload_id);
@@ -154,12 +162,12 @@ export class UploadSessionService {
     if (typeof assembly === 'object') throw partsRefused(assembly.message);
     const size = await this.files.sizeOf(key);
     // Gone even right after S3 assembled it: an abort, or the cleanup of a session removed meanwhile, took it away.
-    if (size === undefined) return this.afterVanishedUpload(caller, id);
+    if (size === undefined) return this.afterVanishedUpload(caller, id, neighbours);
     if (size !== record.file_size) return this.refuse(userId, record, sizeMismatch(record.file_size, size));
 
     const firstBytes = await this.files.firstBytes(key, sniffer.bytesNeeded);
     // Gone between the size and the bytes: the same race, one step later.
-    if (firstBytes === undefined) return this.afterVanishedUpload(caller, id);
+    if (firstBytes === undefined) return this.afterVanishedUpload(caller, id, neighbours);
     const sniffed = await sniffer.sniff(firstBytes);
     const attachment: AttachmentRecord = {
       id: record.attachment_id,
@@ -174,11 +182,11 @@ export class UploadSessionService {
       file_key: key,
     };
     const outcome = await this.sessions.complete(userId, id, attachment, caller.requestId);
-    if (outcome === 'completed') return this.neighbours.relink(attachment);
+    if (outcome === 'completed') return neighbours.relink(attachment);
     if (outcome === 'conversation_missing') return this.refuse(userId, record, conversationGone(record.conversation_id ?? ''));
     // Someone else closed the session meanwhile: a concurrent complete (answer its attachment) or an abort.
     const current = await this.sessions.get(userId, id);
-    if (current?.status === 'completed') return this.neighbours.getAttachment(caller, current.attachment_id);
+    if (current?.status === 'completed') return neighbours.getAttachment(caller, current.attachment_id);
     await this.discardFile(key, id);
     if (current?.status === 'failed' && current.failure) throw sessionFailed(current.failure);
     throw new NotFound('upload_session', id);
@@ -190,10 +198,10 @@ export class UploadSessionService {
    * the removal of the session record (and its cleanup) took them, or S3's
    * lifecycle rule aborted an expired upload.
    */
-  private async afterVanishedUpload(caller: Caller, id: string): Promise<Attachment> {
+  private async afterVanishedUpload(caller: Caller, id: string, neighbours: SessionNeighbours): Promise<Attachment> {
     for (let waited = 0; ; waited += BUSY_POLL_MS) {
       const current = await this.load(caller.userId, id);
-      if (current.status === 'completed') return this.neighbours.getAttachment(caller, current.attachment_id);
+      if (current.status === 'completed') return neighbours.getAttachment(caller, current.attachment_id);
       assertOpen(current, this.clock());
       // Another completion still assembling: contention (429, retry shortly), and an Idempotency-Key is freed for the retry.
       if (waited >= BUSY_WAIT_MS) throw new WriteContention();

@@ -1,6 +1,7 @@
 import { join, relative } from 'node:path';
 import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bundledFunctions } from '../../bench/bundles.js';
 import {
   fanOutFunction,
   realtimeAuthorizerFunction,
@@ -26,6 +27,28 @@ async function buildAll(): Promise<Metafile> {
     logLevel: 'silent',
   });
   return metafile;
+}
+
+/**
+ * Over their budget, each with what it carries that the others do not, and the most it may weigh (minified
+ * bytes) until that is cut: it may not grow meanwhile, and once under the budget it leaves this list.
+ */
+const OVER_BUDGET: Readonly<Record<string, { ceiling: number; why: string }>> = {
+  'functions/attachments/upload.ts': {
+    ceiling: 370_000,
+    why: "busboy (21 KB) and mime's table (39 KB: file_type from any mime-db extension, as the contract says)",
+  },
+  'functions/upload-sessions/start.ts': { ceiling: 343_000, why: "mime's table (39 KB), as the upload" },
+  'functions/upload-sessions/complete.ts': { ceiling: 382_000, why: 'file-type with its tokenizers (~72 KB: ~150 formats by their bytes)' },
+};
+
+/** Each function's bundle, minified, in bytes. */
+function sizesOf(metafile: Metafile): Map<string, number> {
+  return new Map(
+    Object.values(metafile.outputs)
+      .filter((output) => output.entryPoint)
+      .map((output) => [relative(REPOSITORY_ROOT, join(REPOSITORY_ROOT, output.entryPoint!)), output.bytes]),
+  );
 }
 
 /** How each module the bundles leave out is imported, over every function the stack deploys. */
@@ -57,6 +80,17 @@ describe('function bundles', () => {
     metafile = await buildAll();
   });
 
+  // A bundle's size is its cold start's first cost (docs/performance.md, "Bundles"): measured, not guessed.
+  it('weigh at most their budget, 300 KB minified (the authorizers 100 KB), and the listed ones no more than their ceiling', () => {
+    const sizes = sizesOf(metafile);
+    const over = bundledFunctions()
+      .filter(({ entry }) => ENTRIES.includes(entry))
+      .filter(({ entry, limitBytes }) => sizes.get(entry)! > limitBytes)
+      .map(({ entry }) => entry);
+    expect(over.sort()).toEqual(Object.keys(OVER_BUDGET).sort());
+    for (const [entry, { ceiling }] of Object.entries(OVER_BUDGET)) expect(sizes.get(entry), entry).toBeLessThanOrEqual(ceiling);
+  });
+
   it('leave out only modules the SDK loads with import(), on paths the functions never take', () => {
     for (const [name, seen] of importsOfExternals(metafile)) {
       // Each is imported somewhere (else the entry is dead) and only dynamically (a static import would fail at load).
@@ -86,6 +120,14 @@ describe('function bundles', () => {
     expect(upload).toEqual(expect.arrayContaining(['shared/s3/bucket.ts', 'shared/attachments/uploads.ts']));
     expect(upload).not.toContain('shared/attachments/leftovers.ts');
     expect(ownModulesOf(metafile, 'functions/authorizer.ts')).not.toContain('shared/app.ts');
+    // Only start and complete ask the conversations (and complete the attachments) of a session.
+    for (const entry of [
+      'functions/upload-sessions/get.ts',
+      'functions/upload-sessions/sign-parts.ts',
+      'functions/upload-sessions/abort.ts',
+    ])
+      for (const absent of ['shared/conversations/service.ts', 'shared/attachments/service.ts'])
+        expect(ownModulesOf(metafile, entry), `${entry}: ${absent}`).not.toContain(absent);
     // The fan-out writes conversations only: no S3 module in its bundle.
     const fanOut = ownModulesOf(metafile, fanOutFunction.entry);
     expect(fanOut).toContain('shared/conversations/fan-out.ts');

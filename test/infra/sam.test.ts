@@ -4,9 +4,13 @@ import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
+import { readLocalSettings } from '../../infra/local/server-settings.js';
 import { bundleLayout } from '../../infra/stack/bundling.js';
 import { readConfig } from '../../shared/config.js';
+import { REALTIME_PATH } from '../../shared/realtime/channel.js';
+import { realtimeEndpoint } from '../../shared/realtime/endpoint.js';
 import { routes } from '../../shared/routes.js';
+import type { Json } from '../support/api.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
 // What `sam local start-api -t cdk.out/<Stack>.template.json` needs of each
@@ -79,7 +83,33 @@ describe('infra/stack/sam-env.json', () => {
     expect(samEnv.Parameters.DYNAMODB_ENDPOINT).toMatch(/^http:\/\/host\.docker\.internal:\d+$/);
     expect(samEnv.Parameters.S3_ENDPOINT).toMatch(/^http:\/\/host\.docker\.internal:\d+$/);
   });
+
+  // SAM cannot resolve the Event API's attributes (Fn::GetAtt of an AppSync Api) and blanks them: without
+  // sam-env.json's values GET /v1/realtime answered 500. Its clients are on the host, so npm start's own endpoint.
+  it("gives the functions told the Event API npm start's real-time endpoint, as the host reaches it", () => {
+    const told = declared('REALTIME_URL');
+    expect(told.length).toBeGreaterThan(0);
+    const { port } = readLocalSettings({});
+    for (const [id, { Properties }] of told) {
+      const endpoint = realtimeEndpoint(readConfig(samEnvironment(Properties.Environment.Variables, samEnv.Parameters)), 'user_1');
+      expect({ url: endpoint.url, host: endpoint.host }, id).toEqual({
+        url: `ws://127.0.0.1:${port}${REALTIME_PATH}`,
+        host: `127.0.0.1:${port}`,
+      });
+    }
+  });
 });
+
+/**
+ * The environment `sam local` runs a function with: the template's variables, a value SAM cannot resolve
+ * (an intrinsic function other than a parameter's Ref) blanked, then --env-vars' global `Parameters` over the
+ * variables the function declares (samcli/local/lambdafn/env_vars.py).
+ */
+function samEnvironment(declared: Record<string, Json>, overrides: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(declared).map(([name, value]) => [name, overrides[name] ?? (typeof value === 'string' ? value : '')]),
+  );
+}
 
 /** Loads the bundles in plain Node, as the Lambda runtime does (not through the test runner's transform). */
 function exportedTypes(handlers: { file: string; exportName: string }[]): string[] {

@@ -367,6 +367,36 @@ describe('GET /v1/events', () => {
   });
 });
 
+describe('events past the 30-day window that TTL has not removed yet', () => {
+  // DynamoDB deletes expired items within days, and the local TTL stand-in runs on no events table: stored, they
+  // are read by the type and resource indexes' Queries too, which must leave them out as the feed's own does.
+  it('are left out of the feed filtered by one type (by_type) and by a resource (by_resource), and are 404 by id', async () => {
+    const user = newUser();
+    await created(user, { contact_id: 'old' });
+    clock.now = START + 20 * 86_400;
+    const { body: recent } = await created(user, { contact_id: 'recent' });
+    clock.now = START + EVENT_RETENTION_SECONDS + 86_400;
+    try {
+      const stored = await new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => START).list(user, undefined, {
+        limit: 10,
+      });
+      expect(stored.page.data).toHaveLength(2);
+      const expired = stored.page.data.at(-1)!.event;
+      for (const filter of ['type=conversation.created', 'type=conversation.*']) {
+        const listed = await t().call(user, 'GET', `/v1/events?${filter}`);
+        expect(listed.status, filter).toBe(200);
+        expect(
+          listed.body.data.map((event: FeedEvent) => event.data.object.id),
+          filter,
+        ).toEqual([recent.id]);
+      }
+      expect((await t().call(user, 'GET', `/v1/events/${expired.id}`)).status).toBe(404);
+    } finally {
+      clock.now = START;
+    }
+  });
+});
+
 describe('a feed that only grows at its head', () => {
   it('several writers changing one user’s conversations while a reader syncs with ending_before: the reader sees every event, one per acknowledged change', async () => {
     const user = newUser();

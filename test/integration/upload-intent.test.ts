@@ -24,7 +24,8 @@ import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
  * server runs DynamoDB's TTL for it: infra/local/time-to-live.ts).
  */
 const FUNCTION_TIMEOUT_MS = 6_000;
-const faultyApi = faultyApiForFile({ functionTimeoutMs: FUNCTION_TIMEOUT_MS });
+// What the intent's deletion by TTL then does is what these tests prove: deleted at its expiry, not an hour late.
+const faultyApi = faultyApiForFile({ functionTimeoutMs: FUNCTION_TIMEOUT_MS, timeToLiveDelayMs: 0 });
 let f: FaultyApi;
 beforeEach(() => {
   f = faultyApi();

@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import { type LocalApi, type LocalApiOptions, startLocalApi } from '../../infra/local/server.js';
 import { encode, read } from '../../infra/smoke/client.js';
 import { signToken } from '../../shared/auth/tokens.js';
+import { recordGrantsIn } from './grants-used.js';
 import { OpenApiContract } from './openapi-contract.js';
 import { workerDynamodb } from './workers.js';
 
@@ -50,8 +51,21 @@ export interface TestTokenClaims {
   groups?: readonly string[];
 }
 
+/**
+ * DynamoDB deletes expired items within days and until then returns them: the tests' servers delete them an
+ * hour late, past any test, so every read that relies on expiry must leave them out itself. A test of what
+ * the deletion then does (its REMOVE on the stream) asks for 0 and says why.
+ */
+export const TEST_TIME_TO_LIVE_DELAY_MS = 3_600_000;
+
 export async function startTestApi(options: LocalApiOptions = {}): Promise<TestApi> {
-  const api = await startLocalApi({ port: 0, sharedDynamodb: sharedDynamodb(), ...options });
+  const api = await startLocalApi({
+    port: 0,
+    sharedDynamodb: sharedDynamodb(),
+    grantUsed: recordGrantsIn(inject('grantsDirectory')),
+    timeToLiveDelayMs: TEST_TIME_TO_LIVE_DELAY_MS,
+    ...options,
+  });
   const tokens = new Map<string, string>();
   const { groupsClaim } = api;
   const token = async (userId: string, { ttlSeconds = 3600, groups }: TestTokenClaims = {}) => {

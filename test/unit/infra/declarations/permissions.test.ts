@@ -18,40 +18,35 @@ const arns: DataArns = {
 };
 
 describe('permissions from a route access declaration', () => {
-  it('lets a reader get and query the table and each of its indexes by name, and nothing more', () => {
+  it('lets a reader get items of the table, and no index: item calls are authorised on the table only', () => {
     expect(permissionsFor({ access: { conversations: 'read' } }, arns)).toEqual([
-      {
-        actions: ['dynamodb:GetItem', 'dynamodb:Query'],
-        resources: ['arn:conversations', ...conversationsTable.indexes.map((index) => `arn:conversations/index/${index.name}`)],
-      },
+      { actions: ['dynamodb:GetItem'], resources: ['arn:conversations'] },
     ]);
+  });
+
+  it('lets a route query exactly the tables and indexes it declares, by name, and refuses an index the table has not', () => {
+    expect(permissionsFor({ access: { queries: ['events', 'events/by_type'] } }, arns)).toEqual([
+      { actions: ['dynamodb:Query'], resources: ['arn:events', 'arn:events/index/by_type'] },
+    ]);
+    expect(() => permissionsFor({ access: { queries: ['attachments/by_type'] } }, arns)).toThrow(
+      'no index by_type on the attachments table',
+    );
   });
 
   it('lets an updater read and update existing items, but not put, delete or scan', () => {
     const [grant] = permissionsFor({ access: { conversations: 'update' } }, arns);
-    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
   });
 
   it('lets a file added to a conversation read it, update it, or only check it in a transaction (ConditionCheckItem), but not put or delete', () => {
     const [grant] = permissionsFor({ access: { conversations: 'activity' } }, arns);
-    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem']);
+    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem']);
   });
 
-  it('lets a writer also put, update and delete, and nothing the code never calls (scan, batches, condition checks)', () => {
+  it('lets a writer also put, update and delete, and nothing the code never calls (queries, scan, batches, condition checks)', () => {
     const [grant] = permissionsFor({ access: { attachments: 'write' } }, arns);
-    expect(grant!.actions).toEqual([
-      'dynamodb:GetItem',
-      'dynamodb:Query',
-      'dynamodb:PutItem',
-      'dynamodb:UpdateItem',
-      'dynamodb:DeleteItem',
-    ]);
-    expect(grant!.resources).toEqual([
-      'arn:attachments',
-      'arn:attachments/index/by_uploader',
-      'arn:attachments/index/by_thread',
-      'arn:attachments/index/by_conversation',
-    ]);
+    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
+    expect(grant!.resources).toEqual(['arn:attachments']);
   });
 
   it('gives idempotent routes their key records (read, claimed and completed by update, released; never put whole) and others none', () => {

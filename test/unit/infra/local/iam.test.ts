@@ -233,6 +233,16 @@ describe("the functions' roles, evaluated", () => {
     expect(await without.denial(without.roleOf(functionKeyId(base, FAN_OUT_FUNCTION))!, check)).toBeDefined();
   });
 
+  it('tells each grant an allowed call used, named by the part its table or bucket plays, whatever the server names them', async () => {
+    const used: string[] = [];
+    const recording = localIam(base, resources, undefined, ({ role, action, resource }) => used.push(`${role} ${action} ${resource}`));
+    const as = (name: string) => recording.roleOf(functionKeyId(base, name))!;
+    await recording.denial(as(FAN_OUT_FUNCTION), accessRequests('Query', { TableName: 'p_conversations', IndexName: 'by_thread' }, at));
+    await recording.denial(as(FAN_OUT_FUNCTION), accessRequests('Query', { TableName: 'p_conversations' }, at));
+    await recording.denial(as(CLEANUP_FUNCTION), s3AccessRequests('DELETE', 'files-bucket', 'files/u/a/b', {}, {}));
+    expect(used).toEqual(['FanOut dynamodb:Query table:conversations/index/by_thread', 'Cleanup s3:DeleteObject bucket/files/*']);
+  });
+
   it('renders a permission as the stack does: one Allow statement, its conditions as given', () => {
     expect(
       policyDocument([

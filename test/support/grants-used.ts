@@ -1,0 +1,90 @@
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { functionRoles, type Grant, type GrantUsed, grantsOf, type LocalResources } from '../../infra/local/iam.js';
+import { byTableRole } from '../../shared/dynamo/tables.js';
+
+/**
+ * Least privilege, proven over the integration lane: every test server tells
+ * which grants its functions' calls were allowed by (infra/local/iam.ts), each
+ * worker appends them to a file of its own in the run's folder, and once the
+ * whole lane has run, a grant no call used fails the run unless it is listed
+ * below with why no test can reach it.
+ */
+export const UNUSED_GRANTS: Readonly<Record<string, string>> = {
+  ...forEach(
+    ['CreateConversation', 'UploadAttachment', 'StartUploadSession', 'CompleteUploadSession'],
+    (route) => `${route} dynamodb:DeleteItem table:idempotency`,
+    'removes a record past its 24 hours before the key is claimed anew (DynamoIdempotencyStore.removeExpired): ' +
+      "the service's clock is the system's, which a test over HTTP cannot move (idempotency-store.test.ts proves it on the store)",
+  ),
+  'CompleteUploadSession s3:ListBucket bucket':
+    'a completion whose file an abort took away answers 404, not 403 (S3 checks ListBucket): local-iam.test.ts proves it with the grant taken away',
+  'StartUploadSession s3:AbortMultipartUpload bucket/files/*':
+    "the session's record could not be written after S3 started its upload: the upload is aborted (UploadSessionService.start)",
+  // The 'write' level grants every item call on its table; these routes make fewer. Not narrowed per route yet:
+  // each needs its code paths read, not only the lane's calls (an untested error path would be refused on AWS).
+  ...forEach(
+    [
+      'AbortUploadSession dynamodb:PutItem table:uploadSessions',
+      'AbortUploadSession dynamodb:UpdateItem table:uploadSessions',
+      'CompleteUploadSession dynamodb:DeleteItem table:attachments',
+      'CompleteUploadSession dynamodb:UpdateItem table:attachments',
+      'CompleteUploadSession dynamodb:DeleteItem table:uploadSessions',
+      'CompleteUploadSession dynamodb:PutItem table:uploadSessions',
+      'CreateConversation dynamodb:DeleteItem table:conversations',
+      'CreateConversation dynamodb:UpdateItem table:conversations',
+      'DeleteAttachment dynamodb:PutItem table:attachments',
+      'DeleteAttachment dynamodb:UpdateItem table:attachments',
+      'DeleteConversation dynamodb:PutItem table:conversations',
+      'DeleteConversation dynamodb:UpdateItem table:conversations',
+      'StartUploadSession dynamodb:DeleteItem table:uploadSessions',
+      'StartUploadSession dynamodb:GetItem table:uploadSessions',
+      'StartUploadSession dynamodb:UpdateItem table:uploadSessions',
+      'UpdateAttachment dynamodb:DeleteItem table:attachments',
+      'UpdateAttachment dynamodb:PutItem table:attachments',
+      'UpdateConversation dynamodb:DeleteItem table:conversations',
+      'UpdateConversation dynamodb:PutItem table:conversations',
+      'UploadAttachment dynamodb:UpdateItem table:attachments',
+    ],
+    (grant) => grant,
+    "the table's 'write' level (infra/declarations/permissions.ts), not yet narrowed to the route's own item calls",
+  ),
+};
+
+function forEach<T>(items: readonly T[], key: (item: T) => string, reason: string): Record<string, string> {
+  return Object.fromEntries(items.map((item) => [key(item), reason]));
+}
+
+/** The stream reads the roles carry are CDK's grants (infra/local/iam.ts, streamReadPermissions), not infra/declarations/permissions.ts's. */
+const STREAM_READS = new Set(['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams']);
+
+const keyOf = ({ role, action, resource }: Grant) => `${role} ${action} ${resource}`;
+
+const recorded = new Set<string>();
+
+/** Appends each grant not yet told by this worker to its file in `directory`. */
+export function recordGrantsIn(directory: string): GrantUsed {
+  return (grant) => {
+    const key = keyOf(grant);
+    if (recorded.has(key)) return;
+    recorded.add(key);
+    appendFileSync(join(directory, `${process.pid}.txt`), `${key}\n`);
+  };
+}
+
+/** Every grant of infra/declarations/permissions.ts the local IAM enforces, named as the recording names them. */
+export function everyGrant(): string[] {
+  const resources: LocalResources = { account: '000000000000', region: 'us-east-1', tables: byTableRole((role) => role), bucket: 'files' };
+  const roles = functionRoles({ accessKeyId: 'local' }, resources);
+  const grants = [...roles.values()].flatMap((role) => grantsOf(role, resources)).filter(({ action }) => !STREAM_READS.has(action));
+  return [...new Set(grants.map(keyOf))].sort();
+}
+
+/** What the lane's calls left unused, and what the list says is unused but was used (a stale reason). */
+export function unusedGrants(directory: string): { unused: string[]; usedAfterAll: string[] } {
+  const used = new Set(readdirSync(directory).flatMap((file) => readFileSync(join(directory, file), 'utf8').split('\n').filter(Boolean)));
+  return {
+    unused: everyGrant().filter((grant) => !used.has(grant) && !(grant in UNUSED_GRANTS)),
+    usedAfterAll: Object.keys(UNUSED_GRANTS).filter((grant) => used.has(grant)),
+  };
+}
