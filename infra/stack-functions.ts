@@ -23,6 +23,9 @@ export const REALTIME_AUTHORIZER_ENTRY = 'functions/realtime-authorizer.ts';
 /** The function that pushes a hint per new event to its user's channel, fed by the events table's stream. */
 export const REALTIME_PUBLISHER_ENTRY = 'functions/realtime-publisher.ts';
 
+/** The preview worker: a pending preview settled from the file's bytes, fed by the previews queue (shared/previews/). */
+export const PREVIEW_ENTRY = 'functions/preview.ts';
+
 /** A function the stack deploys: its name (the construct's id, so the Lambda function's and its role's) and handler module. */
 export interface StackFunction {
   name: string;
@@ -35,6 +38,7 @@ export const fanOutFunction = { name: 'FanOut', entry: FAN_OUT_ENTRY } as const 
 export const eventDetailFunction = { name: 'EventDetail', entry: EVENT_DETAIL_ENTRY } as const satisfies StackFunction;
 export const realtimePublisherFunction = { name: 'RealtimePublisher', entry: REALTIME_PUBLISHER_ENTRY } as const satisfies StackFunction;
 export const realtimeAuthorizerFunction = { name: 'RealtimeAuthorizer', entry: REALTIME_AUTHORIZER_ENTRY } as const satisfies StackFunction;
+export const previewFunction = { name: 'Previews', entry: PREVIEW_ENTRY } as const satisfies StackFunction;
 
 /**
  * Every function the stack deploys: one per route, then the others. What
@@ -49,6 +53,7 @@ export const stackFunctions: readonly StackFunction[] = [
   eventDetailFunction,
   realtimePublisherFunction,
   realtimeAuthorizerFunction,
+  previewFunction,
 ];
 
 /**
@@ -81,3 +86,10 @@ export const CONSUMER_TIMEOUT_SECONDS = 900;
  * what reads them does not load aws-cdk-lib.
  */
 export const FUNCTION_SETTINGS = { memoryMb: 512, architecture: 'arm64' } as const;
+
+/**
+ * The preview worker's memory: sized from its peak (bench/, "previews"; docs/performance.md) for the
+ * largest image it takes, a file of PREVIEW_MAX_BYTES read whole beside libvips' working set. At 1,769 MB
+ * Lambda gives a whole vCPU, which the decode uses.
+ */
+export const PREVIEW_MEMORY_MB = 2048;

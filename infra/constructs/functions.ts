@@ -12,7 +12,7 @@ import {
   StartingPosition,
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
@@ -23,11 +23,12 @@ import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import { tableVariables } from '../../shared/config.js';
 import { CHANGES_FILTER_PATTERN } from '../../shared/conversations/fan-out.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
-import { FILES_PREFIX } from '../../shared/files/keys.js';
+import { FILES_PREFIX, PREVIEWS_PREFIX } from '../../shared/files/keys.js';
+import { PREVIEW_BATCH_SIZE, PREVIEW_TIMEOUT_SECONDS } from '../../shared/previews/delivery.js';
 import { type Route, routes } from '../../shared/routes.js';
 import type { FilterPattern } from '../../shared/stream-records.js';
-import { bundleLayout, bundleSettings } from '../bundling.js';
-import { cleanupPermissions, dataArnsOf, fanOutPermissions, permissionsFor } from '../permissions.js';
+import { bundleLayout, bundleSettings, installSharp } from '../bundling.js';
+import { cleanupPermissions, dataArnsOf, fanOutPermissions, permissionsFor, previewWorkerPermissions } from '../permissions.js';
 import { REPOSITORY_ROOT } from '../repository.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
 import type { AuthSettings, StackSettings } from '../settings.js';
@@ -39,11 +40,14 @@ import {
   FUNCTION_SETTINGS,
   FUNCTION_TIMEOUT_SECONDS,
   fanOutFunction,
+  PREVIEW_MEMORY_MB,
+  previewFunction,
   realtimeAuthorizerFunction,
   realtimePublisherFunction,
 } from '../stack-functions.js';
 import type { Data } from './data.js';
 import { deadLettersWithAlarm, STREAM_RETRY_ATTEMPTS } from './dead-letters.js';
+import { previewQueue } from './previews.js';
 import { removalPolicyFor } from './removal-policy.js';
 
 /** Node.js 24; infra/bundling.ts targets the same Node version. */
@@ -83,6 +87,12 @@ export class Functions extends Construct {
   /** Stream batches the publisher could not push after its retries; the alarm fires on the first. */
   readonly realtimePublisherDeadLetters: Queue;
   readonly realtimePublisherAlarm: Alarm;
+  /** The preview worker, fed by the previews queue, which the fan-out fills. */
+  readonly previews: NodejsFunction;
+  readonly previewRequests: Queue;
+  /** Preview requests that failed every delivery; the alarm fires on the first. */
+  readonly previewDeadLetters: Queue;
+  readonly previewAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -105,6 +115,10 @@ export class Functions extends Construct {
       S3_ENDPOINT: '',
     };
     const arns = dataArnsOf((role) => data[role].tableArn, data.files.bucketArn);
+    const previews = previewQueue(this, removalPolicy);
+    this.previewRequests = previews.queue;
+    this.previewDeadLetters = previews.deadLetters;
+    this.previewAlarm = previews.alarm;
 
     const filesBucketId = Stack.of(this).getLogicalId(data.files.node.defaultChild as CfnBucket);
     for (const route of routes) {
@@ -116,6 +130,7 @@ export class Functions extends Construct {
           reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
         });
       }
+      if (route.access.files?.includes('get')) acknowledgeThumbnailKeys(roleOf(fn), filesBucketId);
       this.byRoute.set(route, fn);
     }
 
@@ -140,10 +155,14 @@ export class Functions extends Construct {
     this.cleanupAlarm = cleanupFeed.alarm;
 
     // Attachment changes reaching the other members of their thread (their events, their activity, a contact's new side), from the attachments stream.
-    this.fanOut = this.lambda(fanOutFunction.name, fanOutFunction.entry, environment, removalPolicy, {
-      timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
-    });
-    for (const permission of fanOutPermissions(arns)) this.fanOut.addToRolePolicy(new PolicyStatement(permission));
+    this.fanOut = this.lambda(
+      fanOutFunction.name,
+      fanOutFunction.entry,
+      { ...environment, PREVIEW_QUEUE_URL: previews.queue.queueUrl },
+      removalPolicy,
+      { timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS) },
+    );
+    for (const permission of fanOutPermissions(arns, previews.queue.queueArn)) this.fanOut.addToRolePolicy(new PolicyStatement(permission));
     const fanOutFeed = this.streamFeed('FanOut', this.fanOut, {
       tables: [data.attachments],
       // Uploads, renames and removals: each reaches the other members' feeds. The local stream poller applies the same filter.
@@ -154,6 +173,33 @@ export class Functions extends Construct {
     });
     this.fanOutDeadLetters = fanOutFeed.deadLetters;
     this.fanOutAlarm = fanOutFeed.alarm;
+
+    // Previews of new images, from the queue the fan-out fills; sharp's native binary for the functions' architecture rides in the asset.
+    this.previews = this.lambda(
+      previewFunction.name,
+      previewFunction.entry,
+      { ...environment, PREVIEW_MAX_BYTES: String(settings.previewMaxBytes) },
+      removalPolicy,
+      { timeout: Duration.seconds(PREVIEW_TIMEOUT_SECONDS), memorySize: PREVIEW_MEMORY_MB },
+      {
+        ...nodejsBundling,
+        commandHooks: {
+          ...layoutHooks,
+          afterBundling: (input, output) => [
+            ...layoutHooks.afterBundling(input, output),
+            installSharp(output, FUNCTION_SETTINGS.architecture),
+          ],
+        },
+      },
+    );
+    for (const permission of previewWorkerPermissions(arns)) this.previews.addToRolePolicy(new PolicyStatement(permission));
+    Validations.of(roleOf(this.previews)).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
+      reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
+    });
+    acknowledgeThumbnailKeys(roleOf(this.previews), filesBucketId);
+    // Each request on its own: it holds an image in memory; a failed one alone is delivered again.
+    this.previews.addEventSource(new SqsEventSource(previews.queue, { batchSize: PREVIEW_BATCH_SIZE, reportBatchItemFailures: true }));
 
     this.eventDetail = this.lambda(eventDetailFunction.name, eventDetailFunction.entry, {}, removalPolicy);
 
@@ -225,7 +271,8 @@ export class Functions extends Construct {
     entry: string,
     environment: Record<string, string>,
     removalPolicy: RemovalPolicy,
-    extra: Pick<FunctionOptions, 'paramsAndSecrets' | 'timeout'> = {},
+    extra: Pick<FunctionOptions, 'paramsAndSecrets' | 'timeout' | 'memorySize'> = {},
+    bundling: BundlingOptions = nodejsBundling,
   ): NodejsFunction {
     const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy });
     // An own role without the AWS managed basic-execution policy: logs go to this function's group only.
@@ -247,7 +294,7 @@ export class Functions extends Construct {
       loggingFormat: LoggingFormat.JSON,
       role,
       environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
-      bundling: nodejsBundling,
+      bundling,
       ...extra,
     });
   }
@@ -262,6 +309,12 @@ function authorizerEnvironment(auth: AuthSettings, secret: ISecret | undefined):
   return { AUTH_SECRET_ARN: secret.secretArn, AUTH_SECRET: '', ...claims };
 }
 
+const layoutHooks = {
+  beforeBundling: () => [],
+  beforeInstall: () => [],
+  afterBundling: (_inputDir: string, outputDir: string) => [renameToLayout(outputDir)],
+};
+
 /** infra/bundling.ts in NodejsFunction's terms, built by the local esbuild (no Docker). */
 const nodejsBundling: BundlingOptions = {
   format: bundleSettings.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
@@ -275,11 +328,7 @@ const nodejsBundling: BundlingOptions = {
   logLevel: LogLevel.WARNING,
   bundleAwsSDK: true,
   forceDockerBundling: false,
-  commandHooks: {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (_inputDir, outputDir) => [renameToLayout(outputDir)],
-  },
+  commandHooks: layoutHooks,
 };
 
 /**
@@ -296,6 +345,14 @@ function renameToLayout(outputDir: string): string {
     `fs.writeFileSync(path.join(dir, 'package.json'), Buffer.from('${packageJson}', 'base64'))`,
   ].join('; ');
   return `node -e "${script}" "${outputDir}"`;
+}
+
+/** cdk-nag's wildcard finding on the thumbnails' prefix, for a role that reads or writes thumbnails. */
+function acknowledgeThumbnailKeys(role: IRole, filesBucketId: string): void {
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${PREVIEWS_PREFIX}*]`,
+    reason: "Thumbnail keys derive from their file's key, minted at run time; the previews/ prefix is the narrowest fixed scope.",
+  });
 }
 
 /** A function's own role, which lambda() always gives it. */
