@@ -43,3 +43,6 @@ export const thumbnailKey = (fileKey: string, index: number): string =>
 /** Every key a file's thumbnails may have. */
 export const thumbnailKeys = (fileKey: string): string[] =>
   Array.from({ length: MAX_THUMBNAILS }, (_, index) => thumbnailKey(fileKey, index));
+
+/** Where the thumbnails of every file a user uploaded live. */
+export const userPreviewsPrefix = (userId: string): string => `${PREVIEWS_PREFIX}${userFilesPrefix(userId).slice(FILES_PREFIX.length)}`;

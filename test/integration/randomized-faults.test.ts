@@ -53,7 +53,8 @@ it.concurrent.each(SEEDS)(
   `seed %i: ${OPERATIONS} concurrent operations of users who share threads, under ${MIN_FAULTS}+ injected faults and an S3 outage, leave no broken invariant`,
   async (seed) => {
     // A faulty API (and bucket) per seed: the audit can check every object in the bucket.
-    const f = await startFaultyApi();
+    // A preview request that fails is delivered again after 2 s (the stack's visibility timeout is minutes).
+    const f = await startFaultyApi({ previewVisibilityMs: 2_000 });
     try {
       await runAndAudit(f, seed);
     } finally {
@@ -151,6 +152,10 @@ async function runAndAudit(f: FaultyApi, seed: number) {
       ),
     ),
     statuses: tally(statusesOf(ledger)),
+    previews: {
+      ...tally([...views.values()].flatMap((view) => view.attachments.flatMap((attachment) => attachment.preview?.status ?? []))),
+      deadLetters: f.t.api.previews.deadLetters.length,
+    },
     violations: tally(violations.map((violation) => violation.kind)),
   };
   // Straight to stdout: the suite prints console output only for failing tests, and these figures are the run's report.
@@ -167,5 +172,8 @@ async function runAndAudit(f: FaultyApi, seed: number) {
       expect(faults[proxy][kind], `${proxy} ${kind}`).toBeGreaterThan(0);
   }
   expect(faults.s3.outage).toBeGreaterThan(0);
+  // Images were uploaded and their previews settled under the faults (the audit holds none pending, no thumbnail without its record).
+  expect(Object.keys(figures.previews)).toContain('ready');
+  expect(figures.previews.deadLetters, 'preview requests that failed every delivery').toBe(0);
   expect(figures.violations).toEqual({});
 }
