@@ -2,6 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { type App, previewWorker } from '../shared/app.js';
 import { logger } from '../shared/observability.js';
 import { PREVIEW_DELIVERIES } from '../shared/previews/delivery.js';
+import { renderPreview } from '../shared/previews/render.js';
 import type { PreviewRequest } from '../shared/previews/service.js';
 import { deliveryOf, queueConsumer } from '../shared/queue-consumer.js';
 
@@ -22,7 +23,7 @@ async function makePreview(message: SQSRecord, app: App): Promise<void> {
   }
   const worker = app.use(previewWorker);
   try {
-    const outcome = await worker.make(request);
+    const outcome = await worker.make(request, renderPreview);
     logger.info('preview made', { attachment_id: request.attachment_id, outcome });
   } catch (error) {
     if (deliveryOf(message) < PREVIEW_DELIVERIES) throw error;

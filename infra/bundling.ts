@@ -10,6 +10,13 @@ import { REPOSITORY_ROOT } from './repository.js';
 /** Keep in step with the stack's Lambda runtime (Node.js 24). */
 export const LAMBDA_NODE_TARGET = 'node24';
 
+/**
+ * Native modules no bundle can hold: imported as they are, installed beside
+ * the bundle of the one function that uses them (sharp: the preview worker,
+ * installSharp below; test/infra/bundling.test.ts holds that no other imports it).
+ */
+export const NATIVE_MODULES = ['sharp'] as const;
+
 export const bundleSettings = {
   platform: 'node' as const,
   target: LAMBDA_NODE_TARGET,
@@ -36,8 +43,7 @@ export const bundleSettings = {
     '@aws-sdk/credential-provider-http',
     '@smithy/credential-provider-imds',
     '@smithy/core/event-streams',
-    // Native (libvips): the preview worker's asset holds it installed for Lambda's platform (installSharp).
-    'sharp',
+    ...NATIVE_MODULES,
   ] as string[],
 };
 

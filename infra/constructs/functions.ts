@@ -143,6 +143,7 @@ export class Functions extends Construct {
       id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${FILES_PREFIX}*]`,
       reason: 'Object keys are minted per user and attachment at run time; the files/ prefix is the narrowest fixed scope.',
     });
+    acknowledgeThumbnailKeys(roleOf(this.cleanup), filesBucketId);
     const cleanupFeed = this.streamFeed('Cleanup', this.cleanup, {
       tables: [data.conversations, data.attachments, data.uploadSessions],
       // Only removals: the same filter the local stream poller applies.

@@ -61,3 +61,26 @@ export function previewObject(preview: PreviewRecord | undefined): PreviewObject
 
 /** A preview settled by the worker, what it records in place of `pending`. */
 export type SettledPreview = Exclude<PreviewRecord, { status: 'pending' }>;
+
+/** The file's own failure: it does not decode, is truncated, is too large or is not a previewed format. */
+export class Undecodable extends Error {
+  override readonly name = 'Undecodable';
+}
+
+/** What the worker makes of a file's bytes. */
+export interface RenderedPreview {
+  /** As displayed: EXIF orientation applied. */
+  width: number;
+  height: number;
+  /** ThumbHash, base64. */
+  placeholder: string;
+  /** WebP, smallest first, no metadata. */
+  thumbnails: { width: number; height: number; bytes: Buffer }[];
+}
+
+/**
+ * Decodes bytes into a preview, or throws Undecodable. The worker's handler
+ * passes it in (render.ts, sharp), so that sharp, native and external to
+ * every bundle, is imported by the preview worker's bundle alone.
+ */
+export type Renderer = (bytes: Uint8Array) => Promise<RenderedPreview>;

@@ -1,5 +1,9 @@
-import sharp, { type SharpOptions } from 'sharp';
+import type SharpModule from 'sharp';
+import type { SharpOptions } from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
+import { type Renderer, Undecodable } from './model.js';
+
+export { Undecodable };
 
 /** Over this many pixels an image is refused before any pixel is decoded: a decompression bomb never reaches the decoder. */
 export const MAX_PREVIEW_PIXELS = 100_000_000;
@@ -14,21 +18,6 @@ const PLACEHOLDER_EDGE = 100;
 /** What sharp names the formats the contract previews (AVIF is libheif's). SVG, PDF and the rest are never rendered. */
 const PREVIEWED_FORMATS = new Set(['jpeg', 'png', 'webp', 'gif', 'heif', 'tiff']);
 
-/** The file's own failure: it does not decode, is truncated, is too large or is not a previewed format. */
-export class Undecodable extends Error {
-  override readonly name = 'Undecodable';
-}
-
-export interface RenderedPreview {
-  /** As displayed: EXIF orientation applied. */
-  width: number;
-  height: number;
-  /** ThumbHash, base64. */
-  placeholder: string;
-  /** WebP, smallest first, no metadata. */
-  thumbnails: { width: number; height: number; bytes: Buffer }[];
-}
-
 /**
  * The first frame only (`pages: 1`), the pixel limit enforced by libvips
  * itself too, and a truncated or corrupt file an error rather than grey
@@ -42,7 +31,19 @@ const INPUT: SharpOptions = { pages: 1, limitInputPixels: MAX_PREVIEW_PIXELS, fa
  * (sharp's metadata decodes no pixel), so a bomb or another format is refused
  * before decoding.
  */
-export async function renderPreview(bytes: Uint8Array): Promise<RenderedPreview> {
+/**
+ * sharp, loaded on the first render: its native binary is the deployed
+ * platform's (linux-arm64 in the worker's asset), so importing the bundle
+ * elsewhere (a check of its exports, sam local's emulation) does not load it.
+ */
+let loaded: Promise<typeof SharpModule> | undefined;
+const sharpLibrary = (): Promise<typeof SharpModule> => {
+  loaded ??= import('sharp').then((module) => module.default);
+  return loaded;
+};
+
+export const renderPreview: Renderer = async (bytes) => {
+  const sharp = await sharpLibrary();
   const { width, height } = await displayedSize(bytes);
   const longest = Math.max(width, height);
   const largest = Math.min(LARGEST_EDGE, longest);
@@ -73,7 +74,7 @@ export async function renderPreview(bytes: Uint8Array): Promise<RenderedPreview>
     .toBuffer({ resolveWithObject: true });
   const placeholder = Buffer.from(rgbaToThumbHash(small.info.width, small.info.height, small.data)).toString('base64');
   return { width, height, placeholder, thumbnails };
-}
+};
 
 /** min(320, L), and min(1024, L) when L > 320: never larger than the original, one rendition for a small image. */
 export function renditionEdges(longest: number): number[] {
@@ -83,6 +84,7 @@ export function renditionEdges(longest: number): number[] {
 
 /** The size as displayed, from the header alone; refuses what is not previewed or is over the pixel limit. */
 async function displayedSize(bytes: Uint8Array): Promise<{ width: number; height: number }> {
+  const sharp = await sharpLibrary();
   const metadata = await fileFailure(() => sharp(bytes, INPUT).metadata());
   if (!PREVIEWED_FORMATS.has(metadata.format)) throw new Undecodable(`${metadata.format} is not a previewed format`);
   const frameHeight = metadata.pageHeight ?? metadata.height;

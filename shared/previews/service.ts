@@ -2,8 +2,7 @@ import type { AttachmentRecord, AttachmentStore } from '../attachments/model.js'
 import { thumbnailKey, thumbnailKeys } from '../files/keys.js';
 import type { FileStore, MultipartFileStore } from '../files/model.js';
 import { logger } from '../observability.js';
-import type { SettledPreview } from './model.js';
-import { type RenderedPreview, renderPreview, Undecodable } from './render.js';
+import { type RenderedPreview, type Renderer, type SettledPreview, Undecodable } from './model.js';
 
 /** What the fan-out queues for the worker: the record and the file it was uploaded with. */
 export interface PreviewRequest {
@@ -31,7 +30,7 @@ export class PreviewWorker {
     private readonly maxBytes: number,
   ) {}
 
-  async make(request: PreviewRequest): Promise<PreviewOutcome> {
+  async make(request: PreviewRequest, render: Renderer): Promise<PreviewOutcome> {
     const record = await this.store.get(request.attachment_id);
     if (!record || record.file_key !== request.file_key) {
       // An earlier delivery may have stored thumbnails before the record went.
@@ -44,7 +43,7 @@ export class PreviewWorker {
     if (!bytes) return this.settle(record, failed('the file is not there'));
     let rendered: RenderedPreview;
     try {
-      rendered = await renderPreview(bytes);
+      rendered = await render(bytes);
     } catch (error) {
       if (error instanceof Undecodable) return this.settle(record, failed(error.message));
       throw error;

@@ -1,9 +1,15 @@
 import { join, relative } from 'node:path';
 import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bundleSettings, esbuildOptions } from '../../infra/bundling.js';
+import { bundleSettings, esbuildOptions, NATIVE_MODULES } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
-import { fanOutFunction, realtimeAuthorizerFunction, realtimePublisherFunction, stackFunctions } from '../../infra/stack-functions.js';
+import {
+  fanOutFunction,
+  previewFunction,
+  realtimeAuthorizerFunction,
+  realtimePublisherFunction,
+  stackFunctions,
+} from '../../infra/stack-functions.js';
 
 /** Every function the stack deploys (infra/stack-functions.ts). */
 const ENTRIES = stackFunctions.map(({ entry }) => entry);
@@ -52,8 +58,16 @@ describe('function bundles', () => {
     metafile = await buildAll();
   });
 
+  it('import sharp (native, installed beside its bundle only) in the preview worker alone', () => {
+    const importers = Object.values(metafile.outputs)
+      .filter((output) => output.imports.some((record) => record.path === 'sharp' && record.external))
+      .map((output) => relative(REPOSITORY_ROOT, join(REPOSITORY_ROOT, output.entryPoint ?? '')));
+    expect(importers).toEqual([previewFunction.entry]);
+  });
+
   it('leave out only modules the SDK loads with import(), on paths the functions never take', () => {
     for (const [name, seen] of importsOfExternals(metafile)) {
+      if ((NATIVE_MODULES as readonly string[]).includes(name)) continue;
       // Each is imported somewhere (else the entry is dead) and only dynamically (a static import would fail at load).
       expect([...seen], name).toEqual(['dynamic-import']);
     }

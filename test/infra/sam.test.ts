@@ -7,6 +7,7 @@ import { bundleLayout } from '../../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../../infra/repository.js';
 import { readConfig } from '../../shared/config.js';
 import { routes } from '../../shared/routes.js';
+import { previewAssetTests } from './previews.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
 // What `sam local start-api -t cdk.out/<Stack>.template.json` needs of each
@@ -50,6 +51,8 @@ describe('what sam local reads from the synthesized template', () => {
     expect(exportedTypes(handlers)).toEqual(handlers.map(() => 'function'));
   });
 });
+
+describe('the preview worker’s asset', () => previewAssetTests(() => synthesized));
 
 describe('infra/sam-env.json', () => {
   const samEnv = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'infra/sam-env.json'), 'utf8')) as { Parameters: Record<string, string> };

@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayResponseType, gatewayResponses } from '../../infra/gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../../infra/gateway-settings.js';
-import { stackFunctions } from '../../infra/stack-functions.js';
+import { PREVIEW_MEMORY_MB, previewFunction, stackFunctions } from '../../infra/stack-functions.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
 import {
   attachmentsTable,
@@ -16,6 +16,7 @@ import { FILES_PREFIX } from '../../shared/files/keys.js';
 import { routes } from '../../shared/routes.js';
 import type { Json } from '../support/api.js';
 import { operatorEventsTests } from './operator-events.js';
+import { previewTemplateTests } from './previews.js';
 import { realtimeTests } from './realtime.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
@@ -31,16 +32,17 @@ const ref = (value: unknown) => JSON.stringify(value);
 describe('functions', () => {
   it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, all Node.js 24 on arm64 with tracing and their own log group", () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 6);
+    expect(functions).toHaveLength(routes.length + 7);
     // The list the bench measures (infra/stack-functions.ts) is the stack's: one function each, by its name.
     const logicalIds = Object.keys(resourcesOf(template(), 'AWS::Lambda::Function'));
     const named = logicalIds.map((id) => stackFunctions.find(({ name }) => new RegExp(`^Functions${name}[0-9A-F]{8}$`).test(id))?.name);
     expect(named.sort()).toEqual(stackFunctions.map(({ name }) => name).sort());
-    for (const { Properties } of functions) {
+    for (const [id, { Properties }] of Object.entries(resourcesOf(template(), 'AWS::Lambda::Function'))) {
       expect(Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
-        MemorySize: 512,
+        // The preview worker's is sized for the largest image it takes (previews.ts below).
+        MemorySize: id.startsWith(`Functions${previewFunction.name}`) ? PREVIEW_MEMORY_MB : 512,
         TracingConfig: { Mode: 'Active' },
         LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } },
       });
@@ -60,7 +62,7 @@ describe('functions', () => {
       ['Cleanup', 900],
       ['FanOut', 900],
     ]);
-    for (const [name, timeout] of timeouts.filter(([name]) => name !== 'Cleanup' && name !== 'FanOut'))
+    for (const [name, timeout] of timeouts.filter(([name]) => name !== 'Cleanup' && name !== 'FanOut' && name !== previewFunction.name))
       expect(timeout, String(name)).toBe(20);
   });
 
@@ -68,7 +70,8 @@ describe('functions', () => {
     const handlers = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
       ({ Properties }) => Properties.Environment.Variables.CONVERSATIONS_TABLE,
     );
-    expect(handlers).toHaveLength(routes.length + 2);
+    // The routes', the cleanup's, the fan-out's and the preview worker's.
+    expect(handlers).toHaveLength(routes.length + 3);
     for (const { Properties } of handlers) {
       expect(Properties.Environment.Variables).toMatchObject({
         CONVERSATIONS_TABLE: { Ref: expect.stringMatching(/^DataConversations/) },
@@ -602,6 +605,7 @@ describe('fan-out from the attachments stream', () => {
 
 operatorEventsTests(template);
 realtimeTests(template);
+previewTemplateTests(template);
 
 describe('cdk-nag', () => {
   it('finds nothing unacknowledged in the AwsSolutions pack (the synth above would have failed on an error)', () => {

@@ -1,0 +1,151 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { REPOSITORY_ROOT } from '../infra/repository.js';
+import { Api, type Json, localServer } from './local-api.js';
+import { multipartBody } from './multipart.js';
+import { median, round, type Spread, spread } from './stats.js';
+
+/**
+ * Previews (docs/api.md, "Previews"): from an image upload's 201 until its
+ * preview reads `ready`, through a local server with its stream consumers and
+ * the previews queue (the fan-out queues it, the worker renders it), the
+ * upload's own answer time for an image and for other bytes of the same size
+ * (the preview is never in the request), and the worker's duration and peak
+ * memory per image, each rendered in a process of its own.
+ */
+export interface PreviewFigures {
+  /** 12-megapixel JPEG (4000 × 3000) uploads, one at a time. */
+  uploadToReady: Spread & { uploads: number; megapixels: number; fileBytes: number; pollMs: number };
+  /** The POST's answer, ms: the JPEG, and the same number of bytes that are no image. */
+  uploadAnswer: { image: Spread; notImage: Spread };
+  /** The renderer alone (shared/previews/render.ts), per image: median duration, peak RSS of its process. */
+  worker: WorkerFigure[];
+}
+
+export interface WorkerFigure {
+  image: string;
+  megapixels: number;
+  fileBytes: number;
+  runs: number;
+  durationMs: number;
+  msPerMegapixel: number;
+  /** The process's peak resident memory, MiB; and before the render (Node, the modules, the file read whole). */
+  peakRssMiB: number;
+  rssBeforeRenderMiB: number;
+}
+
+const POLL_MS = 25;
+const DEADLINE_MS = 60_000;
+const run = promisify(execFile);
+
+export async function measurePreviews(
+  backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
+  authSecret: string,
+  settings: { uploads: number; runs: number },
+  step: (message: string) => void,
+): Promise<PreviewFigures> {
+  const photo = await photoOf(4000, 3000);
+  const server = await localServer(backends, authSecret, { consumers: true });
+  let uploadToReady: PreviewFigures['uploadToReady'];
+  let uploadAnswer: PreviewFigures['uploadAnswer'];
+  try {
+    const api = new Api(server.url, authSecret);
+    const user = await api.user(`preview-bench-${process.pid}-${Date.now()}`);
+    step(`previews: ${settings.uploads} uploads of a 12-megapixel JPEG, each until its preview is ready`);
+    const ready: number[] = [];
+    const imageAnswers: number[] = [];
+    for (let index = 0; index < settings.uploads; index += 1) {
+      const { id, answerMs, answeredAt } = await upload(api, user, photo, 'photo.jpg', 'image/jpeg');
+      imageAnswers.push(answerMs);
+      ready.push((await readyAt(api, user, id)) - answeredAt);
+    }
+    step('previews: the same uploads with bytes that are no image');
+    const notImage = Buffer.alloc(photo.length, 0x20);
+    const otherAnswers: number[] = [];
+    for (let index = 0; index < settings.uploads; index += 1)
+      otherAnswers.push((await upload(api, user, notImage, 'photo.bin', 'application/octet-stream')).answerMs);
+    uploadToReady = { uploads: settings.uploads, megapixels: 12, fileBytes: photo.length, pollMs: POLL_MS, ...spread(ready) };
+    uploadAnswer = { image: spread(imageAnswers), notImage: spread(otherAnswers) };
+  } finally {
+    await server.stop();
+  }
+  step(`previews: the renderer alone, ${settings.runs} fresh processes per image`);
+  const worker = await workerFigures(settings.runs, photo);
+  return { uploadToReady, uploadAnswer, worker };
+}
+
+async function upload(api: Api, user: Awaited<ReturnType<Api['user']>>, bytes: Buffer, filename: string, type: string) {
+  const started = performance.now();
+  const answer = await api.call(user, 'POST', '/v1/attachments', multipartBody({ filename, type, bytes }));
+  const answeredAt = performance.now();
+  if (answer.status !== 201) throw new Error(`upload: ${answer.status} ${JSON.stringify(answer.json)}`);
+  return { id: answer.json.id as string, answerMs: answeredAt - started, answeredAt };
+}
+
+/** When the preview first reads ready (performance.now()); a failed preview or the deadline fails the bench. */
+async function readyAt(api: Api, user: Awaited<ReturnType<Api['user']>>, id: string): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const { json } = (await api.call(user, 'GET', `/v1/attachments/${id}`)) as { json: Json };
+    const seen = performance.now();
+    if (json.preview?.status === 'ready') return seen;
+    if (json.preview?.status !== 'pending') throw new Error(`preview of ${id}: ${JSON.stringify(json.preview)}`);
+    if (seen - started > DEADLINE_MS) throw new Error(`preview of ${id} still pending after ${DEADLINE_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** A photo-like JPEG: flat colour with sensor-like noise, as phones save them (quality 85). */
+function photoOf(width: number, height: number): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: '#6080a0', noise: { type: 'gaussian', mean: 128, sigma: 12 } } })
+    .jpeg({ quality: 85 })
+    .toBuffer();
+}
+
+/** The images the worker's memory is sized by: photos, a PNG (no shrink-on-load), and the largest the pixel limit lets through. */
+async function workerFigures(runs: number, photo: Buffer): Promise<WorkerFigure[]> {
+  const plain = (width: number, height: number) =>
+    sharp({ create: { width, height, channels: 3, background: '#6080a0' } })
+      .png()
+      .toBuffer();
+  const images: { image: string; megapixels: number; bytes: Buffer }[] = [
+    { image: 'JPEG 1 MP (1152 × 864)', megapixels: 1, bytes: await photoOf(1152, 864) },
+    { image: 'JPEG 12 MP (4000 × 3000)', megapixels: 12, bytes: photo },
+    { image: 'JPEG 48 MP (8000 × 6000)', megapixels: 48, bytes: await photoOf(8000, 6000) },
+    { image: 'PNG 12 MP (4000 × 3000)', megapixels: 12, bytes: await plain(4000, 3000) },
+    { image: 'PNG 99 MP (11000 × 9000), the pixel limit', megapixels: 99, bytes: await plain(11_000, 9_000) },
+  ];
+  const directory = mkdtempSync(join(tmpdir(), 'preview-bench-'));
+  try {
+    const figures: WorkerFigure[] = [];
+    for (const { image, megapixels, bytes } of images) {
+      const file = join(directory, 'image');
+      writeFileSync(file, bytes);
+      const samples: { durationMs: number; peakRssKiB: number; rssBeforeRenderKiB: number }[] = [];
+      for (let index = 0; index < runs; index += 1) {
+        const { stdout } = await run(process.execPath, ['--import', 'tsx', join(REPOSITORY_ROOT, 'bench', 'preview-child.ts'), file], {
+          cwd: REPOSITORY_ROOT,
+        });
+        samples.push(JSON.parse(stdout.trim().split('\n').at(-1)!));
+      }
+      const durationMs = median(samples.map((sample) => sample.durationMs));
+      figures.push({
+        image,
+        megapixels,
+        fileBytes: bytes.length,
+        runs,
+        durationMs: round(durationMs),
+        msPerMegapixel: round(durationMs / megapixels),
+        peakRssMiB: round(Math.max(...samples.map((sample) => sample.peakRssKiB)) / 1024),
+        rssBeforeRenderMiB: round(median(samples.map((sample) => sample.rssBeforeRenderKiB)) / 1024),
+      });
+    }
+    return figures;
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
