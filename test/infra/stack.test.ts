@@ -12,7 +12,7 @@ import {
   type TableDefinition,
   uploadSessionsTable,
 } from '../../shared/dynamo/tables.js';
-import { FILES_PREFIX } from '../../shared/files/keys.js';
+import { FILES_PREFIX, PREVIEWS_PREFIX } from '../../shared/files/keys.js';
 import { routes } from '../../shared/routes.js';
 import type { Json } from '../support/api.js';
 import { operatorEventsTests } from './operator-events.js';
@@ -190,6 +190,10 @@ describe('least privilege', () => {
     const listing = s3.filter((s) => s.Action.includes('s3:ListBucket'));
     expect(listing).toEqual(route.access.files?.includes('list') ? [listFilesStatement] : []);
     if (files.length === 0) return expect(objects).toEqual([]);
+    // A route that links to files links to their thumbnails (shared/previews/): s3:GetObject on the previews prefix, apart.
+    const thumbnails = objects.filter((s) => JSON.stringify(s.Resource).includes(`/${PREVIEWS_PREFIX}*`));
+    expect(thumbnails.map((s) => s.Action)).toEqual(files.includes('get') ? [['s3:GetObject']] : []);
+    objects.splice(0, objects.length, ...objects.filter((s) => !thumbnails.includes(s)));
     expect(objects).toHaveLength(1);
     expect([...objects[0].Action].sort()).toEqual(
       files
@@ -597,7 +601,12 @@ describe('fan-out from the attachments stream', () => {
     for (const action of streamReads)
       expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);
     expect(resourcesOfAction('dynamodb:ListStreams')).toEqual(['*']);
-    for (const action of ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) {
+    // Its dead letters (the mapping's on-failure destination), and for SendMessage alone the previews queue it feeds.
+    expect(resourcesOfAction('sqs:SendMessage')).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsPreviewRequests/), 'Arn'] },
+      { 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] },
+    ]);
+    for (const action of ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) {
       expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] }]);
     }
   });

@@ -111,20 +111,28 @@ describe('the preview worker', () => {
 
   it('removes its thumbnails when the record was deleted while it rendered: no thumbnail outlives its record, no event', async () => {
     const userId = freshUser();
-    // The worker's first thumbnail write waits until the record is gone.
+    // Both thumbnail writes wait until the record is gone and the cleanup has removed the file (and what thumbnails it found).
     const held = f.s3.inject({
       match: (request) => request.method === 'PUT' && request.path.includes(`/${PREVIEWS_PREFIX}`),
+      times: 2,
       fault: { kind: 'hold' },
     });
-    const { id } = await uploadImage(userId);
+    const uploaded = await uploadImage(userId);
     await held.hit;
-    const deleted = await f.t.call(userId, 'DELETE', `/v1/attachments/${id}`);
+    const deleted = await f.t.call(userId, 'DELETE', `/v1/attachments/${uploaded.id}`);
     expect(deleted.status, deleted.text).toBe(200);
+    const fileGone = await eventually(
+      async () => (await f.storedKeys(fileKeyOf(uploaded))).length === 0,
+      (gone) => gone,
+    );
+    expect(fileGone, 'the cleanup removed the file').toBe(true);
     held.release();
+    // The thumbnails are written only now; the worker then finds its record gone and removes them.
     const left = await eventually(
-      async () => ({ depth: f.t.api.previews.depth, stored: await storedThumbnails(id) }),
+      async () => ({ depth: f.t.api.previews.depth, stored: await storedThumbnails(uploaded.id) }),
       ({ depth, stored }) => depth === 0 && stored.length === 0,
     );
+    expect(held.fired).toBe(2);
     expect(left).toEqual({ depth: 0, stored: [] });
     expect(await previewEvents(userId)).toEqual([]);
   });
