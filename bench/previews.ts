@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { REPOSITORY_ROOT } from '../infra/repository.js';
+import { FUNCTION_SETTINGS, PREVIEW_MEMORY_MB } from '../infra/stack-functions.js';
+import { PRICES } from './cost.js';
 import { Api, type Json, localServer } from './local-api.js';
 import { multipartBody } from './multipart.js';
 import { median, round, type Spread, spread } from './stats.js';
@@ -24,6 +26,28 @@ export interface PreviewFigures {
   uploadAnswer: { image: Spread; notImage: Spread };
   /** The renderer alone (shared/previews/render.ts), per image: median duration, peak RSS of its process. */
   worker: WorkerFigure[];
+  /** Dollars per million previews of a 12 MP JPEG, by service (PreviewCost). */
+  costPerMillion: PreviewCost;
+}
+
+/**
+ * What one preview costs on AWS, at list prices (bench/cost.ts): the worker's
+ * GB-seconds at PREVIEW_MEMORY_MB for the 12 MP render's measured duration
+ * (Lambda bills from the invocation; the S3 and DynamoDB calls add their
+ * latency, not counted here), and the requests counted from the code: S3 one
+ * GET of the file and a PUT per thumbnail; DynamoDB the record's consistent
+ * read, the feed head's read and the settling transaction (record, head,
+ * event: three items at two write units each, transactional), and per other
+ * reader the fan-out's delivery (its event, head and delivered-change record:
+ * three more, one reader counted); SQS the fan-out's send (a tenth of a batch),
+ * the mapping's receive and its delete.
+ */
+export interface PreviewCost {
+  lambda: number;
+  s3: number;
+  dynamodb: number;
+  sqs: number;
+  total: number;
 }
 
 export interface WorkerFigure {
@@ -75,7 +99,7 @@ export async function measurePreviews(
   }
   step(`previews: the renderer alone, ${settings.runs} fresh processes per image`);
   const worker = await workerFigures(settings.runs, photo);
-  return { uploadToReady, uploadAnswer, worker };
+  return { uploadToReady, uploadAnswer, worker, costPerMillion: previewCost(worker.find((figure) => figure.image.startsWith('JPEG 12'))!) };
 }
 
 async function upload(api: Api, user: Awaited<ReturnType<Api['user']>>, bytes: Buffer, filename: string, type: string) {
@@ -148,4 +172,20 @@ async function workerFigures(runs: number, photo: Buffer): Promise<WorkerFigure[
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
+}
+
+function previewCost(twelveMegapixels: WorkerFigure): PreviewCost {
+  const thumbnails = 2;
+  const gbSeconds = (PREVIEW_MEMORY_MB / 1024) * (twelveMegapixels.durationMs / 1000);
+  const lambda = PRICES.lambdaRequestPerMillion + gbSeconds * PRICES.lambdaGbSecond[FUNCTION_SETTINGS.architecture] * 1e6;
+  const s3 = (PRICES.s3GetPerThousand + thumbnails * PRICES.s3PutPerThousand) * 1000;
+  const readUnits = 2;
+  const writeUnits = 3 * 2 + 3 * 2;
+  const dynamodb = readUnits * PRICES.dynamoReadUnitPerMillion + writeUnits * PRICES.dynamoWriteUnitPerMillion;
+  const sqs = (0.1 + 1 + 1) * PRICES.sqsRequestPerMillion;
+  const costs = { lambda, s3, dynamodb, sqs };
+  return {
+    ...(Object.fromEntries(Object.entries(costs).map(([service, dollars]) => [service, round(dollars, 2)])) as typeof costs),
+    total: round(lambda + s3 + dynamodb + sqs, 2),
+  };
 }

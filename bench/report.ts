@@ -503,7 +503,7 @@ function realtimeSection({ commitToHint, connections, cost }: RealtimeFigures): 
   ].join('\n\n');
 }
 
-function previewsSection({ uploadToReady, uploadAnswer, worker }: PreviewFigures): string {
+function previewsSection({ uploadToReady, uploadAnswer, worker, costPerMillion }: PreviewFigures): string {
   const ms = (figure: { p50Ms: number; p95Ms: number }) => `${figure.p50Ms} / ${figure.p95Ms}`;
   return (
     `### Previews\n\nFrom an image upload's 201 to its preview read \`ready\` (polled every ${uploadToReady.pollMs} ms), ` +
@@ -522,6 +522,9 @@ function previewsSection({ uploadToReady, uploadAnswer, worker }: PreviewFigures
         figure.peakRssMiB,
         figure.rssBeforeRenderMiB,
       ]),
-    )
+    ) +
+    `\n\nCost per million previews of a 12 MP JPEG (list prices; requests counted from the code, bench/previews.ts): ` +
+    `Lambda $${costPerMillion.lambda}, S3 $${costPerMillion.s3}, DynamoDB $${costPerMillion.dynamodb}, SQS $${costPerMillion.sqs}: ` +
+    `$${costPerMillion.total}.`
   );
 }
