@@ -179,6 +179,14 @@ describe('every reader', () => {
     // The upload moved B's side once (conversation.updated); the preview moved nothing more.
     expect(feedB.filter((event) => event.type === 'conversation.updated')).toHaveLength(1);
     expect((await s.conversation(b, sideB.id)).last_active_at).toBe(uploaded.created_at);
+
+    // A later rename reports the name alone: the unchanged preview is no change.
+    const renamed = await s.call(a, 'PUT', `/v1/attachments/${uploaded.id}`, { form: { filename: 'renamed.png' } });
+    expect(renamed.status, renamed.text).toBe(200);
+    const afterRename = await s.feedOf(a, (events) => events.filter((event) => event.type === 'attachment.updated').length === 2);
+    expect(afterRename.filter((event) => event.type === 'attachment.updated').at(-1)!.data.previous_attributes).toEqual({
+      filename: 'shot.png',
+    });
   });
 
   it('after a delete, the thumbnails are gone from storage and their links stop working', async () => {
