@@ -3,9 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import sharp from 'sharp';
+import { esbuildOptions } from '../infra/bundling.js';
 import { REPOSITORY_ROOT } from '../infra/repository.js';
 import { FUNCTION_SETTINGS, PREVIEW_MEMORY_MB } from '../infra/stack-functions.js';
+import { BUNDLE_DIRECTORY } from './bundles.js';
 import { PRICES } from './cost.js';
 import { Api, type Json, localServer } from './local-api.js';
 import { multipartBody } from './multipart.js';
@@ -82,16 +85,16 @@ export async function measurePreviews(
     step(`previews: ${settings.uploads} uploads of a 12-megapixel JPEG, each until its preview is ready`);
     const ready: number[] = [];
     const imageAnswers: number[] = [];
+    const otherAnswers: number[] = [];
+    const notImage = Buffer.alloc(photo.length, 0x20);
+    // Each image's upload then, once its preview is ready (nothing else running), as many bytes that are no image:
+    // the two answers side by side, in the same state of the server.
     for (let index = 0; index < settings.uploads; index += 1) {
       const { id, answerMs, answeredAt } = await upload(api, user, photo, 'photo.jpg', 'image/jpeg');
       imageAnswers.push(answerMs);
       ready.push((await readyAt(api, user, id)) - answeredAt);
-    }
-    step('previews: the same uploads with bytes that are no image');
-    const notImage = Buffer.alloc(photo.length, 0x20);
-    const otherAnswers: number[] = [];
-    for (let index = 0; index < settings.uploads; index += 1)
       otherAnswers.push((await upload(api, user, notImage, 'photo.bin', 'application/octet-stream')).answerMs);
+    }
     uploadToReady = { uploads: settings.uploads, megapixels: 12, fileBytes: photo.length, pollMs: POLL_MS, ...spread(ready) };
     uploadAnswer = { image: spread(imageAnswers), notImage: spread(otherAnswers) };
   } finally {
@@ -144,6 +147,16 @@ async function workerFigures(runs: number, photo: Buffer): Promise<WorkerFigure[
     { image: 'PNG 99 MP (11000 × 9000), the pixel limit', megapixels: 99, bytes: await plain(11_000, 9_000) },
   ];
   const directory = mkdtempSync(join(tmpdir(), 'preview-bench-'));
+  // The child bundled as the functions are (sharp external, found in the repository's node_modules) and run by
+  // plain node: a TypeScript loader's own compile would set the process's peak memory, not the render.
+  const child = join(BUNDLE_DIRECTORY, 'preview-child', 'index.mjs');
+  await build({
+    ...esbuildOptions(),
+    entryPoints: [join(REPOSITORY_ROOT, 'bench', 'preview-child.ts')],
+    outfile: child,
+    bundle: true,
+    logLevel: 'silent',
+  });
   try {
     const figures: WorkerFigure[] = [];
     for (const { image, megapixels, bytes } of images) {
@@ -151,9 +164,7 @@ async function workerFigures(runs: number, photo: Buffer): Promise<WorkerFigure[
       writeFileSync(file, bytes);
       const samples: { durationMs: number; peakRssKiB: number; rssBeforeRenderKiB: number }[] = [];
       for (let index = 0; index < runs; index += 1) {
-        const { stdout } = await run(process.execPath, ['--import', 'tsx', join(REPOSITORY_ROOT, 'bench', 'preview-child.ts'), file], {
-          cwd: REPOSITORY_ROOT,
-        });
+        const { stdout } = await run(process.execPath, [child, file], { cwd: REPOSITORY_ROOT });
         samples.push(JSON.parse(stdout.trim().split('\n').at(-1)!));
       }
       const durationMs = median(samples.map((sample) => sample.durationMs));
