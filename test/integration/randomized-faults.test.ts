@@ -154,7 +154,13 @@ async function runAndAudit(f: FaultyApi, seed: number) {
     statuses: tally(statusesOf(ledger)),
     previews: {
       ...tally([...views.values()].flatMap((view) => view.attachments.flatMap((attachment) => attachment.preview?.status ?? []))),
-      deadLetters: f.t.api.previews.deadLetters.length,
+      // Requests that failed every delivery, even the last's recording of `failed` (the audit holds that none is left pending):
+      // what became of each one's attachment at the end.
+      deadLetters: f.t.api.previews.deadLetters.map((message) => {
+        const { attachment_id } = JSON.parse(message.body) as { attachment_id: string };
+        const shown = [...views.values()].flatMap((view) => view.attachments).find((attachment) => attachment.id === attachment_id);
+        return shown ? `${attachment_id}: ${shown.preview?.status ?? 'no preview'}` : `${attachment_id}: gone`;
+      }),
     },
     violations: tally(violations.map((violation) => violation.kind)),
   };
@@ -174,6 +180,8 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   expect(faults.s3.outage).toBeGreaterThan(0);
   // Images were uploaded and their previews settled under the faults (the audit holds none pending, no thumbnail without its record).
   expect(Object.keys(figures.previews)).toContain('ready');
-  expect(figures.previews.deadLetters, 'preview requests that failed every delivery').toBe(0);
+  // A request may still fail every delivery under these rates (each call faulted about 1 in 4, stalls past the worker's
+  // timeout), as on AWS, where its dead-letter queue alarms; none may leave its preview pending (the audit holds all).
+  expect(figures.previews.deadLetters.filter((letter) => letter.endsWith(': pending'))).toEqual([]);
   expect(figures.violations).toEqual({});
 }
