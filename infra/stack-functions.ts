@@ -88,8 +88,9 @@ export const CONSUMER_TIMEOUT_SECONDS = 900;
 export const FUNCTION_SETTINGS = { memoryMb: 512, architecture: 'arm64' } as const;
 
 /**
- * The preview worker's memory: sized from its peak (bench/, "previews"; docs/performance.md) for the
- * largest image it takes, a file of PREVIEW_MAX_BYTES read whole beside libvips' working set. At 1,769 MB
- * Lambda gives a whole vCPU, which the decode uses.
+ * The preview worker's memory, sized from its measured peak (docs/performance.md, "Previews"): rendering
+ * peaks at 141 MiB (a 99-megapixel PNG, the pixel limit; 93 MiB for a 12 MP JPEG) beside a file of at
+ * most PREVIEW_MAX_BYTES (100 MiB) read whole: about 250 MiB, four times under this. Half a vCPU renders a
+ * 12 MP JPEG in well under a second.
  */
-export const PREVIEW_MEMORY_MB = 2048;
+export const PREVIEW_MEMORY_MB = 1024;
