@@ -15,7 +15,15 @@ import { REALTIME_PATH } from '../shared/realtime/channel.js';
 import { type Route, routes } from '../shared/routes.js';
 import { type BundleFigure, REFERENCE_NAME } from './bundles.js';
 import { childResult } from './child-result.js';
-import { authorizerEvent, eventInsertRecord, proxyEvent, realtimeConnectEvent, streamInsertEvent, streamRemovalEvent } from './events.js';
+import {
+  authorizerEvent,
+  eventInsertRecord,
+  previewRequestEvent,
+  proxyEvent,
+  realtimeConnectEvent,
+  streamInsertEvent,
+  streamRemovalEvent,
+} from './events.js';
 import type { Fixture } from './fixture.js';
 import { fileOf, multipartBody } from './multipart.js';
 import { LOCAL_ENV } from './processes.js';
@@ -193,6 +201,9 @@ export const firstRequests: Record<string, (of: FirstRequestOf) => unknown> = {
     }),
   // An upload's record added to the attachments table: its thread's other members reached (one upload per run).
   FanOut: (of) => streamInsertEvent(attachmentsTable(of), of.fixture.fanOutItems[of.round]!),
+  // A preview request whose record is gone: sharp loaded, the record read, the thumbnails' keys removed.
+  Previews: (of) =>
+    previewRequestEvent({ attachment_id: `att_cold${of.round}`, file_key: fileKey(of.fixture.userId, `att_cold${of.round}`, 'preview') }),
   // The events pipe's batch of one new event item.
   EventDetail: ({ fixture }) => [eventInsertRecord(fixture.userId, fixture.event)],
   // One new event item from the events stream: its hint published to the Event API's stand-in.

@@ -41,10 +41,12 @@ export const PRICES = {
   /** S3 Standard: PUT, COPY, POST, LIST (and the multipart calls) per 1,000; GET per 1,000; DELETE is free. */
   s3PutPerThousand: 0.005,
   s3GetPerThousand: 0.0004,
+  /** SQS standard queue, per million requests (each up to 64 KB); the previews queue's. */
+  sqsRequestPerMillion: 0.4,
 };
 
 export const PRICE_LIST =
-  'US East (N. Virginia), on-demand list prices of aws.amazon.com/{api-gateway,waf,lambda,dynamodb,s3}/pricing as published in 2025 ' +
+  'US East (N. Virginia), on-demand list prices of aws.amazon.com/{api-gateway,waf,lambda,dynamodb,s3,sqs}/pricing as published in 2025 ' +
   '(DynamoDB after its November 2024 on-demand cut), first tier, no free tier; checked 2026-11-22';
 
 /** By S3 operation (shared/s3/bucket.ts names them as the S3 API does). */

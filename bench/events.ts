@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { createHash, randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { callerIdentity } from '../infra/local/gateway.js';
 import { encodeGroups, GROUPS_CONTEXT_KEY, type Groups } from '../shared/auth/groups.js';
 import { eventKey } from '../shared/dynamo/keys.js';
 import { EVENT_ATTRIBUTE, USER_ATTRIBUTE } from '../shared/events/item.js';
 import type { ApiEvent } from '../shared/events/model.js';
+import type { PreviewRequest } from '../shared/previews/service.js';
 import type { EventApiAuthorizerEvent } from '../shared/realtime/authorization.js';
 import type { Route } from '../shared/routes.js';
 
@@ -164,5 +165,30 @@ export function realtimeConnectEvent(token: string): EventApiAuthorizerEvent {
   return {
     authorizationToken: `Bearer ${token}`,
     requestContext: { apiId: 'benchapi', accountId: '000000000000', requestId: randomUUID(), operation: 'EVENT_CONNECT' },
+  };
+}
+
+/** One message of the previews queue, as Lambda's SQS mapping hands it to the worker (first delivery). */
+export function previewRequestEvent(request: PreviewRequest): SQSEvent {
+  const body = JSON.stringify(request);
+  return {
+    Records: [
+      {
+        messageId: randomUUID(),
+        receiptHandle: 'bench',
+        body,
+        attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: String(Date.now()),
+          SenderId: '000000000000',
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+        },
+        messageAttributes: {},
+        md5OfBody: createHash('md5').update(body).digest('hex'),
+        eventSource: 'aws:sqs',
+        eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:previews',
+        awsRegion: 'us-east-1',
+      },
+    ],
   };
 }

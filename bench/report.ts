@@ -5,6 +5,7 @@ import type { ConsumerFigures } from './consumers.js';
 import type { ContentionFigures } from './contention.js';
 import { type CostFigure, multipartDollarsPerGiB, PRICE_LIST, PRICES } from './cost.js';
 import type { EventFigures } from './event-feed.js';
+import type { PreviewFigures } from './previews.js';
 
 const FUNCTION_NOTE = `${FUNCTION_SETTINGS.memoryMb} MB ${FUNCTION_SETTINGS.architecture}`;
 
@@ -36,6 +37,7 @@ export interface Results {
   realtime?: RealtimeFigures;
   consumers?: ConsumerFigures;
   contention?: ContentionFigures;
+  previews?: PreviewFigures;
   durationSeconds: number;
 }
 
@@ -72,6 +74,7 @@ export function markdown(results: Results): string {
   if (results.events) sections.push(eventsSection(results.events));
   if (results.consumers) sections.push(consumersSection(results.consumers));
   if (results.contention) sections.push(contentionSection(results.contention));
+  if (results.previews) sections.push(previewsSection(results.previews));
   if (results.cost) sections.push(costSection(results.cost));
   return sections.join('\n\n');
 }
@@ -498,4 +501,30 @@ function realtimeSection({ commitToHint, connections, cost }: RealtimeFigures): 
       ],
     ),
   ].join('\n\n');
+}
+
+function previewsSection({ uploadToReady, uploadAnswer, worker, costPerMillion }: PreviewFigures): string {
+  const ms = (figure: { p50Ms: number; p95Ms: number }) => `${figure.p50Ms} / ${figure.p95Ms}`;
+  return (
+    `### Previews\n\nFrom an image upload's 201 to its preview read \`ready\` (polled every ${uploadToReady.pollMs} ms), ` +
+    `${uploadToReady.uploads} uploads of a ${uploadToReady.megapixels}-megapixel JPEG (${kb(uploadToReady.fileBytes)}), one at a time, ` +
+    `through a local server with its stream consumers and the previews queue: p50 / p95 ${ms(uploadToReady)} ms ` +
+    `(target p95 ≤ 2,000 ms: ${mark(uploadToReady.p95Ms <= 2_000)}). The upload's own answer, p50 / p95: ${ms(uploadAnswer.image)} ms for the JPEG, ` +
+    `${ms(uploadAnswer.notImage)} ms for as many bytes that are no image.\n\n` +
+    table(
+      ['Image', 'File', 'Runs', 'Render (ms, median)', 'ms per MP', 'Peak RSS (MiB)', 'RSS before render (MiB)'],
+      worker.map((figure) => [
+        figure.image,
+        kb(figure.fileBytes),
+        figure.runs,
+        figure.durationMs,
+        figure.msPerMegapixel,
+        figure.peakRssMiB,
+        figure.rssBeforeRenderMiB,
+      ]),
+    ) +
+    `\n\nCost per million previews of a 12 MP JPEG (list prices; requests counted from the code, bench/previews.ts): ` +
+    `Lambda $${costPerMillion.lambda}, S3 $${costPerMillion.s3}, DynamoDB $${costPerMillion.dynamodb}, SQS $${costPerMillion.sqs}: ` +
+    `$${costPerMillion.total}.`
+  );
 }

@@ -12,6 +12,7 @@ import { measureCost } from './cost.js';
 import { type EventFigures, measureEvents } from './event-feed.js';
 import { seedFixture } from './fixture.js';
 import { measureListCost } from './list-cost.js';
+import { measurePreviews, type PreviewFigures } from './previews.js';
 import { benchApp, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { measureRealtime, type RealtimeFigures } from './realtime.js';
@@ -22,7 +23,7 @@ import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, type WarmFigure, warmEndpoints } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime,consumers,contention --profile]`
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime,consumers,contention,previews --profile]`
 const PARTS = [
   'bundles',
   'cold',
@@ -36,6 +37,7 @@ const PARTS = [
   'realtime',
   'consumers',
   'contention',
+  'previews',
 ] as const;
 const { values } = parseArgs({
   options: {
@@ -58,6 +60,9 @@ const { values } = parseArgs({
     'forward-writes': { type: 'string', default: '200' },
     'forward-users': { type: 'string', default: '4' },
     'feed-writes': { type: 'string', default: '1000' },
+    // Previews: 12-megapixel uploads timed until ready, and fresh processes per image for the renderer's duration and memory.
+    'preview-uploads': { type: 'string', default: '20' },
+    'preview-runs': { type: 'string', default: '3' },
     // Realtime: changes timed from their answer to their hint on a subscribed client; connections held at once, and for how long.
     'realtime-changes': { type: 'string', default: '200' },
     'realtime-connections': { type: 'string', default: '1000' },
@@ -116,6 +121,10 @@ const consumerSettings = {
 const contentionSettings = {
   groupSides: positive('group-sides', values['group-sides']),
   writes: positive('contended-writes', values['contended-writes']),
+};
+const previewSettings = {
+  uploads: positive('preview-uploads', values['preview-uploads']),
+  runs: positive('preview-runs', values['preview-runs']),
 };
 const started = performance.now();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
@@ -215,6 +224,12 @@ try {
     contention = await measureContention(backends, fixture.authSecret, contentionSettings, step);
   }
 
+  let previews: PreviewFigures | undefined;
+  if (wanted('previews')) {
+    step('previews: upload to ready through a server with its consumers and the previews queue; the renderer per image');
+    previews = await measurePreviews(backends, fixture.authSecret, previewSettings, step);
+  }
+
   const results: Results = {
     machine: {
       node: process.version,
@@ -239,6 +254,7 @@ try {
     ...(realtime ? { realtime } : {}),
     ...(consumers ? { consumers } : {}),
     ...(contention ? { contention } : {}),
+    ...(previews ? { previews } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
   // A partial run (--only) writes beside the full run's results, never over them.

@@ -1,5 +1,5 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type Composition, fanOut } from '../shared/app.js';
+import { type Composition, fanOut, previewQueue } from '../shared/app.js';
 import { fromItem } from '../shared/attachments/dynamo-store.js';
 import type { ThreadChange } from '../shared/conversations/fan-out.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
@@ -25,6 +25,8 @@ async function spread(event: DynamoDBStreamEvent, app: Composition): Promise<Unf
     for (const { id } of change) records.set(id, record);
     return change;
   });
+  // Before any delivery: a failure here retries the batch whole, and a request queued twice is settled once.
+  await queuePreviews(event.Records, app);
   if (changes.length === 0) return undefined;
   const { reached, skipped, unfinished } = await app.use(fanOut).deliver(changes);
   logger.info('attachment changes reached their threads', { changes: changes.length, members: reached, members_reached_before: skipped });
@@ -46,6 +48,22 @@ function threadChange(record: DynamoDBRecord): ThreadChange[] {
     return placed({ kind: 'renamed', id, record: fromItem(after), before: fromItem(before) });
   if (record.eventName === 'REMOVE' && before) return placed({ kind: 'removed', id, record: fromItem(before) });
   return [];
+}
+
+/**
+ * Each new record whose preview is pending goes to the preview worker's
+ * queue (docs/decisions.md, "Previews"): the record exists by then, so the
+ * worker never waits for it, and the attachments stream keeps two readers.
+ */
+async function queuePreviews(records: readonly DynamoDBRecord[], app: Composition): Promise<void> {
+  const requests = records.flatMap((record) => {
+    const after = record.eventName === 'INSERT' && tableOf(record) === app.config.attachmentsTable ? addedItem(record) : undefined;
+    if (after?.sk !== ATTACHMENT_SK || fromItem(after).preview?.status !== 'pending') return [];
+    return [{ attachment_id: after.pk as string, file_key: after.file_key as string }];
+  });
+  if (requests.length === 0) return;
+  await app.use(previewQueue).send(requests);
+  logger.info('previews queued', { attachment_ids: requests.map((request) => request.attachment_id) });
 }
 
 const placed = (change: ThreadChange): ThreadChange[] => (change.record.placement ? [change] : []);

@@ -17,6 +17,8 @@ import { S3FileLinks } from './files/s3-file-links.js';
 import { S3FileStore } from './files/s3-file-store.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
+import { SqsPreviewQueue } from './previews/queue.js';
+import { PreviewWorker } from './previews/service.js';
 import { EventApiPublisher } from './realtime/publisher.js';
 import type { S3Bucket } from './s3/bucket.js';
 import { createFilesBucket } from './s3/client.js';
@@ -181,3 +183,14 @@ export const realtimePublisher: Part<EventApiPublisher> = (app) => {
   if (!realtime) throw new Error('REALTIME_URL and REALTIME_HOST are not set: the publisher has no Event API to post to');
   return new EventApiPublisher(realtime, region, app.use(credentials));
 };
+
+/** For the fan-out: the preview worker's queue, fed with each new record whose preview is pending. */
+export const previewQueue: Part<SqsPreviewQueue> = (app) => {
+  const { previewQueueUrl, region } = app.config;
+  if (!previewQueueUrl) throw new Error('PREVIEW_QUEUE_URL is not set: a pending preview has no worker to go to');
+  return new SqsPreviewQueue(previewQueueUrl, region, app.use(credentials));
+};
+
+/** For the preview worker: the records, and the files read and thumbnails written. */
+export const previewWorker: Part<PreviewWorker> = (app) =>
+  new PreviewWorker(app.use(attachmentStore), app.use(fileStore), app.config.previewMaxBytes);

@@ -52,6 +52,10 @@ export interface Config {
   auth: AuthConfig;
   /** The Event API that pushes hints (REALTIME_URL, REALTIME_HOST); absent where none is configured. */
   realtime?: RealtimeConfig;
+  /** The preview worker's queue (PREVIEW_QUEUE_URL), which the fan-out feeds; absent where no worker runs. */
+  previewQueueUrl?: string;
+  /** Over this size a file's preview is `failed` without being read (PREVIEW_MAX_BYTES, a deployment setting). */
+  previewMaxBytes: number;
 }
 
 /**
@@ -94,6 +98,8 @@ export const DEFAULT_FILE_URL_TTL_SECONDS = 900;
 export const DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
 /** S3's own ceiling for one object (10,000 parts of 5 GiB are more; S3 caps the object). */
 export const S3_MAX_OBJECT_BYTES = 5 * 1024 ** 4;
+/** 100 MiB (docs/api.md, "Previews"): the preview worker reads a file whole, and its memory is sized for this (infra/declarations/function-settings.ts). */
+export const DEFAULT_PREVIEW_MAX_BYTES = 100 * 1024 * 1024;
 /** 24 hours, the S3 lifecycle rule's one day of AbortIncompleteMultipartUpload. */
 export const DEFAULT_UPLOAD_SESSION_TTL_SECONDS = 24 * 3600;
 /**
@@ -158,6 +164,8 @@ export function readConfig(env: Environment): Config {
     maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', DEFAULT_MAX_UPLOAD_BYTES, S3_MAX_OBJECT_BYTES),
     uploadSessionTtlSeconds: positiveInteger(env, 'UPLOAD_SESSION_TTL_SECONDS', DEFAULT_UPLOAD_SESSION_TTL_SECONDS),
     corsOrigins: commaSeparated(env.CORS_ORIGINS),
+    previewQueueUrl: optional(env, 'PREVIEW_QUEUE_URL'),
+    previewMaxBytes: positiveInteger(env, 'PREVIEW_MAX_BYTES', DEFAULT_PREVIEW_MAX_BYTES),
     auth: {
       jwksUrl: optional(env, 'AUTH_JWKS_URL'),
       secret: optional(env, 'AUTH_SECRET'),

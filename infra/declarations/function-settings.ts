@@ -23,6 +23,9 @@ export const REALTIME_AUTHORIZER_ENTRY = 'functions/realtime-authorizer.ts';
 /** The function that pushes a hint per new event to its user's channel, fed by the events table's stream. */
 export const REALTIME_PUBLISHER_ENTRY = 'functions/realtime-publisher.ts';
 
+/** The preview worker: a pending preview settled from the file's bytes, fed by the previews queue (shared/previews/). */
+export const PREVIEW_ENTRY = 'functions/preview.ts';
+
 /** A function the stack deploys: its name (the construct's id, so the Lambda function's and its role's) and handler module. */
 export interface StackFunction {
   name: string;
@@ -35,6 +38,7 @@ export const fanOutFunction = { name: 'FanOut', entry: FAN_OUT_ENTRY } as const 
 export const eventDetailFunction = { name: 'EventDetail', entry: EVENT_DETAIL_ENTRY } as const satisfies StackFunction;
 export const realtimePublisherFunction = { name: 'RealtimePublisher', entry: REALTIME_PUBLISHER_ENTRY } as const satisfies StackFunction;
 export const realtimeAuthorizerFunction = { name: 'RealtimeAuthorizer', entry: REALTIME_AUTHORIZER_ENTRY } as const satisfies StackFunction;
+export const previewFunction = { name: 'Previews', entry: PREVIEW_ENTRY } as const satisfies StackFunction;
 
 /**
  * Every function the stack deploys: one per route, then the others. What
@@ -49,6 +53,7 @@ export const stackFunctions: readonly StackFunction[] = [
   eventDetailFunction,
   realtimePublisherFunction,
   realtimeAuthorizerFunction,
+  previewFunction,
 ];
 
 /**
@@ -106,3 +111,11 @@ export const CONSUMER_STREAM_READING = { startingPosition: 'TRIM_HORIZON' } as c
  * than holding every later hint of its shard behind a failing batch.
  */
 export const REALTIME_PUBLISHER_STREAM_READING = { startingPosition: 'LATEST', maxRecordAgeSeconds: 60 } as const satisfies StreamReading;
+
+/**
+ * The preview worker's memory, sized from its measured peak (docs/performance.md, "Previews"): rendering
+ * peaks at 141 MiB (a 99-megapixel PNG, the pixel limit; 93 MiB for a 12 MP JPEG) beside a file of at
+ * most PREVIEW_MAX_BYTES (100 MiB) read whole: about 250 MiB, four times under this. Half a vCPU renders a
+ * 12 MP JPEG in well under a second.
+ */
+export const PREVIEW_MEMORY_MB = 1024;

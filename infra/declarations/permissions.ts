@@ -6,7 +6,7 @@ import {
   type TableDefinition,
   type TableRole,
 } from '../../shared/dynamo/tables.js';
-import { FILES_PREFIX } from '../../shared/files/keys.js';
+import { FILES_PREFIX, PREVIEWS_PREFIX } from '../../shared/files/keys.js';
 import type { FileAccess, QueryTarget, Route } from '../../shared/routes.js';
 
 /**
@@ -107,6 +107,8 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
     { actions: ['dynamodb:Query'], resources: [`${arns.attachments.arn}/index/${attachmentIndexes.conversation.name}`] },
     { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
     { actions: [FILE_ACTIONS.delete, FILE_ACTIONS.abort], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
+    // A removed file's thumbnails go with it (AttachmentLeftovers.removeFile).
+    { actions: [FILE_ACTIONS.delete], resources: [`${arns.filesBucket}/${PREVIEWS_PREFIX}*`] },
   ];
 }
 
@@ -121,10 +123,11 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  * same second) or, for a
  * contact, their new side with its uniqueness record (PutItem), and their
  * events with the records of the changes delivered (the feed's head and
- * PutItem). No S3, no other table. The attachments stream's reads come with
+ * PutItem). It queues new images' previews (sqs:SendMessage on the previews
+ * queue). No S3, no other table. The attachments stream's reads come with
  * the event source mapping (granted by CDK).
  */
-export function fanOutPermissions(arns: DataArns): Permission[] {
+export function fanOutPermissions(arns: DataArns, previewQueueArn: string): Permission[] {
   return [
     {
       actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
@@ -134,6 +137,25 @@ export function fanOutPermissions(arns: DataArns): Permission[] {
     { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
     // A group's check of which changes its members were delivered already (SideDelivery.notYetDelivered).
     { actions: ['dynamodb:BatchGetItem'], resources: [arns.events.arn] },
+    // Each new record whose preview is pending, to the preview worker (SendMessageBatch is authorised as SendMessage).
+    { actions: ['sqs:SendMessage'], resources: [previewQueueArn] },
+  ];
+}
+
+/**
+ * The preview worker (functions/preview.ts): it reads the record (GetItem)
+ * and settles its preview in a transaction with the uploader's event
+ * (UpdateItem on the attachments table, the feed's head and event as every
+ * writer of a feed); it reads the files (GetObject) and writes and removes
+ * thumbnails under their own prefix, nothing else of the bucket. The queue's
+ * reads come with the event source mapping (granted by CDK).
+ */
+export function previewWorkerPermissions(arns: DataArns): Permission[] {
+  return [
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [arns.attachments.arn] },
+    { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
+    { actions: [FILE_ACTIONS.get], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
+    { actions: [FILE_ACTIONS.put, FILE_ACTIONS.delete], resources: [`${arns.filesBucket}/${PREVIEWS_PREFIX}*`] },
   ];
 }
 
@@ -158,6 +180,9 @@ export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns
       resources: [`${arns.filesBucket}/${FILES_PREFIX}*`],
     });
   }
+  // A route that links to files links to their thumbnails too (a presigned GET is authorised as its signer).
+  if (access.files?.includes('get'))
+    permissions.push({ actions: [FILE_ACTIONS.get], resources: [`${arns.filesBucket}/${PREVIEWS_PREFIX}*`] });
   if (access.files?.includes('list')) permissions.push(listFilesPermission(arns.filesBucket));
   return permissions;
 }

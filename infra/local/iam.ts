@@ -5,7 +5,7 @@ import { byTableRole, type TableRole, tableRoles } from '../../shared/dynamo/tab
 import { logger } from '../../shared/observability.js';
 import { routes } from '../../shared/routes.js';
 import type { Credentials } from '../../shared/s3/signer.js';
-import { cleanupFunction, fanOutFunction, realtimePublisherFunction } from '../declarations/function-settings.js';
+import { cleanupFunction, fanOutFunction, previewFunction, realtimePublisherFunction } from '../declarations/function-settings.js';
 import {
   cleanupPermissions,
   type DataArns,
@@ -13,6 +13,7 @@ import {
   fanOutPermissions,
   type Permission,
   permissionsFor,
+  previewWorkerPermissions,
 } from '../declarations/permissions.js';
 
 /**
@@ -32,6 +33,14 @@ export const CLEANUP_FUNCTION = cleanupFunction.name;
 export const FAN_OUT_FUNCTION = fanOutFunction.name;
 /** The name the stack gives the real-time publisher: it reads the events stream, and signs its publishes, as this function. */
 export const REALTIME_PUBLISHER_FUNCTION = realtimePublisherFunction.name;
+export const PREVIEW_FUNCTION = previewFunction.name;
+
+/** The local previews queue's name (infra/local/queue.ts): the stand-in's queue URL and ARN end in it. */
+export const PREVIEW_QUEUE_NAME = 'previews';
+
+/** An SQS queue's ARN, as IAM names it. */
+export const queueArn = (resources: Pick<LocalResources, 'account' | 'region'>, name: string) =>
+  `arn:aws:sqs:${resources.region}:${resources.account}:${name}`;
 /** The events pipe's role (infra/stack/constructs/operator-events.ts): the local forwarder reads the stream as it. */
 export const EVENTS_PIPE = 'EventsPipe';
 
@@ -132,7 +141,11 @@ export function functionRoles(
       CLEANUP_FUNCTION,
       [...cleanupPermissions(arns), ...streamReadPermissions([arns.conversations.arn, arns.attachments.arn, arns.uploadSessions.arn])],
     ],
-    [FAN_OUT_FUNCTION, [...fanOutPermissions(arns), ...streamReadPermissions([arns.attachments.arn])]],
+    [
+      FAN_OUT_FUNCTION,
+      [...fanOutPermissions(arns, queueArn(resources, PREVIEW_QUEUE_NAME)), ...streamReadPermissions([arns.attachments.arn])],
+    ],
+    [PREVIEW_FUNCTION, previewWorkerPermissions(arns)],
     [EVENTS_PIPE, streamReadPermissions([arns.events.arn])],
     [REALTIME_PUBLISHER_FUNCTION, streamReadPermissions([arns.events.arn])],
   ];

@@ -14,6 +14,12 @@ import { byTableRole, stackTables, type TableRole } from '../../shared/dynamo/ta
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
 import { logger } from '../../shared/observability.js';
+import {
+  PREVIEW_BATCH_SIZE,
+  PREVIEW_DELIVERIES,
+  PREVIEW_TIMEOUT_SECONDS,
+  PREVIEW_VISIBILITY_SECONDS,
+} from '../../shared/previews/delivery.js';
 import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../shared/realtime/authorization.js';
 import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
 import { routes } from '../../shared/routes.js';
@@ -27,6 +33,7 @@ import {
   CONSUMER_TIMEOUT_SECONDS,
   FAN_OUT_ENTRY,
   FUNCTION_TIMEOUT_SECONDS,
+  PREVIEW_ENTRY,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
   REALTIME_PUBLISHER_STREAM_READING,
@@ -50,10 +57,13 @@ import {
   type GrantUsed,
   localIam,
   type PolicyEvaluator,
+  PREVIEW_FUNCTION,
+  PREVIEW_QUEUE_NAME,
   REALTIME_PUBLISHER_FUNCTION,
   tablesOf,
 } from './iam.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
+import { type LocalQueue, type LocalQueueOptions, startLocalQueue } from './queue.js';
 import { attachRealtime, type LocalRealtime } from './realtime.js';
 import { startS3 } from './s3.js';
 import { readLocalSettings } from './server-settings.js';
@@ -106,6 +116,8 @@ export interface LocalApiOptions {
   grantUsed?: GrantUsed;
   /** One id for every request (requestContext.requestId), as sam local gives; default: a new one per request, as API Gateway. */
   requestId?: string;
+  /** The previews queue's visibility timeout, the wait before a failed request is delivered again; default the stack's. Tests set a short one. */
+  previewVisibilityMs?: number;
 }
 
 export interface LocalApi {
@@ -122,6 +134,8 @@ export interface LocalApi {
   app: Composition;
   /** The Event API's stand-in: its WebSocket URL and HTTP host (what GET /v1/realtime answers), its connections. */
   realtime: LocalRealtime & { url: string; host: string };
+  /** The preview worker's queue (SQS's stand-in): its dead letters. */
+  previews: LocalQueue;
   /** Every call of a function the local IAM refused (DynamoDB's and S3's), in AWS's words, each once. */
   iamRefusals(): string[];
   close(): Promise<void>;
@@ -156,9 +170,10 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     if (server.streamConsumers) await startStreamConsumers(app, server, dynamodb, functionsDynamodb, stoppers);
     const authorizer = await loadAuthorizer(config);
     const realtime = await attachRealtimeStandIn(options, server, listener.server, config, stoppers);
+    const previews = await startPreviewQueue(options, server, app, iam, stoppers);
     const gateway = gatewayFor(server, { routes: loaded, authorizer, corsOrigins: config.corsOrigins });
     listener.serve((request, response) => {
-      if (!realtime.handleRequest(request, response)) gateway(request, response);
+      if (!previews.handleRequest(request, response) && !realtime.handleRequest(request, response)) gateway(request, response);
     });
     return {
       url: listener.url,
@@ -169,6 +184,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       config,
       app,
       realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL ?? listener.realtimeUrl, host: listener.host }),
+      previews,
       iamRefusals: () => [...iam.refused],
       close: () => stoppers.stopAll(),
     };
@@ -360,6 +376,7 @@ function handlerEnvironment(
     ...tableVariables((role) => parts.dynamodb.tables[role]),
     REALTIME_URL: parts.listener.realtimeUrl,
     REALTIME_HOST: parts.listener.host,
+    PREVIEW_QUEUE_URL: previewQueueUrl(parts.listener),
     // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
     ...options.env,
   };
@@ -540,6 +557,40 @@ async function attachRealtimeStandIn(
   });
   stoppers.add(realtime.close);
   return realtime;
+}
+
+/** The previews queue's stand-in is served on the server's listener, at SQS's queue URL path. */
+const previewQueueUrl = (listener: Pick<Listener, 'url'>) => `${listener.url}/${LOCAL_ACCOUNT}/${PREVIEW_QUEUE_NAME}`;
+
+/**
+ * What the stack's previews queue and its mapping do: the fan-out's requests,
+ * delivered to the preview worker as its own function (infra/local/queue.ts).
+ */
+async function startPreviewQueue(
+  options: LocalApiOptions,
+  server: ServerSettings,
+  app: Composition,
+  iam: PolicyEvaluator,
+  stoppers: Stoppers,
+): Promise<LocalQueue> {
+  const consumer = (
+    (await loadModule(PREVIEW_ENTRY)).handler as { withComposition(app: Composition): LocalQueueOptions['handler'] }
+  ).withComposition(app);
+  const queue = startLocalQueue({
+    name: PREVIEW_QUEUE_NAME,
+    region: server.region,
+    account: LOCAL_ACCOUNT,
+    url: app.config.previewQueueUrl ?? '',
+    iam,
+    baseKeyId: server.credentials.accessKeyId,
+    handler: actingAs(PREVIEW_FUNCTION, consumer),
+    batchSize: PREVIEW_BATCH_SIZE,
+    maxDeliveries: PREVIEW_DELIVERIES,
+    visibilityMs: options.previewVisibilityMs ?? PREVIEW_VISIBILITY_SECONDS * 1000,
+    functionTimeoutMs: Math.min(server.functionTimeoutMs, PREVIEW_TIMEOUT_SECONDS * 1000),
+  });
+  stoppers.add(queue.stop);
+  return queue;
 }
 
 /** The gateway emulator in front of the handlers, with the OpenAPI document beside the API. */

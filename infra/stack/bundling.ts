@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
+import { REPOSITORY_ROOT } from '../declarations/repository.js';
 
 // How every function is bundled: one set of esbuild settings shared by the
 // CDK stack (NodejsFunction, local esbuild, no Docker) and the benchmark, so
@@ -6,6 +9,13 @@ import type { BuildOptions } from 'esbuild';
 
 /** Keep in step with the stack's Lambda runtime (Node.js 24). */
 export const LAMBDA_NODE_TARGET = 'node24';
+
+/**
+ * Native modules no bundle can hold: imported as they are, installed beside
+ * the bundle of the one function that uses them (sharp: the preview worker,
+ * installSharp below; test/infra/bundling.test.ts holds that no other imports it).
+ */
+export const NATIVE_MODULES = ['sharp'] as const;
 
 export const bundleSettings = {
   platform: 'node' as const,
@@ -33,6 +43,7 @@ export const bundleSettings = {
     '@aws-sdk/credential-provider-http',
     '@smithy/credential-provider-imds',
     '@smithy/core/event-streams',
+    ...NATIVE_MODULES,
   ] as string[],
 };
 
@@ -57,3 +68,20 @@ export const bundleLayout = {
   file: 'index.js',
   packageJson: { type: 'module' },
 } as const;
+
+/**
+ * The command that puts sharp, at the version package.json pins, beside a
+ * bundle for Lambda's platform (Linux, glibc, the functions' architecture):
+ * npm installs the prebuilt @img/sharp-linux-<arch> and its libvips from the
+ * registry whatever machine synthesizes, so no Docker is needed.
+ */
+export function installSharp(outputDir: string, architecture: 'arm64' | 'x86_64'): string {
+  const { dependencies } = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const cpu = architecture === 'arm64' ? 'arm64' : 'x64';
+  return [
+    `npm install --prefix "${outputDir}" --no-save --no-package-lock --no-audit --no-fund --omit=dev`,
+    `--os=linux --cpu=${cpu} --libc=glibc sharp@${dependencies.sharp}`,
+  ].join(' ');
+}

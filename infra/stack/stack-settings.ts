@@ -5,6 +5,7 @@ import {
   DEFAULT_FILE_URL_TTL_SECONDS,
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_UPLOAD_BYTES,
+  DEFAULT_PREVIEW_MAX_BYTES,
   DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
   MAX_FILE_URL_TTL_SECONDS,
   S3_MAX_OBJECT_BYTES,
@@ -33,6 +34,8 @@ export interface StackSettings {
   /** The functions' MAX_UPLOAD_BYTES and UPLOAD_SESSION_TTL_SECONDS; the bucket's lifecycle rule follows the latter. */
   maxUploadBytes: number;
   uploadSessionTtlSeconds: number;
+  /** The preview worker's PREVIEW_MAX_BYTES: at most the default, which its memory is sized for (PREVIEW_MEMORY_MB). */
+  previewMaxBytes: number;
 }
 
 /**
@@ -86,5 +89,6 @@ export function stackSettings(node: Node): StackSettings {
     fileUrlTtlSeconds: integer('fileUrlTtlSeconds', MAX_FILE_URL_TTL_SECONDS) ?? DEFAULT_FILE_URL_TTL_SECONDS,
     maxUploadBytes: integer('maxUploadBytes', S3_MAX_OBJECT_BYTES) ?? DEFAULT_MAX_UPLOAD_BYTES,
     uploadSessionTtlSeconds: integer('uploadSessionTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
+    previewMaxBytes: integer('previewMaxBytes', DEFAULT_PREVIEW_MAX_BYTES) ?? DEFAULT_PREVIEW_MAX_BYTES,
   };
 }

@@ -8,6 +8,7 @@ import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
 import type { Page, PageRequest } from '../pagination.js';
+import type { PreviewRecord, SettledPreview } from '../previews/model.js';
 import { type AttachmentRecord, type AttachmentStore, type NotOwner, type UploadIntent, uploadersObject } from './model.js';
 
 type Item = Record<string, unknown>;
@@ -104,6 +105,38 @@ export class DynamoAttachmentStore implements AttachmentStore {
       if (outcome.committed) return true;
       if (headTaken(outcome, removal.length)) return retry;
       return (await this.notOwned(id)) ?? false;
+    });
+  }
+
+  /**
+   * The settled preview in place of `pending`, in one transaction with the
+   * uploader's attachment.updated (previous_attributes.preview), on the
+   * condition that the record still holds the file rendered and is still
+   * pending: a record removed or replaced meanwhile is 'gone' (its
+   * thumbnails are the caller's to remove), one settled by an earlier
+   * delivery 'settled'. The other members' events follow from the table's
+   * stream (the fan-out), as for a rename.
+   */
+  async settlePreview(record: AttachmentRecord, preview: SettledPreview): Promise<'recorded' | 'gone' | 'settled'> {
+    return withFeed(async (retry) => {
+      const settled = { ...record, preview };
+      const events = updatedEvents('attachment', uploadersObject(record), uploadersObject(settled), null);
+      const change = {
+        Update: {
+          TableName: this.table,
+          Key: attachmentKey(record.id),
+          ...expressions({
+            update: { set: previewAttributes(preview), remove: preview.status === 'ready' ? ['preview_failure'] : ['preview'] },
+            condition: and(itemExists(), equals('file_key', record.file_key), equals(PREVIEW_STATUS, 'pending')),
+          }),
+        },
+      };
+      const feed = await this.outbox.append(record.uploaded_by, events);
+      const outcome = await transactWrite(this.client, [change, ...feed.items]);
+      if (outcome.committed) return 'recorded';
+      if (headTaken(outcome, 1)) return retry;
+      const now = await this.get(record.id);
+      return now?.file_key === record.file_key ? 'settled' : 'gone';
     });
   }
 
@@ -215,15 +248,36 @@ export function putUpload(
   return transactWithActivity(client, [...before, put], activity, feed);
 }
 
+/** The preview's state, top-level so that a condition can read it (the kit names no nested paths). */
+const PREVIEW_STATUS = 'preview_status';
+
+/** A preview as the item's attributes: its status, and a ready one's size, placeholder and renditions (or a failure's reason). */
+function previewAttributes(preview: PreviewRecord): Item {
+  if (preview.status === 'pending') return { [PREVIEW_STATUS]: 'pending' };
+  if (preview.status === 'failed') return { [PREVIEW_STATUS]: 'failed', preview_failure: preview.reason };
+  const { status, ...ready } = preview;
+  return { [PREVIEW_STATUS]: status, preview: ready };
+}
+
+function previewOf(item: Item): PreviewRecord | undefined {
+  const status = item[PREVIEW_STATUS];
+  if (status === 'pending') return { status };
+  if (status === 'failed') return { status, reason: String(item.preview_failure ?? '') };
+  if (status !== 'ready') return undefined;
+  const ready = item.preview as Omit<Extract<PreviewRecord, { status: 'ready' }>, 'status'>;
+  return { status, ...ready };
+}
+
 /** The record exists and the user uploaded it. */
 const uploadedBy = (userId: string) => and(itemExists(), equals(UPLOADER, userId));
 
 /** The attachment as stored; the upload sessions' completing transaction writes the same item. */
 export function attachmentItem(record: AttachmentRecord): Item {
-  const { placement, ...fields } = record;
+  const { placement, preview, ...fields } = record;
   return {
     ...attachmentKey(record.id),
     ...fields,
+    ...(preview ? previewAttributes(preview) : {}),
     ...(placement
       ? {
           conversation_id: placement.conversation_id,
@@ -254,5 +308,8 @@ export function fromItem(item: Item): AttachmentRecord {
     uploaded_by: item.uploaded_by as string,
     placement: typeof item.conversation_id === 'string' && counterpart ? { conversation_id: item.conversation_id, counterpart } : null,
     file_key: item.file_key as string,
+    ...optional('preview', previewOf(item)),
   };
 }
+
+const optional = <K extends string, V>(name: K, value: V | undefined) => (value === undefined ? {} : ({ [name]: value } as Record<K, V>));

@@ -1,3 +1,4 @@
+import { thumbnailKeys } from '../files/keys.js';
 import type { FileStore } from '../files/model.js';
 import type { AttachmentStore } from './model.js';
 
@@ -26,11 +27,16 @@ export class AttachmentLeftovers {
    */
   async removeUnheldFile(attachmentId: string, key: string): Promise<void> {
     if ((await this.store.get(attachmentId))?.file_key === key) return;
-    await this.files.remove(key);
+    await this.removeFile(key);
   }
 
-  /** The file of an attachment whose record is gone. Removing a file that is not there is not an error. */
-  removeFile(key: string): Promise<void> {
-    return this.files.remove(key);
+  /**
+   * The file of an attachment whose record is gone, and its thumbnails (their
+   * keys derive from the file's: nothing to read). Removing a file that is
+   * not there is not an error.
+   */
+  async removeFile(key: string): Promise<void> {
+    for (const thumbnail of thumbnailKeys(key)) await this.files.remove(thumbnail);
+    await this.files.remove(key);
   }
 }

@@ -2,6 +2,7 @@ import { counterpartOf } from '../conversations/item-codec.js';
 import type { Conversation } from '../conversations/model.js';
 import type { Counterpart } from '../dynamo/keys.js';
 import type { Page, PageRequest } from '../pagination.js';
+import { type PreviewObject, type PreviewRecord, type PreviewView, previewObject, type SettledPreview } from '../previews/model.js';
 
 /** An attachment exactly as the API shows it, to one reader. */
 export interface Attachment {
@@ -18,15 +19,18 @@ export interface Attachment {
   file_size: number;
   uploaded_by: string;
   created_at: number;
+  /** An image's preview, its thumbnails' links minted for each response; null for a file that is not a previewed image. */
+  preview: PreviewView | null;
 }
 
-/** An attachment as one reader sees it, without its link: what events show (shared/events/). */
-export type AttachmentObject = Omit<Attachment, 'file_url' | 'file_url_expires_at'>;
+/** An attachment as one reader sees it, without its links: what events show (shared/events/). */
+export type AttachmentObject = Omit<Attachment, 'file_url' | 'file_url_expires_at' | 'preview'> & { preview: PreviewObject | null };
 
 /** The record as the reader whose side of its thread is `conversationId` sees it. */
 export function attachmentObject(record: AttachmentRecord, conversationId: string | null): AttachmentObject {
   const { id, message_id, filename, file_type, file_size, uploaded_by, created_at } = record;
-  return { id, message_id, conversation_id: conversationId, filename, file_type, file_size, uploaded_by, created_at };
+  const preview = previewObject(record.preview);
+  return { id, message_id, conversation_id: conversationId, filename, file_type, file_size, uploaded_by, created_at, preview };
 }
 
 /** The uploader's own view: their side is where they placed it. */
@@ -59,6 +63,8 @@ export interface AttachmentRecord {
   placement: Placement | null;
   /** The S3 key of its file (shared/files/keys.ts): the run that wrote it is part of it. */
   file_key: string;
+  /** Absent: not a previewed image (by its bytes). Else pending from the upload until the preview worker settles it. */
+  preview?: PreviewRecord;
 }
 
 /** A rename or removal asked of an attachment by someone who is not its uploader. */
@@ -94,6 +100,12 @@ export interface AttachmentStore {
   intend(intent: UploadIntent): Promise<void>;
   /** Removes an upload run's intent: the cleanup then removes its file unless a record holds it (throws when DynamoDB does). */
   abandon(intent: UploadIntent): Promise<void>;
+  /**
+   * Settles the pending preview of the record that holds this file, once,
+   * with the uploader's attachment.updated. 'gone': no record holds the file
+   * any more; 'settled': it was settled already (a message delivered twice).
+   */
+  settlePreview(record: AttachmentRecord, preview: SettledPreview): Promise<'recorded' | 'gone' | 'settled'>;
 }
 
 /**

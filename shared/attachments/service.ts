@@ -5,6 +5,7 @@ import { NotFound, NotTheOwner } from '../domain-errors.js';
 import { threadKey, threadOf } from '../dynamo/keys.js';
 import type { FileLinks } from '../files/model.js';
 import type { Page, PageRequest } from '../pagination.js';
+import { previewView } from '../previews/view.js';
 import { type Attachment, type AttachmentRecord, type AttachmentStore, attachmentObject, type NotOwner } from './model.js';
 
 /** What the attachments ask of the conversations: membership of the user's own, and a member's side of a thread. */
@@ -100,9 +101,10 @@ export class AttachmentService {
 
   private async view(record: AttachmentRecord, conversationId: string | null): Promise<Attachment> {
     const link = await this.links.download(record.file_key, { filename: record.filename, fileType: record.file_type });
-    const { id, message_id, conversation_id, filename, ...rest } = attachmentObject(record, conversationId);
+    const { id, message_id, conversation_id, filename, preview: _shown, ...rest } = attachmentObject(record, conversationId);
+    const preview = await previewView(record.preview, this.links);
     // The link after the name, in the order of the documented object.
-    return { id, message_id, conversation_id, filename, file_url: link.url, file_url_expires_at: link.expiresAt, ...rest };
+    return { id, message_id, conversation_id, filename, file_url: link.url, file_url_expires_at: link.expiresAt, ...rest, preview };
   }
 }
 

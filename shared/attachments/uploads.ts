@@ -6,6 +6,7 @@ import { fileKey } from '../files/keys.js';
 import type { FileStore } from '../files/model.js';
 import { newSeed, seededId } from '../ids.js';
 import { logger } from '../observability.js';
+import { pendingPreview } from '../previews/sniff.js';
 import { type Clock, systemClock } from '../time.js';
 import { type Attachment, type AttachmentRecord, type AttachmentStore, placementIn, type Upload, type UploadIntent } from './model.js';
 
@@ -60,6 +61,7 @@ export class AttachmentUploads {
       uploaded_by: caller.userId,
       placement: placementIn(side),
       file_key: fileKey(caller.userId, id, run),
+      ...pendingPreview(upload.file.bytes),
     };
     const intent: UploadIntent = { attachmentId: id, run, fileKey: record.file_key, expiresAt: intentExpiry() };
     // Durable before the file exists: whatever fails from here on, the intent's removal (or expiry) hands the file to the cleanup.

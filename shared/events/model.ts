@@ -98,12 +98,16 @@ export const createdEvent = (resource: EventResource, object: object, requestId:
  * old values of the changed fields only.
  */
 export function updatedEvents<T extends object>(resource: EventResource, before: T, after: T, requestId: string | null): EventDraft[] {
-  const changed = Object.entries(before).filter(([field, value]) => !Object.is(value, (after as Record<string, unknown>)[field]));
+  const changed = Object.entries(before).filter(([field, value]) => !sameValue(value, (after as Record<string, unknown>)[field]));
   if (changed.length === 0) return [];
   return [
     { type: `${resource}.updated`, data: { object: after, previous_attributes: Object.fromEntries(changed) }, request_id: requestId },
   ];
 }
+
+/** Fields are plain data: an object field (an attachment's preview) is the same when its JSON is. */
+const sameValue = (before: unknown, after: unknown): boolean =>
+  Object.is(before, after) || (typeof before === 'object' && typeof after === 'object' && JSON.stringify(before) === JSON.stringify(after));
 
 export const deletedEvent = (resource: EventResource, id: string, requestId: string | null): EventDraft => ({
   type: `${resource}.deleted`,

@@ -22,3 +22,27 @@ export const fileKey = (userId: string, attachmentId: string, run: string): stri
 /** Where every file a user uploaded lives. */
 export const userFilesPrefix = (userId: string): string =>
   `${FILES_PREFIX}${createHash('sha256').update(userId, 'utf8').digest('base64url')}/`;
+
+/**
+ * Thumbnails live under their own prefix, apart from the files (scanning
+ * watches the files' prefix; the preview worker may write here alone).
+ */
+export const PREVIEWS_PREFIX = 'previews/';
+
+/** How many renditions a preview has at most (320 and 1024 px: shared/previews/render.ts). */
+export const MAX_THUMBNAILS = 2;
+
+/**
+ * The key of a file's rendition `index` (0: the smallest): derived from the
+ * file's own key, so that whatever removes a file knows its thumbnails
+ * without reading anything, and each upload run's file has its own.
+ */
+export const thumbnailKey = (fileKey: string, index: number): string =>
+  `${PREVIEWS_PREFIX}${fileKey.startsWith(FILES_PREFIX) ? fileKey.slice(FILES_PREFIX.length) : fileKey}/${index}.webp`;
+
+/** Every key a file's thumbnails may have. */
+export const thumbnailKeys = (fileKey: string): string[] =>
+  Array.from({ length: MAX_THUMBNAILS }, (_, index) => thumbnailKey(fileKey, index));
+
+/** Where the thumbnails of every file a user uploaded live. */
+export const userPreviewsPrefix = (userId: string): string => `${PREVIEWS_PREFIX}${userFilesPrefix(userId).slice(FILES_PREFIX.length)}`;

@@ -19,6 +19,8 @@ export interface FileStore {
 export interface FileLinks {
   /** A time-limited link that downloads the file under this name and type. */
   download(key: string, download: { filename: string; fileType: string }): Promise<DownloadLink>;
+  /** A time-limited link that shows a thumbnail (image/webp, inline). */
+  thumbnail(key: string): Promise<DownloadLink>;
 }
 
 export interface DownloadLink {

@@ -9,6 +9,7 @@ import { fileKey } from '../files/keys.js';
 import type { CompletedPart, MultipartFileStore, StoredPart } from '../files/model.js';
 import { newId } from '../ids.js';
 import { logger } from '../observability.js';
+import { pendingPreview } from '../previews/sniff.js';
 import { type Clock, systemClock } from '../time.js';
 import {
   conversationGone,
@@ -180,6 +181,7 @@ export class UploadSessionService {
       uploaded_by: userId,
       placement: placementIn(side),
       file_key: key,
+      ...pendingPreview(firstBytes),
     };
     const outcome = await this.sessions.complete(userId, id, attachment, caller.requestId);
     if (outcome === 'completed') return neighbours.relink(attachment);

@@ -4,12 +4,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bundledFunctions } from '../../bench/bundles.js';
 import {
   fanOutFunction,
+  previewFunction,
   realtimeAuthorizerFunction,
   realtimePublisherFunction,
   stackFunctions,
 } from '../../infra/declarations/function-settings.js';
 import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
-import { bundleSettings, esbuildOptions } from '../../infra/stack/bundling.js';
+import { bundleSettings, esbuildOptions, NATIVE_MODULES } from '../../infra/stack/bundling.js';
 
 /** Every function the stack deploys (infra/declarations/function-settings.ts). */
 const ENTRIES = stackFunctions.map(({ entry }) => entry);
@@ -91,8 +92,16 @@ describe('function bundles', () => {
     for (const [entry, { ceiling }] of Object.entries(OVER_BUDGET)) expect(sizes.get(entry), entry).toBeLessThanOrEqual(ceiling);
   });
 
+  it('import sharp (native, installed beside its bundle only) in the preview worker alone', () => {
+    const importers = Object.values(metafile.outputs)
+      .filter((output) => output.imports.some((record) => record.path === 'sharp' && record.external))
+      .map((output) => relative(REPOSITORY_ROOT, join(REPOSITORY_ROOT, output.entryPoint ?? '')));
+    expect(importers).toEqual([previewFunction.entry]);
+  });
+
   it('leave out only modules the SDK loads with import(), on paths the functions never take', () => {
     for (const [name, seen] of importsOfExternals(metafile)) {
+      if ((NATIVE_MODULES as readonly string[]).includes(name)) continue;
       // Each is imported somewhere (else the entry is dead) and only dynamically (a static import would fail at load).
       expect([...seen], name).toEqual(['dynamic-import']);
     }

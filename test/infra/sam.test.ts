@@ -11,6 +11,7 @@ import { REALTIME_PATH } from '../../shared/realtime/channel.js';
 import { realtimeEndpoint } from '../../shared/realtime/endpoint.js';
 import { routes } from '../../shared/routes.js';
 import type { Json } from '../support/api.js';
+import { previewAssetTests } from './previews.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
 // What `sam local start-api -t cdk.out/<Stack>.template.json` needs of each
@@ -55,6 +56,8 @@ describe('what sam local reads from the synthesized template', () => {
   });
 });
 
+describe('the preview worker’s asset', () => previewAssetTests(() => synthesized));
+
 describe('infra/stack/sam-env.json', () => {
   const samEnv = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'infra/stack/sam-env.json'), 'utf8')) as {
     Parameters: Record<string, string>;
@@ -63,9 +66,9 @@ describe('infra/stack/sam-env.json', () => {
 
   it('only sets variables the functions declare (sam local ignores the others)', () => {
     for (const name of Object.keys(samEnv.Parameters)) expect(declared(name).length, name).toBeGreaterThan(0);
-    // Every route's function and the stream consumers, cleanup and fan-out (which `sam local invoke` can run on npm start's data too).
-    expect(declared('DYNAMODB_ENDPOINT')).toHaveLength(routes.length + 2);
-    expect(declared('S3_ENDPOINT')).toHaveLength(routes.length + 2);
+    // Every route's function and the consumers, cleanup, fan-out and preview worker (which `sam local invoke` can run on npm start's data too).
+    expect(declared('DYNAMODB_ENDPOINT')).toHaveLength(routes.length + 3);
+    expect(declared('S3_ENDPOINT')).toHaveLength(routes.length + 3);
     // The REST authorizer and the Event API's, which verify the same tokens.
     expect(declared('AUTH_SECRET')).toHaveLength(2);
   });

@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackFunctions } from '../../infra/declarations/function-settings.js';
+import { PREVIEW_MEMORY_MB, previewFunction, stackFunctions } from '../../infra/declarations/function-settings.js';
 import { type GatewayResponseType, gatewayResponses } from '../../infra/declarations/gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../../infra/declarations/gateway-settings.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
@@ -12,10 +12,11 @@ import {
   type TableDefinition,
   uploadSessionsTable,
 } from '../../shared/dynamo/tables.js';
-import { FILES_PREFIX } from '../../shared/files/keys.js';
+import { FILES_PREFIX, PREVIEWS_PREFIX } from '../../shared/files/keys.js';
 import { routes } from '../../shared/routes.js';
 import type { Json } from '../support/api.js';
 import { operatorEventsTests } from './operator-events.js';
+import { previewTemplateTests } from './previews.js';
 import { realtimeTests } from './realtime.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
@@ -31,16 +32,17 @@ const ref = (value: unknown) => JSON.stringify(value);
 describe('functions', () => {
   it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, all Node.js 24 on arm64 with tracing and their own log group", () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 6);
+    expect(functions).toHaveLength(routes.length + 7);
     // The list the bench measures (infra/declarations/function-settings.ts) is the stack's: one function each, by its name.
     const logicalIds = Object.keys(resourcesOf(template(), 'AWS::Lambda::Function'));
     const named = logicalIds.map((id) => stackFunctions.find(({ name }) => new RegExp(`^Functions${name}[0-9A-F]{8}$`).test(id))?.name);
     expect(named.sort()).toEqual(stackFunctions.map(({ name }) => name).sort());
-    for (const { Properties } of functions) {
+    for (const [id, { Properties }] of Object.entries(resourcesOf(template(), 'AWS::Lambda::Function'))) {
       expect(Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
-        MemorySize: 512,
+        // The preview worker's is sized for the largest image it takes (previews.ts below).
+        MemorySize: id.startsWith(`Functions${previewFunction.name}`) ? PREVIEW_MEMORY_MB : 512,
         TracingConfig: { Mode: 'Active' },
         LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } },
       });
@@ -60,7 +62,7 @@ describe('functions', () => {
       ['Cleanup', 900],
       ['FanOut', 900],
     ]);
-    for (const [name, timeout] of timeouts.filter(([name]) => name !== 'Cleanup' && name !== 'FanOut'))
+    for (const [name, timeout] of timeouts.filter(([name]) => name !== 'Cleanup' && name !== 'FanOut' && name !== previewFunction.name))
       expect(timeout, String(name)).toBe(20);
   });
 
@@ -68,7 +70,8 @@ describe('functions', () => {
     const handlers = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
       ({ Properties }) => Properties.Environment.Variables.CONVERSATIONS_TABLE,
     );
-    expect(handlers).toHaveLength(routes.length + 2);
+    // The routes', the cleanup's, the fan-out's and the preview worker's.
+    expect(handlers).toHaveLength(routes.length + 3);
     for (const { Properties } of handlers) {
       expect(Properties.Environment.Variables).toMatchObject({
         CONVERSATIONS_TABLE: { Ref: expect.stringMatching(/^DataConversations/) },
@@ -195,6 +198,10 @@ describe('least privilege', () => {
     const listing = s3.filter((s) => s.Action.includes('s3:ListBucket'));
     expect(listing).toEqual(route.access.files?.includes('list') ? [listFilesStatement] : []);
     if (files.length === 0) return expect(objects).toEqual([]);
+    // A route that links to files links to their thumbnails (shared/previews/): s3:GetObject on the previews prefix, apart.
+    const thumbnails = objects.filter((s) => JSON.stringify(s.Resource).includes(`/${PREVIEWS_PREFIX}*`));
+    expect(thumbnails.map((s) => s.Action)).toEqual(files.includes('get') ? [['s3:GetObject']] : []);
+    objects.splice(0, objects.length, ...objects.filter((s) => !thumbnails.includes(s)));
     expect(objects).toHaveLength(1);
     expect([...objects[0].Action].sort()).toEqual(
       files
@@ -602,7 +609,12 @@ describe('fan-out from the attachments stream', () => {
     for (const action of streamReads)
       expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);
     expect(resourcesOfAction('dynamodb:ListStreams')).toEqual(['*']);
-    for (const action of ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) {
+    // Its dead letters (the mapping's on-failure destination), and for SendMessage alone the previews queue it feeds.
+    expect(resourcesOfAction('sqs:SendMessage')).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsPreviewRequests/), 'Arn'] },
+      { 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] },
+    ]);
+    for (const action of ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) {
       expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] }]);
     }
   });
@@ -610,6 +622,7 @@ describe('fan-out from the attachments stream', () => {
 
 operatorEventsTests(template);
 realtimeTests(template);
+previewTemplateTests(template);
 
 describe('the stream consumers', () => {
   it('say in their alarm, in one short line, what a failed batch left undone and which queue to redrive', () => {

@@ -66,7 +66,7 @@ export async function download(fileUrl: string) {
 }
 
 /** The keys stored in the files bucket, read straight from S3: what no API response can hide. */
-export async function storedFileKeys(s3Endpoint: string, bucket = 'attachments'): Promise<string[]> {
+export async function storedFileKeys(s3Endpoint: string, bucket = 'attachments', prefix = FILES_PREFIX): Promise<string[]> {
   const client = new S3Client({
     endpoint: s3Endpoint,
     forcePathStyle: true,
@@ -77,7 +77,7 @@ export async function storedFileKeys(s3Endpoint: string, bucket = 'attachments')
     const keys: string[] = [];
     let token: string | undefined;
     do {
-      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: FILES_PREFIX, ContinuationToken: token }));
+      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
       keys.push(...(page.Contents ?? []).map((object) => object.Key!));
       token = page.NextContinuationToken;
     } while (token);

@@ -1,4 +1,4 @@
-import { userFilesPrefix } from '../../shared/files/keys.js';
+import { userFilesPrefix, userPreviewsPrefix } from '../../shared/files/keys.js';
 import type { TestApi } from './api.js';
 import { download, fileKeyOf } from './attachments.js';
 import { waitThenLook } from './eventually.js';
@@ -19,6 +19,7 @@ export interface ListedAttachment {
   filename: string;
   file_url: string;
   file_size: number;
+  preview?: { status: 'pending' | 'ready' | 'failed'; thumbnails: { url: string }[] } | null;
 }
 
 /** What a user's data looks like from the outside: the lists of the API. */
@@ -130,6 +131,7 @@ export async function auditUsers(
       } else if (expected ? !file.bytes.equals(expected) : file.bytes.length !== attachment.file_size) {
         violations.push({ kind: 'attachment with wrong bytes', detail: `${userId}/${attachment.id} (${attachment.filename})` });
       }
+      violations.push(...(await auditPreview(userId, attachment, expectedKeys)));
       if (attachment.conversation_id !== null && !conversationIds.has(attachment.conversation_id)) {
         violations.push({
           kind: 'attachment in a deleted conversation',
@@ -154,11 +156,35 @@ export async function auditUsers(
   }
   const stored = options.wholeBucket
     ? await f.storedKeys()
-    : await Promise.all(userIds.map((userId) => f.storedKeys(userFilesPrefix(userId)))).then((lists) => lists.flat());
+    : await Promise.all(
+        userIds.flatMap((userId) => [f.storedKeys(userFilesPrefix(userId)), f.storedKeys(userPreviewsPrefix(userId))]),
+      ).then((lists) => lists.flat());
   for (const key of stored) {
     if (!expectedKeys.has(key) && !options.mayHoldUnlisted?.(key)) violations.push({ kind: 'orphan S3 file (no record)', detail: key });
   }
   return { violations, views };
+}
+
+/**
+ * A preview is settled once the cleanup and the worker have run (nothing
+ * pending forever: the audit's rounds wait for it), and a ready one's
+ * thumbnails are stored: they count as expected keys, so a thumbnail whose
+ * record is gone, or that no ready preview lists, is an orphan of the bucket.
+ */
+async function auditPreview(userId: string, attachment: ListedAttachment, expectedKeys: Set<string>): Promise<Violation[]> {
+  const { preview } = attachment;
+  if (!preview) return [];
+  if (preview.status === 'pending') return [{ kind: 'preview still pending', detail: `${userId}/${attachment.id}` }];
+  const violations: Violation[] = [];
+  for (const thumbnail of preview.thumbnails) {
+    expectedKeys.add(fileKeyOf({ file_url: thumbnail.url }));
+    const status = await download(thumbnail.url).then(
+      (fetched) => fetched.status,
+      (error: unknown) => `failed (${String(error)})`,
+    );
+    if (status !== 200) violations.push({ kind: 'thumbnail of a ready preview missing', detail: `${userId}/${attachment.id}: ${status}` });
+  }
+  return violations;
 }
 
 /**

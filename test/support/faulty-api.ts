@@ -28,7 +28,7 @@ export interface FaultyApi {
 }
 
 /** What a test may set on the server behind the proxies (e.g. a short function timeout, its clock). */
-export type FaultyApiOptions = Pick<LocalApiOptions, 'functionTimeoutMs' | 'clock' | 'timeToLiveDelayMs'>;
+export type FaultyApiOptions = Pick<LocalApiOptions, 'functionTimeoutMs' | 'clock' | 'timeToLiveDelayMs' | 'previewVisibilityMs'>;
 
 export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<FaultyApi> {
   const { filesBucket } = readConfig(process.env);

@@ -55,6 +55,7 @@ export const ATTACHMENT_FIELDS = [
   'file_size',
   'uploaded_by',
   'created_at',
+  'preview',
 ];
 
 /** An id (user or group) that no other test of the run uses, so that every test starts from nothing shared. */

@@ -1,17 +1,21 @@
 import { join } from 'node:path';
 import { Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { type IRole, PolicyStatement, type PolicyStatementProps, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, type FunctionOptions, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { REMOVALS_FILTER_PATTERN } from '../../../shared/cleanup/stream-events.js';
 import { tableVariables } from '../../../shared/config.js';
 import { CHANGES_FILTER_PATTERN } from '../../../shared/conversations/fan-out.js';
 import { BUS_FILTER_PATTERN } from '../../../shared/events/bus.js';
-import { FILES_PREFIX } from '../../../shared/files/keys.js';
+import { FILES_PREFIX, PREVIEWS_PREFIX } from '../../../shared/files/keys.js';
+import { PREVIEW_BATCH_SIZE, PREVIEW_TIMEOUT_SECONDS } from '../../../shared/previews/delivery.js';
 import { type Route, routes } from '../../../shared/routes.js';
 import {
   authorizerFunction,
@@ -22,24 +26,33 @@ import {
   FUNCTION_SETTINGS,
   FUNCTION_TIMEOUT_SECONDS,
   fanOutFunction,
+  PREVIEW_MEMORY_MB,
+  previewFunction,
   REALTIME_PUBLISHER_STREAM_READING,
   realtimeAuthorizerFunction,
   realtimePublisherFunction,
   type StackFunction,
 } from '../../declarations/function-settings.js';
-import { cleanupPermissions, dataArnsOf, fanOutPermissions, permissionsFor } from '../../declarations/permissions.js';
+import {
+  cleanupPermissions,
+  dataArnsOf,
+  fanOutPermissions,
+  permissionsFor,
+  previewWorkerPermissions,
+} from '../../declarations/permissions.js';
 import { REPOSITORY_ROOT } from '../../declarations/repository.js';
-import { bundleLayout, bundleSettings } from '../bundling.js';
+import { bundleLayout, bundleSettings, installSharp } from '../bundling.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
 import type { AuthSettings, StackSettings } from '../stack-settings.js';
 import type { Data } from './data.js';
+import { previewQueue } from './previews.js';
 import { removalPolicyFor } from './removal-policy.js';
 import { StreamConsumer, type StreamFeed } from './stream-consumer.js';
 
 /** Node.js 24; infra/stack/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
-type LambdaExtra = Pick<FunctionOptions, 'paramsAndSecrets' | 'timeout'>;
+type LambdaExtra = Pick<FunctionOptions, 'paramsAndSecrets' | 'timeout' | 'memorySize'>;
 
 /** What a stream consumer's function has of its own: its environment, its grants, its timeout. */
 interface ConsumerOwn {
@@ -73,6 +86,12 @@ export class Functions extends Construct {
   readonly realtimeAuthorizer: NodejsFunction;
   /** A hint per new event to its user's channel, from the events table's stream. */
   readonly realtimePublisher: StreamConsumer;
+  /** The preview worker, fed by the previews queue, which the fan-out fills. */
+  readonly previews: NodejsFunction;
+  readonly previewRequests: Queue;
+  /** Preview requests that failed every delivery; the alarm fires on the first. */
+  readonly previewDeadLetters: Queue;
+  readonly previewAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -95,11 +114,16 @@ export class Functions extends Construct {
       S3_ENDPOINT: '',
     };
     const arns = dataArnsOf((role) => data[role].tableArn, data.files.bucketArn);
+    const previews = previewQueue(this, removalPolicy);
+    this.previewRequests = previews.queue;
+    this.previewDeadLetters = previews.deadLetters;
+    this.previewAlarm = previews.alarm;
 
     for (const route of routes) {
       const fn = this.lambda(route.name, route.entry, environment, removalPolicy);
       this.grant(fn, permissionsFor(route, arns));
       if (route.access.files?.length) this.acknowledgeFilesPrefix(fn, data);
+      if (route.access.files?.includes('get')) this.acknowledgeThumbnailKeys(fn, data);
       this.byRoute.set(route, fn);
     }
 
@@ -123,6 +147,7 @@ export class Functions extends Construct {
       { environment, permissions: cleanupPermissions(arns), extra: consumerTimeout },
     );
     this.acknowledgeFilesPrefix(this.cleanup.fn, data);
+    this.acknowledgeThumbnailKeys(this.cleanup.fn, data);
 
     // Attachment changes (uploads, renames, removals) reaching the other members of their thread: events, activity, a contact's new side.
     this.fanOut = consumer(
@@ -133,8 +158,27 @@ export class Functions extends Construct {
         reading: CONSUMER_STREAM_READING,
         leftUndone: "attachment changes missed the other members' feeds",
       },
-      { environment, permissions: fanOutPermissions(arns), extra: consumerTimeout },
+      {
+        environment: { ...environment, PREVIEW_QUEUE_URL: previews.queue.queueUrl },
+        permissions: fanOutPermissions(arns, previews.queue.queueArn),
+        extra: consumerTimeout,
+      },
     );
+
+    // Previews of new images, from the queue the fan-out fills; sharp's native binary for the functions' architecture rides in the asset.
+    this.previews = this.lambda(
+      previewFunction.name,
+      previewFunction.entry,
+      { ...environment, PREVIEW_MAX_BYTES: String(settings.previewMaxBytes) },
+      removalPolicy,
+      { timeout: Duration.seconds(PREVIEW_TIMEOUT_SECONDS), memorySize: PREVIEW_MEMORY_MB },
+      withSharp,
+    );
+    this.grant(this.previews, previewWorkerPermissions(arns));
+    this.acknowledgeFilesPrefix(this.previews, data);
+    this.acknowledgeThumbnailKeys(this.previews, data);
+    // Each request on its own: it holds an image in memory; a failed one alone is delivered again.
+    this.previews.addEventSource(new SqsEventSource(previews.queue, { batchSize: PREVIEW_BATCH_SIZE, reportBatchItemFailures: true }));
 
     this.eventDetail = this.lambda(eventDetailFunction.name, eventDetailFunction.entry, {}, removalPolicy);
 
@@ -179,12 +223,22 @@ export class Functions extends Construct {
     });
   }
 
+  /** cdk-nag's finding on the thumbnails' prefix, for a role that reads or writes thumbnails. */
+  private acknowledgeThumbnailKeys(fn: NodejsFunction, data: Data): void {
+    const filesBucketId = Stack.of(this).getLogicalId(data.files.node.defaultChild as CfnBucket);
+    Validations.of(roleOf(fn)).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${filesBucketId}.Arn>/${PREVIEWS_PREFIX}*]`,
+      reason: "Thumbnail keys derive from their file's key, minted at run time; the previews/ prefix is the narrowest fixed scope.",
+    });
+  }
+
   private lambda(
     name: string,
     entry: string,
     environment: Record<string, string>,
     removalPolicy: RemovalPolicy,
     extra: LambdaExtra = {},
+    bundling: BundlingOptions = nodejsBundling,
   ): NodejsFunction {
     const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy });
     // An own role without the AWS managed basic-execution policy: logs go to this function's group only.
@@ -206,7 +260,7 @@ export class Functions extends Construct {
       loggingFormat: LoggingFormat.JSON,
       role,
       environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
-      bundling: nodejsBundling,
+      bundling,
       ...extra,
     });
   }
@@ -238,6 +292,16 @@ const nodejsBundling: BundlingOptions = {
     beforeBundling: () => [],
     beforeInstall: () => [],
     afterBundling: (_inputDir, outputDir) => [renameToLayout(outputDir)],
+  },
+};
+
+/** The preview worker's bundling: sharp for the functions' architecture installed beside the bundle (infra/stack/bundling.ts). */
+const withSharp: BundlingOptions = {
+  ...nodejsBundling,
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_inputDir, outputDir) => [renameToLayout(outputDir), installSharp(outputDir, FUNCTION_SETTINGS.architecture)],
   },
 };
 

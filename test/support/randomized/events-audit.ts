@@ -343,6 +343,15 @@ export function auditEvents(ledger: Ledger, views: Map<string, UserView>, feeds:
  * fan-out ran is not in the ledger, so a missing one is not looked for
  * here: test/integration/fan-out-faults.test.ts counts them exactly.
  */
+/** Whether an attachment.updated is a preview's settling: true, false for a preview change that is not one (undefined: another change). */
+function previewSettled(event: FeedEvent): boolean | undefined {
+  const changed = event.data.previous_attributes ?? {};
+  if (!('preview' in changed)) return undefined;
+  const statusOf = (preview: unknown) => (preview as { status?: string } | null)?.status;
+  const after = statusOf(event.data.object.preview);
+  return Object.keys(changed).length === 1 && statusOf(changed.preview) === 'pending' && (after === 'ready' || after === 'failed');
+}
+
 function auditFromOthers(ledger: Ledger, views: Map<string, UserView>, feeds: Map<string, FeedEvent[]>): Violation[] {
   const violations: Violation[] = [];
   const add = (kind: string, detail: string) => violations.push({ kind, detail });
@@ -354,14 +363,18 @@ function auditFromOthers(ledger: Ledger, views: Map<string, UserView>, feeds: Ma
       if (event.request_id !== null || !event.type.startsWith('attachment.')) continue;
       const id = String(objectIdOf(event));
       const at = `${userId}/${event.id} (${event.type} of ${id})`;
-      if (event.type !== 'attachment.updated') seen.set(`${event.type} ${id}`, [...(seen.get(`${event.type} ${id}`) ?? []), event]);
+      // A preview settled (docs/api.md, "Previews"): the worker's event in the uploader's own feed, the fan-out's in the others'; once each.
+      const preview = event.type === 'attachment.updated' ? previewSettled(event) : undefined;
+      if (preview === false) add('preview change not from pending to settled', `${at}: ${JSON.stringify(event.data.previous_attributes)}`);
+      const change = event.type !== 'attachment.updated' ? `${event.type} ${id}` : preview ? `preview of ${id}` : undefined;
+      if (change) seen.set(change, [...(seen.get(change) ?? []), event]);
       if (event.type === 'attachment.deleted') {
         if (remaining.has(id)) add('attachment.deleted for an attachment still there', at);
         continue;
       }
       const { uploaded_by: uploader, filename } = event.data.object;
       const upload = typeof filename === 'string' ? uploads.get(originOf(filename) ?? -1) : undefined;
-      if (uploader === userId) add("another member's event in the uploader's own feed", at);
+      if (uploader === userId && !preview) add("another member's event in the uploader's own feed", at);
       if (!upload || upload.userId !== uploader || (upload.id !== undefined && upload.id !== id))
         add('event for an upload nobody made', `${at}: ${String(filename)} by ${String(uploader)}`);
     }

@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import { mulberry32 } from '../../../bench/population.js';
 import { REPLAYED_HEADER } from '../../../shared/http/idempotency.js';
 import type { TestApi, TestResponse } from '../api.js';
@@ -356,7 +357,8 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
         return remove(userId, pick(known)!, op, ledger.conversationDeletes, '/v1/conversations', conversations.get(userId)!);
       case 'upload':
       case 'upload_with_key': {
-        const bytes = bytesOf(seed, size);
+        // A third of the uploads are images: the preview worker runs under the same faults (docs/api.md, "Previews").
+        const bytes = size % 3 === 0 ? await imageOf(seed, size) : bytesOf(seed, size);
         const conversationId = roll < 0.6 ? pick(known) : undefined;
         const record: Upload = {
           op,
@@ -423,6 +425,17 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
 function requestOf(response: TestResponse): Pick<Attempt, 'requestId' | 'replayed'> {
   const requestId = response.headers.get('x-request-id') ?? response.headers.get('x-amzn-requestid');
   return { ...(requestId ? { requestId } : {}), ...(response.headers.get(REPLAYED_HEADER) === 'true' ? { replayed: true } : {}) };
+}
+
+/** A PNG from the seed and size: up to 1,500 px a side, so that some have both renditions and some one. */
+export function imageOf(seed: number, size: number): Promise<Buffer> {
+  const random = mulberry32(seed);
+  const [red, green, blue] = [random(), random(), random()].map((share) => Math.floor(share * 256));
+  return sharp({
+    create: { width: 100 + (size % 1_400), height: 80 + ((size * 7) % 900), channels: 3, background: { r: red!, g: green!, b: blue! } },
+  })
+    .png()
+    .toBuffer();
 }
 
 /** The bytes of an upload, from its seed: the audit knows what each file must hold. */

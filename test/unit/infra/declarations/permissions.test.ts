@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { cleanupPermissions, type DataArns, fanOutPermissions, permissionsFor } from '../../../../infra/declarations/permissions.js';
+import {
+  cleanupPermissions,
+  type DataArns,
+  fanOutPermissions,
+  permissionsFor,
+  previewWorkerPermissions,
+} from '../../../../infra/declarations/permissions.js';
 import {
   attachmentsTable,
   conversationsTable,
@@ -57,9 +63,13 @@ describe('permissions from a route access declaration', () => {
     expect(permissionsFor({ access: { conversations: 'write' } }, arns).map((p) => p.resources[0])).toEqual(['arn:conversations']);
   });
 
-  it('scopes object actions to the files prefix, one action per declared need', () => {
+  it('scopes object actions to the files prefix, one action per declared need, and lets a reader of files read their thumbnails', () => {
     expect(permissionsFor({ access: { files: ['put', 'get', 'put'] } }, arns)).toEqual([
       { actions: ['s3:PutObject', 's3:GetObject'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
+      { actions: ['s3:GetObject'], resources: ['arn:aws:s3:::files-bucket/previews/*'] },
+    ]);
+    expect(permissionsFor({ access: { files: ['put'] } }, arns)).toEqual([
+      { actions: ['s3:PutObject'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
     ]);
     expect(permissionsFor({ access: { files: [] } }, arns)).toEqual([]);
   });
@@ -67,6 +77,7 @@ describe('permissions from a route access declaration', () => {
   it("grants 'list' as s3:ListBucket on the bucket, limited to keys under the files prefix, apart from the object actions", () => {
     expect(permissionsFor({ access: { files: ['get', 'list'] } }, arns)).toEqual([
       { actions: ['s3:GetObject'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
+      { actions: ['s3:GetObject'], resources: ['arn:aws:s3:::files-bucket/previews/*'] },
       { actions: ['s3:ListBucket'], resources: ['arn:aws:s3:::files-bucket'], conditions: { StringLike: { 's3:prefix': 'files/*' } } },
     ]);
     expect(permissionsFor({ access: { files: ['list'] } }, arns)).toHaveLength(1);
@@ -74,8 +85,8 @@ describe('permissions from a route access declaration', () => {
 });
 
 describe('the fan-out', () => {
-  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, and touches nothing else", () => {
-    expect(fanOutPermissions(arns)).toEqual([
+  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, queues previews, and touches nothing else", () => {
+    expect(fanOutPermissions(arns, 'arn:previews-queue')).toEqual([
       {
         actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
         resources: ['arn:conversations'],
@@ -83,6 +94,7 @@ describe('the fan-out', () => {
       { actions: ['dynamodb:Query'], resources: ['arn:conversations/index/by_thread'] },
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
       { actions: ['dynamodb:BatchGetItem'], resources: ['arn:events'] },
+      { actions: ['sqs:SendMessage'], resources: ['arn:previews-queue'] },
     ]);
     // The index it names is one the conversations table declares, keyed by thread.
     expect(conversationsTable.indexes).toContainEqual(expect.objectContaining({ name: 'by_thread', partitionKey: 'thread_key' }));
@@ -96,7 +108,19 @@ describe('the cleanup', () => {
       { actions: ['dynamodb:Query'], resources: ['arn:attachments/index/by_conversation'] },
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
       { actions: ['s3:DeleteObject', 's3:AbortMultipartUpload'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
+      { actions: ['s3:DeleteObject'], resources: ['arn:aws:s3:::files-bucket/previews/*'] },
     ]);
     expect(attachmentsTable.indexes).toContainEqual(expect.objectContaining({ name: 'by_conversation' }));
+  });
+});
+
+describe('the preview worker', () => {
+  it('reads and updates attachment records, appends to feeds, reads files, and writes and removes only thumbnails', () => {
+    expect(previewWorkerPermissions(arns)).toEqual([
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: ['arn:attachments'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
+      { actions: ['s3:GetObject'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
+      { actions: ['s3:PutObject', 's3:DeleteObject'], resources: ['arn:aws:s3:::files-bucket/previews/*'] },
+    ]);
   });
 });

@@ -1,0 +1,75 @@
+import { Sha256 } from '@smithy/core/checksum';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { Credentials } from '../s3/signer.js';
+import type { PreviewRequest } from './service.js';
+
+/** SQS takes at most ten messages per SendMessageBatch. */
+const MAX_BATCH = 10;
+const TIMEOUT_MS = 5_000;
+
+/** What SQS answers a SendMessageBatch (its JSON protocol). */
+interface BatchAnswer {
+  Successful?: { Id: string }[];
+  Failed?: { Id: string; Code?: string; Message?: string; SenderFault?: boolean }[];
+}
+
+export class QueueRefused extends Error {
+  override readonly name = 'QueueRefused';
+}
+
+/**
+ * The preview worker's queue, as the fan-out feeds it: SQS's JSON protocol
+ * over HTTP, SigV4-signed (service `sqs`) with the function's own
+ * credentials, so no SQS client rides in the fan-out's bundle. The local
+ * server answers the same requests (infra/local/queue.ts), checking the key's
+ * role as IAM would. Any message not taken fails the call: the stream batch is
+ * retried, and a request queued twice is harmless (the worker settles once).
+ */
+export class SqsPreviewQueue {
+  private readonly queueUrl: URL;
+  private readonly signer: SignatureV4;
+
+  constructor(queueUrl: string, region: string, credentials: Credentials) {
+    this.queueUrl = new URL(queueUrl);
+    this.signer = new SignatureV4({ service: 'sqs', region, credentials, sha256: Sha256 });
+  }
+
+  async send(requests: readonly PreviewRequest[]): Promise<void> {
+    for (let start = 0; start < requests.length; start += MAX_BATCH) await this.sendBatch(requests.slice(start, start + MAX_BATCH));
+  }
+
+  private async sendBatch(requests: readonly PreviewRequest[]): Promise<void> {
+    const body = JSON.stringify({
+      QueueUrl: this.queueUrl.href,
+      Entries: requests.map((request, index) => ({ Id: String(index), MessageBody: JSON.stringify(request) })),
+    });
+    const { protocol, hostname, port } = this.queueUrl;
+    const signed = await this.signer.sign({
+      method: 'POST',
+      protocol,
+      hostname,
+      ...(port ? { port: Number(port) } : {}),
+      path: '/',
+      query: {},
+      headers: {
+        host: this.queueUrl.host,
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': 'AmazonSQS.SendMessageBatch',
+      },
+      body,
+    });
+    // fetch sets Host itself, the same value as signed.
+    const headers = Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name.toLowerCase() !== 'host'));
+    const response = await fetch(new URL('/', this.queueUrl), {
+      method: 'POST',
+      headers,
+      body,
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new QueueRefused(`SQS answered ${response.status}: ${text.slice(0, 300)}`);
+    const failed = (JSON.parse(text) as BatchAnswer).Failed ?? [];
+    if (failed.length > 0)
+      throw new QueueRefused(`SQS refused ${failed.length} of ${requests.length} messages: ${JSON.stringify(failed).slice(0, 300)}`);
+  }
+}
