@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { PREVIEWS_PREFIX } from '../../shared/files/keys.js';
-import { download, storedFileKeys } from '../support/attachments.js';
+import { download, storedFileKeys, uploadForm } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
 import { animatedGif, png, pngBombHeader, rotatedPhotoWithGps, SVG, truncatedJpeg } from '../support/images.js';
 import { type Attachment, freshId, type Member, sharingApi, withoutLink } from '../support/sharing.js';
@@ -187,6 +187,42 @@ describe('every reader', () => {
     expect(afterRename.filter((event) => event.type === 'attachment.updated').at(-1)!.data.previous_attributes).toEqual({
       filename: 'shot.png',
     });
+  });
+
+  // Each of these routes signs with its own role (docs/architecture.md, "Local IAM"): its links must download.
+  it('finds working thumbnail links in every answer that shows a ready image: list, rename, and the replays of an upload and a completion', async () => {
+    const me = alone();
+    const thumbnailsDownload = async (attachment: Attachment & { preview: Preview }, where: string) => {
+      expect(attachment.preview.thumbnails.length, where).toBeGreaterThan(0);
+      for (const { url } of attachment.preview.thumbnails) expect((await download(url)).status, where).toBe(200);
+    };
+    const key = { 'idempotency-key': freshId('thumbs') };
+    const file = image(await png(400, 300), 'keyed.png', 'image/png');
+    const posted = await s.call(me, 'POST', '/v1/attachments', { body: uploadForm(file, {}), headers: key });
+    expect(posted.status, posted.text).toBe(201);
+    await settled(me, posted.body.id);
+    const replayed = await s.call(me, 'POST', '/v1/attachments', { body: uploadForm(file, {}), headers: key });
+    expect(replayed.status, replayed.text).toBe(201);
+    await thumbnailsDownload(replayed.body, 'upload replayed');
+
+    const listed = (await s.list(me)).data.find(({ id }) => id === posted.body.id) as Attachment & { preview: Preview };
+    await thumbnailsDownload(listed, 'list');
+    const renamed = await s.call(me, 'PUT', `/v1/attachments/${posted.body.id}`, { form: { filename: 'renamed.png' } });
+    expect(renamed.status, renamed.text).toBe(200);
+    await thumbnailsDownload(renamed.body, 'rename');
+
+    const sessions = sessionClient(s.t());
+    const bytes = await png(500, 400);
+    const started = await sessions.start(me.id, { filename: 'session.png', file_size: bytes.length, file_type: 'image/png' });
+    expect(started.status, started.text).toBe(201);
+    const parts = await sessions.uploadAll(me.id, started.body, bytes);
+    const completeKey = { 'idempotency-key': freshId('complete') };
+    const completed = await sessions.complete(me.id, started.body.id, parts, completeKey);
+    expect(completed.status, completed.text).toBe(201);
+    await settled(me, completed.body.id);
+    const completedAgain = await sessions.complete(me.id, started.body.id, parts, completeKey);
+    expect(completedAgain.status, completedAgain.text).toBe(201);
+    await thumbnailsDownload(completedAgain.body, 'completion replayed');
   });
 
   it('after a delete, the thumbnails are gone from storage and their links stop working', async () => {

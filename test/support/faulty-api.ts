@@ -1,10 +1,13 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { LOCAL_ACCOUNT } from '../../infra/local/gateway.js';
+import { localIam, tablesOf } from '../../infra/local/iam.js';
 import { startS3 } from '../../infra/local/s3.js';
 import type { LocalApiOptions } from '../../infra/local/server.js';
 import { readConfig } from '../../shared/config.js';
 import { sharedDynamodb, startTestApi, type TestApi } from './api.js';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { recordGrantsIn } from './grants-used.js';
 
 const HOST = '127.0.0.1';
 const REGION = 'us-east-1';
@@ -35,7 +38,10 @@ export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<Fa
   // The run's DynamoDB Local behind a proxy: the server creates its tables (under its own prefix) through it.
   const shared = sharedDynamodb();
   const dynamodb = await startFaultProxy(shared.endpoint);
-  const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS);
+  // The stand-in behind the proxy answers as the functions' roles, and reports the grants they use like every test server's.
+  const resources = { account: LOCAL_ACCOUNT, region: REGION, tables: tablesOf(readConfig({})), bucket: filesBucket };
+  const iam = localIam(CREDENTIALS, resources, undefined, recordGrantsIn(inject('grantsDirectory')));
+  const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS, undefined, 0, [], iam);
   const s3 = await startFaultProxy(s3Backend.endpoint);
   const t = await startTestApi({
     ...options,
