@@ -30,7 +30,7 @@ export interface Route {
 export interface Access {
   /**
    * The item calls the handler makes on each table, error paths included: the stack grants these and
-   * no other (read, then write levels granted calls no route made: the local IAM's record found them).
+   * no other (a table-wide 'write' level granted calls no route made: the local IAM's record found them).
    */
   conversations?: readonly ItemCall[];
   attachments?: readonly ItemCall[];
