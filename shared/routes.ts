@@ -29,17 +29,17 @@ export interface Route {
 
 export interface Access {
   /**
-   * 'update': reads plus UpdateItem only (the list writes ended mutes back, see conversations/mute.ts);
-   * 'activity': that plus ConditionCheckItem (a file added to it, see conversations/activity.ts).
+   * The item calls the handler makes on each table, error paths included: the stack grants these and
+   * no other (a table-wide 'write' level granted calls no route made: the local IAM's record found them).
    */
-  conversations?: 'read' | 'update' | 'activity' | 'write';
-  attachments?: 'read' | 'write';
-  uploadSessions?: 'read' | 'write';
-  /** 'append': the change's events go into its transaction (shared/events/outbox.ts); 'read': an event by its key. */
-  events?: 'read' | 'append';
+  conversations?: readonly ItemCall[];
+  attachments?: readonly ItemCall[];
+  uploadSessions?: readonly ItemCall[];
+  /** FEED_APPEND: the change's events go into its transaction; ['get']: an event by its key. */
+  events?: readonly ItemCall[];
   /**
    * The tables ('events') and indexes ('events/by_type') the handler queries: Query is granted on
-   * these and no other, the levels above grant item calls only (the local IAM found the levels'
+   * these and no other, the item calls above are granted on the table only (the local IAM found a
    * Query on every index unused by all but the lists).
    */
   queries?: readonly QueryTarget[];
@@ -54,10 +54,19 @@ export interface Access {
   files?: readonly FileAccess[];
 }
 
+/**
+ * GetItem, PutItem, UpdateItem, DeleteItem, and 'check': a transaction's ConditionCheck
+ * (ConditionCheckItem; a TransactWriteItems is authorised item by item, Put as PutItem and so on).
+ */
+export type ItemCall = 'get' | 'put' | 'update' | 'delete' | 'check';
+
 export type FileAccess = 'get' | 'put' | 'delete' | 'list-parts' | 'abort' | 'list';
 
 /** A table by its part (shared/dynamo/tables.ts) or one of its indexes by name. */
 export type QueryTarget = `${'conversations' | 'attachments' | 'uploadSessions' | 'events'}${'' | `/${string}`}`;
+
+/** A change's events in its own transaction (shared/events/outbox.ts): the feed's head read and moved, its events put. */
+export const FEED_APPEND = ['get', 'update', 'put'] as const satisfies readonly ItemCall[];
 
 /*
  * One row per route, each its own export: the handler module imports its row
@@ -66,13 +75,15 @@ export type QueryTarget = `${'conversations' | 'attachments' | 'uploadSessions' 
  * shape must match. This module imports nothing, and must not: every function
  * bundles it.
  */
+
 export const ListConversations = {
   name: 'ListConversations',
   method: 'GET',
   path: '/v1/conversations',
   entry: 'functions/conversations/list.ts',
   access: {
-    conversations: 'update',
+    // The ended mutes written back (conversations/ended-mutes.ts).
+    conversations: ['get', 'update'],
     // Every list's index (shared/conversations/list-plan.ts), the ended mutes' (by_mute_end), and the table itself.
     queries: [
       'conversations',
@@ -94,21 +105,22 @@ export const CreateConversation = {
   path: '/v1/conversations',
   entry: 'functions/conversations/create.ts',
   idempotent: true,
-  access: { conversations: 'write', events: 'append' },
+  // The side and its uniqueness record put in one transaction; the holder read when the place is taken.
+  access: { conversations: ['get', 'put'], events: FEED_APPEND },
 } as const satisfies Route;
 export const GetConversation = {
   name: 'GetConversation',
   method: 'GET',
   path: '/v1/conversations/{id}',
   entry: 'functions/conversations/get.ts',
-  access: { conversations: 'read' },
+  access: { conversations: ['get'] },
 } as const satisfies Route;
 export const UpdateConversation = {
   name: 'UpdateConversation',
   method: 'PUT',
   path: '/v1/conversations/{id}',
   entry: 'functions/conversations/update.ts',
-  access: { conversations: 'write', events: 'append' },
+  access: { conversations: ['get', 'update'], events: FEED_APPEND },
 } as const satisfies Route;
 export const DeleteConversation = {
   name: 'DeleteConversation',
@@ -116,7 +128,7 @@ export const DeleteConversation = {
   path: '/v1/conversations/{id}',
   entry: 'functions/conversations/delete.ts',
   // The conversation and its uniqueness record; its attachments go from the stream (CLEANUP_ENTRY).
-  access: { conversations: 'write', events: 'append' },
+  access: { conversations: ['get', 'delete'], events: FEED_APPEND },
 } as const satisfies Route;
 // Every answer that shows an attachment presigns its file_url, hence files: ['get']; conversations read: a
 // conversation_id filter reads the conversation (a group's needs the group in the token).
@@ -125,7 +137,7 @@ export const ListAttachments = {
   method: 'GET',
   path: '/v1/attachments',
   entry: 'functions/attachments/list.ts',
-  access: { conversations: 'read', files: ['get'], queries: ['attachments/by_uploader', 'attachments/by_thread'] },
+  access: { conversations: ['get'], files: ['get'], queries: ['attachments/by_uploader', 'attachments/by_thread'] },
 } as const satisfies Route;
 export const UploadAttachment = {
   name: 'UploadAttachment',
@@ -134,9 +146,15 @@ export const UploadAttachment = {
   entry: 'functions/attachments/upload.ts',
   binaryBody: true,
   idempotent: true,
-  // conversations: its transaction checks the conversation and moves its activity. No files delete: a failed
-  // run's file goes to the cleanup with its intent (shared/attachments/uploads.ts).
-  access: { attachments: 'write', conversations: 'activity', files: ['put', 'get'], events: 'append' },
+  // attachments: the run's intent put, the record put in its place, the intent deleted on a failure; the record
+  // read on a replay. conversations: its transaction checks the conversation and moves its activity. No files
+  // delete: a failed run's file goes to the cleanup with its intent (shared/attachments/uploads.ts).
+  access: {
+    attachments: ['get', 'put', 'delete'],
+    conversations: ['get', 'update', 'check'],
+    files: ['put', 'get'],
+    events: FEED_APPEND,
+  },
 } as const satisfies Route;
 // conversations: a thread member's own side (their uniqueness record), for conversation_id.
 export const GetAttachment = {
@@ -144,14 +162,14 @@ export const GetAttachment = {
   method: 'GET',
   path: '/v1/attachments/{id}',
   entry: 'functions/attachments/get.ts',
-  access: { attachments: 'read', conversations: 'read', files: ['get'] },
+  access: { attachments: ['get'], conversations: ['get'], files: ['get'] },
 } as const satisfies Route;
 export const UpdateAttachment = {
   name: 'UpdateAttachment',
   method: 'PUT',
   path: '/v1/attachments/{id}',
   entry: 'functions/attachments/update.ts',
-  access: { attachments: 'write', files: ['get'], events: 'append' },
+  access: { attachments: ['get', 'update'], files: ['get'], events: FEED_APPEND },
 } as const satisfies Route;
 // The record; its file goes from the stream (CLEANUP_ENTRY).
 export const DeleteAttachment = {
@@ -159,7 +177,7 @@ export const DeleteAttachment = {
   method: 'DELETE',
   path: '/v1/attachments/{id}',
   entry: 'functions/attachments/delete.ts',
-  access: { attachments: 'write', events: 'append' },
+  access: { attachments: ['get', 'delete'], events: FEED_APPEND },
 } as const satisfies Route;
 export const StartUploadSession = {
   name: 'StartUploadSession',
@@ -167,15 +185,16 @@ export const StartUploadSession = {
   path: '/v1/upload_sessions',
   entry: 'functions/upload-sessions/start.ts',
   idempotent: true,
-  // conversations read: the conversation_id check; files abort: a session that could not be recorded is aborted at once.
-  access: { uploadSessions: 'write', conversations: 'read', files: ['put', 'abort'] },
+  // uploadSessions: the new session put, nothing read; conversations: the conversation_id check; files abort: a
+  // session that could not be recorded is aborted at once.
+  access: { uploadSessions: ['put'], conversations: ['get'], files: ['put', 'abort'] },
 } as const satisfies Route;
 export const GetUploadSession = {
   name: 'GetUploadSession',
   method: 'GET',
   path: '/v1/upload_sessions/{id}',
   entry: 'functions/upload-sessions/get.ts',
-  access: { uploadSessions: 'read', files: ['list-parts'] },
+  access: { uploadSessions: ['get'], files: ['list-parts'] },
 } as const satisfies Route;
 // Presigning a part's PUT needs the signer to hold s3:PutObject.
 export const SignUploadParts = {
@@ -183,7 +202,7 @@ export const SignUploadParts = {
   method: 'POST',
   path: '/v1/upload_sessions/{id}/parts',
   entry: 'functions/upload-sessions/sign-parts.ts',
-  access: { uploadSessions: 'read', files: ['put'] },
+  access: { uploadSessions: ['get'], files: ['put'] },
 } as const satisfies Route;
 export const CompleteUploadSession = {
   name: 'CompleteUploadSession',
@@ -191,16 +210,16 @@ export const CompleteUploadSession = {
   path: '/v1/upload_sessions/{id}/complete',
   entry: 'functions/upload-sessions/complete.ts',
   idempotent: true,
-  // One transaction closes the session, writes the attachment and marks its conversation active;
-  // get: the size, the first bytes and file_url; delete: a refused file is removed; list: a file an abort or the
+  // One transaction closes the session (update, as a refused file's failure), puts the attachment and marks its
+  // conversation active; a repeat reads the attachment. Files get: the size, the first bytes and file_url; delete: a refused file is removed; list: a file an abort or the
   // cleanup took away meanwhile is a 404 to HEAD and GET, told apart from a refusal (UploadSessionService.complete);
   // abort: a session whose conversation is gone ends its multipart upload (found by the local IAM, issue 26).
   access: {
-    uploadSessions: 'write',
-    attachments: 'write',
-    conversations: 'activity',
+    uploadSessions: ['get', 'update'],
+    attachments: ['get', 'put'],
+    conversations: ['get', 'update', 'check'],
     files: ['put', 'get', 'delete', 'list', 'abort'],
-    events: 'append',
+    events: FEED_APPEND,
   },
 } as const satisfies Route;
 export const AbortUploadSession = {
@@ -208,7 +227,8 @@ export const AbortUploadSession = {
   method: 'DELETE',
   path: '/v1/upload_sessions/{id}',
   entry: 'functions/upload-sessions/abort.ts',
-  access: { uploadSessions: 'write', files: ['abort', 'delete'] },
+  // The session deleted unless completed; read when it was not, to tell completed from missing.
+  access: { uploadSessions: ['get', 'delete'], files: ['abort', 'delete'] },
 } as const satisfies Route;
 export const ListEvents = {
   name: 'ListEvents',
@@ -222,7 +242,7 @@ export const GetEvent = {
   method: 'GET',
   path: '/v1/events/{id}',
   entry: 'functions/events/get.ts',
-  access: { events: 'read' },
+  access: { events: ['get'] },
 } as const satisfies Route;
 // Where the user's clients connect for pushes (the Event API) and their channel: configuration only, no data.
 export const GetRealtime = {

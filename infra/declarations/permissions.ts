@@ -7,7 +7,7 @@ import {
   type TableRole,
 } from '../../shared/dynamo/tables.js';
 import { FILES_PREFIX, PREVIEWS_PREFIX } from '../../shared/files/keys.js';
-import type { FileAccess, QueryTarget, Route } from '../../shared/routes.js';
+import { FEED_APPEND, type FileAccess, type ItemCall, type QueryTarget, type Route } from '../../shared/routes.js';
 
 /**
  * Least privilege, as data: what a route's `access` declaration (shared/routes.ts)
@@ -32,39 +32,25 @@ export interface TableArn {
   definition: TableDefinition;
 }
 
-// Only the actions the code calls, item calls on the table only (a route's Query is its own
-// declaration, `queries`). No Scan: every list is a Query (docs/api.md); no batch actions:
-// the API never batches. Writes include the reads that conditional
-// writes and delete-what-belongs-to-it need. A TransactWriteItems is authorised
-// item by item on these same actions (Put → PutItem, Update → UpdateItem,
-// Delete → DeleteItem, ConditionCheck → ConditionCheckItem, which only the
-// 'activity' level and the fan-out hold). The local stand-ins enforce these
+// Item calls on the table only (a route's Query is its own declaration, `queries`), each the route
+// declares from its code paths (shared/routes.ts, ItemCall). No Scan: every list is a Query
+// (docs/api.md); no batch actions: the API never batches. The local stand-ins enforce these
 // permissions with an IAM evaluator (infra/local/iam.ts).
-const TABLE_READ = ['dynamodb:GetItem'];
-const TABLE_WRITE = [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
+const ITEM_ACTIONS: Record<ItemCall, string> = {
+  get: 'dynamodb:GetItem',
+  put: 'dynamodb:PutItem',
+  update: 'dynamodb:UpdateItem',
+  delete: 'dynamodb:DeleteItem',
+  check: 'dynamodb:ConditionCheckItem',
+};
+const itemActions = (calls: readonly ItemCall[]) => [...new Set(calls)].map((call) => ITEM_ACTIONS[call]);
 /**
  * Idempotency-Key records are read, claimed and completed (conditional UpdateItem, which
  * also creates the claim: shared/idempotency/dynamo-store.ts) and released (DeleteItem)
  * by key, never put whole nor queried. The local IAM found the UpdateItem missing and the
  * PutItem unused (issue 26).
  */
-const IDEMPOTENCY_ACTIONS = ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
-
-/** Reads, and UpdateItem of existing items: the conversation list writes ended mutes back, nothing more. */
-const TABLE_UPDATE = [...TABLE_READ, 'dynamodb:UpdateItem'];
-/**
- * A file added to a conversation (ConversationActivity): read the case that holds, update the
- * conversation, or only check it when the activity is older than its last_active_at (a
- * ConditionCheck in the transaction, authorised as ConditionCheckItem).
- */
-const TABLE_ACTIVITY = [...TABLE_UPDATE, 'dynamodb:ConditionCheckItem'];
-const TABLE_ACCESS = { read: TABLE_READ, update: TABLE_UPDATE, activity: TABLE_ACTIVITY, write: TABLE_WRITE } as const;
-/**
- * Users' feeds (shared/events/): a change reads the feed's head and, in its own transaction, moves the
- * head (UpdateItem) and puts its events (PutItem); never deletes (DynamoDB's TTL does) or queries. The
- * feed's endpoints read.
- */
-const EVENTS_ACCESS = { read: TABLE_READ, append: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'] } as const;
+const IDEMPOTENCY_ACTIONS = itemActions(['get', 'update', 'delete']);
 
 // s3:PutObject also covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload.
 const FILE_ACTIONS: Record<Exclude<FileAccess, 'list'>, string> = {
@@ -105,7 +91,7 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
   return [
     { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
     { actions: ['dynamodb:Query'], resources: [`${arns.attachments.arn}/index/${attachmentIndexes.conversation.name}`] },
-    { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
+    { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
     { actions: [FILE_ACTIONS.delete, FILE_ACTIONS.abort], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
     // A removed file's thumbnails go with it (AttachmentLeftovers.removeFile).
     { actions: [FILE_ACTIONS.delete], resources: [`${arns.filesBucket}/${PREVIEWS_PREFIX}*`] },
@@ -134,7 +120,7 @@ export function fanOutPermissions(arns: DataArns, previewQueueArn: string): Perm
       resources: [arns.conversations.arn],
     },
     { actions: ['dynamodb:Query'], resources: [`${arns.conversations.arn}/index/${conversationIndexes.thread.name}`] },
-    { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
+    { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
     // A group's check of which changes its members were delivered already (SideDelivery.notYetDelivered).
     { actions: ['dynamodb:BatchGetItem'], resources: [arns.events.arn] },
     // Each new record whose preview is pending, to the preview worker (SendMessageBatch is authorised as SendMessage).
@@ -153,7 +139,7 @@ export function fanOutPermissions(arns: DataArns, previewQueueArn: string): Perm
 export function previewWorkerPermissions(arns: DataArns): Permission[] {
   return [
     { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [arns.attachments.arn] },
-    { actions: [...EVENTS_ACCESS.append], resources: [arns.events.arn] },
+    { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
     { actions: [FILE_ACTIONS.get], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
     { actions: [FILE_ACTIONS.put, FILE_ACTIONS.delete], resources: [`${arns.filesBucket}/${PREVIEWS_PREFIX}*`] },
   ];
@@ -162,13 +148,13 @@ export function previewWorkerPermissions(arns: DataArns): Permission[] {
 export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns: DataArns): Permission[] {
   const { access } = route;
   const permissions: Permission[] = [];
-  const table = (level: keyof typeof TABLE_ACCESS | undefined, target: TableArn) => {
-    if (level) permissions.push({ actions: [...TABLE_ACCESS[level]], resources: [target.arn] });
+  const table = (calls: readonly ItemCall[] | undefined, target: TableArn) => {
+    if (calls?.length) permissions.push({ actions: itemActions(calls), resources: [target.arn] });
   };
   table(access.conversations, arns.conversations);
   table(access.attachments, arns.attachments);
   table(access.uploadSessions, arns.uploadSessions);
-  if (access.events) permissions.push({ actions: [...EVENTS_ACCESS[access.events]], resources: [arns.events.arn] });
+  table(access.events, arns.events);
   if (access.queries?.length)
     permissions.push({ actions: ['dynamodb:Query'], resources: access.queries.map((target) => queryArn(target, arns)) });
   if (route.idempotent) permissions.push({ actions: IDEMPOTENCY_ACTIONS, resources: [arns.idempotency.arn] });

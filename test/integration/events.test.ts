@@ -218,6 +218,29 @@ describe('attachment events, for the uploader', () => {
       expect.objectContaining({ type: 'attachment.created', data: { object: shown }, request_id: requestIdOf(completed) }),
     ]);
   });
+
+  it('a session completed into a conversation whose activity is later only checks it: no conversation.updated, its activity stays', async () => {
+    const user = newUser();
+    const sessions = sessionClient(t());
+    const { body: conversation } = await created(user, { contact_id: 'judy' });
+    clock.now = START + 60;
+    const later = await upload(t(), user, { bytes: 'hi', filename: 'c.txt' }, { conversation_id: conversation.id });
+    clock.now = START;
+    expect(later.status).toBe(201);
+    const bytes = Buffer.from('an older file in one part');
+    const started = await sessions.start(user, { filename: 'older.bin', file_size: bytes.length, conversation_id: conversation.id });
+    expect(started.status).toBe(201);
+    // Its transaction holds a ConditionCheck of the conversation, not an Update (CompleteUploadSession's 'check').
+    const completed = await sessions.complete(user, started.body.id, await sessions.uploadAll(user, started.body, bytes));
+    expect(completed.status).toBe(201);
+    expect(completed.body.conversation_id).toBe(conversation.id);
+    expect((await t().call(user, 'GET', `/v1/conversations/${conversation.id}`)).body).toMatchObject({ last_active_at: START + 60 });
+    expect((await feedOf(user)).map((event) => event.type).slice(0, 3)).toEqual([
+      'attachment.created',
+      'conversation.updated',
+      'attachment.created',
+    ]);
+  });
 });
 
 describe('GET /v1/events/:id', () => {

@@ -21,34 +21,6 @@ export const UNUSED_GRANTS: Readonly<Record<string, string>> = {
     'a completion whose file an abort took away answers 404, not 403 (S3 checks ListBucket): local-iam.test.ts proves it with the grant taken away',
   'StartUploadSession s3:AbortMultipartUpload bucket/files/*':
     "the session's record could not be written after S3 started its upload: the upload is aborted (UploadSessionService.start)",
-  // The 'write' level grants every item call on its table; these routes make fewer. Not narrowed per route yet:
-  // each needs its code paths read, not only the lane's calls (an untested error path would be refused on AWS).
-  ...forEach(
-    [
-      'AbortUploadSession dynamodb:PutItem table:uploadSessions',
-      'AbortUploadSession dynamodb:UpdateItem table:uploadSessions',
-      'CompleteUploadSession dynamodb:DeleteItem table:attachments',
-      'CompleteUploadSession dynamodb:UpdateItem table:attachments',
-      'CompleteUploadSession dynamodb:DeleteItem table:uploadSessions',
-      'CompleteUploadSession dynamodb:PutItem table:uploadSessions',
-      'CreateConversation dynamodb:DeleteItem table:conversations',
-      'CreateConversation dynamodb:UpdateItem table:conversations',
-      'DeleteAttachment dynamodb:PutItem table:attachments',
-      'DeleteAttachment dynamodb:UpdateItem table:attachments',
-      'DeleteConversation dynamodb:PutItem table:conversations',
-      'DeleteConversation dynamodb:UpdateItem table:conversations',
-      'StartUploadSession dynamodb:DeleteItem table:uploadSessions',
-      'StartUploadSession dynamodb:GetItem table:uploadSessions',
-      'StartUploadSession dynamodb:UpdateItem table:uploadSessions',
-      'UpdateAttachment dynamodb:DeleteItem table:attachments',
-      'UpdateAttachment dynamodb:PutItem table:attachments',
-      'UpdateConversation dynamodb:DeleteItem table:conversations',
-      'UpdateConversation dynamodb:PutItem table:conversations',
-      'UploadAttachment dynamodb:UpdateItem table:attachments',
-    ],
-    (grant) => grant,
-    "the table's 'write' level (infra/declarations/permissions.ts), not yet narrowed to the route's own item calls",
-  ),
 };
 
 function forEach<T>(items: readonly T[], key: (item: T) => string, reason: string): Record<string, string> {

@@ -13,6 +13,7 @@ import {
   idempotencyTable,
   uploadSessionsTable,
 } from '../../../../shared/dynamo/tables.js';
+import { FEED_APPEND } from '../../../../shared/routes.js';
 
 const arns: DataArns = {
   conversations: { arn: 'arn:conversations', definition: conversationsTable },
@@ -25,7 +26,7 @@ const arns: DataArns = {
 
 describe('permissions from a route access declaration', () => {
   it('lets a reader get items of the table, and no index: item calls are authorised on the table only', () => {
-    expect(permissionsFor({ access: { conversations: 'read' } }, arns)).toEqual([
+    expect(permissionsFor({ access: { conversations: ['get'] } }, arns)).toEqual([
       { actions: ['dynamodb:GetItem'], resources: ['arn:conversations'] },
     ]);
   });
@@ -39,28 +40,30 @@ describe('permissions from a route access declaration', () => {
     );
   });
 
-  it('lets an updater read and update existing items, but not put, delete or scan', () => {
-    const [grant] = permissionsFor({ access: { conversations: 'update' } }, arns);
-    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+  it('grants each item call a route declares as its action, once, and no other: a creator neither updates nor deletes', () => {
+    expect(permissionsFor({ access: { conversations: ['get', 'put', 'get'] } }, arns)).toEqual([
+      { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: ['arn:conversations'] },
+    ]);
+    expect(permissionsFor({ access: { uploadSessions: ['delete'], attachments: ['update'] } }, arns)).toEqual([
+      { actions: ['dynamodb:UpdateItem'], resources: ['arn:attachments'] },
+      { actions: ['dynamodb:DeleteItem'], resources: ['arn:upload-sessions'] },
+    ]);
+    expect(permissionsFor({ access: { attachments: [] } }, arns)).toEqual([]);
   });
 
-  it('lets a file added to a conversation read it, update it, or only check it in a transaction (ConditionCheckItem), but not put or delete', () => {
-    const [grant] = permissionsFor({ access: { conversations: 'activity' } }, arns);
-    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem']);
-  });
-
-  it('lets a writer also put, update and delete, and nothing the code never calls (queries, scan, batches, condition checks)', () => {
-    const [grant] = permissionsFor({ access: { attachments: 'write' } }, arns);
-    expect(grant!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
-    expect(grant!.resources).toEqual(['arn:attachments']);
+  it("grants a transaction's ConditionCheck as ConditionCheckItem, and a feed's append as its head read and moved and its events put", () => {
+    expect(permissionsFor({ access: { conversations: ['get', 'update', 'check'], events: FEED_APPEND } }, arns)).toEqual([
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], resources: ['arn:conversations'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
+    ]);
   });
 
   it('gives idempotent routes their key records (read, claimed and completed by update, released; never put whole) and others none', () => {
-    const withKeys = permissionsFor({ access: { conversations: 'write' }, idempotent: true }, arns);
+    const withKeys = permissionsFor({ access: { conversations: ['put'] }, idempotent: true }, arns);
     expect(withKeys.map((p) => p.resources[0])).toEqual(['arn:conversations', 'arn:idempotency']);
     // Claimed and completed with conditional updates (shared/idempotency/dynamo-store.ts).
     expect(withKeys[1]!.actions).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
-    expect(permissionsFor({ access: { conversations: 'write' } }, arns).map((p) => p.resources[0])).toEqual(['arn:conversations']);
+    expect(permissionsFor({ access: { conversations: ['put'] } }, arns).map((p) => p.resources[0])).toEqual(['arn:conversations']);
   });
 
   it('scopes object actions to the files prefix, one action per declared need, and lets a reader of files read their thumbnails', () => {
