@@ -1,4 +1,4 @@
-import mime from 'mime';
+import { typeOfSuffix } from './extension-types.js';
 
 export const GENERIC_FILE_TYPE = 'application/octet-stream';
 
@@ -24,15 +24,15 @@ const UNSPECIFIC = new Set(['application/octet-stream', 'application/unknown', '
 /**
  * The file's `type/subtype` in lower case: the part's own content type when
  * it names a specific valid type, else what the extension says (the mime
- * package's table of every mime-db type that has an extension, 39 KB against
- * mime-db's 150 KB), else application/octet-stream.
+ * package's table of every mime-db type that has an extension, in a compact
+ * form generated from it), else application/octet-stream.
  */
 export function fileTypeOf(declared: string | undefined, filename: string): string {
   const specific = specificType(declared);
   if (specific) return specific;
   const dot = filename.lastIndexOf('.');
-  // No extension is no clue (getType() would read a name like "json" as one).
-  const fromExtension = dot > 0 ? mime.getType(filename.slice(dot)) : null;
+  // No extension is no clue (mime's getType() would read a name like "json" as one).
+  const fromExtension = dot > 0 ? typeOfSuffix(filename.slice(dot)) : undefined;
   return fromExtension ? fromExtension.toLowerCase() : GENERIC_FILE_TYPE;
 }
 

@@ -1,4 +1,4 @@
-import { fileTypeFromBuffer } from 'file-type';
+import { fileTypeFromBuffer } from 'file-type/core';
 import type { Sniffer } from './service.js';
 
 /** How many leading bytes file-type needs to recognise every format it knows (its reasonableDetectionSizeInBytes). */

@@ -35,12 +35,19 @@ async function buildAll(): Promise<Metafile> {
  * bytes) until that is cut: it may not grow meanwhile, and once under the budget it leaves this list.
  */
 const OVER_BUDGET: Readonly<Record<string, { ceiling: number; why: string }>> = {
+  // A session function's base, S3 calls included (GetUploadSession), is 286.6 KB: 13.4 KB short of the budget.
   'functions/attachments/upload.ts': {
-    ceiling: 370_000,
-    why: "busboy (21 KB) and mime's table (39 KB: file_type from any mime-db extension, as the contract says)",
+    ceiling: 341_000,
+    why: "busboy (23.4 KB with streamsearch), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says) and the conversation store (11 KB)",
   },
-  'functions/upload-sessions/start.ts': { ceiling: 343_000, why: "mime's table (39 KB), as the upload" },
-  'functions/upload-sessions/complete.ts': { ceiling: 382_000, why: 'file-type with its tokenizers (~72 KB: ~150 formats by their bytes)' },
+  'functions/upload-sessions/start.ts': {
+    ceiling: 315_000,
+    why: "mime's table with its reader (11.1 KB) and the conversation store (11 KB)",
+  },
+  'functions/upload-sessions/complete.ts': {
+    ceiling: 381_000,
+    why: 'file-type with its tokenizers (71 KB: ~150 formats by their bytes) and the conversation store (11 KB)',
+  },
 };
 
 /** Each function's bundle, minified, in bytes. */
