@@ -37,8 +37,8 @@ async function buildAll(): Promise<Metafile> {
 const OVER_BUDGET: Readonly<Record<string, { ceiling: number; why: string }>> = {
   // A session function's base, S3 calls included (GetUploadSession), is 286.6 KB: 13.4 KB short of the budget.
   'functions/attachments/upload.ts': {
-    ceiling: 341_000,
-    why: "busboy (23.4 KB with streamsearch), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says) and the conversation store (11 KB)",
+    ceiling: 343_000,
+    why: "busboy (23.4 KB with streamsearch), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says), the conversation store (11 KB) and the preview sniff (2.6 KB)",
   },
   'functions/upload-sessions/start.ts': {
     ceiling: 315_000,

@@ -115,7 +115,11 @@ describe('the import graph of shared/ and functions/', () => {
 
   it('lets only the Lambda bindings import the composition root: the rest of shared/ is given what it needs', () => {
     const importers = [...graph].filter(([module, targets]) => module.startsWith('shared/') && targets.includes('shared/app.ts'));
-    expect(importers.map(([module]) => module).sort()).toEqual(['shared/http/lambda.ts', 'shared/queue-consumer.ts', 'shared/stream-consumer.ts']);
+    expect(importers.map(([module]) => module).sort()).toEqual([
+      'shared/http/lambda.ts',
+      'shared/queue-consumer.ts',
+      'shared/stream-consumer.ts',
+    ]);
   });
 
   it('keeps the route table, which every function bundles, free of imports', () => {
