@@ -143,6 +143,18 @@ describe('the events audit of the randomized run', () => {
     expect(kinds(r.audit())).toEqual(['two events for one operation']);
   });
 
+  it("passes an update retried after another request changed the same conversation: the retry's change is a new one", () => {
+    const r = run();
+    r.ledger.conversationUpdates.push({ op: 6, userId: U, targetId: 'conv_A', value: 'pin-6', attempts: [answer(200, 'req-6')] });
+    r.ledger.operations.update_conversation = 2;
+    r.feedOfU.push({
+      ...draft('conversation.updated', { id: 'conv_A', pinned_message_id: 'pin-6' }, 'req-6'),
+      data: { object: { id: 'conv_A', pinned_message_id: 'pin-6' }, previous_attributes: { pinned_message_id: 'pin-2' } },
+    });
+    r.feedOfU.push(draft('conversation.updated', { id: 'conv_A', pinned_message_id: 'pin-2' }, 'req-2b'));
+    expect(kinds(r.audit())).toEqual([]);
+  });
+
   it('reports an event for a refused request', () => {
     const r = run();
     r.feedOfU.push(draft('attachment.deleted', { id: 'att_X', deleted: true }, 'req-5'));
