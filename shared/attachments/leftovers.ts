@@ -36,7 +36,8 @@ export class AttachmentLeftovers {
    * not there is not an error.
    */
   async removeFile(key: string): Promise<void> {
-    for (const thumbnail of thumbnailKeys(key)) await this.files.remove(thumbnail);
+    // The thumbnails at once (most files have none: a missing key is no error), then the file they derive from.
+    await Promise.all(thumbnailKeys(key).map((thumbnail) => this.files.remove(thumbnail)));
     await this.files.remove(key);
   }
 }

@@ -85,7 +85,7 @@ export class PreviewWorker {
   }
 
   private async removeThumbnails(fileKey: string): Promise<void> {
-    for (const key of thumbnailKeys(fileKey)) await this.files.remove(key);
+    await Promise.all(thumbnailKeys(fileKey).map((key) => this.files.remove(key)));
   }
 }
 

@@ -38,9 +38,11 @@ describe('deleting a conversation', () => {
       (response) => response.body.data.length === 0,
     );
     expect(listed.body.data).toEqual([]);
+    // 30 files and their thumbnails' keys, one stream batch: seconds idle, longer on a loaded machine.
     const files = await eventually(
       () => filesOf(user),
       (keys) => keys.length === 1,
+      60_000,
     );
     expect(files).toEqual([fileKeyOf(kept.body)]);
     expect((await t.call(user, 'GET', `/v1/attachments/${kept.body.id}`)).status).toBe(200);

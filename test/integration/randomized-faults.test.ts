@@ -109,8 +109,9 @@ async function runAndAudit(f: FaultyApi, seed: number) {
     wholeBucket: true,
     mayHoldUnlisted: (key) => walkedAway.has(key.split('/').at(-1)!),
     // A run that could not even remove its upload intent leaves its file to the intent's expiry: the function's
-    // timeout (20 s) and its grace (10 s) after the request, then the cleanup (docs/consistency.md); generously, for a loaded machine.
-    timeoutMs: 90_000,
+    // timeout (20 s) and its grace (10 s) after the request, then the cleanup (docs/consistency.md); generously, for a loaded machine
+    // (two whole suites at once took the cleanup past 90 s; the audit ends as soon as it finds nothing wrong).
+    timeoutMs: 180_000,
     expectedBytes: (userId, attachment) => uploads.get(`${userId}/${originOf(attachment.filename)}`)?.bytes,
     origin: (_userId, attachment) => String(originOf(attachment.filename)),
     also: (views) => [...auditLedger(ledger, views), ...uploadsOfDeletedSides(ledger, views)],
