@@ -1,6 +1,7 @@
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Credentials } from '../s3/signer.js';
+import { signedPost } from '../signed-post.js';
 import type { PreviewRequest } from './service.js';
 
 /** SQS takes at most ten messages per SendMessageBatch. */
@@ -43,29 +44,13 @@ export class SqsPreviewQueue {
       QueueUrl: this.queueUrl.href,
       Entries: requests.map((request, index) => ({ Id: String(index), MessageBody: JSON.stringify(request) })),
     });
-    const { protocol, hostname, port } = this.queueUrl;
-    const signed = await this.signer.sign({
-      method: 'POST',
-      protocol,
-      hostname,
-      ...(port ? { port: Number(port) } : {}),
-      path: '/',
-      query: {},
-      headers: {
-        host: this.queueUrl.host,
-        'content-type': 'application/x-amz-json-1.0',
-        'x-amz-target': 'AmazonSQS.SendMessageBatch',
-      },
+    const response = await signedPost(
+      this.signer,
+      new URL('/', this.queueUrl),
+      { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessageBatch' },
       body,
-    });
-    // fetch sets Host itself, the same value as signed.
-    const headers = Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name.toLowerCase() !== 'host'));
-    const response = await fetch(new URL('/', this.queueUrl), {
-      method: 'POST',
-      headers,
-      body,
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
+      TIMEOUT_MS,
+    );
     const text = await response.text();
     if (!response.ok) throw new QueueRefused(`SQS answered ${response.status}: ${text.slice(0, 300)}`);
     const failed = (JSON.parse(text) as BatchAnswer).Failed ?? [];

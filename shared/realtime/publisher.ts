@@ -3,6 +3,7 @@ import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { RealtimeConfig } from '../config.js';
 import type { Credentials } from '../s3/signer.js';
+import { signedPost } from '../signed-post.js';
 import { PUBLISH_PATH } from './channel.js';
 import type { ChannelHint } from './hint.js';
 
@@ -86,19 +87,7 @@ export class EventApiPublisher {
     }
   }
 
-  private async send(body: string): Promise<Response> {
-    const { endpoint } = this;
-    const signed = await this.signer.sign({
-      method: 'POST',
-      protocol: endpoint.protocol,
-      hostname: endpoint.hostname,
-      ...(endpoint.port ? { port: Number(endpoint.port) } : {}),
-      path: endpoint.pathname,
-      query: {},
-      headers: { host: endpoint.host, 'content-type': 'application/json' },
-      body,
-    });
-    const headers = Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name.toLowerCase() !== 'host'));
-    return fetch(endpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
+  private send(body: string): Promise<Response> {
+    return signedPost(this.signer, this.endpoint, { 'content-type': 'application/json' }, body, ATTEMPT_TIMEOUT_MS);
   }
 }
