@@ -21,6 +21,15 @@ export const UNUSED_GRANTS: Readonly<Record<string, string>> = {
     'a completion whose file an abort took away answers 404, not 403 (S3 checks ListBucket): local-iam.test.ts proves it with the grant taken away',
 };
 
+/**
+ * Grants only the randomized fault run reaches, when its faults happen to fall there: neither used nor unused
+ * fails the run. A deterministic test of the path takes the grant off this list.
+ */
+export const GRANTS_REACHED_BY_CHANCE: Readonly<Record<string, string>> = {
+  'StartUploadSession s3:AbortMultipartUpload bucket/files/*':
+    "the session's record could not be written after S3 started its upload: the upload is aborted (UploadSessionService.start); randomized-faults reaches it in some runs",
+};
+
 function forEach<T>(items: readonly T[], key: (item: T) => string, reason: string): Record<string, string> {
   return Object.fromEntries(items.map((item) => [key(item), reason]));
 }
@@ -54,7 +63,7 @@ export function everyGrant(): string[] {
 export function unusedGrants(directory: string): { unused: string[]; usedAfterAll: string[] } {
   const used = new Set(readdirSync(directory).flatMap((file) => readFileSync(join(directory, file), 'utf8').split('\n').filter(Boolean)));
   return {
-    unused: everyGrant().filter((grant) => !used.has(grant) && !(grant in UNUSED_GRANTS)),
+    unused: everyGrant().filter((grant) => !used.has(grant) && !(grant in UNUSED_GRANTS) && !(grant in GRANTS_REACHED_BY_CHANCE)),
     usedAfterAll: Object.keys(UNUSED_GRANTS).filter((grant) => used.has(grant)),
   };
 }
