@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import {
   stackFunctions,
 } from '../../infra/declarations/function-settings.js';
 import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
-import { bundleSettings, esbuildOptions, NATIVE_MODULES } from '../../infra/stack/bundling.js';
+import { bundleSettings, esbuildOptions, installSharp, NATIVE_MODULES, sharpLockfile } from '../../infra/stack/bundling.js';
 
 /** Every function the stack deploys (infra/declarations/function-settings.ts). */
 const ENTRIES = stackFunctions.map(({ entry }) => entry);
@@ -163,5 +164,37 @@ describe('function bundles', () => {
       'shared/events/store.ts',
     ])
       expect(publisher, absent).not.toContain(absent);
+  });
+});
+
+// The bundled synth (sam.test.ts) installs for this machine from its npm cache; what deploys is Lambda's arm64.
+describe("the preview worker's sharp", () => {
+  const lock = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'package-lock.json'), 'utf8'));
+
+  it('is installed for Linux arm64 with glibc by npm ci from the lockfile, which may download only when not offline, then checked present', () => {
+    const [write, install, check] = installSharp('/asset', { architecture: 'arm64', offline: false });
+    expect(write).toMatch(/^node -e ".*" "\/asset"$/);
+    expect(install).toBe('npm ci --prefix "/asset" --omit=dev --no-audit --no-fund --loglevel=warn --os=linux --cpu=arm64 --libc=glibc');
+    expect(check).toContain(join('/asset', 'node_modules', '@img', 'sharp-linux-arm64', 'package.json'));
+    expect(installSharp('/asset', { architecture: 'x86_64', offline: true })[1]).toMatch(/--cpu=x64 --libc=glibc --offline$/);
+  });
+
+  it("pins sharp and every platform's binary at the lockfile's versions and integrity, and nothing else", () => {
+    const { packageJson, lockfile } = sharpLockfile(lock) as {
+      packageJson: { type: string; dependencies: Record<string, string> };
+      lockfile: { packages: Record<string, { version: string; integrity: string }> };
+    };
+    const sharp = lock.packages['node_modules/sharp'];
+    expect(packageJson).toEqual({ type: 'module', dependencies: { sharp: sharp.version } });
+    const { '': root, ...installed } = lockfile.packages;
+    expect(root).toEqual({ dependencies: { sharp: sharp.version } });
+    for (const [path, entry] of Object.entries(installed)) expect(entry, path).toEqual(lock.packages[path]);
+    const names = Object.keys(installed).map((path) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(names).toEqual(
+      expect.arrayContaining(['sharp', ...Object.keys(sharp.dependencies), ...Object.keys(sharp.optionalDependencies)]),
+    );
+    expect(names).toEqual(expect.arrayContaining(['@img/sharp-linux-arm64', '@img/sharp-libvips-linux-arm64']));
+    // sharp's own closure only: no package of the repository's other dependencies.
+    expect(names).not.toContain('esbuild');
   });
 });
