@@ -1,13 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 
-// The real evaluator, counted: a decision is made once per role, action, resource and condition keys.
-const simulations = vi.hoisted(() => ({ count: 0 }));
+// The real evaluator, its simulations recorded by resource: a decision is made once per role, action, resource
+// and condition keys. A test counts those on a resource of its own (others may simulate meanwhile).
+const simulations = vi.hoisted(() => ({ resources: [] as string[] }));
 vi.mock('@cloud-copilot/iam-simulate', async (importOriginal) => {
   const original = await importOriginal<typeof import('@cloud-copilot/iam-simulate')>();
   return {
     ...original,
     runSimulation: (...args: Parameters<typeof original.runSimulation>) => {
-      simulations.count += 1;
+      simulations.resources.push(args[0].request.resource.resource);
       return original.runSimulation(...args);
     },
   };
@@ -212,15 +214,13 @@ describe("the functions' roles, evaluated", () => {
 
   it('decides each role, action, resource and condition keys once', async () => {
     const fresh = localIam(base, resources);
-    const before = simulations.count;
-    for (let i = 0; i < 5; i += 1)
-      await fresh.denial(role(FAN_OUT_FUNCTION), accessRequests('GetItem', { TableName: 'p_conversations' }, at));
-    expect(simulations.count - before).toBe(1);
-    await fresh.denial(
-      role(FAN_OUT_FUNCTION),
-      accessRequests('GetItem', { TableName: 'p_conversations', ReturnConsumedCapacity: 'TOTAL' }, at),
-    );
-    expect(simulations.count - before).toBe(2);
+    // A table no other test names: only this test's decisions are simulated on it.
+    const tableName = `decided_once_${randomUUID()}`;
+    const decisions = () => simulations.resources.filter((resource) => resource === table(tableName)).length;
+    for (let i = 0; i < 5; i += 1) await fresh.denial(role(FAN_OUT_FUNCTION), accessRequests('GetItem', { TableName: tableName }, at));
+    expect(decisions()).toBe(1);
+    await fresh.denial(role(FAN_OUT_FUNCTION), accessRequests('GetItem', { TableName: tableName, ReturnConsumedCapacity: 'TOTAL' }, at));
+    expect(decisions()).toBe(2);
   });
 
   it('takes a grant away when told (a test proving what needs it)', async () => {
