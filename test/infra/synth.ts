@@ -55,11 +55,12 @@ export function testContext(context: Record<string, unknown> = {}, options: { bu
 export const HOST_ARCHITECTURE = process.arch === 'arm64' ? 'arm64' : 'x86_64';
 
 /**
- * Whether `npm ci` here cached the sharp that a bundled synth installs, Lambda's Linux with glibc:
- * elsewhere (macOS, musl) it holds another platform's, and the tests that bundle are skipped.
+ * Whether `npm ci` here cached the sharp that a bundled synth installs, Lambda's Linux with glibc on one of
+ * its architectures: elsewhere (macOS, musl) it holds another platform's, and the tests that bundle are skipped.
  */
 export const CAN_BUNDLE_OFFLINE =
   process.platform === 'linux' &&
+  (process.arch === 'x64' || process.arch === 'arm64') &&
   Boolean((process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);
 
 /**
