@@ -39,7 +39,7 @@ try {
   const seedStarted = performance.now();
   for (let start = 0; start < items.length; start += BATCH_WRITE_MAX) {
     const batch = items.slice(start, start + BATCH_WRITE_MAX).map((Item) => ({ PutRequest: { Item } }));
-    await batchWriteAll(api.app.use(dynamo), api.config.attachmentsTable, batch);
+    await batchWriteAll(api.composition.use(dynamo), api.config.attachmentsTable, batch);
   }
   console.error(`seeded ${count} attachment records in ${round((performance.now() - seedStarted) / 1000)} s`);
 

@@ -79,7 +79,7 @@ const DEADLINE_MS = 30 * 60_000;
 const GROUP_POLL_MS = 1_000;
 const CLEANUP_POLL_MS = 1_000;
 export async function measureConsumers(
-  app: Composition,
+  composition: Composition,
   backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
   authSecret: string,
   settings: ConsumerSettings,
@@ -87,7 +87,7 @@ export async function measureConsumers(
 ): Promise<ConsumerFigures> {
   const run = randomBytes(3).toString('hex');
   step(`consumers: seeding a group of ${settings.groupSides.toLocaleString('en')} sides`);
-  const seeded = await seedGroup(app, `consumers-group-${run}`, settings.groupSides);
+  const seeded = await seedGroup(composition, `consumers-group-${run}`, settings.groupSides);
   const server = await startLocalApi({
     port: 0,
     env: { ...LOCAL_ENV, ...backends, AUTH_SECRET: authSecret, LOCAL_STREAM_CONSUMERS: 'on' },
@@ -98,13 +98,13 @@ export async function measureConsumers(
     step('consumers: the stream consumers catch up with the records of the parts before');
     await meter.settle();
     step(`consumers: one upload into the group of ${settings.groupSides.toLocaleString('en')} sides`);
-    const group = await groupUpload(app, api, meter, seeded);
+    const group = await groupUpload(composition, api, meter, seeded);
     step(`consumers: ${JSON.stringify(group)}`);
     step(`consumers: seeding a side with ${settings.sideUploads.toLocaleString('en')} uploads and their files`);
-    const side = await seedSide(app, api, `consumers-side-${run}`, settings.sideUploads);
+    const side = await seedSide(composition, api, `consumers-side-${run}`, settings.sideUploads);
     await meter.settle();
     step(`consumers: the cleanup of that side`);
-    const sideCleanup = await cleanUpSide(app, api, meter, side);
+    const sideCleanup = await cleanUpSide(composition, api, meter, side);
     return { group, sideCleanup };
   } finally {
     await server.close();
@@ -119,7 +119,7 @@ interface SeededGroup {
 }
 
 /** Every member's side of the group and its uniqueness record, as POST /v1/conversations group_id=G writes them. */
-async function seedGroup(app: Composition, groupId: string, count: number): Promise<SeededGroup> {
+async function seedGroup(composition: Composition, groupId: string, count: number): Promise<SeededGroup> {
   const started = performance.now();
   const members = Array.from({ length: count }, (_, index) => `${groupId}-member-${index}`);
   const sides = members.map(() => newId('conv'));
@@ -128,11 +128,11 @@ async function seedGroup(app: Composition, groupId: string, count: number): Prom
     const conversation = newConversation(sides[index]!, { kind: 'group', id: groupId }, now);
     return [toItem(member, conversation), uniquenessItem(member, { kind: 'group', id: groupId }, conversation.id)];
   });
-  await putItems(app.use(dynamo), app.config.conversationsTable, items);
+  await putItems(composition.use(dynamo), composition.config.conversationsTable, items);
   return { groupId, members, sides, seedSeconds: round((performance.now() - started) / 1000) };
 }
 
-async function groupUpload(app: Composition, api: Api, meter: Meter, group: SeededGroup): Promise<GroupUploadFigure> {
+async function groupUpload(composition: Composition, api: Api, meter: Meter, group: SeededGroup): Promise<GroupUploadFigure> {
   const uploader = await api.user(group.members[0]!, [group.groupId]);
   const others = group.members.slice(1).map((member, index) => conversationKey(member, group.sides[index + 1]!));
   meter.reset();
@@ -141,7 +141,7 @@ async function groupUpload(app: Composition, api: Api, meter: Meter, group: Seed
   let lastSideMs: number | undefined;
   let reached = 0;
   while (lastSideMs === undefined) {
-    reached = await sidesActiveSince(app, others, attachment.created_at as number);
+    reached = await sidesActiveSince(composition, others, attachment.created_at as number);
     const elapsed = performance.now() - answeredAt;
     if (reached * 2 >= others.length) halfSidesMs ??= elapsed;
     if (reached === others.length) lastSideMs = elapsed;
@@ -173,7 +173,7 @@ interface SeededSide {
  * POST, with `count` upload records in it written as uploads leave them, and
  * their files in S3 (a few bytes each).
  */
-async function seedSide(app: Composition, api: Api, groupId: string, count: number): Promise<SeededSide> {
+async function seedSide(composition: Composition, api: Api, groupId: string, count: number): Promise<SeededSide> {
   const user = await api.user(`${groupId}-owner`, [groupId]);
   const sideId = await api.side(user, { group_id: groupId });
   const started = performance.now();
@@ -192,15 +192,15 @@ async function seedSide(app: Composition, api: Api, groupId: string, count: numb
       file_key: fileKey(user.id, id, 'bench-seed'),
     };
   });
-  const bucket = app.use(s3Bucket);
+  const bucket = composition.use(s3Bucket);
   await pool(records.length, 16, (index) => bucket.putObject(records[index]!.file_key, Buffer.from('bytes'), 'text/plain'));
-  await putItems(app.use(dynamo), app.config.attachmentsTable, records.map(attachmentItem));
+  await putItems(composition.use(dynamo), composition.config.attachmentsTable, records.map(attachmentItem));
   return { user: user.id, sideId, prefix: userFilesPrefix(user.id), seedSeconds: round((performance.now() - started) / 1000) };
 }
 
-async function cleanUpSide(app: Composition, api: Api, meter: Meter, side: SeededSide): Promise<SideCleanupFigure> {
+async function cleanUpSide(composition: Composition, api: Api, meter: Meter, side: SeededSide): Promise<SideCleanupFigure> {
   const owner = await api.user(side.user);
-  const uploads = await recordsLeft(app, side);
+  const uploads = await recordsLeft(composition, side);
   meter.reset();
   await api.expect(200, owner, 'DELETE', `/v1/conversations/${side.sideId}`);
   const deleted = performance.now();
@@ -208,8 +208,8 @@ async function cleanUpSide(app: Composition, api: Api, meter: Meter, side: Seede
   let filesGoneMs: number | undefined;
   while (recordsGoneMs === undefined || filesGoneMs === undefined) {
     const elapsed = performance.now() - deleted;
-    if (recordsGoneMs === undefined && (await recordsLeft(app, side)) === 0) recordsGoneMs = performance.now() - deleted;
-    if (filesGoneMs === undefined && (await filesLeft(app, side.prefix)) === 0) filesGoneMs = performance.now() - deleted;
+    if (recordsGoneMs === undefined && (await recordsLeft(composition, side)) === 0) recordsGoneMs = performance.now() - deleted;
+    if (filesGoneMs === undefined && (await filesLeft(composition, side.prefix)) === 0) filesGoneMs = performance.now() - deleted;
     if (recordsGoneMs !== undefined && filesGoneMs !== undefined) break;
     if (elapsed > DEADLINE_MS) throw new Error(`side not cleaned up after ${DEADLINE_MS} ms`);
     await sleep(CLEANUP_POLL_MS);
@@ -227,14 +227,14 @@ async function cleanUpSide(app: Composition, api: Api, meter: Meter, side: Seede
 }
 
 /** The side's upload records its index still holds (Select COUNT, page after page). */
-async function recordsLeft(app: Composition, side: SeededSide): Promise<number> {
+async function recordsLeft(composition: Composition, side: SeededSide): Promise<number> {
   const index = attachmentIndexes.conversation;
   let count = 0;
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await app.use(dynamo).send(
+    const page = await composition.use(dynamo).send(
       new QueryCommand({
-        TableName: app.config.attachmentsTable,
+        TableName: composition.config.attachmentsTable,
         IndexName: index.name,
         KeyConditionExpression: '#pk = :pk',
         ExpressionAttributeNames: { '#pk': index.partitionKey },
@@ -254,10 +254,10 @@ async function recordsLeft(app: Composition, side: SeededSide): Promise<number> 
  * stand-in; unknown (a listing that raced the deletions it lists can fail
  * with a 500 on s3rver) counts as some left, and is read again.
  */
-async function filesLeft(app: Composition, prefix: string): Promise<number> {
+async function filesLeft(composition: Composition, prefix: string): Promise<number> {
   const s3 = new S3Client({
-    region: app.config.region,
-    endpoint: app.config.s3Endpoint,
+    region: composition.config.region,
+    endpoint: composition.config.s3Endpoint,
     forcePathStyle: true,
     credentials: LOCAL_CREDENTIALS,
   });
@@ -265,7 +265,9 @@ async function filesLeft(app: Composition, prefix: string): Promise<number> {
     let count = 0;
     let token: string | undefined;
     do {
-      const page = await s3.send(new ListObjectsV2Command({ Bucket: app.config.filesBucket, Prefix: prefix, ContinuationToken: token }));
+      const page = await s3.send(
+        new ListObjectsV2Command({ Bucket: composition.config.filesBucket, Prefix: prefix, ContinuationToken: token }),
+      );
       count += page.KeyCount ?? 0;
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
@@ -288,11 +290,11 @@ interface Meter {
 
 /** Meters every DynamoDB and S3 call of the server's Composition from now on (see the module's comment). */
 function meterOf(server: LocalApi): Meter {
-  const { app } = server;
+  const { composition } = server;
   let dynamoCalls = emptyCapacityTally();
   let s3: Record<string, number> = {};
-  meterCapacity(app, () => dynamoCalls);
-  app.use(s3Bucket).observe((operation) => {
+  meterCapacity(composition, () => dynamoCalls);
+  composition.use(s3Bucket).observe((operation) => {
     s3[operation] = (s3[operation] ?? 0) + 1;
   });
   return {

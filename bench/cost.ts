@@ -100,9 +100,9 @@ const emptyTally = (): Tally => ({ dynamo: emptyCapacityTally(), s3Calls: {} });
 let recording: Tally | undefined;
 
 /** Installed once on the Composition's clients; counts only while `recording` is set. */
-function installMeters(app: Composition): void {
-  meterCapacity(app, () => recording?.dynamo);
-  app.use(s3Bucket).observe((operation) => {
+function installMeters(composition: Composition): void {
+  meterCapacity(composition, () => recording?.dynamo);
+  composition.use(s3Bucket).observe((operation) => {
     const tally = recording;
     if (tally) tally.s3Calls[operation] = (tally.s3Calls[operation] ?? 0) + 1;
   });
@@ -122,7 +122,7 @@ interface Scenario {
   /** Who calls; the fixture's user by default. */
   caller?: Person;
   /** The Composition the handlers run on; the bench's by default. */
-  app?: Composition;
+  composition?: Composition;
   /**
    * An upload whose record then reaches the fan-out from the attachments
    * table's stream: the fan-out is invoked with that record too, counted, and
@@ -131,7 +131,7 @@ interface Scenario {
   fanOut?: boolean;
 }
 
-function scenarios(app: Composition, fixture: Fixture): Scenario[] {
+function scenarios(composition: Composition, fixture: Fixture): Scenario[] {
   const [getId, updateId] = fixture.conversationIds as [string, string];
   const [attachmentId] = fixture.attachmentIds as [string];
   const conversationId = fixture.attachmentConversationId;
@@ -166,7 +166,7 @@ function scenarios(app: Composition, fixture: Fixture): Scenario[] {
       endpoint: 'DELETE /v1/conversations/:id (no attachments)',
       route: 'DeleteConversation',
       request: async () => {
-        const { conversation } = await app
+        const { conversation } = await composition
           .use(conversations)
           .createConversation(benchCaller(fixture), { kind: 'contact', id: `cost-${randomUUID()}` }, undefined);
         return { pathParameters: { id: conversation.id } };
@@ -191,7 +191,7 @@ function scenarios(app: Composition, fixture: Fixture): Scenario[] {
       route: 'DeleteAttachment',
       request: async () => {
         const file = fileOf(4096);
-        const attachment = await app
+        const attachment = await composition
           .use(attachmentUploads)
           .upload(benchCaller(fixture), { file: { filename: 'gone.jpg', fileType: file.type, bytes: file.bytes } }, undefined);
         return { pathParameters: { id: attachment.id } };
@@ -200,13 +200,13 @@ function scenarios(app: Composition, fixture: Fixture): Scenario[] {
   ];
 }
 
-export async function measureCost(app: Composition, fixture: Fixture, invocations: number): Promise<CostFigure[]> {
-  installMeters(app);
-  const sharing = await sharingScenarios(app);
+export async function measureCost(composition: Composition, fixture: Fixture, invocations: number): Promise<CostFigure[]> {
+  installMeters(composition);
+  const sharing = await sharingScenarios(composition);
   const figures: CostFigure[] = [];
   try {
-    for (const scenario of [...scenarios(app, fixture), ...sharing.scenarios]) {
-      const on = scenario.app ?? app;
+    for (const scenario of [...scenarios(composition, fixture), ...sharing.scenarios]) {
+      const on = scenario.composition ?? composition;
       const caller = scenario.caller ?? { userId: fixture.userId, groups: fixture.groups };
       const route = routes.find((candidate) => candidate.name === scenario.route)!;
       const handler = ((await import(join(REPOSITORY_ROOT, route.entry))) as { handler: HttpHandler<Composition> }).handler.withComposition(
@@ -249,7 +249,7 @@ export async function measureCost(app: Composition, fixture: Fixture, invocation
       }
     }
   } finally {
-    sharing.app.destroy();
+    sharing.composition.destroy();
   }
   return figures;
 }
@@ -262,9 +262,9 @@ export async function measureCost(app: Composition, fixture: Fixture, invocation
  * the sides forward as uploads seconds apart do (a second upload within the
  * same second finds the sides already there and writes nothing).
  */
-async function sharingScenarios(app: Composition): Promise<{ app: Composition; scenarios: Scenario[] }> {
+async function sharingScenarios(composition: Composition): Promise<{ composition: Composition; scenarios: Scenario[] }> {
   let now = nowSeconds();
-  const sharingApp = new Composition(app.config, () => now);
+  const sharingApp = new Composition(composition.config, () => now);
   installMeters(sharingApp);
   const people = sharingApp.use(conversations);
   const run = randomUUID().slice(0, 8);
@@ -291,7 +291,7 @@ async function sharingScenarios(app: Composition): Promise<{ app: Composition; s
   };
   const shared = { route: 'UploadAttachment', app: sharingApp, fanOut: true };
   return {
-    app: sharingApp,
+    composition: sharingApp,
     scenarios: [
       {
         ...shared,
@@ -330,17 +330,19 @@ type StreamHandler = (event: DynamoDBStreamEvent) => Promise<void>;
  * its own, so the read is not counted).
  */
 async function fanOutConsumer(
-  app: Composition,
+  composition: Composition,
 ): Promise<{ handler: StreamHandler; eventOf(attachmentId: string): Promise<DynamoDBStreamEvent>; destroy(): void }> {
-  const module = (await import(join(REPOSITORY_ROOT, FAN_OUT_ENTRY))) as { handler: { withComposition(app: Composition): StreamHandler } };
-  const { region, dynamodbEndpoint, credentials, attachmentsTable } = app.config;
+  const module = (await import(join(REPOSITORY_ROOT, FAN_OUT_ENTRY))) as {
+    handler: { withComposition(composition: Composition): StreamHandler };
+  };
+  const { region, dynamodbEndpoint, credentials, attachmentsTable } = composition.config;
   const reader = new DynamoDBClient({
     region,
     ...(dynamodbEndpoint ? { endpoint: dynamodbEndpoint } : {}),
     ...(credentials ? { credentials } : {}),
   });
   return {
-    handler: module.handler.withComposition(app),
+    handler: module.handler.withComposition(composition),
     async eventOf(attachmentId) {
       const key = attachmentKey(attachmentId);
       const { Item } = await reader.send(

@@ -66,9 +66,9 @@ interface Consumed {
  * made while `current()` gives a tally is counted into it; other calls pass
  * untouched.
  */
-export function meterCapacity(app: Composition, current: () => CapacityTally | undefined): void {
-  const eventsTableName = app.config.eventsTable;
-  app.use(dynamo).middlewareStack.add(
+export function meterCapacity(composition: Composition, current: () => CapacityTally | undefined): void {
+  const eventsTableName = composition.config.eventsTable;
+  composition.use(dynamo).middlewareStack.add(
     (next, context) => async (args) => {
       const tally = current();
       if (!tally) return next(args);
@@ -97,7 +97,7 @@ export function meterCapacity(app: Composition, current: () => CapacityTally | u
   );
   // A committed transaction as it was sent: its items' sizes, which AWS bills by. (A cancelled one is not counted,
   // as DynamoDB Local reports nothing for it: what AWS bills for one is not measured here.)
-  app.use(dynamo).middlewareStack.add(
+  composition.use(dynamo).middlewareStack.add(
     (next, context) => async (args) => {
       const tally = current();
       const { body } = args.request as { body?: unknown };

@@ -31,7 +31,7 @@ export interface EventFigures {
 }
 
 export async function measureEvents(
-  app: Composition,
+  composition: Composition,
   backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
   authSecret: string,
   settings: EventSettings,
@@ -63,7 +63,7 @@ export async function measureEvents(
   const reader = await localServer(backends, authSecret, { consumers: false });
   try {
     step(`events: a feed of ${settings.feedWrites} writes, items read per page`);
-    const feedPages = await measureFeedPages(app, new Api(reader.url, authSecret), reader.counter, run, settings.feedWrites);
+    const feedPages = await measureFeedPages(composition, new Api(reader.url, authSecret), reader.counter, run, settings.feedWrites);
     return { forwarding, feedPages };
   } finally {
     await reader.stop();

@@ -40,7 +40,7 @@ const UPLOAD_EVERY = 25;
 const SYNC_BEHIND = 30;
 
 export async function measureFeedPages(
-  app: Composition,
+  composition: Composition,
   api: Api,
   counter: DynamoCounter,
   run: string,
@@ -48,9 +48,9 @@ export async function measureFeedPages(
 ): Promise<FeedPages> {
   const userId = `feed-${run}`;
   const started = performance.now();
-  await seedFeed(app, userId, writes);
+  await seedFeed(composition, userId, writes);
   const seedSeconds = round((performance.now() - started) / 1000);
-  const feed = await wholeFeed(app, userId);
+  const feed = await wholeFeed(composition, userId);
   const types: Record<string, number> = {};
   for (const event of feed) types[event.type] = (types[event.type] ?? 0) + 1;
   const user = await api.user(userId);
@@ -89,9 +89,9 @@ export async function measureFeedPages(
 }
 
 /** `writes` writes of the user's: a conversation, then mute toggles with an upload into it every UPLOAD_EVERY writes. */
-async function seedFeed(app: Composition, userId: string, writes: number): Promise<void> {
+async function seedFeed(composition: Composition, userId: string, writes: number): Promise<void> {
   const groups = new Set<string>();
-  const { conversation } = await app
+  const { conversation } = await composition
     .use(conversations)
     .createConversation({ userId, groups, requestId: 'bench-seed' }, { kind: 'contact', id: `${userId}-contact` }, undefined);
   for (let index = 1; index < writes; index += 1) {
@@ -99,7 +99,7 @@ async function seedFeed(app: Composition, userId: string, writes: number): Promi
     const caller = { userId, groups, requestId: `bench-seed-${userId}-${index}` };
     if (index % UPLOAD_EVERY === 0) {
       const file = fileOf(1024);
-      await app
+      await composition
         .use(attachmentUploads)
         .upload(
           caller,
@@ -107,16 +107,16 @@ async function seedFeed(app: Composition, userId: string, writes: number): Promi
           undefined,
         );
     } else {
-      await app.use(conversations).updateConversation(caller, conversation.id, { is_muted: index % 2 === 1 });
+      await composition.use(conversations).updateConversation(caller, conversation.id, { is_muted: index % 2 === 1 });
     }
   }
 }
 
 /** The user's whole feed, newest first, read by the bench's own Composition (not counted). */
-async function wholeFeed(app: Composition, userId: string): Promise<ApiEvent[]> {
+async function wholeFeed(composition: Composition, userId: string): Promise<ApiEvent[]> {
   const feed: ApiEvent[] = [];
   for (;;) {
-    const page = await app.use(events).listEvents({ userId, groups: new Set(), requestId: 'bench-feed' }, undefined, {
+    const page = await composition.use(events).listEvents({ userId, groups: new Set(), requestId: 'bench-feed' }, undefined, {
       limit: 100,
       ...(feed.length > 0 ? { startingAfter: feed.at(-1)!.id } : {}),
     });

@@ -47,22 +47,22 @@ export interface Fixture {
   event: ApiEvent;
   store: DynamoConversationStore;
   /** The bench process's own clients and services, for the reference calls. */
-  app: Composition;
+  composition: Composition;
 }
 
-export async function seedFixture(app: Composition, conversationCount: number, attachmentCount: number): Promise<Fixture> {
+export async function seedFixture(composition: Composition, conversationCount: number, attachmentCount: number): Promise<Fixture> {
   const userId = 'user_bench';
   const authSecret = randomBytes(32).toString('base64url');
-  const store = app.use(conversationStore);
+  const store = composition.use(conversationStore);
   const contactId = 'contact-known';
   await store.findOrCreate(userId, { kind: 'contact', id: contactId }, undefined, 'bench');
   const { conversations } = population(conversationCount, { seed: 7 });
-  await putConversations(app.use(dynamo), app.config.conversationsTable, userId, conversations);
+  await putConversations(composition.use(dynamo), composition.config.conversationsTable, userId, conversations);
   const groups: Groups = new Set(conversations.flatMap((conversation) => (conversation.group_id ? [conversation.group_id] : [])));
   const caller: Caller = { userId, groups, requestId: 'bench' };
   const upload = async (index: number) => {
     const file = fileOf(4096);
-    const attachment = await app.use(attachmentUploads).upload(
+    const attachment = await composition.use(attachmentUploads).upload(
       caller,
       {
         file: { filename: `photo-${index}.jpg`, fileType: file.type, bytes: file.bytes },
@@ -76,24 +76,24 @@ export async function seedFixture(app: Composition, conversationCount: number, a
   for (let index = 0; index < attachmentCount; index += 1) attachmentIds.push(await upload(index));
   const fanOutItems: Image[] = [];
   for (let index = 0; index < attachmentCount; index += 1)
-    fanOutItems.push(await storedItem(app, attachmentKey(await upload(attachmentCount + index))));
-  const [event] = (await app.use(events).listEvents({ ...caller, groups: new Set() }, undefined, { limit: 1 })).data;
+    fanOutItems.push(await storedItem(composition, attachmentKey(await upload(attachmentCount + index))));
+  const [event] = (await composition.use(events).listEvents({ ...caller, groups: new Set() }, undefined, { limit: 1 })).data;
   if (!event) throw new Error('The fixture user has no event');
   const sessionIds: string[] = [];
   const completableSessions: Fixture['completableSessions'] = [];
   for (let index = 0; index < attachmentCount; index += 1) {
     sessionIds.push(
       (
-        await app
+        await composition
           .use(uploadSessions)
-          .start(caller, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' }, app.use(conversationService))
+          .start(caller, { filename: 'video.mp4', file_size: 1024 ** 3, file_type: 'video/mp4' }, composition.use(conversationService))
       ).id,
     );
     const file = fileOf(4096);
-    const session = await app
+    const session = await composition
       .use(uploadSessions)
-      .start(caller, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type }, app.use(conversationService));
-    const [part] = await app.use(uploadSessions).signParts(caller, session.id, [1]);
+      .start(caller, { filename: 'photo.jpg', file_size: file.bytes.length, file_type: file.type }, composition.use(conversationService));
+    const [part] = await composition.use(uploadSessions).signParts(caller, session.id, [1]);
     const response = await fetch(part!.url, { method: 'PUT', body: file.bytes });
     await response.arrayBuffer();
     completableSessions.push({ id: session.id, parts: [{ part_number: 1, etag: response.headers.get('etag')! }] });
@@ -112,13 +112,13 @@ export async function seedFixture(app: Composition, conversationCount: number, a
     fanOutItems,
     event,
     store,
-    app,
+    composition,
   };
 }
 
 /** An item as DynamoDB holds it (attribute values), read by a client of its own. */
-async function storedItem(app: Composition, key: { pk: string; sk: string }): Promise<Image> {
-  const { region, dynamodbEndpoint, credentials, attachmentsTable } = app.config;
+async function storedItem(composition: Composition, key: { pk: string; sk: string }): Promise<Image> {
+  const { region, dynamodbEndpoint, credentials, attachmentsTable } = composition.config;
   const reader = new DynamoDBClient({
     region,
     ...(dynamodbEndpoint ? { endpoint: dynamodbEndpoint } : {}),

@@ -63,10 +63,10 @@ function cases(knownContact: string, knownGroup: string): Case[] {
   ];
 }
 
-export async function measureListCost(app: Composition, sizes: number[]): Promise<GrowthFigures> {
+export async function measureListCost(composition: Composition, sizes: number[]): Promise<GrowthFigures> {
   const userId = 'user_growth';
-  const table = app.config.conversationsTable;
-  const store = new DynamoConversationStore(app.use(dynamo), table, app.use(outbox));
+  const table = composition.config.conversationsTable;
+  const store = new DynamoConversationStore(composition.use(dynamo), table, composition.use(outbox));
   const counts: Counts = { muted: 0, endedMutes: 0, archived: 0, pinned: 0, group: 0, unread: 0 };
   const seedSeconds: Record<number, number> = {};
   const pages = new Map<string, ListCostFigure>();
@@ -76,7 +76,7 @@ export async function measureListCost(app: Composition, sizes: number[]): Promis
   for (const size of [...sizes].sort((a, b) => a - b)) {
     const started = performance.now();
     const added = population(size - seeded, { seed: size, firstIndex: seeded });
-    await putConversations(app.use(dynamo), table, userId, added.conversations);
+    await putConversations(composition.use(dynamo), table, userId, added.conversations);
     for (const key of Object.keys(counts) as (keyof Counts)[]) counts[key] += added.counts[key];
     seedSeconds[size] = round((performance.now() - started) / 1000);
     seeded = size;

@@ -133,13 +133,13 @@ const dynamodb = await startProcess<{ endpoint: string }>('dynamodb-process.ts')
 const s3 = await startProcess<{ endpoint: string }>('s3-process.ts');
 // What the handlers get (as on Lambda) and what this process's stores use for the reference calls.
 const backends = { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, S3_ENDPOINT: s3.info.endpoint };
-const app = benchApp(backends);
+const composition = benchApp(backends);
 try {
   step('bundling every function with the stack settings');
   const bundles = wanted('bundles') || wanted('cold') || wanted('uploads') || wanted('sessions') ? await measureBundles() : undefined;
 
   step('seeding the fixture user');
-  const fixture = await seedFixture(app, 200, runs + 5);
+  const fixture = await seedFixture(composition, 200, runs + 5);
 
   let coldStarts: Results['coldStarts'];
   if (wanted('cold')) {
@@ -174,13 +174,13 @@ try {
   let cost: Results['cost'];
   if (wanted('cost')) {
     step(`cost per request: ${invocations} invocations per endpoint, consumed capacity and S3 calls counted`);
-    cost = await measureCost(app, fixture, invocations);
+    cost = await measureCost(composition, fixture, invocations);
   }
 
   let listCost: Results['listCost'];
   if (wanted('growth')) {
     step(`list cost at ${sizes.join(', ')} conversations`);
-    listCost = await measureListCost(app, sizes);
+    listCost = await measureListCost(composition, sizes);
   }
 
   let uploadSessions: Results['uploadSessions'];
@@ -194,13 +194,13 @@ try {
   let sharing: SharingFigures | undefined;
   if (wanted('sharing')) {
     step('sharing: fan-out latency and cost, thread list and GET by id reads, through a server with its stream consumers');
-    sharing = await measureSharing(app, backends, fixture.authSecret, sharingSettings, step);
+    sharing = await measureSharing(composition, backends, fixture.authSecret, sharingSettings, step);
   }
 
   let events: EventFigures | undefined;
   if (wanted('events')) {
     step('events: commit-to-forward latency to a receiver at EVENTS_FORWARD_URL, items read per feed page');
-    events = await measureEvents(app, backends, fixture.authSecret, eventSettings, step);
+    events = await measureEvents(composition, backends, fixture.authSecret, eventSettings, step);
     if (cost) events.outbox = cost.map(({ endpoint, outbox }) => ({ endpoint, ...outbox }));
   }
 
@@ -215,7 +215,7 @@ try {
     step(
       'consumers: an upload into a group of many sides, the cleanup of a side of many uploads, through a server with its stream consumers',
     );
-    consumers = await measureConsumers(app, backends, fixture.authSecret, consumerSettings, step);
+    consumers = await measureConsumers(composition, backends, fixture.authSecret, consumerSettings, step);
   }
 
   let contention: ContentionFigures | undefined;
@@ -263,7 +263,7 @@ try {
   step(`done: bench/${file}`);
   console.log(markdown(results));
 } finally {
-  app.destroy();
+  composition.destroy();
   await s3.stop();
   await dynamodb.stop();
 }

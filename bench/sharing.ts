@@ -117,7 +117,7 @@ const READ_OPERATIONS = ['GetItem', 'Query', 'BatchGetItem', 'TransactGetItems',
 const SINGLE_ITEM_WRITES = ['PutItem', 'UpdateItem', 'DeleteItem'];
 
 export async function measureSharing(
-  app: Composition,
+  composition: Composition,
   backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string },
   authSecret: string,
   settings: SharingSettings,
@@ -136,7 +136,7 @@ export async function measureSharing(
     step(`sharing: fan-out latency over ${settings.uploads} uploads, each to a new contact`);
     fanOut = await fanOutLatency(api, run, settings.uploads);
     step(`sharing: a group of ${settings.groupSides} sides, one upload`);
-    group = await groupFanOut(app, api, withConsumers.counter, run, settings.groupSides);
+    group = await groupFanOut(composition, api, withConsumers.counter, run, settings.groupSides);
   } finally {
     await withConsumers.stop();
   }
@@ -145,7 +145,13 @@ export async function measureSharing(
   try {
     const api = new Api(withoutConsumers.url, authSecret);
     step(`sharing: thread list reads at ${settings.threadAttachments.toLocaleString('en')} attachments; a member's GET by id`);
-    const { threadList, attachmentId, sides } = await threadListReads(app, api, withoutConsumers.counter, run, settings.threadAttachments);
+    const { threadList, attachmentId, sides } = await threadListReads(
+      composition,
+      api,
+      withoutConsumers.counter,
+      run,
+      settings.threadAttachments,
+    );
     const memberReads = await memberGetReads(api, withoutConsumers.counter, run, attachmentId, sides);
     return { fanOut, group, threadList, memberReads };
   } finally {
@@ -205,7 +211,7 @@ async function fanOutLatency(api: Api, run: string, uploads: number): Promise<Fa
  * read straight from the table (BatchGetItem of the sides, not counted), and
  * what the upload and its fan-out cost in DynamoDB calls (counted).
  */
-async function groupFanOut(app: Composition, api: Api, counter: DynamoCounter, run: string, sides: number): Promise<GroupFanOut> {
+async function groupFanOut(composition: Composition, api: Api, counter: DynamoCounter, run: string, sides: number): Promise<GroupFanOut> {
   const groupId = `bench-group-${run}`;
   const members = await Promise.all(Array.from({ length: sides }, (_, index) => api.user(`member-${run}-${index}`, [groupId])));
   const seedStarted = performance.now();
@@ -216,7 +222,7 @@ async function groupFanOut(app: Composition, api: Api, counter: DynamoCounter, r
   const seedSeconds = round((performance.now() - seedStarted) / 1000);
   const keys = members.map((member, index) => conversationKey(member.id, sideIds[index]!));
   await settle(counter);
-  const sidesBefore = await sideItems(app, keys);
+  const sidesBefore = await sideItems(composition, keys);
 
   counter.reset();
   const { attachment, answeredAt } = await api.upload(members[0]!, sideIds[0]!);
@@ -224,7 +230,7 @@ async function groupFanOut(app: Composition, api: Api, counter: DynamoCounter, r
   let halfSidesMs: number | undefined;
   let lastSideMs: number | undefined;
   while (lastSideMs === undefined) {
-    const reached = await sidesActiveSince(app, keys, attachment.created_at as number);
+    const reached = await sidesActiveSince(composition, keys, attachment.created_at as number);
     const elapsed = performance.now() - answeredAt;
     if (reached * 2 >= sides) halfSidesMs ??= elapsed;
     if (reached === sides) lastSideMs = elapsed;
@@ -237,7 +243,7 @@ async function groupFanOut(app: Composition, api: Api, counter: DynamoCounter, r
     const page = await api.expect(200, members[index]!, 'GET', `/v1/conversations?group_id=${encodeURIComponent(groupId)}&unread=true`);
     if (page.data.length !== 1) throw new Error(`member ${index}'s side is not unread after the fan-out: ${JSON.stringify(page)}`);
   }
-  const sideWriteUnits = sidesWriteUnits(sidesBefore, await sideItems(app, keys));
+  const sideWriteUnits = sidesWriteUnits(sidesBefore, await sideItems(composition, keys));
   const operations = Object.fromEntries(Object.entries(counts).filter(([name]) => !isPollerCall(name)));
   const pollerCalls = Object.fromEntries(Object.entries(counts).filter(([name]) => isPollerCall(name)));
   return {
@@ -277,13 +283,13 @@ function sidesWriteUnits(before: Map<string, PlainItem>, after: Map<string, Plai
 }
 
 /** The sides as stored, whole, by key (BatchGetItem, 100 keys a call, not counted). */
-async function sideItems(app: Composition, keys: { pk: string; sk: string }[]): Promise<Map<string, PlainItem>> {
-  const table = app.config.conversationsTable;
+async function sideItems(composition: Composition, keys: { pk: string; sk: string }[]): Promise<Map<string, PlainItem>> {
+  const table = composition.config.conversationsTable;
   const items = new Map<string, PlainItem>();
   for (let start = 0; start < keys.length; start += 100) {
     let pending: Record<string, unknown>[] = keys.slice(start, start + 100);
     while (pending.length > 0) {
-      const { Responses, UnprocessedKeys } = await app
+      const { Responses, UnprocessedKeys } = await composition
         .use(dynamo)
         .send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
       for (const item of Responses?.[table] ?? []) items.set(`${String(item.pk)}\u0000${String(item.sk)}`, item);
@@ -299,13 +305,13 @@ function itemsWritten(counts: Record<string, number>): number {
 }
 
 /** How many of the sides (conversation keys) have last_active_at at least `since`: BatchGetItem, 100 keys a call. */
-export async function sidesActiveSince(app: Composition, keys: { pk: string; sk: string }[], since: number): Promise<number> {
-  const table = app.config.conversationsTable;
+export async function sidesActiveSince(composition: Composition, keys: { pk: string; sk: string }[], since: number): Promise<number> {
+  const table = composition.config.conversationsTable;
   let reached = 0;
   for (let start = 0; start < keys.length; start += 100) {
     let pending: Record<string, unknown>[] = keys.slice(start, start + 100);
     while (pending.length > 0) {
-      const { Responses, UnprocessedKeys } = await app.use(dynamo).send(
+      const { Responses, UnprocessedKeys } = await composition.use(dynamo).send(
         new BatchGetCommand({
           RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'last_active_at', ConsistentRead: true } },
         }),
@@ -361,7 +367,7 @@ interface DirectSides {
  * page, a page of 100, and the uploader's own uploads (no conversation_id).
  */
 async function threadListReads(
-  app: Composition,
+  composition: Composition,
   api: Api,
   counter: DynamoCounter,
   run: string,
@@ -398,7 +404,7 @@ async function threadListReads(
   for (const size of [...new Set([Math.min(100, attachments), attachments])]) {
     const records = Array.from({ length: size - seeded }, (_, offset) => record(seeded + offset));
     firstId ??= records[0]!.id;
-    await putItems(app.use(dynamo), app.config.attachmentsTable, records.map(attachmentItem));
+    await putItems(composition.use(dynamo), composition.config.attachmentsTable, records.map(attachmentItem));
     seeded = size;
     const read = async (list: string, reader: User, path: string, limit: number) => {
       counter.reset();

@@ -74,7 +74,7 @@ export async function measureUploadSessions(
   });
   const api = apiClient(server.info.url, fixture.token);
   const base = randomBytes(8 * MiB);
-  const s3 = directClient(fixture.app);
+  const s3 = directClient(fixture.composition);
   try {
     const sessionTimes: number[] = [];
     const directTimes: number[] = [];
@@ -82,14 +82,14 @@ export async function measureUploadSessions(
     let operations: Record<string, number> = {};
     let plan: Session | undefined;
     for (let index = 0; index < rounds; index += 1) {
-      directTimes.push(await timed(() => direct(s3, fixture.app, fixture.userId, mebibytes * MiB, base)));
+      directTimes.push(await timed(() => direct(s3, fixture.composition, fixture.userId, mebibytes * MiB, base)));
       counter.reset();
       api.reset();
       sessionTimes.push(
         await timed(async () => {
           const { session, attachmentId } = await sessionFlow(api, mebibytes * MiB, base);
           plan = session;
-          await removeFile(fixture.app, fileKey(fixture.userId, attachmentId, session.id));
+          await removeFile(fixture.composition, fileKey(fixture.userId, attachmentId, session.id));
         }),
       );
       requests = api.counts();
@@ -160,11 +160,11 @@ async function pool(count: number, work: (number: number) => Promise<void>): Pro
  * The S3 client (a dev dependency; no function bundles it) for the direct
  * upload: S3's own multipart upload as an SDK user makes it, the baseline.
  */
-function directClient(app: Composition): S3Client {
-  const { region, s3Endpoint } = app.config;
+function directClient(composition: Composition): S3Client {
+  const { region, s3Endpoint } = composition.config;
   return new S3Client({
     region,
-    credentials: app.use(credentials),
+    credentials: composition.use(credentials),
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(s3Endpoint ? { endpoint: s3Endpoint, forcePathStyle: true } : {}),
@@ -172,8 +172,8 @@ function directClient(app: Composition): S3Client {
 }
 
 /** Create, UploadPart at the same concurrency and part size, Complete: S3's own multipart upload from this process. */
-async function direct(s3: S3Client, app: Composition, userId: string, fileSize: number, base: Buffer): Promise<void> {
-  const Bucket = app.config.filesBucket;
+async function direct(s3: S3Client, composition: Composition, userId: string, fileSize: number, base: Buffer): Promise<void> {
+  const Bucket = composition.config.filesBucket;
   const Key = fileKey(userId, newId('att'), newId('upl'));
   const partSize = 8 * MiB;
   const count = Math.ceil(fileSize / partSize);
@@ -187,10 +187,10 @@ async function direct(s3: S3Client, app: Composition, userId: string, fileSize: 
   });
   parts.sort((a, b) => a.PartNumber - b.PartNumber);
   await s3.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
-  await removeFile(app, Key);
+  await removeFile(composition, Key);
 }
 
-const removeFile = (app: Composition, key: string) => app.use(s3Bucket).deleteObject(key);
+const removeFile = (composition: Composition, key: string) => composition.use(s3Bucket).deleteObject(key);
 
 interface ApiClient {
   call(method: string, path: string, body?: unknown): Promise<Json>;

@@ -62,7 +62,7 @@ export async function measureUploads(
   env: Record<string, string>,
   runs: number,
 ): Promise<UploadFigures> {
-  const files = fixture.app.use(fileStore);
+  const files = fixture.composition.use(fileStore);
   const bundle = bundles.find((candidate) => candidate.name === 'UploadAttachment');
   if (!bundle) throw new Error('No UploadAttachment bundle: the route table has no upload route');
   const sizes: UploadFigure[] = [];

@@ -43,7 +43,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
   const [getId, updateId] = fixture.conversationIds as [string, string];
   const [attachmentId] = fixture.attachmentIds as [string];
   const { store, userId } = fixture;
-  const attachments = fixture.app.use(attachmentStore);
+  const attachments = fixture.composition.use(attachmentStore);
   return [
     {
       endpoint: 'GET /v1/conversations/:id',

@@ -11,9 +11,9 @@ import { tableOf } from '../shared/stream-records.js';
  * stops the batch at the first record that fails so the retry resumes there (docs/consistency.md,
  * "The building blocks").
  */
-async function cleanUp(event: DynamoDBStreamEvent, app: Composition): Promise<Unfinished | undefined> {
-  const { conversationsTable, attachmentsTable, uploadSessionsTable } = app.config;
-  const leftovers = app.use(attachmentLeftovers);
+async function cleanUp(event: DynamoDBStreamEvent, composition: Composition): Promise<Unfinished | undefined> {
+  const { conversationsTable, attachmentsTable, uploadSessionsTable } = composition.config;
+  const leftovers = composition.use(attachmentLeftovers);
   return eachInOrder(event.Records, async (record) => {
     const key = removedKey(record);
     if (!isRemoval(record) || !key) return;
@@ -32,13 +32,13 @@ async function cleanUp(event: DynamoDBStreamEvent, app: Composition): Promise<Un
         await leftovers.removeUnheldFile(key.pk, fileKey);
       }
     } else if (table === uploadSessionsTable) {
-      await cleanUpSession(record, key, app);
+      await cleanUpSession(record, key, composition);
     }
   });
 }
 
 /** A removed upload session (TTL expiry, abort): its upload and object go unless it became an attachment. */
-async function cleanUpSession(record: DynamoDBRecord, key: { pk: string; sk: string }, app: Composition): Promise<void> {
+async function cleanUpSession(record: DynamoDBRecord, key: { pk: string; sk: string }, composition: Composition): Promise<void> {
   const attachmentId = removedString(record, 'attachment_id');
   const uploadId = removedString(record, 'upload_id');
   if (!attachmentId || !uploadId) {
@@ -46,7 +46,9 @@ async function cleanUpSession(record: DynamoDBRecord, key: { pk: string; sk: str
     logger.error('upload session removed without its image; nothing to clean up', { upload_session_id: key.sk });
     return;
   }
-  const outcome = await app.use(sessionLeftovers).removeUnlessAttached({ userId: key.pk, sessionId: key.sk, attachmentId, uploadId });
+  const outcome = await composition
+    .use(sessionLeftovers)
+    .removeUnlessAttached({ userId: key.pk, sessionId: key.sk, attachmentId, uploadId });
   logger.info('upload session cleaned up', { upload_session_id: key.sk, attachment_id: attachmentId, outcome });
 }
 

@@ -18,17 +18,17 @@ import { addedItem, removedItem, tableOf } from '../shared/stream-records.js';
  * batch response), then hands it to the dead-letter queue and its alarm;
  * the local stream poller retries until it succeeds.
  */
-async function spread(event: DynamoDBStreamEvent, app: Composition): Promise<Unfinished | undefined> {
+async function spread(event: DynamoDBStreamEvent, composition: Composition): Promise<Unfinished | undefined> {
   const records = new Map<string, DynamoDBRecord>();
-  const changes = event.Records.filter((record) => tableOf(record) === app.config.attachmentsTable).flatMap((record) => {
+  const changes = event.Records.filter((record) => tableOf(record) === composition.config.attachmentsTable).flatMap((record) => {
     const change = threadChange(record);
     for (const { id } of change) records.set(id, record);
     return change;
   });
   // Before any delivery: a failure here retries the batch whole, and a request queued twice is settled once.
-  await queuePreviews(event.Records, app);
+  await queuePreviews(event.Records, composition);
   if (changes.length === 0) return undefined;
-  const { reached, skipped, unfinished } = await app.use(fanOut).deliver(changes);
+  const { reached, skipped, unfinished } = await composition.use(fanOut).deliver(changes);
   logger.info('attachment changes reached their threads', { changes: changes.length, members: reached, members_reached_before: skipped });
   if (!unfinished) return undefined;
   const record = records.get(unfinished.change.id);
@@ -55,14 +55,14 @@ function threadChange(record: DynamoDBRecord): ThreadChange[] {
  * queue (docs/decisions.md, "Previews"): the record exists by then, so the
  * worker never waits for it, and the attachments stream keeps two readers.
  */
-async function queuePreviews(records: readonly DynamoDBRecord[], app: Composition): Promise<void> {
+async function queuePreviews(records: readonly DynamoDBRecord[], composition: Composition): Promise<void> {
   const requests = records.flatMap((record) => {
-    const after = record.eventName === 'INSERT' && tableOf(record) === app.config.attachmentsTable ? addedItem(record) : undefined;
+    const after = record.eventName === 'INSERT' && tableOf(record) === composition.config.attachmentsTable ? addedItem(record) : undefined;
     if (after?.sk !== ATTACHMENT_SK || fromItem(after).preview?.status !== 'pending') return [];
     return [{ attachment_id: after.pk as string, file_key: after.file_key as string }];
   });
   if (requests.length === 0) return;
-  await app.use(previewQueue).send(requests);
+  await composition.use(previewQueue).send(requests);
   logger.info('previews queued', { attachment_ids: requests.map((request) => request.attachment_id) });
 }
 

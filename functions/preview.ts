@@ -15,13 +15,13 @@ import { deliveryOf, queueConsumer } from '../shared/queue-consumer.js';
  * the preview `failed` rather than leave it pending, before the dead-letter
  * queue and its alarm take what even that could not record.
  */
-async function makePreview(message: SQSRecord, app: Composition): Promise<void> {
+async function makePreview(message: SQSRecord, composition: Composition): Promise<void> {
   const request = previewRequestOf(message.body);
   if (!request) {
     logger.error('not a preview request; dropped', { body: message.body.slice(0, 200) });
     return;
   }
-  const worker = app.use(previewWorker);
+  const worker = composition.use(previewWorker);
   try {
     const outcome = await worker.make(request, renderPreview);
     logger.info('preview made', { attachment_id: request.attachment_id, outcome });

@@ -15,10 +15,10 @@ import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
  * old (infra/declarations/function-settings.ts); the local stream poller retries until it
  * succeeds or the minute is up. A hint published again after a retry is harmless.
  */
-async function push(event: DynamoDBStreamEvent, app: Composition): Promise<Unfinished | undefined> {
+async function push(event: DynamoDBStreamEvent, composition: Composition): Promise<Unfinished | undefined> {
   const hints = event.Records.map(hintOfRecord);
   if (hints.length === 0) return undefined;
-  const channels = await app.use(realtimePublisher).publishAll(hints);
+  const channels = await composition.use(realtimePublisher).publishAll(hints);
   logger.info('hints pushed', { hints: hints.length, channels });
   return undefined;
 }

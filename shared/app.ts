@@ -31,7 +31,7 @@ import { type SessionNeighbours, UploadSessionService } from './uploads/service.
 
 /**
  * A part of the Composition: how it is built from the Composition's configuration, clock and
- * other parts. Each is built on first use (`app.use(part)`) and kept for the
+ * other parts. Each is built on first use (`composition.use(part)`) and kept for the
  * life of the Composition, so every adapter exists once per Composition.
  *
  * Parts are functions, not members of the Composition class: esbuild drops unused
@@ -39,7 +39,7 @@ import { type SessionNeighbours, UploadSessionService } from './uploads/service.
  * parts it uses and what they build (a GET of a conversation neither builds
  * nor bundles the S3 calls).
  */
-export type Part<T> = (app: Composition) => T;
+export type Part<T> = (composition: Composition) => T;
 
 /**
  * The composition root: from one configuration, every client, store and
@@ -90,107 +90,126 @@ export function lambdaComposition(): Composition {
   return processComposition;
 }
 
-export const dynamo: Part<DynamoDBDocumentClient> = (app) => app.closing(createDynamoClient(app.config), (client) => client.destroy());
+export const dynamo: Part<DynamoDBDocumentClient> = (composition) =>
+  composition.closing(createDynamoClient(composition.config), (client) => client.destroy());
 
 /** What S3 requests and URLs are signed with (shared/files/credentials.ts), resolved and cached once per Composition. */
-export const credentials: Part<Credentials> = (app) => filesCredentials(app.config);
+export const credentials: Part<Credentials> = (composition) => filesCredentials(composition.config);
 
 /**
  * Presigned S3 URLs of the files bucket (downloads, and the part uploads of
  * upload sessions), signed in the process without the S3 client
  * (shared/s3/presigner.ts).
  */
-export const presigner: Part<S3Presigner> = (app) => {
-  const { region, filesBucket, s3Endpoint } = app.config;
-  return new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: app.use(credentials) });
+export const presigner: Part<S3Presigner> = (composition) => {
+  const { region, filesBucket, s3Endpoint } = composition.config;
+  return new S3Presigner({ region, bucket: filesBucket, endpoint: s3Endpoint, credentials: composition.use(credentials) });
 };
 
 /** Links to attachment files (file_url), signed by the presigner. */
-export const fileLinks: Part<S3FileLinks> = (app) => new S3FileLinks(app.use(presigner), app.config.fileUrlTtlSeconds);
+export const fileLinks: Part<S3FileLinks> = (composition) =>
+  new S3FileLinks(composition.use(presigner), composition.config.fileUrlTtlSeconds);
 
 /** The S3 calls of the files bucket: only the functions that write, read or remove files use it. */
-export const s3Bucket: Part<S3Bucket> = (app) =>
-  app.closing(createFilesBucket(app.config, app.use(credentials)), (bucket) => bucket.destroy());
+export const s3Bucket: Part<S3Bucket> = (composition) =>
+  composition.closing(createFilesBucket(composition.config, composition.use(credentials)), (bucket) => bucket.destroy());
 
 /** The files of attachments and upload sessions. */
-export const fileStore: Part<S3FileStore> = (app) => new S3FileStore(app.use(s3Bucket), app.use(presigner));
+export const fileStore: Part<S3FileStore> = (composition) => new S3FileStore(composition.use(s3Bucket), composition.use(presigner));
 
 /** Users' feeds of events, appended to in the transactions of the changes they record. */
-export const outbox: Part<Outbox> = (app) => new Outbox(app.use(dynamo), app.config.eventsTable, app.clock);
+export const outbox: Part<Outbox> = (composition) => new Outbox(composition.use(dynamo), composition.config.eventsTable, composition.clock);
 
 /** The event endpoints: a user's feed, read. */
-export const events: Part<EventService> = (app) => new EventService(new EventStore(app.use(dynamo), app.config.eventsTable, app.clock));
+export const events: Part<EventService> = (composition) =>
+  new EventService(new EventStore(composition.use(dynamo), composition.config.eventsTable, composition.clock));
 
-export const conversationStore: Part<DynamoConversationStore> = (app) =>
-  new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable, app.use(outbox), app.clock);
+export const conversationStore: Part<DynamoConversationStore> = (composition) =>
+  new DynamoConversationStore(composition.use(dynamo), composition.config.conversationsTable, composition.use(outbox), composition.clock);
 
-export const attachmentStore: Part<DynamoAttachmentStore> = (app) =>
-  new DynamoAttachmentStore(app.use(dynamo), app.config.attachmentsTable, app.config.conversationsTable, app.use(outbox));
+export const attachmentStore: Part<DynamoAttachmentStore> = (composition) =>
+  new DynamoAttachmentStore(
+    composition.use(dynamo),
+    composition.config.attachmentsTable,
+    composition.config.conversationsTable,
+    composition.use(outbox),
+  );
 
-export const conversations: Part<ConversationService> = (app) => new ConversationService(app.use(conversationStore), app.clock);
+export const conversations: Part<ConversationService> = (composition) =>
+  new ConversationService(composition.use(conversationStore), composition.clock);
 
 /** The attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 calls. */
-export const attachments: Part<AttachmentService> = (app) =>
-  new AttachmentService(app.use(attachmentStore), app.use(fileLinks), app.use(conversations));
+export const attachments: Part<AttachmentService> = (composition) =>
+  new AttachmentService(composition.use(attachmentStore), composition.use(fileLinks), composition.use(conversations));
 
 /** The upload function: the attachment's file, then its record. */
-export const attachmentUploads: Part<AttachmentUploads> = (app) =>
-  new AttachmentUploads(app.use(attachmentStore), app.use(attachments), app.use(conversations), app.use(fileStore), app.clock);
+export const attachmentUploads: Part<AttachmentUploads> = (composition) =>
+  new AttachmentUploads(
+    composition.use(attachmentStore),
+    composition.use(attachments),
+    composition.use(conversations),
+    composition.use(fileStore),
+    composition.clock,
+  );
 
 /** For the cleanup function: a removed conversation's attachment records, and the files no record holds. */
-export const attachmentLeftovers: Part<AttachmentLeftovers> = (app) =>
-  new AttachmentLeftovers(app.use(attachmentStore), app.use(fileStore));
+export const attachmentLeftovers: Part<AttachmentLeftovers> = (composition) =>
+  new AttachmentLeftovers(composition.use(attachmentStore), composition.use(fileStore));
 
 /** The upload session service, for the upload-session functions. */
-export const uploadSessions: Part<UploadSessionService> = (app) => {
-  const { uploadSessionsTable, attachmentsTable, conversationsTable, fileUrlTtlSeconds, uploadSessionTtlSeconds } = app.config;
+export const uploadSessions: Part<UploadSessionService> = (composition) => {
+  const { uploadSessionsTable, attachmentsTable, conversationsTable, fileUrlTtlSeconds, uploadSessionTtlSeconds } = composition.config;
   return new UploadSessionService(
     new DynamoUploadSessionStore(
-      app.use(dynamo),
+      composition.use(dynamo),
       { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable },
-      app.use(outbox),
+      composition.use(outbox),
     ),
-    app.use(fileStore),
+    composition.use(fileStore),
     // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
     { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
-    app.clock,
+    composition.clock,
   );
 };
 
 /** What completing a session needs of the conversations and attachments (the complete function's alone). */
-export const sessionNeighbours: Part<SessionNeighbours> = (app) => ({
-  memberConversation: (caller, id, param) => app.use(conversations).memberConversation(caller, id, param),
-  getAttachment: (caller, id) => app.use(attachments).getAttachment(caller, id),
-  relink: (record) => app.use(attachments).relink(record),
+export const sessionNeighbours: Part<SessionNeighbours> = (composition) => ({
+  memberConversation: (caller, id, param) => composition.use(conversations).memberConversation(caller, id, param),
+  getAttachment: (caller, id) => composition.use(attachments).getAttachment(caller, id),
+  relink: (record) => composition.use(attachments).relink(record),
 });
 
 /** For the cleanup function: the attachment records, consistently read, and the files bucket. */
-export const sessionLeftovers: Part<SessionLeftovers> = (app) => new SessionLeftovers(app.use(attachmentStore), app.use(fileStore));
+export const sessionLeftovers: Part<SessionLeftovers> = (composition) =>
+  new SessionLeftovers(composition.use(attachmentStore), composition.use(fileStore));
 
 /** For the fan-out function: the sides of a thread's other members, and their feeds. */
-export const fanOut: Part<FanOut> = (app) => {
-  const sides = app.use(conversationStore);
-  const { conversationsTable, eventsTable } = app.config;
-  return new FanOut(sides, new SideDelivery(app.use(dynamo), conversationsTable, eventsTable, sides, app.use(outbox), app.clock));
+export const fanOut: Part<FanOut> = (composition) => {
+  const sides = composition.use(conversationStore);
+  const { conversationsTable, eventsTable } = composition.config;
+  return new FanOut(
+    sides,
+    new SideDelivery(composition.use(dynamo), conversationsTable, eventsTable, sides, composition.use(outbox), composition.clock),
+  );
 };
 
-export const idempotency: Part<IdempotencyService> = (app) =>
-  new IdempotencyService(new DynamoIdempotencyStore(app.use(dynamo), app.config.idempotencyTable));
+export const idempotency: Part<IdempotencyService> = (composition) =>
+  new IdempotencyService(new DynamoIdempotencyStore(composition.use(dynamo), composition.config.idempotencyTable));
 
 /** For the real-time publisher: posts hints to the Event API, signed with the function's own credentials. */
-export const realtimePublisher: Part<EventApiPublisher> = (app) => {
-  const { realtime, region } = app.config;
+export const realtimePublisher: Part<EventApiPublisher> = (composition) => {
+  const { realtime, region } = composition.config;
   if (!realtime) throw new Error('REALTIME_URL and REALTIME_HOST are not set: the publisher has no Event API to post to');
-  return new EventApiPublisher(realtime, region, app.use(credentials));
+  return new EventApiPublisher(realtime, region, composition.use(credentials));
 };
 
 /** For the fan-out: the preview worker's queue, fed with each new record whose preview is pending. */
-export const previewQueue: Part<SqsPreviewQueue> = (app) => {
-  const { previewQueueUrl, region } = app.config;
+export const previewQueue: Part<SqsPreviewQueue> = (composition) => {
+  const { previewQueueUrl, region } = composition.config;
   if (!previewQueueUrl) throw new Error('PREVIEW_QUEUE_URL is not set: a pending preview has no worker to go to');
-  return new SqsPreviewQueue(previewQueueUrl, region, app.use(credentials));
+  return new SqsPreviewQueue(previewQueueUrl, region, composition.use(credentials));
 };
 
 /** For the preview worker: the records, and the files read and thumbnails written. */
-export const previewWorker: Part<PreviewWorker> = (app) =>
-  new PreviewWorker(app.use(attachmentStore), app.use(fileStore), app.config.previewMaxBytes);
+export const previewWorker: Part<PreviewWorker> = (composition) =>
+  new PreviewWorker(composition.use(attachmentStore), composition.use(fileStore), composition.config.previewMaxBytes);

@@ -6,7 +6,7 @@ import { logger, withLogKeys } from './observability.js';
 export type QueueHandler = (event: SQSEvent, time?: InvocationTime) => Promise<SQSBatchResponse>;
 
 /** What a consumer does with one message; a throw hands it back to the queue, which delivers it again. */
-export type ConsumeMessage = (message: SQSRecord, app: Composition) => Promise<void>;
+export type ConsumeMessage = (message: SQSRecord, composition: Composition) => Promise<void>;
 
 /**
  * An SQS-fed function's handler: each message of the batch in turn, each
@@ -16,8 +16,11 @@ export type ConsumeMessage = (message: SQSRecord, app: Composition) => Promise<v
  * On Lambda on the process's Composition; the local queue runs it on the server's
  * (withComposition). Every line of a message carries its id and delivery count.
  */
-export function queueConsumer(name: string, consume: ConsumeMessage): QueueHandler & { withComposition(app: Composition): QueueHandler } {
-  const run = (event: SQSEvent, app: Composition, time?: InvocationTime) =>
+export function queueConsumer(
+  name: string,
+  consume: ConsumeMessage,
+): QueueHandler & { withComposition(composition: Composition): QueueHandler } {
+  const run = (event: SQSEvent, composition: Composition, time?: InvocationTime) =>
     withLogKeys({ function: name }, () =>
       withinBudget(
         time,
@@ -26,7 +29,7 @@ export function queueConsumer(name: string, consume: ConsumeMessage): QueueHandl
           for (const message of event.Records) {
             const keys = { message_id: message.messageId, receive_count: message.attributes.ApproximateReceiveCount };
             try {
-              await withLogKeys(keys, () => consume(message, app));
+              await withLogKeys(keys, () => consume(message, composition));
             } catch (error) {
               withLogKeys(keys, () => logger.error('message failed; the queue delivers it again', { error }));
               batchItemFailures.push({ itemIdentifier: message.messageId });
@@ -38,7 +41,7 @@ export function queueConsumer(name: string, consume: ConsumeMessage): QueueHandl
       ),
     );
   return Object.assign((event: SQSEvent, time?: InvocationTime) => run(event, lambdaComposition(), time), {
-    withComposition: (app: Composition) => (event: SQSEvent, time?: InvocationTime) => run(event, app, time),
+    withComposition: (composition: Composition) => (event: SQSEvent, time?: InvocationTime) => run(event, composition, time),
   });
 }
 

@@ -19,7 +19,7 @@ export interface Unfinished {
 }
 
 /** What a consumer does with a batch: undefined when it finished every record. */
-export type Consume = (event: DynamoDBStreamEvent, app: Composition) => Promise<Unfinished | undefined>;
+export type Consume = (event: DynamoDBStreamEvent, composition: Composition) => Promise<Unfinished | undefined>;
 
 /**
  * A stream-fed function's handler: on Lambda on the process's Composition; the local
@@ -27,16 +27,19 @@ export type Consume = (event: DynamoDBStreamEvent, app: Composition) => Promise<
  * function's (the stack's id for it): every line of a batch carries it and
  * the batch's record ids (eventID), and a batch that fails whole says why.
  */
-export function streamConsumer(name: string, consume: Consume): StreamHandler & { withComposition(app: Composition): StreamHandler } {
-  const run = (event: DynamoDBStreamEvent, app: Composition, time?: InvocationTime) =>
+export function streamConsumer(
+  name: string,
+  consume: Consume,
+): StreamHandler & { withComposition(composition: Composition): StreamHandler } {
+  const run = (event: DynamoDBStreamEvent, composition: Composition, time?: InvocationTime) =>
     withLogKeys({ function: name, event_ids: event.Records.map((record) => record.eventID) }, () =>
-      withinBudget(time, async () => batchResponse(event, await consume(event, app)), consumerBudgetFor).catch((error: unknown) => {
+      withinBudget(time, async () => batchResponse(event, await consume(event, composition)), consumerBudgetFor).catch((error: unknown) => {
         logger.error('stream batch failed; it is retried whole', { error });
         throw error;
       }),
     );
   return Object.assign((event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, lambdaComposition(), time), {
-    withComposition: (app: Composition) => (event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, app, time),
+    withComposition: (composition: Composition) => (event: DynamoDBStreamEvent, time?: InvocationTime) => run(event, composition, time),
   });
 }
 

@@ -5,8 +5,8 @@ import { deleted } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
 import { DeleteAttachment } from '../../shared/routes.js';
 
-export const handler = httpHandler(DeleteAttachment, async (request, app) => {
+export const handler = httpHandler(DeleteAttachment, async (request, composition) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  await app.use(attachments).deleteAttachment(request.caller, id);
+  await composition.use(attachments).deleteAttachment(request.caller, id);
   return deleted(id);
 });

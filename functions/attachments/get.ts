@@ -5,7 +5,7 @@ import { ok } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
 import { GetAttachment } from '../../shared/routes.js';
 
-export const handler = httpHandler(GetAttachment, async (request, app) => {
+export const handler = httpHandler(GetAttachment, async (request, composition) => {
   const id = pathId(request, 'attachment', isAttachmentId);
-  return ok(await app.use(attachments).getAttachment(request.caller, id));
+  return ok(await composition.use(attachments).getAttachment(request.caller, id));
 });

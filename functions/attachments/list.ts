@@ -7,9 +7,9 @@ import { ListAttachments } from '../../shared/routes.js';
 
 export const handler = httpHandler(
   ListAttachments,
-  async (request, app) => {
+  async (request, composition) => {
     const { conversation_id, ...paging } = request.query;
-    return ok(await app.use(attachments).listAttachments(request.caller, { conversation_id }, pageRequest(paging)));
+    return ok(await composition.use(attachments).listAttachments(request.caller, { conversation_id }, pageRequest(paging)));
   },
   { query: listParams },
 );

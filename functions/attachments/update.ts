@@ -7,8 +7,8 @@ import { ok } from '../../shared/http/response.js';
 import { isAttachmentId } from '../../shared/ids.js';
 import { UpdateAttachment } from '../../shared/routes.js';
 
-export const handler = httpHandler(UpdateAttachment, async (request, app) => {
+export const handler = httpHandler(UpdateAttachment, async (request, composition) => {
   const id = pathId(request, 'attachment', isAttachmentId);
   const filename = renameOf(readParams(formOrJsonBody(request), renameParams));
-  return ok(await app.use(attachments).renameAttachment(request.caller, id, filename));
+  return ok(await composition.use(attachments).renameAttachment(request.caller, id, filename));
 });

@@ -7,8 +7,9 @@ import { created } from '../../shared/http/response.js';
 import { UploadAttachment } from '../../shared/routes.js';
 
 export const handler = httpHandler(UploadAttachment, {
-  input: async (request, app) => uploadOf(await readMultipart(request, uploadLimits(app.config.maxFileBytes))),
+  input: async (request, composition) => uploadOf(await readMultipart(request, uploadLimits(composition.config.maxFileBytes))),
   meaning: uploadMeaning,
-  replay: (request, app) => attachmentReplay(request.caller, app.use(attachments)),
-  run: async (upload, request, app) => created(await app.use(attachmentUploads).upload(request.caller, upload, request.seed)),
+  replay: (request, composition) => attachmentReplay(request.caller, composition.use(attachments)),
+  run: async (upload, request, composition) =>
+    created(await composition.use(attachmentUploads).upload(request.caller, upload, request.seed)),
 });

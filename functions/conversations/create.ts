@@ -10,8 +10,10 @@ import { CreateConversation } from '../../shared/routes.js';
 
 export const handler = httpHandler(CreateConversation, {
   input: (request) => counterpartOf(readParams(formOrJsonBody(request), createParams)),
-  run: async (counterpart, request, app) => {
-    const { conversation, created: isNew } = await app.use(conversations).createConversation(request.caller, counterpart, request.seed);
+  run: async (counterpart, request, composition) => {
+    const { conversation, created: isNew } = await composition
+      .use(conversations)
+      .createConversation(request.caller, counterpart, request.seed);
     return isNew ? created(conversation) : ok(conversation);
   },
 });

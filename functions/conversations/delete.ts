@@ -5,9 +5,9 @@ import { deleted } from '../../shared/http/response.js';
 import { isConversationId } from '../../shared/ids.js';
 import { DeleteConversation } from '../../shared/routes.js';
 
-export const handler = httpHandler(DeleteConversation, async (request, app) => {
+export const handler = httpHandler(DeleteConversation, async (request, composition) => {
   const id = pathId(request, 'conversation', isConversationId);
   // Its attachments (records and files) follow from the table's stream (functions/cleanup.ts).
-  await app.use(conversations).deleteConversation(request.caller, id);
+  await composition.use(conversations).deleteConversation(request.caller, id);
   return deleted(id);
 });

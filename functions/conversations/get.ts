@@ -5,7 +5,7 @@ import { ok } from '../../shared/http/response.js';
 import { isConversationId } from '../../shared/ids.js';
 import { GetConversation } from '../../shared/routes.js';
 
-export const handler = httpHandler(GetConversation, async (request, app) => {
+export const handler = httpHandler(GetConversation, async (request, composition) => {
   const id = pathId(request, 'conversation', isConversationId);
-  return ok(await app.use(conversations).getConversation(request.caller, id));
+  return ok(await composition.use(conversations).getConversation(request.caller, id));
 });

@@ -7,9 +7,9 @@ import { ListConversations } from '../../shared/routes.js';
 
 export const handler = httpHandler(
   ListConversations,
-  async (request, app) => {
+  async (request, composition) => {
     const { muted, archived, pinned, unread, group_id, contact_id, order, pinned_first, cursor_active_at, ...paging } = request.query;
-    const { page } = await app
+    const { page } = await composition
       .use(conversations)
       .listConversations(
         request.caller,

@@ -7,8 +7,8 @@ import { ok } from '../../shared/http/response.js';
 import { isConversationId } from '../../shared/ids.js';
 import { UpdateConversation } from '../../shared/routes.js';
 
-export const handler = httpHandler(UpdateConversation, async (request, app) => {
+export const handler = httpHandler(UpdateConversation, async (request, composition) => {
   const id = pathId(request, 'conversation', isConversationId);
   const changes = readParams(formOrJsonBody(request), updateParams);
-  return ok(await app.use(conversations).updateConversation(request.caller, id, changes));
+  return ok(await composition.use(conversations).updateConversation(request.caller, id, changes));
 });

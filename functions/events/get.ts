@@ -5,7 +5,7 @@ import { pathId } from '../../shared/http/request.js';
 import { ok } from '../../shared/http/response.js';
 import { GetEvent } from '../../shared/routes.js';
 
-export const handler = httpHandler(GetEvent, async (request, app) => {
+export const handler = httpHandler(GetEvent, async (request, composition) => {
   const id = pathId(request, 'event', isEventId);
-  return ok(await app.use(events).getEvent(request.caller, id));
+  return ok(await composition.use(events).getEvent(request.caller, id));
 });

@@ -7,9 +7,9 @@ import { ListEvents } from '../../shared/routes.js';
 
 export const handler = httpHandler(
   ListEvents,
-  async (request, app) => {
+  async (request, composition) => {
     const { type, ...paging } = request.query;
-    return ok(await app.use(events).listEvents(request.caller, type, pageRequest(paging)));
+    return ok(await composition.use(events).listEvents(request.caller, type, pageRequest(paging)));
   },
   { query: listParams },
 );

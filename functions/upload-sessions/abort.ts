@@ -5,8 +5,8 @@ import { deleted } from '../../shared/http/response.js';
 import { isUploadSessionId } from '../../shared/ids.js';
 import { AbortUploadSession } from '../../shared/routes.js';
 
-export const handler = httpHandler(AbortUploadSession, async (request, app) => {
+export const handler = httpHandler(AbortUploadSession, async (request, composition) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
-  await app.use(uploadSessions).abort(request.caller, id);
+  await composition.use(uploadSessions).abort(request.caller, id);
   return deleted(id);
 });

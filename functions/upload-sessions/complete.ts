@@ -15,7 +15,7 @@ export const handler = httpHandler(CompleteUploadSession, {
     parts: completedPartsOf(readParams(formOrJsonBody(request), completeParams)),
   }),
   // The answer is an attachment: stored without its file_url, replayed with a fresh one.
-  replay: (request, app) => attachmentReplay(request.caller, app.use(attachments)),
-  run: async ({ id, parts }, request, app) =>
-    created(await app.use(uploadSessions).complete(request.caller, id, parts, fileTypeSniffer, app.use(sessionNeighbours))),
+  replay: (request, composition) => attachmentReplay(request.caller, composition.use(attachments)),
+  run: async ({ id, parts }, request, composition) =>
+    created(await composition.use(uploadSessions).complete(request.caller, id, parts, fileTypeSniffer, composition.use(sessionNeighbours))),
 });

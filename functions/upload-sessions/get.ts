@@ -5,7 +5,7 @@ import { ok } from '../../shared/http/response.js';
 import { isUploadSessionId } from '../../shared/ids.js';
 import { GetUploadSession } from '../../shared/routes.js';
 
-export const handler = httpHandler(GetUploadSession, async (request, app) => {
+export const handler = httpHandler(GetUploadSession, async (request, composition) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
-  return ok(await app.use(uploadSessions).getSession(request.caller, id));
+  return ok(await composition.use(uploadSessions).getSession(request.caller, id));
 });

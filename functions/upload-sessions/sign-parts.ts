@@ -7,8 +7,8 @@ import { isUploadSessionId } from '../../shared/ids.js';
 import { SignUploadParts } from '../../shared/routes.js';
 import { partNumbersOf, signPartsParams } from '../../shared/uploads/params.js';
 
-export const handler = httpHandler(SignUploadParts, async (request, app) => {
+export const handler = httpHandler(SignUploadParts, async (request, composition) => {
   const id = pathId(request, 'upload_session', isUploadSessionId);
   const partNumbers = partNumbersOf(readParams(formOrJsonBody(request), signPartsParams));
-  return ok({ data: await app.use(uploadSessions).signParts(request.caller, id, partNumbers) });
+  return ok({ data: await composition.use(uploadSessions).signParts(request.caller, id, partNumbers) });
 });

@@ -7,6 +7,7 @@ import { StartUploadSession } from '../../shared/routes.js';
 import { sessionRequestOf, startParams } from '../../shared/uploads/start-params.js';
 
 export const handler = httpHandler(StartUploadSession, {
-  input: (request, app) => sessionRequestOf(readParams(formOrJsonBody(request), startParams(app.config.maxUploadBytes))),
-  run: async (session, request, app) => created(await app.use(uploadSessions).start(request.caller, session, app.use(conversations))),
+  input: (request, composition) => sessionRequestOf(readParams(formOrJsonBody(request), startParams(composition.config.maxUploadBytes))),
+  run: async (session, request, composition) =>
+    created(await composition.use(uploadSessions).start(request.caller, session, composition.use(conversations))),
 });

@@ -277,6 +277,8 @@ export class PolicyEvaluator {
     readonly roles: ReadonlyMap<string, FunctionRole>,
     private readonly account: string,
     private readonly allowed?: AllowedCall,
+    /** IAM's evaluation; a test may count its calls. */
+    private readonly evaluate: typeof runSimulation = runSimulation,
   ) {}
 
   /** The role a request signed with this access key acts as; undefined: the base identity, which may do anything. */
@@ -320,7 +322,7 @@ export class PolicyEvaluator {
       policy = policyDocument(role.permissions);
       this.policies.set(role, policy);
     }
-    const outcome = await runSimulation(
+    const outcome = await this.evaluate(
       {
         identityPolicies: [{ name: `${role.name}RoleDefaultPolicy`, policy }],
         serviceControlPolicies: [],

@@ -131,7 +131,7 @@ export interface LocalApi {
   /** The configuration the handlers run with (table names, endpoints). */
   config: Config;
   /** The Composition (clients, services) the handlers run on. */
-  app: Composition;
+  composition: Composition;
   /** The Event API's stand-in: its WebSocket URL and HTTP host (what GET /v1/realtime answers), its connections. */
   realtime: LocalRealtime & { url: string; host: string };
   /** The preview worker's queue (SQS's stand-in): its dead letters. */
@@ -164,13 +164,13 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const listener = await listenFirst(options, server, stoppers);
     const handlerEnv = handlerEnvironment(options, server, { dynamodb, functionsDynamodb, s3Endpoint, authSecret, listener });
     const config = handlerConfig(options, server, handlerEnv, functionsDynamodb);
-    const app = new Composition(config, options.clock);
-    stoppers.add(async () => app.destroy());
-    const loaded = await loadRoutes(app);
-    if (server.streamConsumers) await startStreamConsumers(app, server, dynamodb, functionsDynamodb, stoppers);
+    const composition = new Composition(config, options.clock);
+    stoppers.add(async () => composition.destroy());
+    const loaded = await loadRoutes(composition);
+    if (server.streamConsumers) await startStreamConsumers(composition, server, dynamodb, functionsDynamodb, stoppers);
     const authorizer = await loadAuthorizer(config);
     const realtime = await attachRealtimeStandIn(options, server, listener.server, config, stoppers);
-    const previews = await startPreviewQueue(options, server, app, iam, stoppers);
+    const previews = await startPreviewQueue(options, server, composition, iam, stoppers);
     const gateway = gatewayFor(server, { routes: loaded, authorizer, corsOrigins: config.corsOrigins });
     listener.serve((request, response) => {
       if (!previews.handleRequest(request, response) && !realtime.handleRequest(request, response)) gateway(request, response);
@@ -182,7 +182,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       dynamodbEndpoint: dynamodb.endpoint,
       s3Endpoint,
       config,
-      app,
+      composition,
       realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL ?? listener.realtimeUrl, host: listener.host }),
       previews,
       iamRefusals: () => [...iam.refused],
@@ -398,11 +398,11 @@ function handlerConfig(options: LocalApiOptions, server: ServerSettings, handler
   };
 }
 
-function loadRoutes(app: Composition): Promise<LoadedRoute[]> {
+function loadRoutes(composition: Composition): Promise<LoadedRoute[]> {
   return Promise.all(
     routes.map(async (route) => ({
       route,
-      handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<Composition>).withComposition(app)),
+      handler: actingAs(route.name, ((await loadModule(route.entry)).handler as HttpHandler<Composition>).withComposition(composition)),
     })),
   );
 }
@@ -411,8 +411,8 @@ async function loadAuthorizer(config: Config): Promise<TokenAuthorizer> {
   return ((await loadModule(AUTHORIZER_ENTRY)).handler as { withConfig(config: Config): TokenAuthorizer }).withConfig(config);
 }
 
-const loadConsumer = async (app: Composition, entry: string) =>
-  ((await loadModule(entry)).handler as { withComposition(app: Composition): StreamHandler }).withComposition(app);
+const loadConsumer = async (composition: Composition, entry: string) =>
+  ((await loadModule(entry)).handler as { withComposition(composition: Composition): StreamHandler }).withComposition(composition);
 
 /** A poller of the streams of some of the tables, read as one reader's role, as the stack's mappings do. */
 type Poller = (
@@ -432,7 +432,7 @@ type Poller = (
  * poller says once per table.
  */
 async function startStreamConsumers(
-  app: Composition,
+  composition: Composition,
   server: ServerSettings,
   dynamodb: LocalDynamodb,
   functionsDynamodb: FunctionsDynamodb,
@@ -459,13 +459,13 @@ async function startStreamConsumers(
     CLEANUP_FUNCTION,
     ['conversations', 'attachments', 'uploadSessions'],
     REMOVALS_FILTER_PATTERN,
-    actingAs(CLEANUP_FUNCTION, await loadConsumer(app, CLEANUP_ENTRY)),
+    actingAs(CLEANUP_FUNCTION, await loadConsumer(composition, CLEANUP_ENTRY)),
   );
   const fanOut = poller(
     FAN_OUT_FUNCTION,
     ['attachments'],
     CHANGES_FILTER_PATTERN,
-    actingAs(FAN_OUT_FUNCTION, await loadConsumer(app, FAN_OUT_ENTRY)),
+    actingAs(FAN_OUT_FUNCTION, await loadConsumer(composition, FAN_OUT_ENTRY)),
   );
   const timeToLive = startTimeToLiveStandIn(server, dynamodb);
   stoppers.add(cleanup.stop, fanOut.stop, timeToLive.stop);
@@ -474,7 +474,7 @@ async function startStreamConsumers(
     REALTIME_PUBLISHER_FUNCTION,
     ['events'],
     BUS_FILTER_PATTERN,
-    actingAs(REALTIME_PUBLISHER_FUNCTION, await loadConsumer(app, REALTIME_PUBLISHER_ENTRY)),
+    actingAs(REALTIME_PUBLISHER_FUNCTION, await loadConsumer(composition, REALTIME_PUBLISHER_ENTRY)),
     server.consumerTimeoutMs,
     REALTIME_PUBLISHER_STREAM_READING,
   );
@@ -569,18 +569,18 @@ const previewQueueUrl = (listener: Pick<Listener, 'url'>) => `${listener.url}/${
 async function startPreviewQueue(
   options: LocalApiOptions,
   server: ServerSettings,
-  app: Composition,
+  composition: Composition,
   iam: PolicyEvaluator,
   stoppers: Stoppers,
 ): Promise<LocalQueue> {
   const consumer = (
-    (await loadModule(PREVIEW_ENTRY)).handler as { withComposition(app: Composition): LocalQueueOptions['handler'] }
-  ).withComposition(app);
+    (await loadModule(PREVIEW_ENTRY)).handler as { withComposition(composition: Composition): LocalQueueOptions['handler'] }
+  ).withComposition(composition);
   const queue = startLocalQueue({
     name: PREVIEW_QUEUE_NAME,
     region: server.region,
     account: LOCAL_ACCOUNT,
-    url: app.config.previewQueueUrl ?? '',
+    url: composition.config.previewQueueUrl ?? '',
     iam,
     baseKeyId: server.credentials.accessKeyId,
     handler: actingAs(PREVIEW_FUNCTION, consumer),

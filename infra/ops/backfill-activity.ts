@@ -5,10 +5,10 @@ import { backfillActivityPlaces } from '../../shared/conversations/activity-back
 // `npm run backfill-activity`: the conversations table of this environment's configuration
 // (CONVERSATIONS_TABLE, AWS_REGION, DYNAMODB_ENDPOINT; docs/deploying.md) gets the activity
 // place of every conversation written before the activity order, with the caller's credentials.
-const app = new Composition(readConfig(process.env));
+const composition = new Composition(readConfig(process.env));
 try {
-  const { scanned, written } = await backfillActivityPlaces(app.use(dynamo), app.config.conversationsTable);
-  console.log(`${app.config.conversationsTable}: ${scanned} items scanned, ${written} conversations given their activity place`);
+  const { scanned, written } = await backfillActivityPlaces(composition.use(dynamo), composition.config.conversationsTable);
+  console.log(`${composition.config.conversationsTable}: ${scanned} items scanned, ${written} conversations given their activity place`);
 } finally {
-  app.destroy();
+  composition.destroy();
 }

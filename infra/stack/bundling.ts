@@ -69,19 +69,81 @@ export const bundleLayout = {
   packageJson: { type: 'module' },
 } as const;
 
+/** A package-lock.json's `packages`: each install path and what npm needs of its entry. */
+type LockPackages = Record<
+  string,
+  { version: string; dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> }
+>;
+
+/** Where Node would find `name` from the package installed at `from` (its own node_modules first, then each parent's). */
+function installPathOf(packages: LockPackages, from: string, name: string): string {
+  for (let directory = from; ; directory = directory.slice(0, Math.max(0, directory.lastIndexOf('/node_modules/')))) {
+    const path = `${directory ? `${directory}/` : ''}node_modules/${name}`;
+    if (packages[path]) return path;
+    if (!directory) throw new Error(`package-lock.json has no ${name} for ${from || 'the root'}`);
+  }
+}
+
 /**
- * The command that puts sharp, at the version package.json pins, beside a
- * bundle for Lambda's platform (Linux, glibc, the functions' architecture):
- * npm installs the prebuilt @img/sharp-linux-<arch> and its libvips from the
- * registry whatever machine synthesizes, so no Docker is needed.
+ * The repository's lockfile cut down to sharp and what it depends on, every
+ * platform's binary package included (npm skips the ones for other platforms):
+ * `npm ci` installs it at the versions and integrity hashes the repository
+ * tested, and needs no registry metadata, so `--offline` works from the cache
+ * that the repository's own `npm ci` filled.
  */
-export function installSharp(outputDir: string, architecture: 'arm64' | 'x86_64'): string {
-  const { dependencies } = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>;
+export function sharpLockfile(lock: { packages: LockPackages }): { packageJson: object; lockfile: object } {
+  const packages: LockPackages = {};
+  const root = installPathOf(lock.packages, '', 'sharp');
+  const pending = [root];
+  for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+    const entry = lock.packages[path];
+    if (!entry || packages[path]) continue;
+    packages[path] = entry;
+    const names = Object.keys({ ...entry.dependencies, ...entry.optionalDependencies });
+    pending.push(...names.map((name) => installPathOf(lock.packages, path, name)));
+  }
+  const dependencies = { sharp: lock.packages[root]?.version ?? '' };
+  return {
+    packageJson: { ...bundleLayout.packageJson, dependencies },
+    lockfile: { lockfileVersion: 3, requires: true, packages: { '': { dependencies }, ...packages } },
   };
+}
+
+/** For whom sharp is installed: the functions' architecture (Linux, glibc), and whether npm may reach its registry. */
+export interface SharpTarget {
+  architecture: 'arm64' | 'x86_64';
+  /** Only from npm's cache: a synth that must not download (the tests) fails instead. */
+  offline: boolean;
+}
+
+/**
+ * The commands that put sharp, as package-lock.json pins it, beside a bundle
+ * for Lambda's platform: npm installs the prebuilt @img/sharp-linux-<cpu> and
+ * its libvips whatever machine synthesizes, so no Docker is needed; then the
+ * binary's package must be there (npm skips an optional package it could not
+ * fetch, which would leave a worker that cannot load sharp).
+ */
+export function installSharp(outputDir: string, { architecture, offline }: SharpTarget): string[] {
+  const lock = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'package-lock.json'), 'utf8')) as { packages: LockPackages };
+  const { packageJson, lockfile } = sharpLockfile(lock);
   const cpu = architecture === 'arm64' ? 'arm64' : 'x64';
   return [
-    `npm install --prefix "${outputDir}" --no-save --no-package-lock --no-audit --no-fund --omit=dev`,
-    `--os=linux --cpu=${cpu} --libc=glibc sharp@${dependencies.sharp}`,
-  ].join(' ');
+    writeFilesCommand(outputDir, { 'package.json': packageJson, 'package-lock.json': lockfile }),
+    [
+      `npm ci --prefix "${outputDir}" --omit=dev --no-audit --no-fund --loglevel=warn --os=linux --cpu=${cpu} --libc=glibc`,
+      ...(offline ? ['--offline'] : []),
+    ].join(' '),
+    `node -e "require('fs').statSync(process.argv[1])" "${join(outputDir, 'node_modules', '@img', `sharp-linux-${cpu}`, 'package.json')}"`,
+  ];
+}
+
+/** A plain-node command that writes each file as JSON into `directory` (base64 on the command line: no shell quoting). */
+export function writeFilesCommand(directory: string, files: Record<string, object>): string {
+  const payload = Buffer.from(JSON.stringify(files)).toString('base64');
+  const script = [
+    "const fs = require('fs'), path = require('path')",
+    `const files = JSON.parse(Buffer.from('${payload}', 'base64'))`,
+    'for (const name in files) fs.writeFileSync(path.join(process.argv[1], name), JSON.stringify(files[name], null, 2))',
+  ].join('; ');
+  return `node -e "${script}" "${directory}"`;
 }

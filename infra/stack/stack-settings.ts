@@ -10,6 +10,7 @@ import {
   MAX_FILE_URL_TTL_SECONDS,
   S3_MAX_OBJECT_BYTES,
 } from '../../shared/config.js';
+import { FUNCTION_SETTINGS } from '../declarations/function-settings.js';
 
 /**
  * What a deployment may choose, from CDK context (`-c key=value` or cdk.json).
@@ -36,6 +37,10 @@ export interface StackSettings {
   uploadSessionTtlSeconds: number;
   /** The preview worker's PREVIEW_MAX_BYTES: at most the default, which its memory is sized for (PREVIEW_MEMORY_MB). */
   previewMaxBytes: number;
+  /** The functions' architecture: FUNCTION_SETTINGS' arm64 (Graviton) unless x86_64 is chosen. */
+  architecture: 'arm64' | 'x86_64';
+  /** Bundling takes sharp from npm's cache and fails rather than download (the tests synthesize so). */
+  offlineBundling: boolean;
 }
 
 /**
@@ -48,6 +53,12 @@ export type AuthSettings =
 
 /** Lambda's synchronous payload limit (6 MB) holds a 4 MiB file once base64 has grown it by a third. */
 export const MAX_DEPLOYABLE_FILE_BYTES = DEFAULT_MAX_FILE_BYTES;
+
+function architectureOf(value: string | undefined): StackSettings['architecture'] {
+  if (value === undefined) return FUNCTION_SETTINGS.architecture;
+  if (value === 'arm64' || value === 'x86_64') return value;
+  throw new Error(`Context architecture must be arm64 or x86_64, got ${JSON.stringify(value)}`);
+}
 
 export function stackSettings(node: Node): StackSettings {
   const text = (key: string): string | undefined => {
@@ -90,5 +101,7 @@ export function stackSettings(node: Node): StackSettings {
     maxUploadBytes: integer('maxUploadBytes', S3_MAX_OBJECT_BYTES) ?? DEFAULT_MAX_UPLOAD_BYTES,
     uploadSessionTtlSeconds: integer('uploadSessionTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
     previewMaxBytes: integer('previewMaxBytes', DEFAULT_PREVIEW_MAX_BYTES) ?? DEFAULT_PREVIEW_MAX_BYTES,
+    architecture: architectureOf(text('architecture')),
+    offlineBundling: text('offlineBundling') === 'true',
   };
 }

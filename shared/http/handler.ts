@@ -26,7 +26,7 @@ export interface PipelineComposition {
 }
 
 /** What an endpoint does: the request (its query already read) and the Composition (configuration, services) it runs in. */
-export type Endpoint<Q, A> = (request: ApiRequest & { query: Q }, app: A) => Promise<ApiResponse>;
+export type Endpoint<Q, A> = (request: ApiRequest & { query: Q }, composition: A) => Promise<ApiResponse>;
 
 /** A request of an idempotent route; `seed` is its Idempotency-Key's (undefined without one). */
 export type SeededRequest = ApiRequest & { seed: string | undefined };
@@ -39,12 +39,12 @@ export type SeededRequest = ApiRequest & { seed: string | undefined };
  * finds what that one created.
  */
 export interface IdempotentEndpoint<I, A> {
-  input(request: ApiRequest, app: A): I | Promise<I>;
+  input(request: ApiRequest, composition: A): I | Promise<I>;
   /** What the request means, as the key compares requests; the input itself when omitted. */
   meaning?(input: I): unknown;
   /** How a response is stored and replayed, when not as it is (e.g. a presigned link minted anew). */
-  replay?(request: ApiRequest, app: A): ReplayOptions;
-  run(input: I, request: SeededRequest, app: A): Promise<ApiResponse>;
+  replay?(request: ApiRequest, composition: A): ReplayOptions;
+  run(input: I, request: SeededRequest, composition: A): Promise<ApiResponse>;
 }
 
 /** `time`: Lambda's context (the emulator gives the same), from which the invocation's budget is drawn. */
@@ -54,7 +54,7 @@ export type ProxyHandler = (event: APIGatewayProxyEvent, time?: InvocationTime) 
 export interface HttpHandler<A> extends ProxyHandler {
   /** The route row it was made for (test/infra/routes.test.ts holds every route to its own). */
   readonly route: RouteRow;
-  withComposition(app: A): ProxyHandler;
+  withComposition(composition: A): ProxyHandler;
 }
 
 export interface Accepts<S extends ParamSpec> {
@@ -65,9 +65,9 @@ export interface Accepts<S extends ParamSpec> {
 /** What the pipeline runs on: given by the composition root, which this module does not import. */
 export interface Runtime<A> {
   /** The Composition of the Lambda process, built on its first request. */
-  app: () => A;
+  composition: () => A;
   /** The Composition's Idempotency-Key records, for the routes whose row says `idempotent`. */
-  idempotency: (app: A) => IdempotencyService;
+  idempotency: (composition: A) => IdempotencyService;
 }
 
 /**
@@ -84,7 +84,7 @@ export interface HttpHandlerFactory<A> {
   <I>(route: RouteRow & { readonly idempotent: true }, endpoint: IdempotentEndpoint<I, A>): HttpHandler<A>;
 }
 
-type RawEndpoint<A> = (request: ApiRequest, app: A) => Promise<ApiResponse>;
+type RawEndpoint<A> = (request: ApiRequest, composition: A) => Promise<ApiResponse>;
 
 /**
  * Turns endpoints into Lambda proxy handlers: the one place where typed
@@ -106,26 +106,29 @@ export function httpPipeline<A extends PipelineComposition>(runtime: Runtime<A>)
     }
     const querySpec = accepts.query ?? {};
     const run: RawEndpoint<A> = typeof endpoint === 'function' ? (endpoint as RawEndpoint<A>) : idempotently(endpoint, runtime.idempotency);
-    const withQuery: RawEndpoint<A> = (request, app) =>
-      run({ ...request, query: readParams(queryOf(request.event), querySpec) } as ApiRequest, app);
+    const withQuery: RawEndpoint<A> = (request, composition) =>
+      run({ ...request, query: readParams(queryOf(request.event), querySpec) } as ApiRequest, composition);
     const onComposition =
-      (app: () => A): ProxyHandler =>
+      (composition: () => A): ProxyHandler =>
       (event, time) =>
-        serveWithLogKeys(withQuery, route, event, app(), time);
-    return Object.assign(onComposition(runtime.app), { route, withComposition: (app: A) => onComposition(() => app) });
+        serveWithLogKeys(withQuery, route, event, composition(), time);
+    return Object.assign(onComposition(runtime.composition), {
+      route,
+      withComposition: (composition: A) => onComposition(() => composition),
+    });
   }
   return httpHandler as HttpHandlerFactory<A>;
 }
 
-function idempotently<I, A>(endpoint: IdempotentEndpoint<I, A>, idempotency: (app: A) => IdempotencyService): RawEndpoint<A> {
-  return async (request, app) => {
-    const input = await endpoint.input(request, app);
+function idempotently<I, A>(endpoint: IdempotentEndpoint<I, A>, idempotency: (composition: A) => IdempotencyService): RawEndpoint<A> {
+  return async (request, composition) => {
+    const input = await endpoint.input(request, composition);
     return underIdempotencyKey(
-      idempotency(app),
+      idempotency(composition),
       request,
       endpoint.meaning ? endpoint.meaning(input) : input,
-      (seed) => endpoint.run(input, { ...request, seed }, app),
-      endpoint.replay?.(request, app),
+      (seed) => endpoint.run(input, { ...request, seed }, composition),
+      endpoint.replay?.(request, composition),
     );
   };
 }
@@ -139,18 +142,18 @@ function serveWithLogKeys<A extends PipelineComposition>(
   endpoint: RawEndpoint<A>,
   route: RouteRow,
   event: APIGatewayProxyEvent,
-  app: A,
+  composition: A,
   time: InvocationTime | undefined,
 ): Promise<APIGatewayProxyResult> {
   const keys = { request_id: requestIdOf(event), function: route.name, user_id: userIdOf(event) };
-  return withLogKeys(keys, () => serveRecorded(endpoint, event, app, time));
+  return withLogKeys(keys, () => serveRecorded(endpoint, event, composition, time));
 }
 
 /** Runs the endpoint within the invocation's budget, adds the CORS headers and records the request's line and metrics. */
 async function serveRecorded<A extends PipelineComposition>(
   endpoint: RawEndpoint<A>,
   event: APIGatewayProxyEvent,
-  app: A,
+  composition: A,
   time: InvocationTime | undefined,
 ): Promise<APIGatewayProxyResult> {
   const startedAt = performance.now();
@@ -159,9 +162,9 @@ async function serveRecorded<A extends PipelineComposition>(
   const userId = userIdOf(event);
   // Every backend call of the endpoint ends in time for this function to answer (a 503 rather than Lambda's timeout).
   const { value: result, retries } = await tallyingRetries(() =>
-    withinBudget(time, () => endpointResult(endpoint, event, app, requestId, headers, userId)),
+    withinBudget(time, () => endpointResult(endpoint, event, composition, requestId, headers, userId)),
   );
-  result.headers = { ...result.headers, ...corsHeaders(headers.origin, app.config.corsOrigins) };
+  result.headers = { ...result.headers, ...corsHeaders(headers.origin, composition.config.corsOrigins) };
   recordRequest({
     requestId,
     route: event.resource,
@@ -178,7 +181,7 @@ async function serveRecorded<A extends PipelineComposition>(
 async function endpointResult<A>(
   endpoint: RawEndpoint<A>,
   event: APIGatewayProxyEvent,
-  app: A,
+  composition: A,
   requestId: string,
   headers: Record<string, string>,
   userId: string | undefined,
@@ -186,7 +189,7 @@ async function endpointResult<A>(
   try {
     // API Gateway never invokes us without the authorizer; refuse rather than guess a user.
     if (!userId) throw authenticationFailed('token_missing', 'Authorization header with a Bearer token is required');
-    return toProxyResult(await endpoint({ event, caller: callerOf(event, userId), headers }, app), requestId);
+    return toProxyResult(await endpoint({ event, caller: callerOf(event, userId), headers }, composition), requestId);
   } catch (error) {
     return errorResult(error, requestId);
   }

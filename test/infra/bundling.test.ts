@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build, type ImportKind, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import {
   stackFunctions,
 } from '../../infra/declarations/function-settings.js';
 import { REPOSITORY_ROOT } from '../../infra/declarations/repository.js';
-import { bundleSettings, esbuildOptions, NATIVE_MODULES } from '../../infra/stack/bundling.js';
+import { bundleSettings, esbuildOptions, installSharp, NATIVE_MODULES, sharpLockfile } from '../../infra/stack/bundling.js';
 
 /** Every function the stack deploys (infra/declarations/function-settings.ts). */
 const ENTRIES = stackFunctions.map(({ entry }) => entry);
@@ -32,21 +33,22 @@ async function buildAll(): Promise<Metafile> {
 
 /**
  * Over their budget, each with what it carries that the others do not, and the most it may weigh (minified
- * bytes) until that is cut: it may not grow meanwhile, and once under the budget it leaves this list.
+ * bytes) until that is cut: it may not grow meanwhile, and once under the budget it leaves this list. Kept over
+ * because what they carry costs their cold start a few ms of ~150-220 (docs/decisions.md, "Bundles over the budget").
  */
 const OVER_BUDGET: Readonly<Record<string, { ceiling: number; why: string }>> = {
-  // A session function's base, S3 calls included (GetUploadSession), is 286.6 KB: 13.4 KB short of the budget.
+  // A session function's base, S3 calls included (GetUploadSession), is 288 KB: 12 KB short of the budget.
   'functions/attachments/upload.ts': {
     ceiling: 343_000,
-    why: "busboy (23.4 KB with streamsearch), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says), the conversation store (11 KB) and the preview sniff (2.6 KB)",
+    why: "busboy (23.4 KB with streamsearch; 2-3 ms of its load), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says), the conversation store (11 KB) and the preview sniff (2.6 KB)",
   },
   'functions/upload-sessions/start.ts': {
     ceiling: 315_000,
-    why: "mime's table with its reader (11.1 KB) and the conversation store (11 KB)",
+    why: "mime's table with its reader (11.1 KB) and the conversation store (11 KB): about 1 ms of its load",
   },
   'functions/upload-sessions/complete.ts': {
     ceiling: 383_000,
-    why: 'file-type with its tokenizers (71 KB: ~150 formats by their bytes), the conversation store (11 KB) and the preview sniff (2.5 KB)',
+    why: 'file-type with its tokenizers (71 KB: ~150 formats by their bytes; 4-10 ms of its load), the conversation store (11 KB) and the preview sniff (2.5 KB)',
   },
 };
 
@@ -163,5 +165,37 @@ describe('function bundles', () => {
       'shared/events/store.ts',
     ])
       expect(publisher, absent).not.toContain(absent);
+  });
+});
+
+// The bundled synth (sam.test.ts) installs for this machine from its npm cache; what deploys is Lambda's arm64.
+describe("the preview worker's sharp", () => {
+  const lock = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'package-lock.json'), 'utf8'));
+
+  it('is installed for Linux arm64 with glibc by npm ci from the lockfile, which may download only when not offline, then checked present', () => {
+    const [write, install, check] = installSharp('/asset', { architecture: 'arm64', offline: false });
+    expect(write).toMatch(/^node -e ".*" "\/asset"$/);
+    expect(install).toBe('npm ci --prefix "/asset" --omit=dev --no-audit --no-fund --loglevel=warn --os=linux --cpu=arm64 --libc=glibc');
+    expect(check).toContain(join('/asset', 'node_modules', '@img', 'sharp-linux-arm64', 'package.json'));
+    expect(installSharp('/asset', { architecture: 'x86_64', offline: true })[1]).toMatch(/--cpu=x64 --libc=glibc --offline$/);
+  });
+
+  it("pins sharp and every platform's binary at the lockfile's versions and integrity, and nothing else", () => {
+    const { packageJson, lockfile } = sharpLockfile(lock) as {
+      packageJson: { type: string; dependencies: Record<string, string> };
+      lockfile: { packages: Record<string, { version: string; integrity: string }> };
+    };
+    const sharp = lock.packages['node_modules/sharp'];
+    expect(packageJson).toEqual({ type: 'module', dependencies: { sharp: sharp.version } });
+    const { '': root, ...installed } = lockfile.packages;
+    expect(root).toEqual({ dependencies: { sharp: sharp.version } });
+    for (const [path, entry] of Object.entries(installed)) expect(entry, path).toEqual(lock.packages[path]);
+    const names = Object.keys(installed).map((path) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(names).toEqual(
+      expect.arrayContaining(['sharp', ...Object.keys(sharp.dependencies), ...Object.keys(sharp.optionalDependencies)]),
+    );
+    expect(names).toEqual(expect.arrayContaining(['@img/sharp-linux-arm64', '@img/sharp-libvips-linux-arm64']));
+    // sharp's own closure only: no package of the repository's other dependencies.
+    expect(names).not.toContain('esbuild');
   });
 });

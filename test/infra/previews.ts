@@ -61,21 +61,24 @@ export function previewTemplateTests(template: () => Template): void {
 
 /**
  * The worker's asset holds sharp for the functions' platform, installed
- * without Docker: linux-arm64's sharp and libvips, and no other platform's.
- * Run by sam.test.ts, the suite's one synth that bundles.
+ * without Docker: Linux's sharp and libvips for the synthesized architecture
+ * (the host's, so that npm installs from its cache), and no other platform's.
+ * The command for the deployed arm64 is bundling.test.ts's. Run by
+ * sam.test.ts, the suite's one synth that bundles.
  */
 export function previewAssetTests(synthesized: () => Synthesized): void {
-  it('packages sharp with the linux-arm64 libvips beside the preview worker, and no other platform binary', () => {
+  it('packages sharp with Linux’s libvips for the functions’ architecture beside the preview worker, and no other platform binary', () => {
     const { template, outdir } = synthesized();
     const worker = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, previewFunction.name)]!;
+    const cpu = { arm64: 'arm64', x86_64: 'x64' }[worker.Properties.Architectures[0] as string];
     const directory = resolve(outdir, worker.Metadata!['aws:asset:path']);
     const platforms = readdirSync(join(directory, 'node_modules', '@img')).filter((name) => name.startsWith('sharp-'));
-    expect(platforms.sort()).toEqual(['sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
-    expect(readdirSync(join(directory, 'node_modules', '@img', 'sharp-libvips-linux-arm64', 'lib'))).toContainEqual(
+    expect(platforms.sort()).toEqual([`sharp-libvips-linux-${cpu}`, `sharp-linux-${cpu}`]);
+    expect(readdirSync(join(directory, 'node_modules', '@img', `sharp-libvips-linux-${cpu}`, 'lib'))).toContainEqual(
       expect.stringMatching(/^libvips-cpp\.so\./),
     );
-    expect(readdirSync(join(directory, 'node_modules', '@img', 'sharp-linux-arm64', 'lib'))).toContainEqual(
-      expect.stringMatching(/^sharp-linux-arm64.*\.node$/),
+    expect(readdirSync(join(directory, 'node_modules', '@img', `sharp-linux-${cpu}`, 'lib'))).toContainEqual(
+      expect.stringMatching(new RegExp(`^sharp-linux-${cpu}.*\\.node$`)),
     );
   });
 }

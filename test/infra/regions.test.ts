@@ -77,6 +77,22 @@ describe('the secrets-extension layer in every region aws-cdk-lib knows', () => 
     }
   });
 
+  it('runs every function on x86_64 with -c architecture=x86_64, the authorizers with the x86_64 layer; refuses another architecture', () => {
+    const synthesized = synthesizeFor('eu-west-1', { architecture: 'x86_64' });
+    try {
+      const architectures = Object.values(resourcesOf(synthesized.template, 'AWS::Lambda::Function')).map(
+        ({ Properties }) => Properties.Architectures,
+      );
+      expect(new Set(architectures.map((value) => JSON.stringify(value)))).toEqual(new Set([JSON.stringify(['x86_64'])]));
+      const layers = authorizerLayers(synthesized.template);
+      expect(layers).toEqual([secretsExtensionLayerArn('eu-west-1', 'x86_64'), secretsExtensionLayerArn('eu-west-1', 'x86_64')]);
+      expect(layers[0]).toMatch(/:layer:AWS-Parameters-and-Secrets-Lambda-Extension:\d+$/);
+    } finally {
+      synthesized.remove();
+    }
+    expect(() => messagingApp({ context: testContext({ architecture: 'x64' }) })).toThrow(/architecture must be arm64 or x86_64/);
+  });
+
   it('synthesizes a stack for a region without the layer when tokens come from a JWKS URL (no secret, no layer)', () => {
     const synthesized = synthesizeFor('il-central-1', { authJwksUrl: 'https://issuer.example/.well-known/jwks.json' });
     try {

@@ -20,7 +20,7 @@ describe('the route table and the handler modules', () => {
 
   it('lets an idempotent row take only an idempotent endpoint, and any other row only a plain one', () => {
     const httpHandler = httpPipeline({
-      app: () => ({ config: { corsOrigins: [] } }),
+      composition: () => ({ config: { corsOrigins: [] } }),
       idempotency: () => {
         throw new Error('not reached');
       },

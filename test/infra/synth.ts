@@ -44,11 +44,24 @@ export const resourcesOf = (template: Template, type: string): Resources => temp
 export function testContext(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): Record<string, unknown> {
   return {
     'aws:cdk:enable-asset-metadata': true,
-    // The CLI's --exclusively mechanism: the stacks listed here are bundled, none when empty.
-    ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
+    // The CLI's --exclusively mechanism: the stacks listed here are bundled, none when empty. A test's bundling
+    // downloads nothing: sharp for this machine's architecture, from the npm cache that `npm ci` filled.
+    ...(options.bundle ? { architecture: HOST_ARCHITECTURE, offlineBundling: true } : { 'aws:cdk:bundling-stacks': [] }),
     ...context,
   };
 }
+
+/** This machine's architecture as Lambda names it: the one whose Linux sharp `npm ci` put in the npm cache. */
+export const HOST_ARCHITECTURE = process.arch === 'arm64' ? 'arm64' : 'x86_64';
+
+/**
+ * Whether `npm ci` here cached the sharp that a bundled synth installs, Lambda's Linux with glibc on one of
+ * its architectures: elsewhere (macOS, musl) it holds another platform's, and the tests that bundle are skipped.
+ */
+export const CAN_BUNDLE_OFFLINE =
+  process.platform === 'linux' &&
+  (process.arch === 'x64' || process.arch === 'arm64') &&
+  Boolean((process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);
 
 /**
  * CDK announces each asset it bundles straight on stderr ("Bundling asset

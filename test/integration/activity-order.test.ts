@@ -248,7 +248,7 @@ describe('GET /v1/conversations?order=activity', () => {
 
 describe('conversations written before the activity order', () => {
   it('are not in it until the backfill gives them their place, which a second run leaves as it is', async () => {
-    const app = new Composition(t().api.config);
+    const composition = new Composition(t().api.config);
     try {
       const user = 'inbox_old_timer';
       const current = await create(user);
@@ -257,15 +257,15 @@ describe('conversations written before the activity order', () => {
         last_active_at: clock.now + 50,
       };
       const { activity_sort: _place, ...asBefore } = toItem(user, old);
-      await app.use(dynamo).send(new PutCommand({ TableName: app.config.conversationsTable, Item: asBefore }));
+      await composition.use(dynamo).send(new PutCommand({ TableName: composition.config.conversationsTable, Item: asBefore }));
       expect(ids((await list(user, 'order=activity')).data)).toEqual([current]);
-      const first = await backfillActivityPlaces(app.use(dynamo), app.config.conversationsTable);
+      const first = await backfillActivityPlaces(composition.use(dynamo), composition.config.conversationsTable);
       expect(first.written).toBeGreaterThanOrEqual(1);
       expect(ids((await list(user, 'order=activity')).data)).toEqual([old.id, current]);
       expect(ids((await list(user, 'order=activity&archived=false')).data)).toEqual([old.id, current]);
-      expect((await backfillActivityPlaces(app.use(dynamo), app.config.conversationsTable)).written).toBe(0);
+      expect((await backfillActivityPlaces(composition.use(dynamo), composition.config.conversationsTable)).written).toBe(0);
     } finally {
-      app.destroy();
+      composition.destroy();
     }
   });
 });

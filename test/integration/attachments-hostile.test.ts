@@ -230,7 +230,7 @@ describe('content types', () => {
         authorizer: { principalId: USER, userId: USER, groups: '[]' },
       } as unknown as APIGatewayProxyEvent['requestContext'],
     };
-    const result = await uploadHandler.withComposition(t.api.app)(event);
+    const result = await uploadHandler.withComposition(t.api.composition)(event);
     expect(result.statusCode).toBe(201);
     const attachment = JSON.parse(result.body);
     const file = await download(attachment.file_url);

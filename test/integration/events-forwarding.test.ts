@@ -105,7 +105,7 @@ beforeAll(async () => {
   receiver = new Receiver();
   await receiver.start();
   t = await startTestApi({ env: { EVENTS_FORWARD_URL: receiver.url } });
-  documents = t.api.app.use(dynamo);
+  documents = t.api.composition.use(dynamo);
 });
 afterAll(async () => {
   await t?.close();

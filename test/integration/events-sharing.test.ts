@@ -144,8 +144,8 @@ describe('the cleanup of a deleted side', () => {
 describe('a change delivered again (a batch retried, the local poller restarted)', () => {
   /** The ids of the changes `userId`'s feed recorded as delivered (shared/conversations/side-delivery.ts). */
   const deliveredTo = async (userId: string): Promise<string[]> => {
-    const { app, config } = s.t().api;
-    const { Items = [] } = await app.use(dynamo).send(
+    const { composition, config } = s.t().api;
+    const { Items = [] } = await composition.use(dynamo).send(
       new QueryCommand({
         TableName: config.eventsTable,
         KeyConditionExpression: 'pk = :user AND begins_with(sk, :delivered)',
@@ -164,11 +164,11 @@ describe('a change delivered again (a batch retried, the local poller restarted)
     const sideB = await s.sideActiveAt(b, { contact_id: a.id }, uploaded.created_at);
     const changes = await deliveredTo(b.id);
     expect(changes).toHaveLength(1);
-    const record = (await s.t().api.app.use(attachmentStore).get(uploaded.id))!;
+    const record = (await s.t().api.composition.use(attachmentStore).get(uploaded.id))!;
     const again = () =>
       s
         .t()
-        .api.app.use(fanOut)
+        .api.composition.use(fanOut)
         .deliver([{ kind: 'created', id: changes[0]!, record }]);
 
     const before = await s.feed(b);

@@ -319,7 +319,7 @@ describe('GET /v1/events', () => {
     for (const is_pinned of [true, false, true, false])
       expect((await t().call(user, 'PUT', `/v1/conversations/${conversation.id}`, { json: { is_pinned } })).status).toBe(200);
     const second = await upload(t(), user, { bytes: 'y', filename: 'y.txt' });
-    const store = new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => clock.now);
+    const store = new EventStore(t().api.composition.use(dynamo), t().api.config.eventsTable, () => clock.now);
     const ids = (page: { data: StoredEvent[] }) => page.data.map(({ event }) => (event.data.object as { id: string }).id);
 
     const newest = await store.list(user, { kind: 'exact', type: 'attachment.created' }, { limit: 1 });
@@ -361,7 +361,7 @@ describe('GET /v1/events', () => {
 
   it('reads at most limit + 1 items a page, and stops at the end of the 30-day window even before TTL removes what lies past it', async () => {
     const user = await busyUser(6);
-    const store = new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => clock.now);
+    const store = new EventStore(t().api.composition.use(dynamo), t().api.config.eventsTable, () => clock.now);
     const { page, cost } = await store.list(user, undefined, { limit: 3 });
     expect(page.data).toHaveLength(3);
     expect(cost).toEqual({ queries: 1, itemsRead: 4 });
@@ -379,7 +379,7 @@ describe('GET /v1/events', () => {
     const past = await store.list(user, undefined, { limit: 10 });
     expect(past.cost).toEqual({ queries: 1, itemsRead: 11 });
     const stored = (
-      await new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => START).list(user, undefined, { limit: 20 })
+      await new EventStore(t().api.composition.use(dynamo), t().api.config.eventsTable, () => START).list(user, undefined, { limit: 20 })
     ).page.data;
     expect(stored).toHaveLength(13);
     const expired = stored.at(-1)!.event;
@@ -400,7 +400,7 @@ describe('events past the 30-day window that TTL has not removed yet', () => {
     const { body: recent } = await created(user, { contact_id: 'recent' });
     clock.now = START + EVENT_RETENTION_SECONDS + 86_400;
     try {
-      const stored = await new EventStore(t().api.app.use(dynamo), t().api.config.eventsTable, () => START).list(user, undefined, {
+      const stored = await new EventStore(t().api.composition.use(dynamo), t().api.config.eventsTable, () => START).list(user, undefined, {
         limit: 10,
       });
       expect(stored.page.data).toHaveLength(2);

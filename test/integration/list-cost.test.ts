@@ -42,7 +42,7 @@ const byActivity = (a: Conversation, b: Conversation) => activeAt(b) - activeAt(
 
 let api: TestApi;
 /** The server's own configuration: its tables in the run's DynamoDB Local. */
-let app: Composition;
+let composition: Composition;
 /**
  * The server's DynamoDB without a function's 3 s answer bound: this test counts
  * the items a page reads, and seeding 1,000 conversations on a loaded machine
@@ -74,7 +74,7 @@ async function measured<T>(read: () => Promise<T>): Promise<T & { read: number }
 
 async function seed(count: number, seed: number) {
   const added = population(count, { seed, firstIndex: seeded.length });
-  await putConversations(client, app.config.conversationsTable, USER, added.conversations);
+  await putConversations(client, composition.config.conversationsTable, USER, added.conversations);
   seeded.push(...added.conversations);
   return added.counts;
 }
@@ -90,8 +90,8 @@ const expectedPage = (matches: (c: Conversation) => boolean) =>
 
 beforeAll(async () => {
   api = await startTestApi();
-  app = new Composition(api.api.config);
-  const { region, dynamodbEndpoint, dynamodbCredentials, credentials } = app.config;
+  composition = new Composition(api.api.config);
+  const { region, dynamodbEndpoint, dynamodbCredentials, credentials } = composition.config;
   const dynamodb = new DynamoDBClient({ region, endpoint: dynamodbEndpoint, credentials: dynamodbCredentials ?? credentials });
   dynamodb.middlewareStack.add(
     (next) => async (args) => {
@@ -102,11 +102,11 @@ beforeAll(async () => {
     { step: 'initialize', name: 'countItemsRead' },
   );
   client = DynamoDBDocumentClient.from(dynamodb);
-  store = new DynamoConversationStore(client, app.config.conversationsTable, app.use(outbox));
+  store = new DynamoConversationStore(client, composition.config.conversationsTable, composition.use(outbox));
 });
 afterAll(async () => {
   client?.destroy();
-  app?.destroy();
+  composition?.destroy();
   await api?.close();
 });
 

@@ -35,8 +35,8 @@ describe('read-state case conditions', () => {
         const item: Record<string, unknown> = { ...key };
         if (active.kind !== 'absent') item.last_active_at = value(active);
         if (opened.kind !== 'absent') item.last_opened_at = value(opened);
-        const { config } = api.api.app;
-        const dynamo = api.api.app.use(dynamoClient);
+        const { config } = api.api.composition;
+        const dynamo = api.api.composition.use(dynamoClient);
         await dynamo.send(new PutCommand({ TableName: config.conversationsTable, Item: item }));
         const times = { last_active_at: value(active) ?? null, last_opened_at: value(opened) ?? null };
         for (const candidate of readStateCases(change)) {

@@ -90,7 +90,7 @@ describe('uploads under sam local, with the -c samLocal=true template', () => {
     // The real handler module, run on the local server's Composition as SAM runs it on the function's environment.
     const entry = routes.find((route) => route.name === 'UploadAttachment')!.entry;
     uploadHandler = ((await import(pathToFileURL(join(REPOSITORY_ROOT, entry)).href)).handler as HttpHandler<Composition>).withComposition(
-      t.api.app,
+      t.api.composition,
     );
   });
   afterAll(() => t?.close());

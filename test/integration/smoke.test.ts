@@ -111,7 +111,7 @@ const rowOf = (stdout: string, name: string) => stdout.split('\n').find((line) =
 async function expectNothingLeft(t: TestApi, storedKeys: () => Promise<string[]>, userIds: string[]): Promise<void> {
   expect(await storedKeys()).toEqual([]);
   const scan = async (table: string) =>
-    (await t.api.app.use(dynamo).send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
+    (await t.api.composition.use(dynamo).send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
   const { config } = t.api;
   expect(await scan(config.conversationsTable)).toEqual([]);
   expect(await scan(config.attachmentsTable)).toEqual([]);

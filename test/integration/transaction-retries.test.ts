@@ -28,7 +28,7 @@ let t: TestApi;
 const sent: TransactWriteCommandInput[] = [];
 beforeAll(async () => {
   t = await startTestApi();
-  t.api.app.use(dynamo).middlewareStack.add(
+  t.api.composition.use(dynamo).middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName === 'TransactWriteItemsCommand') sent.push(structuredClone(args.input as TransactWriteCommandInput));
       return next(args);
@@ -47,12 +47,12 @@ const config = () => t.api.config;
  */
 async function sendLastAgain(token?: string) {
   const last = sent.at(-1)!;
-  return transactWrite(t.api.app.use(dynamo), last.TransactItems!, token ?? last.ClientRequestToken!);
+  return transactWrite(t.api.composition.use(dynamo), last.TransactItems!, token ?? last.ClientRequestToken!);
 }
 
 /** The types of the user's events, oldest first. */
 async function eventTypes(userId: string): Promise<string[]> {
-  const { page } = await new EventStore(t.api.app.use(dynamo), config().eventsTable).list(userId, undefined, { limit: 100 });
+  const { page } = await new EventStore(t.api.composition.use(dynamo), config().eventsTable).list(userId, undefined, { limit: 100 });
   return page.data.map(({ event }) => event.type).reverse();
 }
 
@@ -67,20 +67,20 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
       { Put: { TableName: config().conversationsTable, Item: toItem(user, conversation), ...absent } },
     ];
     const token = requestToken('create-conversation', user, conversation.id);
-    expect(await transactWrite(t.api.app.use(dynamo), items, token)).toEqual({ committed: true });
-    expect(await transactWrite(t.api.app.use(dynamo), items, token)).toEqual({ committed: true });
-    expect(await transactWrite(t.api.app.use(dynamo), items, requestToken('another request'))).toEqual({
+    expect(await transactWrite(t.api.composition.use(dynamo), items, token)).toEqual({ committed: true });
+    expect(await transactWrite(t.api.composition.use(dynamo), items, token)).toEqual({ committed: true });
+    expect(await transactWrite(t.api.composition.use(dynamo), items, requestToken('another request'))).toEqual({
       committed: false,
       conditionFailed: [true, true],
     });
-    const { Item } = await t.api.app
+    const { Item } = await t.api.composition
       .use(dynamo)
       .send(new GetCommand({ TableName: config().conversationsTable, Key: counterpartKey(user, counterpart), ConsistentRead: true }));
     expect(Item?.conversation_id).toBe(conversation.id);
   });
 
   it('lets the request that deleted a conversation answer 200 when its delete is sent again, and another request 404', async () => {
-    const store = new DynamoConversationStore(t.api.app.use(dynamo), config().conversationsTable, t.api.app.use(outbox));
+    const store = new DynamoConversationStore(t.api.composition.use(dynamo), config().conversationsTable, t.api.composition.use(outbox));
     const { conversation } = await store.findOrCreate('retry-delete', { kind: 'group', id: 'g1' }, undefined, 'request-0');
     expect(await store.remove('retry-delete', conversation.id, 'request-1')).toBe(true);
     // The store reads the conversation and the feed's head before it deletes; a resent transaction skips those reads.
@@ -95,10 +95,10 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
 
   it('finds an upload written again as existing, and lets an attachment delete sent again by the same request answer true, and another request false', async () => {
     const store = new DynamoAttachmentStore(
-      t.api.app.use(dynamo),
+      t.api.composition.use(dynamo),
       config().attachmentsTable,
       config().conversationsTable,
-      t.api.app.use(outbox),
+      t.api.composition.use(outbox),
     );
     const id = newId('att');
     const record = attachmentRecord('retry-attachment', id, null);
@@ -114,10 +114,10 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
 
   it('refuses an upload into a conversation that is gone, writing nothing', async () => {
     const store = new DynamoAttachmentStore(
-      t.api.app.use(dynamo),
+      t.api.composition.use(dynamo),
       config().attachmentsTable,
       config().conversationsTable,
-      t.api.app.use(outbox),
+      t.api.composition.use(outbox),
     );
     const id = newId('att');
     const record = attachmentRecord('retry-attachment', id, newId('conv'));
@@ -129,9 +129,9 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const user = 'retry-session';
     const store = sessionStore();
     const { conversation } = await new DynamoConversationStore(
-      t.api.app.use(dynamo),
+      t.api.composition.use(dynamo),
       config().conversationsTable,
-      t.api.app.use(outbox),
+      t.api.composition.use(outbox),
     ).findOrCreate(user, { kind: 'contact', id: 'yan' }, undefined, 'request-0');
     const session = pendingSession(conversation.id);
     await store.add(user, session);
@@ -140,7 +140,7 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     expect((await sendLastAgain()).committed).toBe(true);
     expect(await store.complete(user, session.id, attachment, 'request-2')).toBe('session_not_pending');
     expect(await eventTypes(user)).toEqual(['conversation.created', 'attachment.created', 'conversation.updated']);
-    const { Item } = await t.api.app
+    const { Item } = await t.api.composition
       .use(dynamo)
       .send(new GetCommand({ TableName: config().conversationsTable, Key: conversationKey(user, conversation.id), ConsistentRead: true }));
     expect(Item?.last_active_at).toBe(1_700_000_100);
@@ -157,10 +157,10 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     expect((await store.get(user, session.id))?.status).toBe('pending');
     expect(
       await new DynamoAttachmentStore(
-        t.api.app.use(dynamo),
+        t.api.composition.use(dynamo),
         config().attachmentsTable,
         config().conversationsTable,
-        t.api.app.use(outbox),
+        t.api.composition.use(outbox),
       ).get(session.attachment_id),
     ).toBeUndefined();
   });
@@ -188,13 +188,13 @@ const attachmentRecord = (userId: string, id: string, conversationId: string | n
 
 const sessionStore = () =>
   new DynamoUploadSessionStore(
-    t.api.app.use(dynamo),
+    t.api.composition.use(dynamo),
     {
       sessions: config().uploadSessionsTable,
       attachments: config().attachmentsTable,
       conversations: config().conversationsTable,
     },
-    t.api.app.use(outbox),
+    t.api.composition.use(outbox),
   );
 
 /** A pending one-part session into the conversation, as start records it. */

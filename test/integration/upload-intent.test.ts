@@ -38,7 +38,7 @@ const filesOf = (userId: string) => f.storedKeys(userFilesPrefix(userId));
 
 /** The upload intents left in the attachments table (read past the proxy's faults: they are calm by then). */
 async function intentsLeft(): Promise<Record<string, unknown>[]> {
-  const { Items = [] } = await f.t.api.app.use(dynamo).send(
+  const { Items = [] } = await f.t.api.composition.use(dynamo).send(
     new ScanCommand({
       TableName: f.t.api.config.attachmentsTable,
       ConsistentRead: true,
@@ -134,10 +134,10 @@ describe('an upload whose file S3 stored while DynamoDB went down', () => {
 describe('the record write and the intent', () => {
   const store = () =>
     new DynamoAttachmentStore(
-      f.t.api.app.use(dynamo),
+      f.t.api.composition.use(dynamo),
       f.t.api.config.attachmentsTable,
       f.t.api.config.conversationsTable,
-      f.t.api.app.use(outbox),
+      f.t.api.composition.use(outbox),
     );
   const recordOf = (userId: string, id: string, run: string): AttachmentRecord => ({
     id,

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { ListPartsCommand, S3Client } from '@aws-sdk/client-s3';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fileKey } from '../../shared/files/keys.js';
 import { runDynamodb, startTestApi, type TestApi } from '../support/api.js';
 import { download, fileKeyOf, sha256, storedFilesOf } from '../support/attachments.js';
 import { cutEvery, dynamodbCall, type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
@@ -55,6 +58,47 @@ describe('a start when DynamoDB loses its answer', () => {
     expect(sha256((await download(completed.body.file_url)).bytes)).toBe(sha256(bytes));
   });
 });
+
+describe('a start when DynamoDB cannot write the session', () => {
+  // S3 started the multipart upload before the record was tried: nothing would point at it, so the start aborts it.
+  it('answers 503 and aborts the upload it started: no session, no upload left in S3', async () => {
+    const userId = `ddb-start-down-${randomBytes(4).toString('hex')}`;
+    const written: { id: string; attachment_id: string; upload_id: string }[] = [];
+    const cut = cutEvery(proxy, (request) => {
+      if (!dynamodbCall('PutItem', [userId, 'upload_id'])(request)) return false;
+      written.push(unmarshall(JSON.parse(request.body.toString()).Item) as (typeof written)[number]);
+      return true;
+    });
+    const started = await sessions.start(userId, { filename: 'a.bin', file_size: 1000 });
+    expect(started.status, started.text).toBe(503);
+    expect(cut.fired).toBeGreaterThan(0);
+    proxy.calm();
+    // Every attempt wrote the one record the start made, naming the upload S3 had started for it.
+    const [record] = written;
+    expect(new Set(written.map(({ upload_id }) => upload_id))).toEqual(new Set([record!.upload_id]));
+    expect((await sessions.get(userId, record!.id)).status).toBe(404);
+    expect(await uploadExists(fileKey(userId, record!.attachment_id, record!.id), record!.upload_id)).toBe(false);
+  });
+});
+
+/** Whether S3 still holds the multipart upload (ListParts answers NoSuchUpload once it is aborted). */
+async function uploadExists(key: string, uploadId: string): Promise<boolean> {
+  const s3 = new S3Client({
+    endpoint: t.api.s3Endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local' },
+  });
+  try {
+    await s3.send(new ListPartsCommand({ Bucket: t.api.config.filesBucket, Key: key, UploadId: uploadId }));
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'NoSuchUpload') return false;
+    throw error;
+  } finally {
+    s3.destroy();
+  }
+}
 
 describe('a completion when DynamoDB fails its transaction', () => {
   it('answers 201 with the one attachment when the transaction happened but its answer was lost (the SDK retries)', async () => {

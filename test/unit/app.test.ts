@@ -16,39 +16,44 @@ const newApp = () => new Composition(readConfig({ DYNAMODB_ENDPOINT: 'http://127
 
 describe('the Composition', () => {
   it('builds a part on first use only, and keeps it', () => {
-    const app = newApp();
+    const composition = newApp();
     const build = vi.fn(() => ({ built: true }));
     const part: Part<{ built: boolean }> = (a) => build.call(a);
     expect(build).not.toHaveBeenCalled();
-    expect(app.use(part)).toBe(app.use(part));
+    expect(composition.use(part)).toBe(composition.use(part));
     expect(build).toHaveBeenCalledTimes(1);
   });
 
   it('builds each adapter once, whichever service asks for it', () => {
-    const app = newApp();
-    const store = app.use(attachmentStore);
-    const files = app.use(fileStore);
-    for (const service of [app.use(attachments), app.use(attachmentUploads), app.use(attachmentLeftovers), app.use(sessionLeftovers)]) {
+    const composition = newApp();
+    const store = composition.use(attachmentStore);
+    const files = composition.use(fileStore);
+    for (const service of [
+      composition.use(attachments),
+      composition.use(attachmentUploads),
+      composition.use(attachmentLeftovers),
+      composition.use(sessionLeftovers),
+    ]) {
       expect(Object.values(service)).toContain(store);
     }
-    expect(Object.values(app.use(attachmentUploads))).toContain(app.use(attachments));
-    for (const service of [app.use(attachmentUploads), app.use(attachmentLeftovers), app.use(sessionLeftovers)]) {
+    expect(Object.values(composition.use(attachmentUploads))).toContain(composition.use(attachments));
+    for (const service of [composition.use(attachmentUploads), composition.use(attachmentLeftovers), composition.use(sessionLeftovers)]) {
       expect(Object.values(service)).toContain(files);
     }
   });
 
   it('closes what it built when destroyed, once, and builds anew after', () => {
-    const app = newApp();
+    const composition = newApp();
     const close = vi.fn();
     const part: Part<object> = (a) => a.closing({}, close);
-    const first = app.use(part);
-    const client = app.use(dynamo);
+    const first = composition.use(part);
+    const client = composition.use(dynamo);
     const destroyClient = vi.spyOn(client, 'destroy');
-    app.destroy();
-    app.destroy();
+    composition.destroy();
+    composition.destroy();
     expect(close).toHaveBeenCalledTimes(1);
     expect(close).toHaveBeenCalledWith(first);
     expect(destroyClient).toHaveBeenCalledTimes(1);
-    expect(app.use(part)).not.toBe(first);
+    expect(composition.use(part)).not.toBe(first);
   });
 });

@@ -60,7 +60,7 @@ const storeThatCannotKeep = (): IdempotencyStore => ({
 });
 
 const httpHandler = httpPipeline({
-  app: () => ({ config: { corsOrigins: [] } }),
+  composition: () => ({ config: { corsOrigins: [] } }),
   idempotency: () => new IdempotencyService(storeThatCannotKeep()),
 });
 
@@ -135,7 +135,7 @@ describe('the log lines of a request', () => {
 describe("a stream consumer's log lines", () => {
   const record = (sequence: string): DynamoDBRecord => ({ eventID: `event-${sequence}`, dynamodb: { SequenceNumber: sequence } });
   const batch = ['100', '200', '300'].map(record);
-  const app = {} as Composition;
+  const composition = {} as Composition;
 
   it("carry the function and the batch's record ids; a record's own lines carry that record's id and sequence number", async () => {
     const consumer = streamConsumer('Tidy', (event) =>
@@ -144,7 +144,7 @@ describe("a stream consumer's log lines", () => {
         if (r.dynamodb?.SequenceNumber === '300') throw new Error('bucket unavailable');
       }),
     );
-    expect(await consumer.withComposition(app)({ Records: batch })).toEqual({ batchItemFailures: [{ itemIdentifier: '300' }] });
+    expect(await consumer.withComposition(composition)({ Records: batch })).toEqual({ batchItemFailures: [{ itemIdentifier: '300' }] });
     expect(linesSaying('record tidied')).toEqual(
       ['100', '200', '300'].map((sequence) =>
         expect.objectContaining({ function: 'Tidy', event_id: `event-${sequence}`, sequence_number: sequence }),
@@ -161,7 +161,7 @@ describe("a stream consumer's log lines", () => {
     const consumer = streamConsumer('Tidy', async () => {
       throw error;
     });
-    await expect(consumer.withComposition(app)({ Records: batch.slice(0, 2) })).rejects.toBe(error);
+    await expect(consumer.withComposition(composition)({ Records: batch.slice(0, 2) })).rejects.toBe(error);
     logger.warn('between batches');
     const [failed] = linesSaying('stream batch failed; it is retried whole');
     expect(failed).toMatchObject({ level: 'ERROR', function: 'Tidy', event_ids: ['event-100', 'event-200'] });

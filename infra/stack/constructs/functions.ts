@@ -41,7 +41,7 @@ import {
   previewWorkerPermissions,
 } from '../../declarations/permissions.js';
 import { REPOSITORY_ROOT } from '../../declarations/repository.js';
-import { bundleLayout, bundleSettings, installSharp } from '../bundling.js';
+import { bundleLayout, bundleSettings, installSharp, type SharpTarget, writeFilesCommand } from '../bundling.js';
 import { secretsExtensionLayer } from '../secrets-extension.js';
 import type { AuthSettings, StackSettings } from '../stack-settings.js';
 import type { Data } from './data.js';
@@ -61,8 +61,9 @@ interface ConsumerOwn {
   extra?: LambdaExtra;
 }
 
-/** Graviton: FUNCTION_SETTINGS' arm64, as CDK names it. */
-const LAMBDA_ARCHITECTURE = Architecture.ARM_64.name === FUNCTION_SETTINGS.architecture ? Architecture.ARM_64 : Architecture.X86_64;
+/** The settings' architecture (Graviton's arm64 by default), as CDK names it. */
+const lambdaArchitecture = (architecture: StackSettings['architecture']) =>
+  Architecture.ARM_64.name === architecture ? Architecture.ARM_64 : Architecture.X86_64;
 
 export interface FunctionsProps {
   data: Data;
@@ -92,12 +93,15 @@ export class Functions extends Construct {
   /** Preview requests that failed every delivery; the alarm fires on the first. */
   readonly previewDeadLetters: Queue;
   readonly previewAlarm: Alarm;
+  private readonly architecture: StackSettings['architecture'];
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
     const { data, settings } = props;
+    this.architecture = settings.architecture;
     // First, so that a region without the layer stops the synth before anything is bundled.
-    const secretsExtension = props.authSecret && !settings.samLocal ? secretsExtensionLayer(Stack.of(this).region) : undefined;
+    const secretsExtension =
+      props.authSecret && !settings.samLocal ? secretsExtensionLayer(Stack.of(this).region, settings.architecture) : undefined;
     const removalPolicy = removalPolicyFor(settings.ephemeral);
 
     const environment = {
@@ -172,7 +176,7 @@ export class Functions extends Construct {
       { ...environment, PREVIEW_MAX_BYTES: String(settings.previewMaxBytes) },
       removalPolicy,
       { timeout: Duration.seconds(PREVIEW_TIMEOUT_SECONDS), memorySize: PREVIEW_MEMORY_MB },
-      withSharp,
+      withSharp({ architecture: settings.architecture, offline: settings.offlineBundling }),
     );
     this.grant(this.previews, previewWorkerPermissions(arns));
     this.acknowledgeFilesPrefix(this.previews, data);
@@ -250,7 +254,7 @@ export class Functions extends Construct {
       projectRoot: REPOSITORY_ROOT,
       depsLockFilePath: join(REPOSITORY_ROOT, 'package-lock.json'),
       runtime: LAMBDA_RUNTIME,
-      architecture: LAMBDA_ARCHITECTURE,
+      architecture: lambdaArchitecture(this.architecture),
       memorySize: FUNCTION_SETTINGS.memoryMb,
       // Under API Gateway's 29 s integration timeout, unless `extra` says otherwise (the stream consumers); each
       // invocation's backend calls end before it (shared/deadline.ts).
@@ -291,19 +295,19 @@ const nodejsBundling: BundlingOptions = {
   commandHooks: {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (_inputDir, outputDir) => [renameToLayout(outputDir)],
+    afterBundling: (_inputDir, outputDir) => renameToLayout(outputDir),
   },
 };
 
 /** The preview worker's bundling: sharp for the functions' architecture installed beside the bundle (infra/stack/bundling.ts). */
-const withSharp: BundlingOptions = {
+const withSharp = (target: SharpTarget): BundlingOptions => ({
   ...nodejsBundling,
   commandHooks: {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (_inputDir, outputDir) => [renameToLayout(outputDir), installSharp(outputDir, FUNCTION_SETTINGS.architecture)],
+    afterBundling: (_inputDir, outputDir) => [...renameToLayout(outputDir), ...installSharp(outputDir, target)],
   },
-};
+});
 
 /**
  * CDK writes an ESM bundle as index.mjs; lay it out as infra/stack/bundling.ts says
@@ -311,14 +315,9 @@ const withSharp: BundlingOptions = {
  * the bundle's sourceMappingURL comment still points at. Plain node, so the
  * hook runs wherever the local esbuild does.
  */
-function renameToLayout(outputDir: string): string {
-  const packageJson = Buffer.from(JSON.stringify(bundleLayout.packageJson)).toString('base64');
-  const script = [
-    "const fs = require('fs'), path = require('path'), dir = process.argv[1]",
-    `fs.renameSync(path.join(dir, 'index.mjs'), path.join(dir, '${bundleLayout.file}'))`,
-    `fs.writeFileSync(path.join(dir, 'package.json'), Buffer.from('${packageJson}', 'base64'))`,
-  ].join('; ');
-  return `node -e "${script}" "${outputDir}"`;
+function renameToLayout(outputDir: string): string[] {
+  const script = `const path = require('path'); require('fs').renameSync(path.join(process.argv[1], 'index.mjs'), path.join(process.argv[1], '${bundleLayout.file}'))`;
+  return [`node -e "${script}" "${outputDir}"`, writeFilesCommand(outputDir, { 'package.json': bundleLayout.packageJson })];
 }
 
 /** A function's own role, which lambda() always gives it. */

@@ -44,7 +44,7 @@ describe('the groups in the request context', () => {
 
   it('answer 500 internal_error through a function when the context is broken, before anything is read or written', async () => {
     // No DynamoDB behind this Composition: a function that got as far as its store would fail differently (503).
-    const app = new Composition({ ...readConfig({}), dynamodbEndpoint: 'http://127.0.0.1:9' });
+    const composition = new Composition({ ...readConfig({}), dynamodbEndpoint: 'http://127.0.0.1:9' });
     const event = {
       resource: '/v1/conversations',
       httpMethod: 'POST',
@@ -53,8 +53,8 @@ describe('the groups in the request context', () => {
       isBase64Encoded: false,
       requestContext: { requestId: 'broken-context', authorizer: { principalId: 'u', userId: 'u' } },
     } as unknown as APIGatewayProxyEvent;
-    const result = await createConversation.withComposition(app)(event);
-    app.destroy();
+    const result = await createConversation.withComposition(composition)(event);
+    composition.destroy();
     expect(result.statusCode).toBe(500);
     expect(JSON.parse(result.body).error).toMatchObject({ type: 'api_error', code: 'internal_error' });
   });
