@@ -6,6 +6,7 @@ import { AttachmentUploads } from './attachments/uploads.js';
 import { type Config, lambdaConfig } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { FanOut } from './conversations/fan-out.js';
+import { LargeThreads } from './conversations/large-threads.js';
 import { ConversationService } from './conversations/service.js';
 import { SideDelivery } from './conversations/side-delivery.js';
 import { createDynamoClient } from './dynamo/client.js';
@@ -121,6 +122,9 @@ export const outbox: Part<Outbox> = (app) => new Outbox(app.use(dynamo), app.con
 /** The event endpoints: a user's feed, read. */
 export const events: Part<EventService> = (app) => new EventService(new EventStore(app.use(dynamo), app.config.eventsTable, app.clock));
 
+/** Group threads' records: which are large, and a large one's activity. */
+export const largeThreads: Part<LargeThreads> = (app) => new LargeThreads(app.use(dynamo), app.config.conversationsTable);
+
 export const conversationStore: Part<DynamoConversationStore> = (app) =>
   new DynamoConversationStore(app.use(dynamo), app.config.conversationsTable, app.use(outbox), app.clock);
 
@@ -170,8 +174,12 @@ export const sessionLeftovers: Part<SessionLeftovers> = (app) => new SessionLeft
 /** For the fan-out function: the sides of a thread's other members, and their feeds. */
 export const fanOut: Part<FanOut> = (app) => {
   const sides = app.use(conversationStore);
-  const { conversationsTable, eventsTable } = app.config;
-  return new FanOut(sides, new SideDelivery(app.use(dynamo), conversationsTable, eventsTable, sides, app.use(outbox), app.clock));
+  const { conversationsTable, eventsTable, largeGroupSides } = app.config;
+  return new FanOut(sides, new SideDelivery(app.use(dynamo), conversationsTable, eventsTable, sides, app.use(outbox), app.clock), {
+    threads: app.use(largeThreads),
+    largeGroupSides,
+    clock: app.clock,
+  });
 };
 
 export const idempotency: Part<IdempotencyService> = (app) =>

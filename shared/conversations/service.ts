@@ -33,7 +33,7 @@ export class ConversationService {
   }
 
   async getConversation(caller: Caller, id: string): Promise<Conversation> {
-    return (await this.store.get(caller.userId, id)) ?? notFound(id);
+    return (await this.store.shown(caller.userId, id, caller.groups)) ?? notFound(id);
   }
 
   /**
@@ -71,7 +71,7 @@ export class ConversationService {
     page: PageRequest,
     order: ListOrder = { by: 'created' },
   ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
-    return this.store.list(caller.userId, filter, page, order);
+    return this.store.list(caller.userId, filter, page, order, caller.groups);
   }
 }
 

@@ -85,6 +85,16 @@ export function threadKey(thread: Thread): string {
   return `d#${first}#${second}`;
 }
 
+/**
+ * A group's thread record (shared/conversations/large-threads.ts): whether
+ * it is large and, once it is, its activity. Under the thread's key, which
+ * may equal a user id, with a sort key no conversation item has.
+ */
+export const groupThreadKey = (groupId: string): ItemKey => ({ pk: threadKey({ kind: 'group', groupId }), sk: '#thread' });
+
+/** The by_large_side index's key: a user's sides of large groups (a sparse index). */
+export const largeSideKey = (userId: string): string => composite(userId);
+
 /** The thread whose side a conversation is. */
 export const threadOf = (userId: string, counterpart: Counterpart): Thread =>
   counterpart.kind === 'group' ? { kind: 'group', groupId: counterpart.id } : directThread(userId, counterpart.id);

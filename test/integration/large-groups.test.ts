@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import type { ProxiedRequest } from '../support/fault-proxy.js';
+import { faultyApiForFile } from '../support/faulty-api.js';
+import { type Attachment, type Conversation, freshId, idsOf, type Member, sharingCalls } from '../support/sharing.js';
+
+/**
+ * Large groups (docs/api.md, "Sharing", large groups) with LARGE_GROUP_SIDES
+ * set to 3: the change that finds a group's thread with 3 sides reaches each
+ * side as in a small group and makes the thread large; from then on a change
+ * writes the thread once, and each member whose token lists the group reads
+ * the thread's activity with their side. The server's clock is the test's, so
+ * each step happens in a second of its own.
+ */
+const LARGE_GROUP_SIDES = 3;
+const clock = { now: 1_900_000_000 };
+const faultyApi = faultyApiForFile({ clock: () => clock.now, env: { LARGE_GROUP_SIDES: String(LARGE_GROUP_SIDES) } });
+const s = sharingCalls(() => faultyApi().t);
+const tick = () => {
+  clock.now += 1;
+  return clock.now;
+};
+
+/** Items a DynamoDB write request writes: a transaction's items, or one. */
+function itemsWrittenBy(request: ProxiedRequest): number {
+  const operation = request.target?.split('.')[1] ?? '';
+  if (operation === 'TransactWriteItems') return (JSON.parse(request.body.toString()) as { TransactItems: unknown[] }).TransactItems.length;
+  if (operation === 'BatchWriteItem') {
+    const batch = JSON.parse(request.body.toString()) as { RequestItems: Record<string, unknown[]> };
+    return Object.values(batch.RequestItems).reduce((sum, writes) => sum + writes.length, 0);
+  }
+  return ['PutItem', 'UpdateItem', 'DeleteItem'].includes(operation) ? 1 : 0;
+}
+
+/** Counts the items every DynamoDB request through the proxy writes from now on (a rule that never fires). */
+function countWrites(): { readonly items: number } {
+  const counter = { items: 0 };
+  faultyApi().dynamodb.inject({
+    match: (request) => {
+      counter.items += itemsWrittenBy(request);
+      return false;
+    },
+    fault: { kind: 'delay', ms: 0 },
+  });
+  return counter;
+}
+
+interface Group {
+  g: string;
+  members: Member[];
+  sides: Conversation[];
+}
+
+/** A group of `size` members, each with a side, all made at one second. */
+async function groupOf(size: number): Promise<Group> {
+  const g = freshId('g');
+  const members = Array.from({ length: size }, (_, index): Member => ({ id: freshId(`m${index}`), groups: [g] }));
+  const sides = await Promise.all(members.map(async (member) => (await s.openSide(member, { group_id: g })).body));
+  return { g, members, sides };
+}
+
+/** A group made large: its first upload (by its first member) reached every other side, and the switch followed it. */
+async function largeGroup(size: number): Promise<Group & { first: Attachment }> {
+  const group = await groupOf(size);
+  tick();
+  const first = await s.upload(group.members[0]!, group.sides[0]!.id);
+  // The switch runs right after this batch's last side is reached; the next upload's record comes in a later batch.
+  for (const member of group.members.slice(1)) {
+    await s.feedOf(member, (events) => events.some((event) => event.data.object.id === first.id));
+  }
+  return { ...group, first };
+}
+
+/** `who`'s side once its last_active_at reads at least `time`. */
+const sideActiveAt = (who: Member, id: string, time: number): Promise<Conversation> =>
+  s.sideActiveAt(who, { group_id: who.groups![0]! }, time).then((side) => {
+    expect(side.id).toBe(id);
+    return side;
+  });
+
+describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
+  it('becomes large: a later upload moves every member’s side through the thread, with no event in their own feeds', async () => {
+    const { members, sides, first } = await largeGroup(LARGE_GROUP_SIDES);
+    const [a, b, c] = members as [Member, Member, Member];
+    const at = tick();
+    const second = await s.upload(b, sides[1]!.id);
+    expect(second.created_at).toBe(at);
+
+    for (const [member, side] of [
+      [a, sides[0]!],
+      [c, sides[2]!],
+    ] as const) {
+      expect((await sideActiveAt(member, side.id, at)).last_active_at).toBe(at);
+      // The side shows the thread's activity, and the member's own feed holds nothing of another member's change.
+      const feed = await s.feed(member);
+      expect(feed.some((event) => event.data.object.id === second.id)).toBe(false);
+      expect(feed.filter((event) => event.data.object.id === first.id).map((event) => event.type)).toEqual(['attachment.created']);
+    }
+    // The uploader's own side: its upload is read.
+    expect(await s.conversation(b, sides[1]!.id)).toMatchObject({ last_active_at: at, last_opened_at: at });
+  });
+
+  it('stays small below it: every side gets the upload and its event', async () => {
+    const { members, sides } = await groupOf(LARGE_GROUP_SIDES - 1);
+    const at = tick();
+    const upload = await s.upload(members[0]!, sides[0]!.id);
+    await sideActiveAt(members[1]!, sides[1]!.id, at);
+    const feed = await s.feed(members[1]!);
+    expect(feed.filter((event) => event.data.object.id === upload.id).map((event) => event.type)).toEqual(['attachment.created']);
+  });
+
+  it('shows the thread’s activity in the unread filter and the activity order, for a token that lists the group only', async () => {
+    const { g, members, sides } = await largeGroup(LARGE_GROUP_SIDES);
+    const [, b, c] = members as [Member, Member, Member];
+    const sideC = sides[2]!;
+    // C reads the thread, then a conversation of C's own is the most recently active.
+    const opened = tick();
+    await s.call(c, 'PUT', `/v1/conversations/${sideC.id}`, { form: { last_opened_at: String(opened) } });
+    tick();
+    const direct = (await s.openSide(c, { contact_id: freshId('z') })).body;
+    const before = await s.call(c, 'GET', '/v1/conversations?order=activity&limit=2');
+    expect(idsOf(before.body.data)).toEqual([direct.id, sideC.id]);
+    expect(idsOf(await listOf(c, 'unread=true'))).not.toContain(sideC.id);
+
+    const at = tick();
+    await s.upload(b, sides[1]!.id);
+    await sideActiveAt(c, sideC.id, at);
+    expect(idsOf(await listOf(c, 'unread=true'))).toContain(sideC.id);
+    expect(idsOf(await listOf(c, 'unread=false'))).not.toContain(sideC.id);
+    expect(idsOf((await s.call(c, 'GET', '/v1/conversations?order=activity&limit=1')).body.data)).toEqual([sideC.id]);
+    const paged = await s.call(c, 'GET', `/v1/conversations?order=activity&limit=1&starting_after=${sideC.id}`);
+    expect(idsOf(paged.body.data)).toEqual([direct.id]);
+    expect((await s.conversation(c, sideC.id)).last_active_at).toBe(at);
+
+    // Without the group in the token, the side is as it was stored: its activity stops moving.
+    const left: Member = { id: c.id, groups: ['elsewhere'] };
+    expect((await s.conversation(left, sideC.id)).last_active_at).toBeLessThan(at);
+    expect(idsOf(await listOf(left, 'unread=true'))).not.toContain(sideC.id);
+    expect(g).toBeTruthy();
+  });
+
+  it('marks a side made after the switch, so its member reads the thread’s activity from then on', async () => {
+    const { g, members, sides } = await largeGroup(LARGE_GROUP_SIDES);
+    const late: Member = { id: freshId('late'), groups: [g] };
+    tick();
+    const side = (await s.openSide(late, { group_id: g })).body;
+    const at = tick();
+    await s.upload(members[1]!, sides[1]!.id);
+    expect((await sideActiveAt(late, side.id, at)).last_active_at).toBe(at);
+    expect(idsOf(await listOf(late, 'unread=true'))).toEqual([side.id]);
+  });
+
+  it('writes no more items per upload as the group grows, and at most 3 × what an upload to a contact writes', async () => {
+    const direct = { a: { id: freshId('a') }, contact: freshId('contact') };
+    const sideA = (await s.openSide(direct.a, { contact_id: direct.contact })).body;
+    const groups = [await largeGroup(LARGE_GROUP_SIDES), await largeGroup(LARGE_GROUP_SIDES + 5)];
+    // An upload seen through the thread: the switch (and its sweep) is over, so none of its writes is counted below.
+    for (const group of groups) {
+      const at = tick();
+      await s.upload(group.members[1]!, group.sides[1]!.id);
+      await sideActiveAt(group.members[0]!, group.sides[0]!.id, at);
+    }
+
+    const directWrites = countWrites();
+    tick();
+    const toContact = await s.upload(direct.a, sideA.id);
+    await s.sideActiveAt({ id: direct.contact }, { contact_id: direct.a.id }, toContact.created_at);
+    const perDirect = directWrites.items;
+
+    const perLarge: number[] = [];
+    for (const group of groups) {
+      const writes = countWrites();
+      const at = tick();
+      await s.upload(group.members[1]!, group.sides[1]!.id);
+      await sideActiveAt(group.members[0]!, group.sides[0]!.id, at);
+      perLarge.push(writes.items);
+    }
+    expect(perLarge[1]).toBe(perLarge[0]);
+    expect(perLarge[0]).toBeLessThanOrEqual(3 * perDirect);
+  });
+});
+
+async function listOf(who: Member, query: string): Promise<Conversation[]> {
+  const response = await s.call(who, 'GET', `/v1/conversations?limit=100&${query}`);
+  expect(response.status, response.text).toBe(200);
+  return response.body.data;
+}
