@@ -3,6 +3,7 @@ import { groupsClaimName } from '../../shared/auth/groups.js';
 import {
   commaSeparated,
   DEFAULT_FILE_URL_TTL_SECONDS,
+  DEFAULT_LARGE_GROUP_SIDES,
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_UPLOAD_BYTES,
   DEFAULT_PREVIEW_MAX_BYTES,
@@ -36,6 +37,8 @@ export interface StackSettings {
   uploadSessionTtlSeconds: number;
   /** The preview worker's PREVIEW_MAX_BYTES: at most the default, which its memory is sized for (PREVIEW_MEMORY_MB). */
   previewMaxBytes: number;
+  /** The fan-out's LARGE_GROUP_SIDES: the sides at which a group's thread becomes large (shared/config.ts). */
+  largeGroupSides: number;
 }
 
 /**
@@ -90,5 +93,6 @@ export function stackSettings(node: Node): StackSettings {
     maxUploadBytes: integer('maxUploadBytes', S3_MAX_OBJECT_BYTES) ?? DEFAULT_MAX_UPLOAD_BYTES,
     uploadSessionTtlSeconds: integer('uploadSessionTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
     previewMaxBytes: integer('previewMaxBytes', DEFAULT_PREVIEW_MAX_BYTES) ?? DEFAULT_PREVIEW_MAX_BYTES,
+    largeGroupSides: integer('largeGroupSides') ?? DEFAULT_LARGE_GROUP_SIDES,
   };
 }
