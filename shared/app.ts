@@ -9,6 +9,7 @@ import { FanOut } from './conversations/fan-out.js';
 import { LargeThreads } from './conversations/large-threads.js';
 import { ConversationService } from './conversations/service.js';
 import { SideDelivery } from './conversations/side-delivery.js';
+import { ThreadFeedWriter } from './conversations/thread-feed.js';
 import { createDynamoClient } from './dynamo/client.js';
 import { Outbox } from './events/outbox.js';
 import { EventService } from './events/service.js';
@@ -120,7 +121,8 @@ export const fileStore: Part<S3FileStore> = (app) => new S3FileStore(app.use(s3B
 export const outbox: Part<Outbox> = (app) => new Outbox(app.use(dynamo), app.config.eventsTable, app.clock);
 
 /** The event endpoints: a user's feed, read. */
-export const events: Part<EventService> = (app) => new EventService(new EventStore(app.use(dynamo), app.config.eventsTable, app.clock));
+export const events: Part<EventService> = (app) =>
+  new EventService(new EventStore(app.use(dynamo), app.config.eventsTable, app.clock), app.use(conversations));
 
 /** Group threads' records: which are large, and a large one's activity. */
 export const largeThreads: Part<LargeThreads> = (app) => new LargeThreads(app.use(dynamo), app.config.conversationsTable);
@@ -177,6 +179,7 @@ export const fanOut: Part<FanOut> = (app) => {
   const { conversationsTable, eventsTable, largeGroupSides } = app.config;
   return new FanOut(sides, new SideDelivery(app.use(dynamo), conversationsTable, eventsTable, sides, app.use(outbox), app.clock), {
     threads: app.use(largeThreads),
+    feeds: new ThreadFeedWriter(app.use(dynamo), eventsTable, app.use(outbox), app.clock),
     largeGroupSides,
     clock: app.clock,
   });

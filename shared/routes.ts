@@ -238,7 +238,8 @@ export const ListEvents = {
   method: 'GET',
   path: '/v1/events',
   entry: 'functions/events/list.ts',
-  access: { queries: ['events', 'events/by_type', 'events/by_resource'] },
+  // conversations: a thread feed's side and its group's thread record (conversation_id).
+  access: { conversations: ['get'], queries: ['events', 'events/by_type', 'events/by_resource'] },
 } as const satisfies Route;
 export const GetEvent = {
   name: 'GetEvent',

@@ -90,6 +90,10 @@ export class DynamoConversationStore implements ConversationStore {
     return record ? holderOf(record) : undefined;
   }
 
+  async isLargeThread(groupId: string): Promise<boolean> {
+    return (await this.threads.thread(groupId)).large;
+  }
+
   /**
    * Every side of a thread, as (user, conversation) pairs, a page of the
    * by_thread index at a time. The index is eventually consistent: a side

@@ -62,9 +62,15 @@ export interface GroupThreads {
   moveActivity(groupId: string, at: number): Promise<void>;
 }
 
-/** The switch to large groups: the threads' records, and the sides at which a group's thread becomes large. */
+/** Where a large thread's changes are its events (ThreadFeedWriter): once each, however often delivered. */
+export interface ThreadFeeds {
+  record(groupId: string, changes: readonly ThreadChange[]): Promise<void>;
+}
+
+/** The switch to large groups: the threads' records and feeds, and the sides at which a group's thread becomes large. */
 export interface LargeGroups {
   threads: GroupThreads;
+  feeds: ThreadFeeds;
   largeGroupSides: number;
   clock: Clock;
 }
@@ -151,7 +157,9 @@ export class FanOut {
     if (thread.large) {
       // A switch whose sweep failed part way is finished by the next change (it is retried until it is).
       if (!thread.swept) await this.sweep(groupId);
+      // The activity first: a member told of an event by its push then reads the side as it shows it.
       if (at !== undefined) await threads.moveActivity(groupId, at);
+      await this.large.feeds.record(groupId, changes);
       outcome.threads += 1;
       return;
     }
@@ -229,7 +237,7 @@ export function byThread(changes: ThreadChange[]): { thread: Thread; changes: [T
 }
 
 /** The events a change is in the feed of a member whose side of the thread is `conversationId` (none for a rename that shows nothing new). */
-export function memberEvents(change: ThreadChange, conversationId: string): EventDraft[] {
+export function memberEvents(change: ThreadChange, conversationId: string | null): EventDraft[] {
   switch (change.kind) {
     case 'created':
       return [createdEvent('attachment', attachmentObject(change.record, conversationId), null)];

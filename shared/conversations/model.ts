@@ -91,6 +91,8 @@ export interface ConversationStore {
   ): Promise<{ page: Page<Conversation>; cost: ListCost }>;
   /** The id of the user's conversation with this contact or group, if they hold one. */
   sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined>;
+  /** Whether the group's thread is large (docs/api.md, "Sharing", large groups). */
+  isLargeThread(groupId: string): Promise<boolean>;
 }
 
 export function newConversation(id: string, counterpart: Counterpart, createdAt: number): Conversation {

@@ -142,6 +142,14 @@ export const eventKey = (userId: string, sequence: number): ItemKey => ({ pk: us
 export const eventGroupPrefix = (typeOrResource: string): string => `${typeOrResource}#`;
 export const feedHeadKey = (userId: string): ItemKey => ({ pk: userId, sk: 'head' });
 /**
+ * The partition of a large group's thread feed in the events table, where
+ * the users' feeds are under their ids: longer than any user id may be
+ * (MAX_USER_ID_BYTES, which the authorizer holds tokens to), so no user's
+ * feed is ever a thread's. A thread key is ASCII and holds no `#` but its own.
+ */
+export const threadFeedKey = (groupId: string): string =>
+  `thread#${threadKey({ kind: 'group', groupId })}#`.padEnd(MAX_USER_ID_BYTES + 1, '#');
+/**
  * A change another member made that a user's feed has recorded (the fan-out,
  * shared/conversations/side-delivery.ts), by the id of its stream record:
  * written with the event, on the condition that it is absent, so a record

@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import type { FeedEvent } from '../support/audit.js';
+import { eventually } from '../support/eventually.js';
 import type { ProxiedRequest } from '../support/fault-proxy.js';
 import { faultyApiForFile } from '../support/faulty-api.js';
-import { type Attachment, type Conversation, freshId, idsOf, type Member, sharingCalls } from '../support/sharing.js';
+import {
+  type Attachment,
+  type Conversation,
+  expectError,
+  expectNotAMember,
+  freshId,
+  idsOf,
+  type Member,
+  sharingCalls,
+} from '../support/sharing.js';
 
 /**
  * Large groups (docs/api.md, "Sharing", large groups) with LARGE_GROUP_SIDES
@@ -176,6 +187,88 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     }
     expect(perLarge[1]).toBe(perLarge[0]);
     expect(perLarge[0]).toBeLessThanOrEqual(3 * perDirect);
+  });
+});
+
+describe('a large group’s thread feed', () => {
+  const threadFeed = async (who: Member, sideId: string, query = ''): Promise<FeedEvent[]> => {
+    const limit = query.includes('limit=') ? '' : '&limit=100';
+    const response = await s.call(who, 'GET', `/v1/events?conversation_id=${sideId}${limit}${query}`);
+    expect(response.status, response.text).toBe(200);
+    return response.body.data;
+  };
+
+  it('lists each change of the thread once, newest first, each attachment in the reader’s side; none in the members’ own feeds', async () => {
+    const { members, sides } = await largeGroup(LARGE_GROUP_SIDES);
+    const [a, b] = members as [Member, Member];
+    tick();
+    const upload = await s.upload(b, sides[1]!.id, { bytes: 'thread', filename: 'before.txt' });
+    tick();
+    const renamed = await s.call(b, 'PUT', `/v1/attachments/${upload.id}`, { form: { filename: 'after.txt' } });
+    expect(renamed.status, renamed.text).toBe(200);
+    tick();
+    expect((await s.call(b, 'DELETE', `/v1/attachments/${upload.id}`)).status).toBe(200);
+
+    const feed = await eventually(
+      () => threadFeed(a, sides[0]!.id),
+      (events) => events.length >= 3,
+    );
+    expect(feed.map((event) => event.type)).toEqual(['attachment.deleted', 'attachment.updated', 'attachment.created']);
+    expect(feed[2]!.data.object).toMatchObject({ id: upload.id, conversation_id: sides[0]!.id, uploaded_by: b.id, filename: 'before.txt' });
+    expect(feed[1]!.data).toMatchObject({
+      object: { filename: 'after.txt', conversation_id: sides[0]!.id },
+      previous_attributes: { filename: 'before.txt' },
+    });
+    expect(feed[0]!.data.object).toEqual({ id: upload.id, deleted: true });
+    // The same events for another member, each in their own side; the uploader's own feed keeps its own changes.
+    expect((await threadFeed(b, sides[1]!.id)).map((event) => [event.id, event.data.object.conversation_id ?? null])).toEqual(
+      feed.map((event) => [event.id, event.type === 'attachment.deleted' ? null : sides[1]!.id]),
+    );
+    expect((await s.feed(a)).some((event) => event.data.object.id === upload.id)).toBe(false);
+    expect((await s.feed(b)).filter((event) => event.data.object.id === upload.id).map((event) => event.type)).toEqual([
+      'attachment.created',
+      'attachment.updated',
+      'attachment.deleted',
+    ]);
+    // Pages of one walk the feed exactly, and the head only grows.
+    expect(idsOf(await threadFeed(a, sides[0]!.id, `&limit=1&starting_after=${feed[0]!.id}`))).toEqual([feed[1]!.id]);
+    expect(idsOf(await threadFeed(a, sides[0]!.id, `&ending_before=${feed[1]!.id}`))).toEqual([feed[0]!.id]);
+  });
+
+  it('takes uploads of many members at once with no 429 or 5xx, and lists each of them once', async () => {
+    const { members, sides } = await largeGroup(LARGE_GROUP_SIDES + 5);
+    tick();
+    const uploads = await Promise.all(members.map((member, index) => s.upload(member, sides[index]!.id)));
+    const feed = await eventually(
+      () => threadFeed(members[0]!, sides[0]!.id, '&type=attachment.created'),
+      (events) => events.length >= uploads.length,
+    );
+    expect(feed.map((event) => event.data.object.id).sort()).toEqual(idsOf(uploads).sort());
+    expect(new Set(idsOf(feed)).size).toBe(feed.length);
+  });
+
+  it('is refused without the group in the token (403), for no side of the caller’s (400), and for a side of no large group (400)', async () => {
+    const { g, members, sides } = await largeGroup(LARGE_GROUP_SIDES);
+    const small = await groupOf(LARGE_GROUP_SIDES - 1);
+    const left: Member = { id: members[0]!.id, groups: ['elsewhere'] };
+    const stranger: Member = { id: freshId('stranger'), groups: [g] };
+    const direct = (await s.openSide(members[0]!, { contact_id: freshId('z') })).body;
+    expectNotAMember(await s.call(left, 'GET', `/v1/events?conversation_id=${sides[0]!.id}`), 'conversation_id');
+    expectError(await s.call(stranger, 'GET', `/v1/events?conversation_id=${sides[0]!.id}`), 400, {
+      type: 'invalid_request_error',
+      code: 'resource_missing',
+      param: 'conversation_id',
+    });
+    for (const [who, id] of [
+      [small.members[0]!, small.sides[0]!.id],
+      [members[0]!, direct.id],
+    ] as const) {
+      expectError(await s.call(who, 'GET', `/v1/events?conversation_id=${id}`), 400, {
+        type: 'invalid_request_error',
+        code: 'parameter_invalid',
+        param: 'conversation_id',
+      });
+    }
   });
 });
 

@@ -9,6 +9,7 @@ import {
   type MemberDelivery,
   memberEvents,
   type ThreadChange,
+  type ThreadFeeds,
 } from '../../../shared/conversations/fan-out.js';
 import type { GroupThread } from '../../../shared/conversations/large-threads.js';
 import { threadKey, threadOf } from '../../../shared/dynamo/keys.js';
@@ -72,8 +73,8 @@ async function fanOut(batch: ThreadChange[], sides: Record<string, string[]>): P
   return delivered;
 }
 
-/** Group threads' records in memory, and every write to them in order. */
-function threadRecords(): GroupThreads & { records: Map<string, GroupThread>; writes: string[] } {
+/** Group threads' records and feeds in memory, and every write to them in order. */
+function threadRecords(): GroupThreads & ThreadFeeds & { records: Map<string, GroupThread>; writes: string[] } {
   const records = new Map<string, GroupThread>();
   const writes: string[] = [];
   const of = (groupId: string): GroupThread => records.get(groupId) ?? { large: false, swept: false, lastActiveAt: null };
@@ -92,6 +93,9 @@ function threadRecords(): GroupThreads & { records: Map<string, GroupThread>; wr
       writes.push(`swept ${groupId}`);
       records.set(groupId, { ...of(groupId), swept: true });
     },
+    async record(groupId, changes) {
+      writes.push(`feed ${groupId} ${changes.map((change) => change.id).join(',')}`);
+    },
     async moveActivity(groupId, at) {
       writes.push(`activity ${groupId} ${at}`);
       records.set(groupId, { ...of(groupId), lastActiveAt: Math.max(at, of(groupId).lastActiveAt ?? 0) });
@@ -100,7 +104,10 @@ function threadRecords(): GroupThreads & { records: Map<string, GroupThread>; wr
 }
 
 /** The switch as it is by default for these tests: no group here grows large. */
-const neverLarge = (): LargeGroups => ({ threads: threadRecords(), largeGroupSides: Number.MAX_SAFE_INTEGER, clock: () => 0 });
+const neverLarge = (): LargeGroups => {
+  const threads = threadRecords();
+  return { threads, feeds: threads, largeGroupSides: Number.MAX_SAFE_INTEGER, clock: () => 0 };
+};
 
 /** Sides of one group, each member named by its index. */
 function groupOf(groupId: string, members: number): { sidesOf(key: string): AsyncIterable<{ userId: string; conversationId: string }[]> } {
@@ -251,7 +258,9 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
   it('reaches every side with the change that finds it that large, then becomes large and marks each side once', async () => {
     const threads = threadRecords();
     const feeds = members();
-    const outcome = await new FanOut(groupOf('g', 3), feeds, { threads, largeGroupSides: 3, clock: () => 7 }).deliver([upload('e1', 'g')]);
+    const outcome = await new FanOut(groupOf('g', 3), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([
+      upload('e1', 'g'),
+    ]);
     expect(outcome).toEqual({ reached: 3, threads: 0, skipped: 0 });
     expect(feeds.written.sort()).toEqual(['m0', 'm1', 'm2']);
     expect(threads.writes).toEqual(['large g', 'mark m0', 'mark m1', 'mark m2', 'swept g']);
@@ -261,7 +270,7 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
   it('stays small below it: every side is written, the thread never', async () => {
     const threads = threadRecords();
     const feeds = members();
-    await new FanOut(groupOf('g', 2), feeds, { threads, largeGroupSides: 3, clock: () => 7 }).deliver([upload('e1', 'g')]);
+    await new FanOut(groupOf('g', 2), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([upload('e1', 'g')]);
     expect(feeds.written.sort()).toEqual(['m0', 'm1']);
     expect(threads.writes).toEqual([]);
   });
@@ -271,16 +280,20 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     threads.records.set('g', { large: true, swept: true, lastActiveAt: 1 });
     const feeds = members();
     const batch = [upload('e1', 'g', 'm1'), upload('e2', 'g', 'm2'), upload('e3', 'other')];
-    const outcome = await new FanOut(groupOf('g', 500), feeds, { threads, largeGroupSides: 3, clock: () => 7 }).deliver(batch);
+    const outcome = await new FanOut(groupOf('g', 500), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver(
+      batch,
+    );
     expect(outcome).toEqual({ reached: 0, threads: 1, skipped: 0 });
     expect(feeds.written).toEqual([]);
-    expect(threads.writes).toEqual(['activity g 1800000000']);
+    expect(threads.writes).toEqual(['activity g 1800000000', 'feed g e1,e2']);
   });
 
   it('finishes a switch whose sweep stopped part way before it writes the thread', async () => {
     const threads = threadRecords();
     threads.records.set('g', { large: true, swept: false, lastActiveAt: null });
-    await new FanOut(groupOf('g', 2), members(), { threads, largeGroupSides: 3, clock: () => 7 }).deliver([upload('e1', 'g')]);
-    expect(threads.writes).toEqual(['mark m0', 'mark m1', 'swept g', 'activity g 1800000000']);
+    await new FanOut(groupOf('g', 2), members(), { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([
+      upload('e1', 'g'),
+    ]);
+    expect(threads.writes).toEqual(['mark m0', 'mark m1', 'swept g', 'activity g 1800000000', 'feed g e1']);
   });
 });
