@@ -248,13 +248,14 @@ export const GetEvent = {
   entry: 'functions/events/get.ts',
   access: { events: ['get'] },
 } as const satisfies Route;
-// Where the user's clients connect for pushes (the Event API) and their channel: configuration only, no data.
+// Where the user's clients connect for pushes (the Event API) and their channels: configuration, and which of the
+// token's groups are large (their thread records, batch-get).
 export const GetRealtime = {
   name: 'GetRealtime',
   method: 'GET',
   path: '/v1/realtime',
   entry: 'functions/realtime/get.ts',
-  access: {},
+  access: { conversations: ['batch-get'] },
 } as const satisfies Route;
 
 export const routes: readonly Route[] = [

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RealtimeClient, RealtimeRefused } from '../../infra/local/realtime-client.js';
 import type { FeedEvent } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import type { ProxiedRequest } from '../support/fault-proxy.js';
@@ -268,6 +269,64 @@ describe('a large group’s thread feed', () => {
         code: 'parameter_invalid',
         param: 'conversation_id',
       });
+    }
+  });
+});
+
+describe('a large group’s channel', () => {
+  const endpointOf = async (who: Member) => {
+    const response = await s.call(who, 'GET', '/v1/realtime');
+    expect(response.status, response.text).toBe(200);
+    return response.body as { url: string; host: string; channel: string; group_channels: { group_id: string; channel: string }[] };
+  };
+  const token = (who: Member) => faultyApi().t.token(who.id, { groups: who.groups ?? [] });
+
+  it('is listed for the large groups the token lists, and hears one thread hint per change of the thread', async () => {
+    const { g, members, sides } = await largeGroup(LARGE_GROUP_SIDES);
+    const small = await groupOf(LARGE_GROUP_SIDES - 1);
+    const [a, b] = members as [Member, Member];
+    const both: Member = { id: a.id, groups: [g, small.g] };
+    const endpoint = await endpointOf(both);
+    expect(endpoint.group_channels).toHaveLength(1);
+    expect(endpoint.group_channels[0]).toMatchObject({ group_id: g, channel: expect.stringMatching(/^\/inbox\/[A-Za-z0-9-]{1,50}$/) });
+    expect(endpoint.group_channels[0]!.channel).not.toBe(endpoint.channel);
+    expect((await endpointOf({ id: a.id, groups: [small.g] })).group_channels).toEqual([]);
+
+    const client = await RealtimeClient.connect({ url: endpoint.url, host: endpoint.host, token: await token(both) });
+    try {
+      const hints: Record<string, unknown>[] = [];
+      await client.subscribe(endpoint.group_channels[0]!.channel, (event) => hints.push(event as Record<string, unknown>));
+      tick();
+      await s.upload(b, sides[1]!.id);
+      const [event] = await eventually(
+        () => s.call(a, 'GET', `/v1/events?conversation_id=${sides[0]!.id}`).then((response) => response.body.data as FeedEvent[]),
+        (events) => events.length >= 1,
+      );
+      const heard = await eventually(
+        async () => hints,
+        (all) => all.length >= 1,
+      );
+      expect(heard).toEqual([{ type: 'thread', group_id: g, event_id: event!.id, event_type: 'attachment.created' }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('cannot be subscribed to without the group in the token', async () => {
+    const { g, members } = await largeGroup(LARGE_GROUP_SIDES);
+    const channel = (await endpointOf(members[0]!)).group_channels.find((listed) => listed.group_id === g)!.channel;
+    const outsider: Member = { id: members[0]!.id, groups: ['elsewhere'] };
+    const endpoint = await endpointOf(outsider);
+    const client = await RealtimeClient.connect({ url: endpoint.url, host: endpoint.host, token: await token(outsider) });
+    try {
+      const refusal = await client.subscribe(channel).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(RealtimeRefused);
+      expect((refusal as RealtimeRefused).reply).toMatchObject({
+        type: 'subscribe_error',
+        errors: [{ errorType: 'UnauthorizedException' }],
+      });
+    } finally {
+      await client.close();
     }
   });
 });
