@@ -65,6 +65,8 @@ export interface GroupThreads {
 /** Where a large thread's changes are its events (ThreadFeedWriter): once each, however often delivered. */
 export interface ThreadFeeds {
   record(groupId: string, changes: readonly ThreadChange[]): Promise<void>;
+  /** Records these changes as in the thread's feed without events: the switching batch's, which reached every side. */
+  passOver(groupId: string, changes: readonly ThreadChange[]): Promise<void>;
 }
 
 /** The switch to large groups: the threads' records and feeds, and the sides at which a group's thread becomes large. */
@@ -165,6 +167,8 @@ export class FanOut {
     }
     const sides = await this.eachSide(groupId, changes, outcome);
     if (sides < largeGroupSides) return;
+    // Before the switch: a retry of this batch finds the thread large, and must not list these changes again.
+    await this.large.feeds.passOver(groupId, changes);
     await threads.becomeLarge(groupId, at, clock());
     await this.sweep(groupId);
   }

@@ -1,4 +1,4 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { expressions, itemAbsent } from '../dynamo/expressions.js';
 import { deliveredChangeKey, threadFeedKey } from '../dynamo/keys.js';
 import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
@@ -33,6 +33,20 @@ export class ThreadFeedWriter {
       await this.recordPart(groupId, shown.slice(start, start + CHANGES_PER_WRITE));
   }
 
+  /** One PutItem per change of its record, whatever is there (a record is the same however often written). */
+  async passOver(groupId: string, changes: readonly ThreadChange[]): Promise<void> {
+    const feed = threadFeedKey(groupId);
+    await Promise.all(
+      changes
+        .filter(showsAnything)
+        .map((change) => this.client.send(new PutCommand({ TableName: this.eventsTable, Item: this.deliveredItem(feed, change.id) }))),
+    );
+  }
+
+  private deliveredItem(feed: string, changeId: string): Record<string, unknown> {
+    return { ...deliveredChangeKey(feed, changeId), [EXPIRES_AT]: this.clock() + EVENT_RETENTION_SECONDS };
+  }
+
   private async recordPart(groupId: string, changes: ThreadChange[]): Promise<void> {
     const recorded = new Set<string>();
     const feed = threadFeedKey(groupId);
@@ -43,7 +57,7 @@ export class ThreadFeedWriter {
         (change): TransactItem => ({
           Put: {
             TableName: this.eventsTable,
-            Item: { ...deliveredChangeKey(feed, change.id), [EXPIRES_AT]: this.clock() + EVENT_RETENTION_SECONDS },
+            Item: this.deliveredItem(feed, change.id),
             ...expressions({ condition: itemAbsent() }),
           },
         }),

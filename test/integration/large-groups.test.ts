@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { FAN_OUT_FUNCTION } from '../../infra/local/iam.js';
 import { RealtimeClient, RealtimeRefused } from '../../infra/local/realtime-client.js';
 import type { FeedEvent } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
-import type { ProxiedRequest } from '../support/fault-proxy.js';
+import { isStreamRead, type ProxiedRequest, signedBy } from '../support/fault-proxy.js';
 import { faultyApiForFile } from '../support/faulty-api.js';
 import {
   type Attachment,
@@ -330,6 +331,58 @@ describe('a large group’s channel', () => {
     }
   });
 });
+
+describe('the switch and a large thread under faults', () => {
+  it('end as one delivery of each change when the fan-out’s calls are lost, refused or throttled at random', async () => {
+    const { g, members, sides } = await groupOf(LARGE_GROUP_SIDES + 2);
+    const fanOutCalls = (request: ProxiedRequest) => signedBy(FAN_OUT_FUNCTION)(request) && !isStreamRead(request);
+    faultyApi().dynamodb.randomize({
+      seed: 3434,
+      rates: { reset_after: 0.15, reset_before: 0.1, throttle: 0.1 },
+      stallMs: 0,
+      delayMs: [0, 0],
+      match: fanOutCalls,
+    });
+    // The first upload finds the threshold and switches the thread; the next two go to the thread.
+    const uploads: Attachment[] = [];
+    for (const index of [0, 1, 2]) {
+      const at = tick();
+      uploads.push(await s.upload(members[index]!, sides[index]!.id));
+      for (const [other, member] of members.entries()) await sideActiveAt(member, sides[other]!.id, at);
+    }
+    const faults = faultyApi().dynamodb.stats().faults;
+    expect(faults.reset_after + faults.reset_before + faults.throttle).toBeGreaterThan(0);
+    faultyApi().dynamodb.calm();
+
+    const [first, ...later] = uploads as [Attachment, ...Attachment[]];
+    const threadFeed = await eventually(
+      () =>
+        s
+          .call(members[4]!, 'GET', `/v1/events?limit=100&conversation_id=${sides[4]!.id}`)
+          .then((response) => response.body.data as FeedEvent[]),
+      (events) => events.length >= later.length,
+    );
+    expect(threadFeed.map((event) => [event.type, event.data.object.id])).toEqual(
+      later.reverse().map((upload) => ['attachment.created', upload.id]),
+    );
+    for (const [index, member] of members.entries()) {
+      const own = (await s.feed(member)).filter((event) => event.type.startsWith('attachment.'));
+      // Every member's feed: the switching upload once (as a small group's), their own uploads, nothing else.
+      const expected = [first, ...later.filter((upload) => upload.uploaded_by === member.id)];
+      expect(
+        own.map((event) => event.data.object.id),
+        `${member.id} of ${g}`,
+      ).toEqual(
+        index === 0
+          ? [first.id]
+          : expected.map((upload) => upload.id).sort((a, b) => (uploadsOrder(uploads, a) < uploadsOrder(uploads, b) ? -1 : 1)),
+      );
+      expect(idsOf(await listOf(member, 'unread=true')), member.id).toEqual(index === 2 ? [] : [sides[index]!.id]);
+    }
+  });
+});
+
+const uploadsOrder = (uploads: Attachment[], id: string): number => uploads.findIndex((upload) => upload.id === id);
 
 async function listOf(who: Member, query: string): Promise<Conversation[]> {
   const response = await s.call(who, 'GET', `/v1/conversations?limit=100&${query}`);

@@ -96,6 +96,9 @@ function threadRecords(): GroupThreads & ThreadFeeds & { records: Map<string, Gr
     async record(groupId, changes) {
       writes.push(`feed ${groupId} ${changes.map((change) => change.id).join(',')}`);
     },
+    async passOver(groupId, changes) {
+      writes.push(`passed over ${groupId} ${changes.map((change) => change.id).join(',')}`);
+    },
     async moveActivity(groupId, at) {
       writes.push(`activity ${groupId} ${at}`);
       records.set(groupId, { ...of(groupId), lastActiveAt: Math.max(at, of(groupId).lastActiveAt ?? 0) });
@@ -263,7 +266,7 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     ]);
     expect(outcome).toEqual({ reached: 3, threads: 0, skipped: 0 });
     expect(feeds.written.sort()).toEqual(['m0', 'm1', 'm2']);
-    expect(threads.writes).toEqual(['large g', 'mark m0', 'mark m1', 'mark m2', 'swept g']);
+    expect(threads.writes).toEqual(['passed over g e1', 'large g', 'mark m0', 'mark m1', 'mark m2', 'swept g']);
     expect(threads.records.get('g')).toEqual({ large: true, swept: true, lastActiveAt: 1_800_000_000 });
   });
 
