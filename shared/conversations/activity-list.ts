@@ -168,7 +168,7 @@ function mergedInOrder(
 }
 
 /** Every match of a Query whose set is small by nature, all pages of it. */
-async function wholeSet(client: DynamoDBDocumentClient, query: ListQuery, cost: QueryCost): Promise<Item[]> {
+export async function wholeSet(client: DynamoDBDocumentClient, query: ListQuery, cost: QueryCost): Promise<Item[]> {
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {

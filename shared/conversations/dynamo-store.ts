@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Groups } from '../auth/groups.js';
 import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
@@ -12,7 +12,7 @@ import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
 import { seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { type Clock, systemClock } from '../time.js';
-import { activityPage } from './activity-list.js';
+import { activityPage, wholeSet } from './activity-list.js';
 import { endedMutes, mergeIntoPage, writeBackEndedMutes } from './ended-mutes.js';
 import { applied, Changes, counterpartOf, fromItem, type Item, readTimes, shownAsRead, toItem } from './item-codec.js';
 import { excluding, matchesFilter, showsThread, withThreadActivity } from './large-sides.js';
@@ -283,22 +283,11 @@ export class DynamoConversationStore implements ConversationStore {
     const cost: QueryCost = { queries: 0, itemsRead: 0 };
     if (groups.size === 0) return { items: [], cost };
     const index = conversationIndexes.large;
-    const marked: Item[] = [];
-    let startKey: Item | undefined;
-    do {
-      const result = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: index.name,
-          ...expressions({ keyCondition: equals(index.partitionKey, largeSideKey(userId)) }),
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      cost.queries += 1;
-      cost.itemsRead += result.ScannedCount ?? 0;
-      marked.push(...(result.Items ?? []));
-      startKey = result.LastEvaluatedKey;
-    } while (startKey);
+    const marked = await wholeSet(
+      this.client,
+      { TableName: this.table, IndexName: index.name, ...expressions({ keyCondition: equals(index.partitionKey, largeSideKey(userId)) }) },
+      cost,
+    );
     const shown = marked.filter((item) => showsThread(item, LARGE_SIDE_KEY, groups));
     if (shown.length === 0) return { items: [], cost };
     const activity = await this.threads.activityOf(shown.map((item) => item.group_id as string));

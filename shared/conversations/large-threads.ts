@@ -1,7 +1,7 @@
 import { BatchGetCommand, type BatchGetCommandOutput, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { type Condition, exists, expressions, itemExists, lessThan, notExists, or } from '../dynamo/expressions.js';
-import { conversationKey, groupThreadKey, largeSideKey } from '../dynamo/keys.js';
+import { conversationKey, groupThreadKey, type ItemKey, largeSideKey } from '../dynamo/keys.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import type { TransactItem } from '../dynamo/transactions.js';
 
@@ -67,18 +67,8 @@ export class LargeThreads {
 
   /** Makes the thread large, for good, at the activity `at` (the switching batch's latest upload); a thread already large stays as it is. */
   async becomeLarge(groupId: string, at: number | undefined, now: number): Promise<void> {
-    await unlessConditionFails(
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: groupThreadKey(groupId),
-          ...expressions({
-            update: { set: { [GROUP_ID]: groupId, [LARGE_SINCE]: now, ...(at === undefined ? {} : { [LAST_ACTIVE_AT]: at }) } },
-            condition: notExists(LARGE_SINCE),
-          }),
-        }),
-      ),
-    );
+    const set = { [GROUP_ID]: groupId, [LARGE_SINCE]: now, ...(at === undefined ? {} : { [LAST_ACTIVE_AT]: at }) };
+    await this.updateUnlessFailed(groupThreadKey(groupId), set, notExists(LARGE_SINCE));
   }
 
   /** Records that every side the switch found carries LARGE_SIDE_KEY. */
@@ -90,30 +80,22 @@ export class LargeThreads {
 
   /** Moves a large thread's activity forward to `at`: one write per upload batch, whatever the member count. */
   async moveActivity(groupId: string, at: number): Promise<void> {
-    await unlessConditionFails(
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: groupThreadKey(groupId),
-          ...expressions({
-            update: { set: { [LAST_ACTIVE_AT]: at } },
-            condition: or(notExists(LAST_ACTIVE_AT), lessThan(LAST_ACTIVE_AT, at)),
-          }),
-        }),
-      ),
+    await this.updateUnlessFailed(
+      groupThreadKey(groupId),
+      { [LAST_ACTIVE_AT]: at },
+      or(notExists(LAST_ACTIVE_AT), lessThan(LAST_ACTIVE_AT, at)),
     );
   }
 
   /** Marks a side as a large group's, if it is still there. */
   async markSide(userId: string, conversationId: string): Promise<void> {
+    await this.updateUnlessFailed(conversationKey(userId, conversationId), { [LARGE_SIDE_KEY]: largeSideKey(userId) }, itemExists());
+  }
+
+  /** One conditional UpdateItem; a condition that fails means it is done already (each of these only moves one way). */
+  private async updateUnlessFailed(key: ItemKey, set: Record<string, unknown>, condition: Condition): Promise<void> {
     await unlessConditionFails(
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: conversationKey(userId, conversationId),
-          ...expressions({ update: { set: { [LARGE_SIDE_KEY]: largeSideKey(userId) } }, condition: itemExists() }),
-        }),
-      ),
+      this.client.send(new UpdateCommand({ TableName: this.table, Key: key, ...expressions({ update: { set }, condition }) })),
     );
   }
 
