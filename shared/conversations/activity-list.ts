@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { InvalidParameter } from '../domain-errors.js';
-import { type Expression, equals, expressions, rendered } from '../dynamo/expressions.js';
+import { equals, expressions, rendered } from '../dynamo/expressions.js';
 import { activitySort, conversationKey, PARTITION_KEY, SORT_KEY } from '../dynamo/keys.js';
 import { collectMatches, type ListQuery, pageOf, type QueryCost } from '../dynamo/query-page.js';
 import { conversationIndexes } from '../dynamo/tables.js';
@@ -19,14 +19,14 @@ export interface ActivityOrder {
 
 /**
  * Conversations read apart from the list's Queries (the user's large sides, with their threads'
- * activity): left out of each Query by `exclusion`, merged into each segment where they match it.
+ * activity): each Query reads as many more, they are left out of what it read, and merged into each
+ * segment where they match it.
  */
 export interface ReadApart {
   /** Those that match the list's filters. */
   items: Item[];
   /** All of them, by id: a cursor among them stands where its thread's activity puts it. */
   byId: ReadonlyMap<string, Item>;
-  exclusion?: Expression;
 }
 
 /**
@@ -50,10 +50,7 @@ export async function activityPage(
           { ...filter, pinned: false },
         ]
       : [filter];
-  const segments = filters.map((segmentFilter) => {
-    const plan = activityPlan(userId, segmentFilter, now);
-    return apart.exclusion ? { ...plan, residual: [...plan.residual, apart.exclusion] } : plan;
-  });
+  const segments = filters.map((segmentFilter) => activityPlan(userId, segmentFilter, now));
   const cost: QueryCost = { queries: 0, itemsRead: 0 };
   const backwards = page.endingBefore !== undefined;
   const cursor = await cursorPlace(client, table, userId, page, order, segments.length > 1, cost, apart.byId);
@@ -65,7 +62,9 @@ export async function activityPage(
     if (segment === undefined) break; // past either end
     const from = at === first ? cursor : undefined;
     const range = { wanted: wanted - found.length, backwards, from };
-    const matches = await segmentMatches(client, table, userId, segment, range, cost);
+    // Those read apart are among the Query's first `wanted + their number` at most once each: left out, the rest is enough.
+    const read = await segmentMatches(client, table, userId, segment, { ...range, wanted: range.wanted + apart.byId.size }, cost);
+    const matches = read.filter((item) => !apart.byId.has(item.id as string)).slice(0, range.wanted);
     const segmentFilter = filters[at] ?? filter;
     found.push(
       ...mergedInOrder(

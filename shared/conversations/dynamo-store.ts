@@ -15,7 +15,7 @@ import { type Clock, systemClock } from '../time.js';
 import { activityPage, wholeSet } from './activity-list.js';
 import { endedMutes, mergeIntoPage, writeBackEndedMutes } from './ended-mutes.js';
 import { applied, Changes, counterpartOf, fromItem, type Item, readTimes, shownAsRead, toItem } from './item-codec.js';
-import { excluding, matchesFilter, showsThread, withThreadActivity } from './large-sides.js';
+import { leftOut, matchesFilter, showsThread, withThreadActivity } from './large-sides.js';
 import { LARGE_SIDE_KEY, LargeThreads } from './large-threads.js';
 import { conjunction, listPlan, listQuery } from './list-plan.js';
 import {
@@ -230,7 +230,7 @@ export class DynamoConversationStore implements ConversationStore {
   ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
     const now = this.clock();
     const large = await this.largeSides(userId, groups);
-    const exclusion = excluding(large.items.map((item) => item.id as string));
+    const apart = new Set(large.items.map((item) => item.id as string));
     const matching = large.items.filter((item) => matchesFilter(item, filter, now));
     const plus = (cost: ListCost): ListCost => ({
       ...cost,
@@ -238,19 +238,24 @@ export class DynamoConversationStore implements ConversationStore {
       itemsRead: cost.itemsRead + large.cost.itemsRead,
     });
     if (order.by === 'activity') {
-      const apart = { items: matching, byId: new Map(large.items.map((item) => [item.id as string, item])), exclusion };
-      const { page: items, cost } = await activityPage(this.client, this.table, userId, filter, page, order, now, apart);
+      const byId = new Map(large.items.map((item) => [item.id as string, item]));
+      const { page: items, cost } = await activityPage(this.client, this.table, userId, filter, page, order, now, {
+        items: matching,
+        byId,
+      });
       return { page: { has_more: items.has_more, data: items.data.map((item) => fromItem(item, now)) }, cost: plus(cost) };
     }
-    const found = listPlan(userId, filter, now);
-    const plan = exclusion ? { ...found, residual: [...found.residual, exclusion] } : found;
+    const plan = listPlan(userId, filter, now);
     const { query, startKeyOf } = listQuery(this.table, userId, plan);
     const ended =
       plan.index?.name === conversationIndexes.muted.name
         ? await endedMutes(this.client, this.table, userId, now, conjunction(plan.residual))
         : { items: [], cost: { queries: 0, itemsRead: 0 } };
-    const { page: items, cost } = await queryPage(this.client, query, page, startKeyOf);
-    const merged = mergeIntoPage(plan.expiredMutes ? mergeIntoPage(items, ended.items, page) : items, matching, page);
+    // As many more as are read apart, then those left out: the page is full, and has_more exact, without them.
+    const { page: read, cost } = await queryPage(this.client, query, { ...page, limit: page.limit + apart.size }, startKeyOf);
+    const items = leftOut(read, apart, page);
+    const endedHere = ended.items.filter((item) => !apart.has(item.id as string));
+    const merged = mergeIntoPage(plan.expiredMutes ? mergeIntoPage(items, endedHere, page) : items, matching, page);
     if (ended.items.length > 0) await writeBackEndedMutes(this.client, this.table, userId, ended.items);
     return {
       page: { has_more: merged.has_more, data: merged.data.map((item) => fromItem(item, now)) },

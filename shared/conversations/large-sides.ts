@@ -1,5 +1,5 @@
 import type { Groups } from '../auth/groups.js';
-import { and, type Expression, fragment, MAX_IN_OPERANDS, not, oneOf, Placeholders } from '../dynamo/expressions.js';
+import type { Page, PageRequest } from '../pagination.js';
 import { fromItem, type Item } from './item-codec.js';
 import type { ConversationFilter } from './model.js';
 import { isUnread } from './read-state.js';
@@ -36,10 +36,14 @@ export function matchesFilter(item: Item, filter: ConversationFilter, now: numbe
   return checks.every(([wanted, value]) => wanted === undefined || wanted === value);
 }
 
-/** A FilterExpression fragment that leaves these conversations out of a list's Query (they are merged in apart); none for none. */
-export function excluding(ids: readonly string[]): Expression | undefined {
-  if (ids.length === 0) return undefined;
-  const chunks: string[][] = [];
-  for (let start = 0; start < ids.length; start += MAX_IN_OPERANDS) chunks.push(ids.slice(start, start + MAX_IN_OPERANDS));
-  return fragment(and(...chunks.map((chunk) => not(oneOf('id', chunk)))), new Placeholders('x'));
+/**
+ * A page read with `limit + ids.size` items, less the conversations `ids` names (read apart): the
+ * `limit` nearest the cursor (forwards the head, backwards the tail); `has_more` exact, since the
+ * items left out are at most as many as were read beyond `limit`.
+ */
+export function leftOut(read: Page<Item>, ids: ReadonlySet<string>, page: PageRequest): Page<Item> {
+  if (ids.size === 0) return read;
+  const kept = read.data.filter((item) => !ids.has(item.id as string));
+  const data = page.endingBefore !== undefined ? kept.slice(-page.limit) : kept.slice(0, page.limit);
+  return { has_more: read.has_more || kept.length > page.limit, data };
 }

@@ -91,12 +91,6 @@ export const atLeast = compare('>=');
 export const between = (attribute: string, low: unknown, high: unknown): Condition =>
   operand((p) => `${p.name(attribute)} BETWEEN ${p.value(low)} AND ${p.value(high)}`);
 
-/** DynamoDB's most operands of one IN. */
-export const MAX_IN_OPERANDS = 100;
-/** The attribute is one of `values` (1 to MAX_IN_OPERANDS of them). */
-export const oneOf = (attribute: string, values: readonly unknown[]): Condition =>
-  operand((p) => `${p.name(attribute)} IN (${values.map((value) => p.value(value)).join(', ')})`);
-
 /** The item exists: the condition on its partition key, which every item has. */
 export const itemExists = (): Condition => exists(PARTITION_KEY);
 /** No item has this key yet. */
