@@ -76,10 +76,15 @@ async function largeGroup(size: number): Promise<Group & { first: Attachment }> 
   const group = await groupOf(size);
   tick();
   const first = await s.upload(group.members[0]!, group.sides[0]!.id);
-  // The switch runs right after this batch's last side is reached; the next upload's record comes in a later batch.
   for (const member of group.members.slice(1)) {
     await s.feedOf(member, (events) => events.some((event) => event.data.object.id === first.id));
   }
+  // The switch follows this batch's last side: done once a member's GET /v1/realtime lists the group's channel.
+  await eventually(
+    () => s.call(group.members[0]!, 'GET', '/v1/realtime'),
+    (response) =>
+      response.status === 200 && response.body.group_channels.some((listed: { group_id: string }) => listed.group_id === group.g),
+  );
   return { ...group, first };
 }
 
