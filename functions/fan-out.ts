@@ -28,8 +28,13 @@ async function spread(event: DynamoDBStreamEvent, composition: Composition): Pro
   // Before any delivery: a failure here retries the batch whole, and a request queued twice is settled once.
   await queuePreviews(event.Records, composition);
   if (changes.length === 0) return undefined;
-  const { reached, skipped, unfinished } = await composition.use(fanOut).deliver(changes);
-  logger.info('attachment changes reached their threads', { changes: changes.length, members: reached, members_reached_before: skipped });
+  const { reached, threads, skipped, unfinished } = await composition.use(fanOut).deliver(changes);
+  logger.info('attachment changes reached their threads', {
+    changes: changes.length,
+    members: reached,
+    large_threads: threads,
+    members_reached_before: skipped,
+  });
   if (!unfinished) return undefined;
   const record = records.get(unfinished.change.id);
   if (!record) throw new Error(`no stream record of the batch holds change ${unfinished.change.id}`);

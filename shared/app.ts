@@ -6,8 +6,10 @@ import { AttachmentUploads } from './attachments/uploads.js';
 import { type Config, lambdaConfig } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { FanOut } from './conversations/fan-out.js';
+import { LargeThreads } from './conversations/large-threads.js';
 import { ConversationService } from './conversations/service.js';
 import { SideDelivery } from './conversations/side-delivery.js';
+import { ThreadFeedWriter } from './conversations/thread-feed.js';
 import { createDynamoClient } from './dynamo/client.js';
 import { Outbox } from './events/outbox.js';
 import { EventService } from './events/service.js';
@@ -122,7 +124,14 @@ export const outbox: Part<Outbox> = (composition) => new Outbox(composition.use(
 
 /** The event endpoints: a user's feed, read. */
 export const events: Part<EventService> = (composition) =>
-  new EventService(new EventStore(composition.use(dynamo), composition.config.eventsTable, composition.clock));
+  new EventService(
+    new EventStore(composition.use(dynamo), composition.config.eventsTable, composition.clock),
+    composition.use(conversations),
+  );
+
+/** Group threads' records: which are large, and a large one's activity. */
+export const largeThreads: Part<LargeThreads> = (composition) =>
+  new LargeThreads(composition.use(dynamo), composition.config.conversationsTable);
 
 export const conversationStore: Part<DynamoConversationStore> = (composition) =>
   new DynamoConversationStore(composition.use(dynamo), composition.config.conversationsTable, composition.use(outbox), composition.clock);
@@ -186,10 +195,16 @@ export const sessionLeftovers: Part<SessionLeftovers> = (composition) =>
 /** For the fan-out function: the sides of a thread's other members, and their feeds. */
 export const fanOut: Part<FanOut> = (composition) => {
   const sides = composition.use(conversationStore);
-  const { conversationsTable, eventsTable } = composition.config;
+  const { conversationsTable, eventsTable, largeGroupSides } = composition.config;
   return new FanOut(
     sides,
     new SideDelivery(composition.use(dynamo), conversationsTable, eventsTable, sides, composition.use(outbox), composition.clock),
+    {
+      threads: composition.use(largeThreads),
+      feeds: new ThreadFeedWriter(composition.use(dynamo), eventsTable, composition.use(outbox), composition.clock),
+      largeGroupSides,
+      clock: composition.clock,
+    },
   );
 };
 

@@ -56,6 +56,8 @@ export interface Config {
   previewQueueUrl?: string;
   /** Over this size a file's preview is `failed` without being read (PREVIEW_MAX_BYTES, a deployment setting). */
   previewMaxBytes: number;
+  /** Sides at which a group's thread becomes large, for good (LARGE_GROUP_SIDES, a deployment setting; docs/decisions.md). */
+  largeGroupSides: number;
 }
 
 /**
@@ -100,6 +102,8 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
 export const S3_MAX_OBJECT_BYTES = 5 * 1024 ** 4;
 /** 100 MiB (docs/api.md, "Previews"): the preview worker reads a file whole, and its memory is sized for this (infra/declarations/function-settings.ts). */
 export const DEFAULT_PREVIEW_MAX_BYTES = 100 * 1024 * 1024;
+/** A small group's fan-out writes each side and stays within its 2 s up to about this many (docs/decisions.md, "Large groups"). */
+export const DEFAULT_LARGE_GROUP_SIDES = 100;
 /** 24 hours, the S3 lifecycle rule's one day of AbortIncompleteMultipartUpload. */
 export const DEFAULT_UPLOAD_SESSION_TTL_SECONDS = 24 * 3600;
 /**
@@ -166,6 +170,7 @@ export function readConfig(env: Environment): Config {
     corsOrigins: commaSeparated(env.CORS_ORIGINS),
     previewQueueUrl: optional(env, 'PREVIEW_QUEUE_URL'),
     previewMaxBytes: positiveInteger(env, 'PREVIEW_MAX_BYTES', DEFAULT_PREVIEW_MAX_BYTES),
+    largeGroupSides: positiveInteger(env, 'LARGE_GROUP_SIDES', DEFAULT_LARGE_GROUP_SIDES),
     auth: {
       jwksUrl: optional(env, 'AUTH_JWKS_URL'),
       secret: optional(env, 'AUTH_SECRET'),

@@ -55,10 +55,11 @@ export interface Access {
 }
 
 /**
- * GetItem, PutItem, UpdateItem, DeleteItem, and 'check': a transaction's ConditionCheck
- * (ConditionCheckItem; a TransactWriteItems is authorised item by item, Put as PutItem and so on).
+ * GetItem, PutItem, UpdateItem, DeleteItem, 'check': a transaction's ConditionCheck
+ * (ConditionCheckItem; a TransactWriteItems is authorised item by item, Put as PutItem and so on),
+ * and 'batch-get': BatchGetItem (a list's large groups' threads).
  */
-export type ItemCall = 'get' | 'put' | 'update' | 'delete' | 'check';
+export type ItemCall = 'get' | 'put' | 'update' | 'delete' | 'check' | 'batch-get';
 
 export type FileAccess = 'get' | 'put' | 'delete' | 'list-parts' | 'abort' | 'list';
 
@@ -82,8 +83,8 @@ export const ListConversations = {
   path: '/v1/conversations',
   entry: 'functions/conversations/list.ts',
   access: {
-    // The ended mutes written back (conversations/ended-mutes.ts).
-    conversations: ['get', 'update'],
+    // The ended mutes written back (conversations/ended-mutes.ts); the large sides' threads (batch-get).
+    conversations: ['get', 'update', 'batch-get'],
     // Every list's index (shared/conversations/list-plan.ts), the ended mutes' (by_mute_end), and the table itself.
     queries: [
       'conversations',
@@ -92,6 +93,7 @@ export const ListConversations = {
       'conversations/by_archived_activity',
       'conversations/by_contact',
       'conversations/by_group',
+      'conversations/by_large_side',
       'conversations/by_mute_end',
       'conversations/by_muted',
       'conversations/by_pinned',
@@ -105,8 +107,9 @@ export const CreateConversation = {
   path: '/v1/conversations',
   entry: 'functions/conversations/create.ts',
   idempotent: true,
-  // The side and its uniqueness record put in one transaction; the holder read when the place is taken.
-  access: { conversations: ['get', 'put'], events: FEED_APPEND },
+  // The side and its uniqueness record put in one transaction; the holder read when the place is taken; a group's
+  // thread record read, and checked in the transaction while the thread is small.
+  access: { conversations: ['get', 'put', 'check'], events: FEED_APPEND },
 } as const satisfies Route;
 export const GetConversation = {
   name: 'GetConversation',
@@ -235,7 +238,8 @@ export const ListEvents = {
   method: 'GET',
   path: '/v1/events',
   entry: 'functions/events/list.ts',
-  access: { queries: ['events', 'events/by_type', 'events/by_resource'] },
+  // conversations: a thread feed's side and its group's thread record (conversation_id).
+  access: { conversations: ['get'], queries: ['events', 'events/by_type', 'events/by_resource'] },
 } as const satisfies Route;
 export const GetEvent = {
   name: 'GetEvent',
@@ -244,13 +248,14 @@ export const GetEvent = {
   entry: 'functions/events/get.ts',
   access: { events: ['get'] },
 } as const satisfies Route;
-// Where the user's clients connect for pushes (the Event API) and their channel: configuration only, no data.
+// Where the user's clients connect for pushes (the Event API) and their channels: configuration, and which of the
+// token's groups are large (their thread records, batch-get).
 export const GetRealtime = {
   name: 'GetRealtime',
   method: 'GET',
   path: '/v1/realtime',
   entry: 'functions/realtime/get.ts',
-  access: {},
+  access: { conversations: ['batch-get'] },
 } as const satisfies Route;
 
 export const routes: readonly Route[] = [

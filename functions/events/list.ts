@@ -8,8 +8,8 @@ import { ListEvents } from '../../shared/routes.js';
 export const handler = httpHandler(
   ListEvents,
   async (request, composition) => {
-    const { type, ...paging } = request.query;
-    return ok(await composition.use(events).listEvents(request.caller, type, pageRequest(paging)));
+    const { type, conversation_id, ...paging } = request.query;
+    return ok(await composition.use(events).listEvents(request.caller, type, pageRequest(paging), conversation_id));
   },
   { query: listParams },
 );

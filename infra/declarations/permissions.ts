@@ -34,7 +34,7 @@ export interface TableArn {
 
 // Item calls on the table only (a route's Query is its own declaration, `queries`), each the route
 // declares from its code paths (shared/routes.ts, ItemCall). No Scan: every list is a Query
-// (docs/api.md); no batch actions: the API never batches. The local stand-ins enforce these
+// (docs/api.md); the one batch is a list's BatchGetItem of its large groups' threads. The local stand-ins enforce these
 // permissions with an IAM evaluator (infra/local/iam.ts).
 const ITEM_ACTIONS: Record<ItemCall, string> = {
   get: 'dynamodb:GetItem',
@@ -42,6 +42,7 @@ const ITEM_ACTIONS: Record<ItemCall, string> = {
   update: 'dynamodb:UpdateItem',
   delete: 'dynamodb:DeleteItem',
   check: 'dynamodb:ConditionCheckItem',
+  'batch-get': 'dynamodb:BatchGetItem',
 };
 const itemActions = (calls: readonly ItemCall[]) => [...new Set(calls)].map((call) => ITEM_ACTIONS[call]);
 /**

@@ -3,6 +3,7 @@ import { groupsClaimName } from '../../shared/auth/groups.js';
 import {
   commaSeparated,
   DEFAULT_FILE_URL_TTL_SECONDS,
+  DEFAULT_LARGE_GROUP_SIDES,
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_UPLOAD_BYTES,
   DEFAULT_PREVIEW_MAX_BYTES,
@@ -41,6 +42,8 @@ export interface StackSettings {
   architecture: 'arm64' | 'x86_64';
   /** Bundling takes sharp from npm's cache and fails rather than download (the tests synthesize so). */
   offlineBundling: boolean;
+  /** The fan-out's LARGE_GROUP_SIDES: the sides at which a group's thread becomes large (shared/config.ts). */
+  largeGroupSides: number;
 }
 
 /**
@@ -103,5 +106,6 @@ export function stackSettings(node: Node): StackSettings {
     previewMaxBytes: integer('previewMaxBytes', DEFAULT_PREVIEW_MAX_BYTES) ?? DEFAULT_PREVIEW_MAX_BYTES,
     architecture: architectureOf(text('architecture')),
     offlineBundling: text('offlineBundling') === 'true',
+    largeGroupSides: integer('largeGroupSides') ?? DEFAULT_LARGE_GROUP_SIDES,
   };
 }

@@ -6,6 +6,7 @@ import { collectMatches, type ListQuery, pageOf, type QueryCost } from '../dynam
 import { conversationIndexes } from '../dynamo/tables.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { activityPlace, type Item } from './item-codec.js';
+import { matchesFilter } from './large-sides.js';
 import { type ActivityPlan, activityPlan, conjunction } from './list-plan.js';
 import type { ConversationFilter } from './model.js';
 
@@ -14,6 +15,18 @@ export interface ActivityOrder {
   pinnedFirst: boolean;
   /** The activity time of the cursor's conversation as the client holds it. */
   cursorActiveAt?: number;
+}
+
+/**
+ * Conversations read apart from the list's Queries (the user's large sides, with their threads'
+ * activity): each Query reads as many more, they are left out of what it read, and merged into each
+ * segment where they match it.
+ */
+export interface ReadApart {
+  /** Those that match the list's filters. */
+  items: Item[];
+  /** All of them, by id: a cursor among them stands where its thread's activity puts it. */
+  byId: ReadonlyMap<string, Item>;
 }
 
 /**
@@ -28,14 +41,19 @@ export async function activityPage(
   page: PageRequest,
   order: ActivityOrder,
   now: number,
+  apart: ReadApart = { items: [], byId: new Map() },
 ): Promise<{ page: Page<Item>; cost: QueryCost & { index: string } }> {
-  const segments =
+  const filters =
     order.pinnedFirst && filter.pinned === undefined
-      ? [activityPlan(userId, { ...filter, pinned: true }, now), activityPlan(userId, { ...filter, pinned: false }, now)]
-      : [activityPlan(userId, filter, now)];
+      ? [
+          { ...filter, pinned: true },
+          { ...filter, pinned: false },
+        ]
+      : [filter];
+  const segments = filters.map((segmentFilter) => activityPlan(userId, segmentFilter, now));
   const cost: QueryCost = { queries: 0, itemsRead: 0 };
   const backwards = page.endingBefore !== undefined;
-  const cursor = await cursorPlace(client, table, userId, page, order, segments.length > 1, cost);
+  const cursor = await cursorPlace(client, table, userId, page, order, segments.length > 1, cost, apart.byId);
   const wanted = page.limit + 1;
   const found: Item[] = [];
   const first = cursor?.segment ?? 0;
@@ -43,7 +61,18 @@ export async function activityPage(
     const segment = segments[at];
     if (segment === undefined) break; // past either end
     const from = at === first ? cursor : undefined;
-    found.push(...(await segmentMatches(client, table, userId, segment, { wanted: wanted - found.length, backwards, from }, cost)));
+    const range = { wanted: wanted - found.length, backwards, from };
+    // Those read apart are among the Query's first `wanted + their number` at most once each: left out, the rest is enough.
+    const read = await segmentMatches(client, table, userId, segment, { ...range, wanted: range.wanted + apart.byId.size }, cost);
+    const matches = read.filter((item) => !apart.byId.has(item.id as string)).slice(0, range.wanted);
+    const segmentFilter = filters[at] ?? filter;
+    found.push(
+      ...mergedInOrder(
+        matches,
+        apart.items.filter((item) => matchesFilter(item, segmentFilter, now)),
+        range,
+      ),
+    );
   }
   return { page: pageOf(found, page.limit, backwards), cost: { ...cost, index: segments.map((segment) => segment.index.name).join('+') } };
 }
@@ -64,13 +93,16 @@ async function cursorPlace(
   order: ActivityOrder,
   segmented: boolean,
   cost: QueryCost,
+  apart: ReadonlyMap<string, Item>,
 ): Promise<CursorPlace | undefined> {
   const id = page.startingAfter ?? page.endingBefore;
   if (id === undefined) return undefined;
   if (order.cursorActiveAt !== undefined && !segmented) return { id, place: activitySort(order.cursorActiveAt, id), segment: 0 };
-  const { Item: item } = await client.send(new GetCommand({ TableName: table, Key: conversationKey(userId, id), ConsistentRead: true }));
+  const { Item: stored } = await client.send(new GetCommand({ TableName: table, Key: conversationKey(userId, id), ConsistentRead: true }));
   cost.queries += 1;
   cost.itemsRead += 1;
+  // A large side stands where its thread's activity puts it, as the list showed it.
+  const item = stored && (apart.get(id) ?? stored);
   if (!item) {
     const param = page.startingAfter === undefined ? 'ending_before' : 'starting_after';
     throw new InvalidParameter(
@@ -117,8 +149,25 @@ async function segmentMatches(
   return after.slice(0, wanted).map(({ item }) => item);
 }
 
+/**
+ * A segment's matches from its Query merged with those read apart that are beyond `from`: the first
+ * `wanted` of the union in the order they are collected in (newest activity first; `backwards`, oldest).
+ */
+function mergedInOrder(
+  matches: Item[],
+  apart: Item[],
+  { wanted, backwards, from }: { wanted: number; backwards: boolean; from?: CursorPlace },
+): Item[] {
+  if (apart.length === 0) return matches;
+  const beyond = apart.filter(
+    (item) => from === undefined || (backwards ? activityPlace(item) > from.place : activityPlace(item) < from.place),
+  );
+  const direction = backwards ? 1 : -1;
+  return [...matches, ...beyond].sort((a, b) => (activityPlace(a) < activityPlace(b) ? -direction : direction)).slice(0, wanted);
+}
+
 /** Every match of a Query whose set is small by nature, all pages of it. */
-async function wholeSet(client: DynamoDBDocumentClient, query: ListQuery, cost: QueryCost): Promise<Item[]> {
+export async function wholeSet(client: DynamoDBDocumentClient, query: ListQuery, cost: QueryCost): Promise<Item[]> {
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {

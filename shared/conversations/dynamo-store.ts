@@ -1,9 +1,10 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Groups } from '../auth/groups.js';
 import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { and, type Condition, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
-import { conversationKey } from '../dynamo/keys.js';
-import { keysUnder, queryPage } from '../dynamo/query-page.js';
+import { conversationKey, largeSideKey } from '../dynamo/keys.js';
+import { keysUnder, type QueryCost, queryPage } from '../dynamo/query-page.js';
 import { conversationIndexes } from '../dynamo/tables.js';
 import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
@@ -11,9 +12,11 @@ import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
 import { seededId } from '../ids.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { type Clock, systemClock } from '../time.js';
-import { activityPage } from './activity-list.js';
-import { endedMutes, mergeEndedMutes, writeBackEndedMutes } from './ended-mutes.js';
+import { activityPage, wholeSet } from './activity-list.js';
+import { endedMutes, mergeIntoPage, writeBackEndedMutes } from './ended-mutes.js';
 import { applied, Changes, counterpartOf, fromItem, type Item, readTimes, shownAsRead, toItem } from './item-codec.js';
+import { leftOut, matchesFilter, showsThread, withThreadActivity } from './large-sides.js';
+import { LARGE_SIDE_KEY, LargeThreads } from './large-threads.js';
 import { conjunction, listPlan, listQuery } from './list-plan.js';
 import {
   type Conversation,
@@ -36,7 +39,12 @@ export class DynamoConversationStore implements ConversationStore {
     /** The user's feed: creates, visible updates and removals write their event in their own transaction. */
     private readonly outbox: Outbox,
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.threads = new LargeThreads(client, table);
+  }
+
+  /** Group threads' records (the same table): whether a group's thread is large. */
+  private readonly threads: LargeThreads;
 
   /**
    * One conversation per (user, contact) and (user, group): the uniqueness record and the conversation
@@ -51,7 +59,10 @@ export class DynamoConversationStore implements ConversationStore {
   ): Promise<{ conversation: Conversation; created: boolean }> {
     return retryWhileBusy(async () => {
       const conversation = newConversation(seededId('conv', seed), counterpart, this.clock());
-      const items = creationItems(this.table, userId, conversation);
+      // A group's side is made marked when its thread is large, else on the condition that it is still small.
+      const thread = counterpart.kind === 'group' ? await this.threads.thread(counterpart.id) : undefined;
+      const items = creationItems(this.table, userId, conversation, thread?.large === true);
+      if (thread && !thread.large) items.push(this.threads.stillSmall(counterpart.id));
       const feed = await this.outbox.append(userId, [createdEvent('conversation', conversation, requestId)]);
       const outcome = await transactWrite(this.client, [...items, ...feed.items]);
       if (outcome.committed) return { conversation, created: true };
@@ -77,6 +88,10 @@ export class DynamoConversationStore implements ConversationStore {
       new GetCommand({ TableName: this.table, Key: uniquenessKey(userId, counterpart), ConsistentRead: true }),
     );
     return record ? holderOf(record) : undefined;
+  }
+
+  async isLargeThread(groupId: string): Promise<boolean> {
+    return (await this.threads.thread(groupId)).large;
   }
 
   /**
@@ -202,18 +217,33 @@ export class DynamoConversationStore implements ConversationStore {
    * by now but are still stored as mutes are read too (by_mute_end): merged
    * into `muted=false`, and written back as no mute after the page is read,
    * so they cost extra reads only until then. The answer never depends on the
-   * write-back having happened.
+   * write-back having happened. The user's large sides among `groups` are
+   * read apart with their threads' activity, left out of the Query and
+   * merged in where they match (docs/api.md gives the bound).
    */
   async list(
     userId: string,
     filter: ConversationFilter,
     page: PageRequest,
     order: ListOrder = { by: 'created' },
+    groups: Groups = new Set(),
   ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
     const now = this.clock();
+    const large = await this.largeSides(userId, groups);
+    const apart = new Set(large.items.map((item) => item.id as string));
+    const matching = large.items.filter((item) => matchesFilter(item, filter, now));
+    const plus = (cost: ListCost): ListCost => ({
+      ...cost,
+      queries: cost.queries + large.cost.queries,
+      itemsRead: cost.itemsRead + large.cost.itemsRead,
+    });
     if (order.by === 'activity') {
-      const { page: items, cost } = await activityPage(this.client, this.table, userId, filter, page, order, now);
-      return { page: { has_more: items.has_more, data: items.data.map((item) => fromItem(item, now)) }, cost };
+      const byId = new Map(large.items.map((item) => [item.id as string, item]));
+      const { page: items, cost } = await activityPage(this.client, this.table, userId, filter, page, order, now, {
+        items: matching,
+        byId,
+      });
+      return { page: { has_more: items.has_more, data: items.data.map((item) => fromItem(item, now)) }, cost: plus(cost) };
     }
     const plan = listPlan(userId, filter, now);
     const { query, startKeyOf } = listQuery(this.table, userId, plan);
@@ -221,17 +251,54 @@ export class DynamoConversationStore implements ConversationStore {
       plan.index?.name === conversationIndexes.muted.name
         ? await endedMutes(this.client, this.table, userId, now, conjunction(plan.residual))
         : { items: [], cost: { queries: 0, itemsRead: 0 } };
-    const { page: items, cost } = await queryPage(this.client, query, page, startKeyOf);
-    const merged = plan.expiredMutes ? mergeEndedMutes(items, ended.items, page) : items;
+    // As many more as are read apart, then those left out: the page is full, and has_more exact, without them.
+    const { page: read, cost } = await queryPage(this.client, query, { ...page, limit: page.limit + apart.size }, startKeyOf);
+    const items = leftOut(read, apart, page);
+    const endedHere = ended.items.filter((item) => !apart.has(item.id as string));
+    const merged = mergeIntoPage(plan.expiredMutes ? mergeIntoPage(items, endedHere, page) : items, matching, page);
     if (ended.items.length > 0) await writeBackEndedMutes(this.client, this.table, userId, ended.items);
     return {
       page: { has_more: merged.has_more, data: merged.data.map((item) => fromItem(item, now)) },
-      cost: {
+      cost: plus({
         index: plan.index?.name ?? 'table',
         queries: cost.queries + ended.cost.queries,
         itemsRead: cost.itemsRead + ended.cost.itemsRead,
-      },
+      }),
     };
+  }
+
+  /**
+   * The conversation as the user's token shows it: a large group's side
+   * with its thread's activity (one more read) when the token lists the group.
+   */
+  async shown(userId: string, id: string, groups: Groups): Promise<Conversation | undefined> {
+    const item = await this.getItem(userId, id);
+    if (!item) return undefined;
+    if (!showsThread(item, LARGE_SIDE_KEY, groups)) return fromItem(item, this.clock());
+    const thread = await this.threads.thread(item.group_id as string);
+    return fromItem(withThreadActivity(item, thread.lastActiveAt), this.clock());
+  }
+
+  /**
+   * The user's sides of the large groups `groups` lists, each with its
+   * thread's activity: one Query of by_large_side (its sides of large
+   * groups) and one BatchGetItem of their threads. None without groups.
+   */
+  private async largeSides(userId: string, groups: Groups): Promise<{ items: Item[]; cost: QueryCost }> {
+    const cost: QueryCost = { queries: 0, itemsRead: 0 };
+    if (groups.size === 0) return { items: [], cost };
+    const index = conversationIndexes.large;
+    const marked = await wholeSet(
+      this.client,
+      { TableName: this.table, IndexName: index.name, ...expressions({ keyCondition: equals(index.partitionKey, largeSideKey(userId)) }) },
+      cost,
+    );
+    const shown = marked.filter((item) => showsThread(item, LARGE_SIDE_KEY, groups));
+    if (shown.length === 0) return { items: [], cost };
+    const activity = await this.threads.activityOf(shown.map((item) => item.group_id as string));
+    cost.queries += 1;
+    cost.itemsRead += activity.size;
+    return { items: shown.map((item) => withThreadActivity(item, activity.get(item.group_id as string))), cost };
   }
 }
 
@@ -255,7 +322,8 @@ function conversationUpdate(table: string, userId: string, id: string, changes: 
  * (user, counterpart) one commits. A create request's and the fan-out's (a
  * contact's new side) alike.
  */
-export function creationItems(table: string, userId: string, conversation: Conversation): TransactItem[] {
+export function creationItems(table: string, userId: string, conversation: Conversation, largeSide = false): TransactItem[] {
+  const item = toItem(userId, conversation);
   return [
     {
       Put: {
@@ -264,7 +332,13 @@ export function creationItems(table: string, userId: string, conversation: Conve
         ...expressions({ condition: itemAbsent() }),
       },
     },
-    { Put: { TableName: table, Item: toItem(userId, conversation), ...expressions({ condition: itemAbsent() }) } },
+    {
+      Put: {
+        TableName: table,
+        Item: largeSide ? { ...item, [LARGE_SIDE_KEY]: largeSideKey(userId) } : item,
+        ...expressions({ condition: itemAbsent() }),
+      },
+    },
   ];
 }
 

@@ -85,12 +85,12 @@ export async function writeBackEndedMutes(client: DynamoDBDocumentClient, table:
 }
 
 /**
- * A `muted=false` page read from by_muted's `false` partition, merged with
- * the ended mutes (all of them, so the merge is exact): the first `limit` of
- * the union in list order; `has_more` when either side has more. An item on
- * both sides (written back between the two reads) counts once.
+ * A page in creation order merged with other matches read apart (all of them beyond the cursor, so the merge
+ * is exact): a `muted=false` page with the ended mutes, a page with the user's large sides. The first `limit`
+ * of the union in list order; `has_more` when either side has more. An item on both sides (written back between
+ * the two reads) counts once.
  */
-export function mergeEndedMutes(main: Page<Item>, ended: Item[], page: PageRequest): Page<Item> {
+export function mergeIntoPage(main: Page<Item>, ended: Item[], page: PageRequest): Page<Item> {
   const backwards = page.endingBefore !== undefined;
   const cursor = page.startingAfter ?? page.endingBefore;
   const beyondCursor = (id: string) => cursor === undefined || (backwards ? id > cursor : id < cursor);

@@ -1,6 +1,8 @@
 import { type AttachmentRecord, attachmentObject } from '../attachments/model.js';
 import { type Counterpart, type Thread, threadKey, threadOf } from '../dynamo/keys.js';
 import { createdEvent, deletedEvent, type EventDraft, updatedEvents } from '../events/model.js';
+import type { Clock } from '../time.js';
+import type { GroupThread } from './large-threads.js';
 
 /**
  * What the fan-out reacts to: every change of the attachments table (an
@@ -51,10 +53,36 @@ export interface MemberFeeds {
   notYetDelivered(deliveries: readonly MemberDelivery[]): Promise<MemberDelivery[]>;
 }
 
+/** Where a group's thread says whether it is large, and what a large one's changes write (LargeThreads). */
+export interface GroupThreads {
+  thread(groupId: string): Promise<GroupThread>;
+  becomeLarge(groupId: string, at: number | undefined, now: number): Promise<void>;
+  markSide(userId: string, conversationId: string): Promise<void>;
+  swept(groupId: string): Promise<void>;
+  moveActivity(groupId: string, at: number): Promise<void>;
+}
+
+/** Where a large thread's changes are its events (ThreadFeedWriter): once each, however often delivered. */
+export interface ThreadFeeds {
+  record(groupId: string, changes: readonly ThreadChange[]): Promise<void>;
+  /** Records these changes as in the thread's feed without events: the switching batch's, which reached every side. */
+  passOver(groupId: string, changes: readonly ThreadChange[]): Promise<void>;
+}
+
+/** The switch to large groups: the threads' records and feeds, and the sides at which a group's thread becomes large. */
+export interface LargeGroups {
+  threads: GroupThreads;
+  feeds: ThreadFeeds;
+  largeGroupSides: number;
+  clock: Clock;
+}
+
 /** What a batch's delivery came to. */
 export interface FanOutOutcome {
   /** Members reached now. */
   reached: number;
+  /** Large threads written once for their members. */
+  threads: number;
   /** Group members left alone: an earlier delivery of these changes had reached them. */
   skipped: number;
   /** The batch's first change not delivered to every member of its thread, and why: what is retried from. */
@@ -79,6 +107,7 @@ export class FanOut {
   constructor(
     private readonly sides: SidesIndex,
     private readonly members: MemberFeeds,
+    private readonly large: LargeGroups,
   ) {}
 
   /**
@@ -87,7 +116,7 @@ export class FanOut {
    * thread's first was delivered to every member (`unfinished`).
    */
   async deliver(changes: ThreadChange[]): Promise<FanOutOutcome> {
-    const outcome: FanOutOutcome = { reached: 0, skipped: 0 };
+    const outcome: FanOutOutcome = { reached: 0, threads: 0, skipped: 0 };
     for (const { thread, changes: ofThread } of byThread(changes)) {
       try {
         if (thread.kind === 'direct') outcome.reached += await this.direct(thread.members, ofThread);
@@ -118,12 +147,59 @@ export class FanOut {
   }
 
   /**
-   * A page of the thread's sides at a time: the members an earlier delivery
-   * reached (a retried batch) are left out by one cheap read, the others
-   * written GROUP_WRITES_IN_FLIGHT at once.
+   * A large thread's changes write the thread once (its activity), never a
+   * side. A small thread's go to every side, and the batch that finds
+   * `largeGroupSides` sides makes the thread large once it has reached them
+   * all (docs/decisions.md, "Large groups").
    */
   private async group(groupId: string, changes: ThreadChange[], outcome: FanOutOutcome): Promise<void> {
+    const { threads, largeGroupSides, clock } = this.large;
+    const thread = await threads.thread(groupId);
+    const at = latestUpload(changes);
+    if (thread.large) {
+      // A switch whose sweep failed part way is finished by the next change (it is retried until it is).
+      if (!thread.swept) await this.sweep(groupId);
+      // The activity first: a member told of an event by its push then reads the side as it shows it.
+      if (at !== undefined) await threads.moveActivity(groupId, at);
+      await this.large.feeds.record(groupId, changes);
+      outcome.threads += 1;
+      return;
+    }
+    const sides = await this.eachSide(groupId, changes, outcome);
+    if (sides < largeGroupSides) return;
+    // Before the switch: a retry of this batch finds the thread large, and must not list these changes again.
+    await this.large.feeds.passOver(groupId, changes);
+    await threads.becomeLarge(groupId, at, clock());
+    await this.sweep(groupId);
+  }
+
+  /**
+   * Marks every side of a thread that just became large, so that its
+   * members' lists find it (by_large_side); sides made from now on are
+   * marked at their creation (LargeThreads.stillSmall).
+   */
+  private async sweep(groupId: string): Promise<void> {
     for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }))) {
+      for (let start = 0; start < page.length; start += GROUP_WRITES_IN_FLIGHT) {
+        const settled = await Promise.allSettled(
+          page.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((side) => this.large.threads.markSide(side.userId, side.conversationId)),
+        );
+        const failed = settled.find((result) => result.status === 'rejected');
+        if (failed) throw failed.reason;
+      }
+    }
+    await this.large.threads.swept(groupId);
+  }
+
+  /**
+   * A page of the thread's sides at a time: the members an earlier delivery
+   * reached (a retried batch) are left out by one cheap read, the others
+   * written GROUP_WRITES_IN_FLIGHT at once. Answers how many sides it found.
+   */
+  private async eachSide(groupId: string, changes: ThreadChange[], outcome: FanOutOutcome): Promise<number> {
+    let sides = 0;
+    for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }))) {
+      sides += page.length;
       const all = page
         .map(
           (side): MemberDelivery => ({
@@ -145,6 +221,7 @@ export class FanOut {
         if (failed) throw failed.reason;
       }
     }
+    return sides;
   }
 }
 
@@ -164,7 +241,7 @@ export function byThread(changes: ThreadChange[]): { thread: Thread; changes: [T
 }
 
 /** The events a change is in the feed of a member whose side of the thread is `conversationId` (none for a rename that shows nothing new). */
-export function memberEvents(change: ThreadChange, conversationId: string): EventDraft[] {
+export function memberEvents(change: ThreadChange, conversationId: string | null): EventDraft[] {
   switch (change.kind) {
     case 'created':
       return [createdEvent('attachment', attachmentObject(change.record, conversationId), null)];

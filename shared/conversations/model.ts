@@ -1,3 +1,4 @@
+import type { Groups } from '../auth/groups.js';
 import type { Counterpart } from '../dynamo/keys.js';
 import type { Page, PageRequest } from '../pagination.js';
 
@@ -75,6 +76,8 @@ export interface ConversationStore {
     requestId: string,
   ): Promise<{ conversation: Conversation; created: boolean }>;
   get(userId: string, id: string): Promise<Conversation | undefined>;
+  /** The conversation as a token with these groups shows it (a large group's side with its thread's activity). */
+  shown(userId: string, id: string, groups: Groups): Promise<Conversation | undefined>;
   /** Applies only the given fields in one write (with its event, when it changes what the user sees); undefined when there is no such conversation. */
   update(userId: string, id: string, changes: ConversationChanges, requestId: string): Promise<Conversation | undefined>;
   /** Removes the conversation and its uniqueness record in one write; false when there was none. */
@@ -84,9 +87,12 @@ export interface ConversationStore {
     filter: ConversationFilter,
     page: PageRequest,
     order?: ListOrder,
+    groups?: Groups,
   ): Promise<{ page: Page<Conversation>; cost: ListCost }>;
   /** The id of the user's conversation with this contact or group, if they hold one. */
   sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined>;
+  /** Whether the group's thread is large (docs/api.md, "Sharing", large groups). */
+  isLargeThread(groupId: string): Promise<boolean>;
 }
 
 export function newConversation(id: string, counterpart: Counterpart, createdAt: number): Conversation {

@@ -1,5 +1,5 @@
 import type { Caller } from '../caller.js';
-import { NotFound } from '../domain-errors.js';
+import { InvalidParameter, NotFound, ReferenceMissing } from '../domain-errors.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { type Clock, systemClock } from '../time.js';
 import { requireMember } from './membership.js';
@@ -33,7 +33,7 @@ export class ConversationService {
   }
 
   async getConversation(caller: Caller, id: string): Promise<Conversation> {
-    return (await this.store.get(caller.userId, id)) ?? notFound(id);
+    return (await this.store.shown(caller.userId, id, caller.groups)) ?? notFound(id);
   }
 
   /**
@@ -45,6 +45,19 @@ export class ConversationService {
     const conversation = await this.store.get(caller.userId, id);
     if (conversation) requireMember(caller.groups, conversation.group_id, param);
     return conversation;
+  }
+
+  /**
+   * The large group whose thread feed the caller's side `id` reads (docs/api.md, "Sharing", large groups):
+   * 400 resource_missing for no side of theirs, 403 not_a_member without the group in the token,
+   * 400 parameter_invalid for a side of no large group.
+   */
+  async largeThreadOf(caller: Caller, id: string): Promise<{ groupId: string; sideId: string }> {
+    const side = await this.memberConversation(caller, id, 'conversation_id');
+    if (!side) throw new ReferenceMissing('conversation_id', `No such conversation: ${id}`);
+    if (side.group_id === null || !(await this.store.isLargeThread(side.group_id)))
+      throw new InvalidParameter('conversation_id', 'conversation_id must be a side of a large group: other threads are in your own feed');
+    return { groupId: side.group_id, sideId: side.id };
   }
 
   /** The id of the user's side of the thread with this contact or group, if they hold one. */
@@ -71,7 +84,7 @@ export class ConversationService {
     page: PageRequest,
     order: ListOrder = { by: 'created' },
   ): Promise<{ page: Page<Conversation>; cost: ListCost }> {
-    return this.store.list(caller.userId, filter, page, order);
+    return this.store.list(caller.userId, filter, page, order, caller.groups);
   }
 }
 

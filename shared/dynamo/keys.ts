@@ -85,6 +85,16 @@ export function threadKey(thread: Thread): string {
   return `d#${first}#${second}`;
 }
 
+/**
+ * A group's thread record (shared/conversations/large-threads.ts): whether
+ * it is large and, once it is, its activity. Under the thread's key, which
+ * may equal a user id, with a sort key no conversation item has.
+ */
+export const groupThreadKey = (groupId: string): ItemKey => ({ pk: threadKey({ kind: 'group', groupId }), sk: '#thread' });
+
+/** The by_large_side index's key: a user's sides of large groups (a sparse index). */
+export const largeSideKey = (userId: string): string => composite(userId);
+
 /** The thread whose side a conversation is. */
 export const threadOf = (userId: string, counterpart: Counterpart): Thread =>
   counterpart.kind === 'group' ? { kind: 'group', groupId: counterpart.id } : directThread(userId, counterpart.id);
@@ -131,6 +141,14 @@ export const eventKey = (userId: string, sequence: number): ItemKey => ({ pk: us
 /** Where the feed's type and resource indexes (eventIndexes) keep an event: `<type or resource>#<sequence>`. */
 export const eventGroupPrefix = (typeOrResource: string): string => `${typeOrResource}#`;
 export const feedHeadKey = (userId: string): ItemKey => ({ pk: userId, sk: 'head' });
+/**
+ * The partition of a large group's thread feed in the events table, where
+ * the users' feeds are under their ids: longer than any user id may be
+ * (MAX_USER_ID_BYTES, which the authorizer holds tokens to), so no user's
+ * feed is ever a thread's. A thread key is ASCII and holds no `#` but its own.
+ */
+export const threadFeedKey = (groupId: string): string =>
+  `thread#${threadKey({ kind: 'group', groupId })}#`.padEnd(MAX_USER_ID_BYTES + 1, '#');
 /**
  * A change another member made that a user's feed has recorded (the fan-out,
  * shared/conversations/side-delivery.ts), by the id of its stream record:

@@ -52,6 +52,8 @@ export const conversationIndexes = {
   archivedActivity: { name: 'by_archived_activity', partitionKey: 'archived_key', sortKey: 'activity_sort' },
   /** Every side of a thread, one per user: the fan-out finds a group thread's sides here. */
   thread: { name: 'by_thread', partitionKey: 'thread_key', sortKey: 'pk' },
+  /** Sparse: a user's sides of large groups, whose activity is their thread's (shared/conversations/large-threads.ts). */
+  large: { name: 'by_large_side', partitionKey: 'large_side_key', sortKey: 'sk' },
 } as const satisfies Record<string, IndexDefinition>;
 
 export type ConversationIndex = keyof typeof conversationIndexes;

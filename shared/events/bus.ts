@@ -1,6 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { EVENT_SK_PREFIX } from '../dynamo/keys.js';
-import { EVENT_ATTRIBUTE, USER_ATTRIBUTE } from './item.js';
+import { EVENT_ATTRIBUTE, GROUP_ATTRIBUTE, USER_ATTRIBUTE } from './item.js';
 
 /**
  * What operators receive on the event bus (docs/events-for-operators.md): one
@@ -23,13 +23,11 @@ export const BUS_FILTER_PATTERN = {
   dynamodb: { Keys: { sk: { S: [{ prefix: EVENT_SK_PREFIX }] } } },
 } as const;
 
-/** An entry's detail: the event object as `GET /v1/events/:id` shows it, plus `user_id`. */
-export interface BusDetail {
-  id: string;
-  type: string;
-  user_id: string;
-  [field: string]: unknown;
-}
+/**
+ * An entry's detail: the event object as `GET /v1/events/:id` shows it, plus `user_id`; a large
+ * group's thread event (docs/api.md, "Sharing", large groups) has `group_id` in its place.
+ */
+export type BusDetail = { id: string; type: string; [field: string]: unknown } & ({ user_id: string } | { group_id: string });
 
 /**
  * `detail-type` of every entry, one constant: the pipe's target parameters
@@ -58,9 +56,10 @@ export function busDetail(record: DynamoDBRecord): BusDetail {
   const image = record.dynamodb?.NewImage;
   const stored = image?.[EVENT_ATTRIBUTE]?.S;
   const userId = image?.[USER_ATTRIBUTE]?.S;
+  const groupId = image?.[GROUP_ATTRIBUTE]?.S;
   const item = JSON.stringify(record.dynamodb?.Keys ?? {});
-  if (stored === undefined || userId === undefined)
-    throw new MalformedEventItem(`event item ${item} has no ${EVENT_ATTRIBUTE} or ${USER_ATTRIBUTE} string`);
+  if (stored === undefined || (userId === undefined && groupId === undefined))
+    throw new MalformedEventItem(`event item ${item} has no ${EVENT_ATTRIBUTE} or ${USER_ATTRIBUTE} (or ${GROUP_ATTRIBUTE}) string`);
   let event: unknown;
   try {
     event = JSON.parse(stored);
@@ -70,7 +69,8 @@ export function busDetail(record: DynamoDBRecord): BusDetail {
   if (!isObject(event) || typeof event.id !== 'string' || typeof event.type !== 'string') {
     throw new MalformedEventItem(`event item ${item}: ${EVENT_ATTRIBUTE} is not an event object with an id and a type`);
   }
-  return { ...event, id: event.id, type: event.type, user_id: userId };
+  const owner = userId === undefined ? { group_id: groupId as string } : { user_id: userId };
+  return { ...event, id: event.id, type: event.type, ...owner };
 }
 
 /** An entry as EventBridge delivers it to a rule's target. */

@@ -1,4 +1,4 @@
-import { eventGroupPrefix, eventKey, sequenceSort } from '../dynamo/keys.js';
+import { eventGroupPrefix, eventKey, sequenceSort, threadFeedKey } from '../dynamo/keys.js';
 import { eventIndexes } from '../dynamo/tables.js';
 import { type ApiEvent, EVENT_RETENTION_SECONDS, resourceOf, type StoredEvent } from './model.js';
 
@@ -11,7 +11,7 @@ import { type ApiEvent, EVENT_RETENTION_SECONDS, resourceOf, type StoredEvent } 
 
 /** The table's TTL attribute: when the event leaves the feed. */
 export const EXPIRES_AT = 'expires_at';
-/** Whose feed holds the event: the bus's detail carries it next to the event. */
+/** Whose feed holds the event (absent from a thread's): the bus's detail carries it next to the event. */
 export const USER_ATTRIBUTE = 'user_id';
 /** The event exactly as the API shows it, as JSON text: served as it is, never rebuilt. */
 export const EVENT_ATTRIBUTE = 'event';
@@ -23,13 +23,26 @@ export const EVENT_ATTRIBUTE = 'event';
  */
 export const GROUP_ATTRIBUTE = 'group_id';
 
-/** The item of the user's event at `sequence`: its key, what the reads filter on, the group it is private to, and the event itself. */
-export function eventItem(userId: string, sequence: number, event: ApiEvent, group: string | null = null): Record<string, unknown> {
+/**
+ * Whose feed an event is in: a user's (`group`: the group whose members alone read it, for what
+ * another member's change of a group's thread brought them), or a large group's thread's.
+ */
+export type FeedOwner = { user: string; group: string | null } | { thread: string };
+
+/** The partition of the owner's feed. */
+export const feedKeyOf = (owner: FeedOwner): string => ('user' in owner ? owner.user : threadFeedKey(owner.thread));
+
+/**
+ * The item of the owner's event at `sequence`: its key, what the reads filter on, the user or the
+ * thread's group (the bus carries either beside the event), and the event itself.
+ */
+export function eventItem(owner: FeedOwner, sequence: number, event: ApiEvent): Record<string, unknown> {
+  const group = 'user' in owner ? owner.group : owner.thread;
   return {
-    ...eventKey(userId, sequence),
+    ...eventKey(feedKeyOf(owner), sequence),
     [eventIndexes.type.sortKey]: sequenceSort(eventGroupPrefix(event.type), sequence),
     [eventIndexes.resource.sortKey]: sequenceSort(eventGroupPrefix(resourceOf(event.type)), sequence),
-    [USER_ATTRIBUTE]: userId,
+    ...('user' in owner ? { [USER_ATTRIBUTE]: owner.user } : {}),
     id: event.id,
     type: event.type,
     created_at: event.created_at,

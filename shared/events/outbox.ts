@@ -5,7 +5,7 @@ import { feedHeadKey } from '../dynamo/keys.js';
 import type { Outcome, TransactItem } from '../dynamo/transactions.js';
 import { type Clock, systemClock } from '../time.js';
 import { eventId } from './ids.js';
-import { eventItem } from './item.js';
+import { eventItem, type FeedOwner, feedKeyOf } from './item.js';
 import type { ApiEvent, EventDraft } from './model.js';
 
 /** The head's attributes: the last sequence number taken, and the created_at of that event. */
@@ -43,11 +43,19 @@ export class Outbox {
    * group whose members alone may read these events (StoredEvent), for what
    * another member's change of a group's thread brings the user.
    */
-  async append(userId: string, drafts: readonly EventDraft[], group: string | null = null): Promise<FeedAppend> {
+  append(userId: string, drafts: readonly EventDraft[], group: string | null = null): Promise<FeedAppend> {
+    return this.appendTo({ user: userId, group }, drafts);
+  }
+
+  /** The same for a large group's thread feed (its own partition, the group beside each event). */
+  appendToThread(groupId: string, drafts: readonly EventDraft[]): Promise<FeedAppend> {
+    return this.appendTo({ thread: groupId }, drafts);
+  }
+
+  private async appendTo(owner: FeedOwner, drafts: readonly EventDraft[]): Promise<FeedAppend> {
     if (drafts.length === 0) return { items: [] };
-    const { Item: head } = await this.client.send(
-      new GetCommand({ TableName: this.table, Key: feedHeadKey(userId), ConsistentRead: true }),
-    );
+    const feed = feedKeyOf(owner);
+    const { Item: head } = await this.client.send(new GetCommand({ TableName: this.table, Key: feedHeadKey(feed), ConsistentRead: true }));
     const last = typeof head?.[SEQUENCE] === 'number' ? head[SEQUENCE] : 0;
     // Never before the event behind it: a feed's times go forward with its sequence, so the retention's edge is one place in it.
     const createdAt = Math.max(this.clock(), typeof head?.[LAST_AT] === 'number' ? head[LAST_AT] : 0);
@@ -63,7 +71,7 @@ export class Outbox {
     const moveHead: TransactItem = {
       Update: {
         TableName: this.table,
-        Key: feedHeadKey(userId),
+        Key: feedHeadKey(feed),
         ...expressions({
           update: { set: { [SEQUENCE]: last + drafts.length, [LAST_AT]: createdAt } },
           condition: head ? equals(SEQUENCE, last) : itemAbsent(),
@@ -74,7 +82,7 @@ export class Outbox {
       (event, index): TransactItem => ({
         Put: {
           TableName: this.table,
-          Item: eventItem(userId, last + 1 + index, event, group),
+          Item: eventItem(owner, last + 1 + index, event),
           ...expressions({ condition: itemAbsent() }),
         },
       }),

@@ -1,5 +1,5 @@
 import { parameterInvalid } from '../http/errors.js';
-import type { ParamParser } from '../http/params.js';
+import { clientId, type ParamParser } from '../http/params.js';
 import { cursor, limit } from '../pagination.js';
 import { isEventId } from './ids.js';
 import { EVENT_TYPES, type EventResource, type EventType, resourceOf, type TypeFilter } from './model.js';
@@ -19,6 +19,8 @@ const type: ParamParser<TypeFilter> = (value, name) => {
 /** The parameters of the events list, and how each is read. */
 export const listParams = {
   limit,
+  /** A side of a large group: that thread's feed (docs/api.md, "Sharing", large groups). */
+  conversation_id: clientId,
   starting_after: cursor(isEventId),
   ending_before: cursor(isEventId),
   type,

@@ -1,6 +1,6 @@
 import { TokenRejected, type TokenVerifier } from '../auth/tokens.js';
 import { logger } from '../observability.js';
-import { channelOf } from './channel.js';
+import { channelOf, groupChannelOf } from './channel.js';
 
 /**
  * The Event API's Lambda authorizer (functions/realtime-authorizer.ts) and
@@ -55,9 +55,9 @@ export async function authorizeRealtime(
   const token = BEARER.exec(event.authorizationToken ?? '')?.[1];
   if (!token) return refusal(event, 'no bearer token');
   const tokens = await verifier();
-  let userId: string;
+  let identity: { userId: string; groups: ReadonlySet<string> };
   try {
-    ({ userId } = await tokens.verify(token));
+    identity = await tokens.verify(token);
   } catch (error) {
     if (error instanceof TokenRejected) return refusal(event, `token rejected: ${error.message}`);
     throw error;
@@ -65,8 +65,14 @@ export async function authorizeRealtime(
   const { operation } = event.requestContext;
   if (operation === 'EVENT_CONNECT') return allowed;
   if (operation === 'EVENT_PUBLISH') return refusal(event, 'a token never publishes: the namespace takes IAM only');
-  if (operation === 'EVENT_SUBSCRIBE' && channelPathOf(event.requestContext) === channelOf(userId)) return allowed;
-  return refusal(event, "not the token's own channel");
+  if (operation === 'EVENT_SUBSCRIBE' && mayHear(identity, channelPathOf(event.requestContext))) return allowed;
+  return refusal(event, "not the token's own channel, nor a channel of a group the token lists");
+}
+
+/** The token's own channel, or the thread channel of a group the token lists (docs/api.md, "Sharing", large groups). */
+function mayHear({ userId, groups }: { userId: string; groups: ReadonlySet<string> }, channel: string | undefined): boolean {
+  if (channel === undefined) return false;
+  return channel === channelOf(userId) || [...groups].some((groupId) => groupChannelOf(groupId) === channel);
 }
 
 /**

@@ -19,9 +19,15 @@ export const PUBLISH_PATH = '/event';
 const SEGMENT_HEX_CHARS = 32;
 
 export function channelOf(userId: string): string {
-  const segment = createHash('sha256').update(userId, 'utf8').digest('hex').slice(0, SEGMENT_HEX_CHARS);
-  return `/${REALTIME_NAMESPACE}/u-${segment}`;
+  return `/${REALTIME_NAMESPACE}/u-${hashOf(userId)}`;
 }
+
+/** A large group's thread channel (docs/api.md, "Sharing", large groups): as opaque, and apart from every user's by its prefix. */
+export function groupChannelOf(groupId: string): string {
+  return `/${REALTIME_NAMESPACE}/g-${hashOf(groupId)}`;
+}
+
+const hashOf = (id: string): string => createHash('sha256').update(id, 'utf8').digest('hex').slice(0, SEGMENT_HEX_CHARS);
 
 /** AppSync's rule for a channel path: a namespace and up to four more segments, each 1 to 50 letters, digits or dashes; `*` only last, when subscribing. */
 const SEGMENT = /^[A-Za-z0-9-]{1,50}$/;

@@ -1,6 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { busDetail } from '../events/bus.js';
-import { channelOf } from './channel.js';
+import { channelOf, groupChannelOf } from './channel.js';
 
 /**
  * What a push says (docs/api.md, "The live inbox"): that the user's feed has
@@ -20,7 +20,19 @@ export function feedHint(event: { id: string; type: string }): FeedHint {
   return { type: 'feed', event_id: event.id, event_type: event.type };
 }
 
-/** A hint on its way: the channel of the feed's user and the hint as the event text published there. */
+/** The same for a large group's thread feed, pushed once on the group's channel (docs/api.md, "Sharing", large groups). */
+export interface ThreadHint {
+  type: 'thread';
+  group_id: string;
+  event_id: string;
+  event_type: string;
+}
+
+export function threadHint(groupId: string, event: { id: string; type: string }): ThreadHint {
+  return { type: 'thread', group_id: groupId, event_id: event.id, event_type: event.type };
+}
+
+/** A hint on its way: the channel of the feed's user (or thread) and the hint as the event text published there. */
 export interface ChannelHint {
   channel: string;
   event: string;
@@ -34,5 +46,8 @@ export interface ChannelHint {
  */
 export function hintOfRecord(record: DynamoDBRecord): ChannelHint {
   const detail = busDetail(record);
-  return { channel: channelOf(detail.user_id), event: JSON.stringify(feedHint(detail)) };
+  if ('user_id' in detail && typeof detail.user_id === 'string')
+    return { channel: channelOf(detail.user_id), event: JSON.stringify(feedHint(detail)) };
+  const groupId = detail.group_id as string;
+  return { channel: groupChannelOf(groupId), event: JSON.stringify(threadHint(groupId, detail)) };
 }

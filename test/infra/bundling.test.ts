@@ -39,16 +39,16 @@ async function buildAll(): Promise<Metafile> {
 const OVER_BUDGET: Readonly<Record<string, { ceiling: number; why: string }>> = {
   // A session function's base, S3 calls included (GetUploadSession), is 288 KB: 12 KB short of the budget.
   'functions/attachments/upload.ts': {
-    ceiling: 343_000,
-    why: "busboy (23.4 KB with streamsearch; 2-3 ms of its load), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says), the conversation store (11 KB) and the preview sniff (2.6 KB)",
+    ceiling: 349_000,
+    why: "busboy (23.4 KB with streamsearch; 2-3 ms of its load), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says), the conversation store (16.5 KB with its large groups' reads) and the preview sniff (2.6 KB)",
   },
   'functions/upload-sessions/start.ts': {
-    ceiling: 315_000,
-    why: "mime's table with its reader (11.1 KB) and the conversation store (11 KB): about 1 ms of its load",
+    ceiling: 321_500,
+    why: "mime's table with its reader (11.1 KB) and the conversation store (16.5 KB with its large groups' reads): about 1 ms of its load",
   },
   'functions/upload-sessions/complete.ts': {
-    ceiling: 383_000,
-    why: 'file-type with its tokenizers (71 KB: ~150 formats by their bytes; 4-10 ms of its load), the conversation store (11 KB) and the preview sniff (2.5 KB)',
+    ceiling: 389_000,
+    why: "file-type with its tokenizers (71 KB: ~150 formats by their bytes; 4-10 ms of its load), the conversation store (16.5 KB with its large groups' reads) and the preview sniff (2.5 KB)",
   },
 };
 

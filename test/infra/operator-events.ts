@@ -59,7 +59,7 @@ export function operatorEventsTests(template: () => Template): void {
   };
   /** The item the outbox writes (shared/events/item.ts), as its stream record's image types it. */
   const image = Object.fromEntries(
-    Object.entries(eventItem('user_1', 42, storedEvent)).map(([name, value]) => [
+    Object.entries(eventItem({ user: 'user_1', group: null }, 42, storedEvent)).map(([name, value]) => [
       name,
       typeof value === 'number' ? { N: String(value) } : { S: String(value) },
     ]),

@@ -94,7 +94,7 @@ describe.runIf(CAN_BUNDLE_OFFLINE)('infra/stack/sam-env.json', () => {
     expect(told.length).toBeGreaterThan(0);
     const { port } = readLocalSettings({});
     for (const [id, { Properties }] of told) {
-      const endpoint = realtimeEndpoint(readConfig(samEnvironment(Properties.Environment.Variables, samEnv.Parameters)), 'user_1');
+      const endpoint = realtimeEndpoint(readConfig(samEnvironment(Properties.Environment.Variables, samEnv.Parameters)), 'user_1', []);
       expect({ url: endpoint.url, host: endpoint.host }, id).toEqual({
         url: `ws://127.0.0.1:${port}${REALTIME_PATH}`,
         host: `127.0.0.1:${port}`,

@@ -122,7 +122,7 @@ async function appendEvent(userId: string, sequence: number, type: EventType, ob
     request_id: `req_${run}_${sequence}`,
   };
   const table = t.api.config.eventsTable;
-  await documents.send(new PutCommand({ TableName: table, Item: eventItem(userId, sequence, event) }));
+  await documents.send(new PutCommand({ TableName: table, Item: eventItem({ user: userId, group: null }, sequence, event) }));
   // The counter item (an INSERT for the first event, a MODIFY after): never an entry on the bus.
   await documents.send(
     new UpdateCommand({

@@ -1,12 +1,16 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { population } from '../../bench/population.js';
 import { putConversations } from '../../bench/seed-conversations.js';
 import { Composition, outbox } from '../../shared/app.js';
 import { DynamoConversationStore } from '../../shared/conversations/dynamo-store.js';
-import type { Conversation, ConversationFilter } from '../../shared/conversations/model.js';
+import { toItem } from '../../shared/conversations/item-codec.js';
+import { LARGE_SIDE_KEY } from '../../shared/conversations/large-threads.js';
+import { type Conversation, type ConversationFilter, type ListOrder, newConversation } from '../../shared/conversations/model.js';
 import { isUnread } from '../../shared/conversations/read-state.js';
+import { groupThreadKey, largeSideKey } from '../../shared/dynamo/keys.js';
+import { newId } from '../../shared/ids.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
 // Items read per list page, through the real store against DynamoDB Local: the
@@ -189,5 +193,49 @@ describe('a list page reads at most limit + 1 items whatever the number of conve
     expect(page.data.map((c) => c.id)).toEqual(expectedPage((c) => mutedNow(c) && c.archived_at !== null));
     expect(cost.index).toBe('by_muted');
     expect(read).toBeLessThanOrEqual(muted.length);
+  });
+});
+
+describe('a token that lists large groups', () => {
+  const OTHER = 'user_with_large_groups';
+  const LARGE = ['large-1', 'large-2', 'large-3', 'large-4'];
+  /** Later than every seeded conversation's activity: each large side leads the activity order. */
+  const THREAD_ACTIVE_AT = 4_000_000_000;
+
+  it(`reads at most limit + 1 + 3 × the user's large sides per page (${LIMIT + 1 + 3 * LARGE.length} here) where a list's own bound is limit + 1`, async () => {
+    await putConversations(
+      client,
+      composition.config.conversationsTable,
+      OTHER,
+      population(300, { seed: 34, firstIndex: 0 }).conversations,
+    );
+    const table = composition.config.conversationsTable;
+    for (const [index, groupId] of LARGE.entries()) {
+      const side = newConversation(newId('conv'), { kind: 'group', id: groupId }, 1_800_000_000 + index);
+      await client.send(new PutCommand({ TableName: table, Item: { ...toItem(OTHER, side), [LARGE_SIDE_KEY]: largeSideKey(OTHER) } }));
+      const thread = { ...groupThreadKey(groupId), group_id: groupId, large_since: 1, last_active_at: THREAD_ACTIVE_AT + index };
+      await client.send(new PutCommand({ TableName: table, Item: thread }));
+    }
+    const groups = new Set(LARGE);
+    const orders: ListOrder[] = [{ by: 'created' }, { by: 'activity', pinnedFirst: false }];
+    // The lists whose own bound is limit + 1 (one index, nothing filtered): each single filter in creation order, activity order alone and with archived.
+    const single: [ListOrder, ConversationFilter][] = [
+      ...[{}, { unread: true }, { unread: false }, { archived: false }, { pinned: false }].map(
+        (filter): [ListOrder, ConversationFilter] => [orders[0]!, filter],
+      ),
+      [orders[1]!, {}],
+      [orders[1]!, { archived: false }],
+    ];
+    for (const [order, filter] of single) {
+      const { read, page } = await measured(() => store.list(OTHER, filter, { limit: LIMIT }, order, groups));
+      const what = `${JSON.stringify(filter)} ${order.by}`;
+      expect(read, what).toBeLessThanOrEqual(LIMIT + 1 + 3 * LARGE.length);
+      expect(page.data.length, what).toBe(LIMIT);
+    }
+    // The large sides lead the activity order with their threads' activity, newest first, and read unread.
+    const { page } = await measured(() => store.list(OTHER, { unread: true }, { limit: LIMIT }, orders[1], groups));
+    expect(page.data.slice(0, LARGE.length).map((side) => [side.group_id, side.last_active_at])).toEqual(
+      [...LARGE.entries()].reverse().map(([index, groupId]) => [groupId, THREAD_ACTIVE_AT + index]),
+    );
   });
 });

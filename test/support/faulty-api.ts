@@ -30,8 +30,8 @@ export interface FaultyApi {
   close(): Promise<void>;
 }
 
-/** What a test may set on the server behind the proxies (e.g. a short function timeout, its clock). */
-export type FaultyApiOptions = Pick<LocalApiOptions, 'functionTimeoutMs' | 'clock' | 'timeToLiveDelayMs' | 'previewVisibilityMs'>;
+/** What a test may set on the server behind the proxies (e.g. a short function timeout, its clock, LARGE_GROUP_SIDES in `env`). */
+export type FaultyApiOptions = Pick<LocalApiOptions, 'functionTimeoutMs' | 'clock' | 'timeToLiveDelayMs' | 'previewVisibilityMs' | 'env'>;
 
 export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<FaultyApi> {
   const { filesBucket } = readConfig(process.env);
@@ -46,7 +46,7 @@ export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<Fa
   const t = await startTestApi({
     ...options,
     sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint },
-    env: { S3_ENDPOINT: s3.endpoint },
+    env: { ...options.env, S3_ENDPOINT: s3.endpoint },
   });
   const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
 

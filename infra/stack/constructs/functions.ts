@@ -163,7 +163,7 @@ export class Functions extends Construct {
         leftUndone: "attachment changes missed the other members' feeds",
       },
       {
-        environment: { ...environment, PREVIEW_QUEUE_URL: previews.queue.queueUrl },
+        environment: { ...environment, PREVIEW_QUEUE_URL: previews.queue.queueUrl, LARGE_GROUP_SIDES: String(settings.largeGroupSides) },
         permissions: fanOutPermissions(arns, previews.queue.queueArn),
         extra: consumerTimeout,
       },

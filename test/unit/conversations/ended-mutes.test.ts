@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergeEndedMutes } from '../../../shared/conversations/ended-mutes.js';
+import { mergeIntoPage } from '../../../shared/conversations/ended-mutes.js';
 import type { PageRequest } from '../../../shared/pagination.js';
 
 // Ids as the list orders them (string order = creation order); items carry only their id here.
 const id = (n: number) => `conv_${String(n).padStart(26, '0')}`;
 
-describe('mergeEndedMutes', () => {
+describe('mergeIntoPage', () => {
   it('gives exactly the page and has_more of the whole union, forwards and backwards', () => {
     fc.assert(
       fc.property(
@@ -40,7 +40,7 @@ describe('mergeEndedMutes', () => {
 
           const union = all.filter(beyond).sort();
           const nearest = backwards && cursor !== undefined ? union.slice(0, limit) : union.reverse().slice(0, limit);
-          const merged = mergeEndedMutes(
+          const merged = mergeIntoPage(
             main,
             ended.map((value) => ({ id: value })),
             page,

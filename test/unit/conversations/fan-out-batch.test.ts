@@ -1,7 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AttachmentRecord } from '../../../shared/attachments/model.js';
-import { FanOut, latestUpload, type MemberDelivery, memberEvents, type ThreadChange } from '../../../shared/conversations/fan-out.js';
+import {
+  FanOut,
+  type GroupThreads,
+  type LargeGroups,
+  latestUpload,
+  type MemberDelivery,
+  memberEvents,
+  type ThreadChange,
+  type ThreadFeeds,
+} from '../../../shared/conversations/fan-out.js';
+import type { GroupThread } from '../../../shared/conversations/large-threads.js';
 import { threadKey, threadOf } from '../../../shared/dynamo/keys.js';
 
 const users = ['u1', 'u2', 'u3', 'u4'];
@@ -49,15 +59,58 @@ async function fanOut(batch: ThreadChange[], sides: Record<string, string[]>): P
       yield sides[groupId]!.map((userId) => ({ userId, conversationId: `conv_${userId}_${groupId}` }));
     },
   };
-  await new FanOut(threads, {
-    deliver: async (delivery) => {
-      delivered.push(delivery);
-      return true;
+  await new FanOut(
+    threads,
+    {
+      deliver: async (delivery) => {
+        delivered.push(delivery);
+        return true;
+      },
+      notYetDelivered: async (deliveries) => [...deliveries],
     },
-    notYetDelivered: async (deliveries) => [...deliveries],
-  }).deliver(batch);
+    neverLarge(),
+  ).deliver(batch);
   return delivered;
 }
+
+/** Group threads' records and feeds in memory, and every write to them in order. */
+function threadRecords(): GroupThreads & ThreadFeeds & { records: Map<string, GroupThread>; writes: string[] } {
+  const records = new Map<string, GroupThread>();
+  const writes: string[] = [];
+  const of = (groupId: string): GroupThread => records.get(groupId) ?? { large: false, swept: false, lastActiveAt: null };
+  return {
+    records,
+    writes,
+    thread: async (groupId) => of(groupId),
+    async becomeLarge(groupId, at) {
+      writes.push(`large ${groupId}`);
+      if (!of(groupId).large) records.set(groupId, { large: true, swept: false, lastActiveAt: at ?? null });
+    },
+    async markSide(userId) {
+      writes.push(`mark ${userId}`);
+    },
+    async swept(groupId) {
+      writes.push(`swept ${groupId}`);
+      records.set(groupId, { ...of(groupId), swept: true });
+    },
+    async record(groupId, changes) {
+      writes.push(`feed ${groupId} ${changes.map((change) => change.id).join(',')}`);
+    },
+    async passOver(groupId, changes) {
+      writes.push(`passed over ${groupId} ${changes.map((change) => change.id).join(',')}`);
+    },
+    async moveActivity(groupId, at) {
+      writes.push(`activity ${groupId} ${at}`);
+      records.set(groupId, { ...of(groupId), lastActiveAt: Math.max(at, of(groupId).lastActiveAt ?? 0) });
+    },
+  };
+}
+
+/** The switch as it is by default for these tests: no group here grows large. */
+const neverLarge = (): LargeGroups => {
+  const threads = threadRecords();
+  return { threads, feeds: threads, largeGroupSides: Number.MAX_SAFE_INTEGER, clock: () => 0 };
+};
 
 /** Sides of one group, each member named by its index. */
 function groupOf(groupId: string, members: number): { sidesOf(key: string): AsyncIterable<{ userId: string; conversationId: string }[]> } {
@@ -157,14 +210,18 @@ describe('the fan-out of a batch', () => {
     };
     const handed: string[] = [];
     const failure = new Error('throttled');
-    const outcome = await new FanOut(sides, {
-      deliver: async (delivery) => {
-        handed.push(delivery.userId);
-        if (delivery.userId === 'member-of-failing') throw failure;
-        return true;
+    const outcome = await new FanOut(
+      sides,
+      {
+        deliver: async (delivery) => {
+          handed.push(delivery.userId);
+          if (delivery.userId === 'member-of-failing') throw failure;
+          return true;
+        },
+        notYetDelivered: async (deliveries) => [...deliveries],
       },
-      notYetDelivered: async (deliveries) => [...deliveries],
-    }).deliver(batch);
+      neverLarge(),
+    ).deliver(batch);
     expect(outcome.unfinished).toEqual({ change: batch[1], error: failure });
     expect(outcome.reached).toBe(1);
     // The thread after the failing one is not begun: it is retried with it.
@@ -174,15 +231,72 @@ describe('the fan-out of a batch', () => {
   it('leaves out the members a check finds reached before, and reaches the others', async () => {
     const change = upload('e1', 'big');
     const written: string[] = [];
-    const outcome = await new FanOut(groupOf('big', 50), {
-      deliver: async (delivery) => {
-        written.push(delivery.userId);
-        return true;
+    const outcome = await new FanOut(
+      groupOf('big', 50),
+      {
+        deliver: async (delivery) => {
+          written.push(delivery.userId);
+          return true;
+        },
+        // As a retried batch finds it: the first 30 members were reached by the run that stopped.
+        notYetDelivered: async (deliveries) => deliveries.filter((delivery) => Number(delivery.userId.slice(1)) >= 30),
       },
-      // As a retried batch finds it: the first 30 members were reached by the run that stopped.
-      notYetDelivered: async (deliveries) => deliveries.filter((delivery) => Number(delivery.userId.slice(1)) >= 30),
-    }).deliver([change]);
-    expect(outcome).toEqual({ reached: 20, skipped: 30 });
+      neverLarge(),
+    ).deliver([change]);
+    expect(outcome).toEqual({ reached: 20, threads: 0, skipped: 30 });
     expect(written.sort()).toEqual(Array.from({ length: 20 }, (_, index) => `m${index + 30}`).sort());
+  });
+});
+
+describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
+  const members = () => ({
+    written: [] as string[],
+    deliver: async function (this: { written: string[] }, delivery: MemberDelivery) {
+      this.written.push(delivery.userId);
+      return true;
+    },
+    notYetDelivered: async (deliveries: readonly MemberDelivery[]) => [...deliveries],
+  });
+
+  it('reaches every side with the change that finds it that large, then becomes large and marks each side once', async () => {
+    const threads = threadRecords();
+    const feeds = members();
+    const outcome = await new FanOut(groupOf('g', 3), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([
+      upload('e1', 'g'),
+    ]);
+    expect(outcome).toEqual({ reached: 3, threads: 0, skipped: 0 });
+    expect(feeds.written.sort()).toEqual(['m0', 'm1', 'm2']);
+    expect(threads.writes).toEqual(['passed over g e1', 'large g', 'mark m0', 'mark m1', 'mark m2', 'swept g']);
+    expect(threads.records.get('g')).toEqual({ large: true, swept: true, lastActiveAt: 1_800_000_000 });
+  });
+
+  it('stays small below it: every side is written, the thread never', async () => {
+    const threads = threadRecords();
+    const feeds = members();
+    await new FanOut(groupOf('g', 2), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([upload('e1', 'g')]);
+    expect(feeds.written.sort()).toEqual(['m0', 'm1']);
+    expect(threads.writes).toEqual([]);
+  });
+
+  it('writes a large thread once per batch and no side, however many members it has', async () => {
+    const threads = threadRecords();
+    threads.records.set('g', { large: true, swept: true, lastActiveAt: 1 });
+    const feeds = members();
+    const batch = [upload('e1', 'g', 'm1'), upload('e2', 'g', 'm2'), upload('e3', 'other')];
+    const outcome = await new FanOut(groupOf('g', 500), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver(
+      batch,
+    );
+    expect(outcome).toEqual({ reached: 0, threads: 1, skipped: 0 });
+    expect(feeds.written).toEqual([]);
+    expect(threads.writes).toEqual(['activity g 1800000000', 'feed g e1,e2']);
+  });
+
+  it('finishes a switch whose sweep stopped part way before it writes the thread', async () => {
+    const threads = threadRecords();
+    threads.records.set('g', { large: true, swept: false, lastActiveAt: null });
+    await new FanOut(groupOf('g', 2), members(), { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([
+      upload('e1', 'g'),
+    ]);
+    expect(threads.writes).toEqual(['mark m0', 'mark m1', 'swept g', 'activity g 1800000000', 'feed g e1']);
   });
 });

@@ -20,7 +20,7 @@ const event: ApiEvent = {
 
 describe('an event of a group', () => {
   it('is stored with the group beside it, the event text unchanged, and read back with it', () => {
-    const item = eventItem('bob', 7, event, 'team');
+    const item = eventItem({ user: 'bob', group: 'team' }, 7, event);
     expect(item.group_id).toBe('team');
     expect(JSON.parse(item.event as string)).toEqual(event);
     expect(storedEventOf(item)).toEqual({ event, group: 'team' });
@@ -28,7 +28,7 @@ describe('an event of a group', () => {
 
   it('is whole to a token that lists the group, and to every token when it has none (own events, direct threads, events stored before)', () => {
     expect(shownTo(new Set(['other', 'team']), { event, group: 'team' })).toEqual(event);
-    const ungrouped = eventItem('bob', 7, event);
+    const ungrouped = eventItem({ user: 'bob', group: null }, 7, event);
     expect(ungrouped).not.toHaveProperty('group_id');
     expect(shownTo(new Set(), storedEventOf(ungrouped))).toEqual(event);
   });

@@ -143,7 +143,7 @@ describe('a hint', () => {
       request_id: null,
     };
     const image = Object.fromEntries(
-      Object.entries(eventItem('bob', 7, event)).map(([name, value]) => [
+      Object.entries(eventItem({ user: 'bob', group: null }, 7, event)).map(([name, value]) => [
         name,
         typeof value === 'number' ? { N: String(value) } : { S: String(value) },
       ]),
