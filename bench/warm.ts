@@ -73,7 +73,7 @@ export function warmEndpoints(fixture: Fixture): Endpoint[] {
       path: `/v1/conversations/${updateId}`,
       form: { is_muted: 'true' },
       backendCall: 'UpdateItem',
-      backend: () => store.update(userId, updateId, { mute: { kind: 'forever' } }, 'bench'),
+      backend: () => store.update(userId, updateId, { mute: { kind: 'forever' } }, 'bench', new Set()),
     },
     {
       // The record is the only backend call: file_url is presigned in the function, no S3 request.

@@ -79,7 +79,8 @@ export class DynamoConversationStore implements ConversationStore {
   /** The conversation that holds the (user, counterpart) place, read consistently. */
   private async holderOf(userId: string, counterpart: Counterpart): Promise<Conversation | undefined> {
     const id = await this.sideOf(userId, counterpart);
-    return id ? this.get(userId, id) : undefined;
+    // A group's side is asked for with the group in the token (ConversationService.createConversation).
+    return id ? this.shown(userId, id, new Set(counterpart.kind === 'group' ? [counterpart.id] : [])) : undefined;
   }
 
   /** The id of the user's conversation with this contact or group (their side of its thread): one consistent read. */
@@ -122,7 +123,13 @@ export class DynamoConversationStore implements ConversationStore {
    * came between: read again. A change nobody can see (nothing, or a stored
    * mute that has already ended) is written as before, without an event.
    */
-  async update(userId: string, id: string, changes: ConversationChanges, requestId: string): Promise<Conversation | undefined> {
+  async update(
+    userId: string,
+    id: string,
+    changes: ConversationChanges,
+    requestId: string,
+    groups: Groups,
+  ): Promise<Conversation | undefined> {
     const { last_opened_at, ...fields } = changes;
     const readState: ReadStateWrite | undefined =
       last_opened_at === undefined ? undefined : last_opened_at === null ? { kind: 'clear' } : { kind: 'open', at: last_opened_at };
@@ -134,12 +141,14 @@ export class DynamoConversationStore implements ConversationStore {
       const now = this.clock();
       const chosen = readState ? caseHolding(cases, readTimes(item)) : undefined;
       const update = planned.with(userId, id, chosen);
-      const before = fromItem(item, now);
-      const after = update ? fromItem(applied(item, update), now) : before;
+      // The answer and the event show the side as GET does; the conditions hold the stored item.
+      const shown = await this.showing(item, groups);
+      const before = fromItem(shown, now);
+      const after = update ? fromItem(applied(shown, update), now) : before;
       const events = updatedEvents('conversation', before, after, requestId);
       if (!update || events.length === 0) {
         const written = await this.write(userId, id, planned, readState);
-        return written ? fromItem(written, now) : undefined;
+        return written ? fromItem(await this.showing(written, groups), now) : undefined;
       }
       const change = {
         Update: {
@@ -273,10 +282,14 @@ export class DynamoConversationStore implements ConversationStore {
    */
   async shown(userId: string, id: string, groups: Groups): Promise<Conversation | undefined> {
     const item = await this.getItem(userId, id);
-    if (!item) return undefined;
-    if (!showsThread(item, LARGE_SIDE_KEY, groups)) return fromItem(item, this.clock());
+    return item ? fromItem(await this.showing(item, groups), this.clock()) : undefined;
+  }
+
+  /** The stored side as a token with these groups sees it: a large group's with its thread's activity (one more read). */
+  private async showing(item: Item, groups: Groups): Promise<Item> {
+    if (!showsThread(item, LARGE_SIDE_KEY, groups)) return item;
     const thread = await this.threads.thread(item.group_id as string);
-    return fromItem(withThreadActivity(item, thread.lastActiveAt), this.clock());
+    return withThreadActivity(item, thread.lastActiveAt);
   }
 
   /**

@@ -78,8 +78,11 @@ export interface ConversationStore {
   get(userId: string, id: string): Promise<Conversation | undefined>;
   /** The conversation as a token with these groups shows it (a large group's side with its thread's activity). */
   shown(userId: string, id: string, groups: Groups): Promise<Conversation | undefined>;
-  /** Applies only the given fields in one write (with its event, when it changes what the user sees); undefined when there is no such conversation. */
-  update(userId: string, id: string, changes: ConversationChanges, requestId: string): Promise<Conversation | undefined>;
+  /**
+   * Applies only the given fields in one write (with its event, when it changes what the user sees), answering as `shown`
+   * does for these groups; undefined when there is no such conversation.
+   */
+  update(userId: string, id: string, changes: ConversationChanges, requestId: string, groups: Groups): Promise<Conversation | undefined>;
   /** Removes the conversation and its uniqueness record in one write; false when there was none. */
   remove(userId: string, id: string, requestId: string): Promise<boolean>;
   list(

@@ -66,7 +66,8 @@ export class ConversationService {
   }
 
   async updateConversation(caller: Caller, id: string, update: ConversationUpdate): Promise<Conversation> {
-    return (await this.store.update(caller.userId, id, changesAt(update, this.clock()), caller.requestId)) ?? notFound(id);
+    const changes = changesAt(update, this.clock());
+    return (await this.store.update(caller.userId, id, changes, caller.requestId, caller.groups)) ?? notFound(id);
   }
 
   /**

@@ -156,6 +156,24 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     expect(g).toBeTruthy();
   });
 
+  it('answers a PUT and a repeated POST of a member’s side, and the PUT’s event, with the thread’s activity as GET shows it', async () => {
+    const { g, members, sides } = await largeGroup(LARGE_GROUP_SIDES);
+    const [, b, c] = members as [Member, Member, Member];
+    const at = tick();
+    await s.upload(b, sides[1]!.id);
+    await sideActiveAt(c, sides[2]!.id, at);
+
+    tick();
+    const pinned = await s.call(c, 'PUT', `/v1/conversations/${sides[2]!.id}`, { form: { is_pinned: 'true' } });
+    expect(pinned.status).toBe(200);
+    expect(pinned.body).toMatchObject({ is_pinned: true, last_active_at: at });
+    const again = await s.openSide(c, { group_id: g });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ id: sides[2]!.id, last_active_at: at });
+    const updated = (await s.feed(c)).findLast((event) => event.type === 'conversation.updated' && event.data.object.id === sides[2]!.id);
+    expect(updated?.data.object).toMatchObject({ is_pinned: true, last_active_at: at });
+  });
+
   it('marks a side made after the switch, so its member reads the thread’s activity from then on', async () => {
     const { g, members, sides } = await largeGroup(LARGE_GROUP_SIDES);
     const late: Member = { id: freshId('late'), groups: [g] };

@@ -204,12 +204,14 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
         'conv_1',
         { is_pinned: true, mute: { kind: 'until', until: 20 }, pinned_message_id: 'm', archived_at: 3, last_opened_at: 4 },
         'request-1',
+        new Set(),
       );
       await store.update(
         USER,
         'conv_1',
         { mute: { kind: 'off' }, pinned_message_id: null, archived_at: null, last_opened_at: null },
         'request-1',
+        new Set(),
       );
       await store.get(USER, 'conv_1');
       for (const filter of FILTERS) await store.list(USER, filter, page);
