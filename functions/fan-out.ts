@@ -1,9 +1,10 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type Composition, fanOut, previewQueue } from '../shared/app.js';
+import { type Composition, fanOut, previewQueue, scanStore } from '../shared/app.js';
 import { fromItem } from '../shared/attachments/dynamo-store.js';
 import type { ThreadChange } from '../shared/conversations/fan-out.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
+import { settleKept } from '../shared/scanning/recorder.js';
 import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
 import { addedItem, removedItem, tableOf } from '../shared/stream-records.js';
 
@@ -27,6 +28,7 @@ async function spread(event: DynamoDBStreamEvent, app: Composition): Promise<Unf
   });
   // Before any delivery: a failure here retries the batch whole, and a request queued twice is settled once.
   await queuePreviews(event.Records, app);
+  await settleKeptScans(event.Records, app);
   if (changes.length === 0) return undefined;
   const { reached, skipped, unfinished } = await app.use(fanOut).deliver(changes);
   logger.info('attachment changes reached their threads', { changes: changes.length, members: reached, members_reached_before: skipped });
@@ -64,6 +66,21 @@ async function queuePreviews(records: readonly DynamoDBRecord[], app: Compositio
   if (requests.length === 0) return;
   await app.use(previewQueue).send(requests);
   logger.info('previews queued', { attachment_ids: requests.map((request) => request.attachment_id) });
+}
+
+/**
+ * Each new record still pending a scan whose result came first (an upload
+ * session's object exists before its record): the kept result settles it
+ * now. The recorder kept it before looking for the record, and this runs
+ * after the record was written, so one of the two finds the other.
+ */
+async function settleKeptScans(records: readonly DynamoDBRecord[], app: Composition): Promise<void> {
+  for (const record of records) {
+    const after = record.eventName === 'INSERT' && tableOf(record) === app.config.attachmentsTable ? addedItem(record) : undefined;
+    if (after?.sk !== ATTACHMENT_SK || after.scan_status !== 'pending') continue;
+    const outcome = await settleKept(app.use(scanStore), fromItem(after));
+    if (outcome !== 'none') logger.info('scan result kept for a new record settled it', { attachment_id: after.pk, outcome });
+  }
 }
 
 const placed = (change: ThreadChange): ThreadChange[] => (change.record.placement ? [change] : []);

@@ -24,6 +24,9 @@ import type { S3Bucket } from './s3/bucket.js';
 import { createFilesBucket } from './s3/client.js';
 import { S3Presigner } from './s3/presigner.js';
 import type { Credentials } from './s3/signer.js';
+import { DynamoScanStore } from './scanning/dynamo-store.js';
+import { GuardDutyRescans } from './scanning/guardduty.js';
+import { ScanRecorder } from './scanning/recorder.js';
 import { type Clock, systemClock } from './time.js';
 import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
 import { SessionLeftovers } from './uploads/leftovers.js';
@@ -131,11 +134,18 @@ export const conversations: Part<ConversationService> = (app) => new Conversatio
 
 /** The attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 calls. */
 export const attachments: Part<AttachmentService> = (app) =>
-  new AttachmentService(app.use(attachmentStore), app.use(fileLinks), app.use(conversations));
+  new AttachmentService(app.use(attachmentStore), app.use(fileLinks), app.use(conversations), app.config.scanning);
 
 /** The upload function: the attachment's file, then its record. */
 export const attachmentUploads: Part<AttachmentUploads> = (app) =>
-  new AttachmentUploads(app.use(attachmentStore), app.use(attachments), app.use(conversations), app.use(fileStore), app.clock);
+  new AttachmentUploads(
+    app.use(attachmentStore),
+    app.use(attachments),
+    app.use(conversations),
+    app.use(fileStore),
+    app.config.scanning,
+    app.clock,
+  );
 
 /** For the cleanup function: a removed conversation's attachment records, and the files no record holds. */
 export const attachmentLeftovers: Part<AttachmentLeftovers> = (app) =>
@@ -152,7 +162,7 @@ export const uploadSessions: Part<UploadSessionService> = (app) => {
     ),
     app.use(fileStore),
     // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
-    { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
+    { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds, scanning: app.config.scanning },
     app.clock,
   );
 };
@@ -171,7 +181,10 @@ export const sessionLeftovers: Part<SessionLeftovers> = (app) => new SessionLeft
 export const fanOut: Part<FanOut> = (app) => {
   const sides = app.use(conversationStore);
   const { conversationsTable, eventsTable } = app.config;
-  return new FanOut(sides, new SideDelivery(app.use(dynamo), conversationsTable, eventsTable, sides, app.use(outbox), app.clock));
+  return new FanOut(
+    sides,
+    new SideDelivery(app.use(dynamo), conversationsTable, eventsTable, sides, app.use(outbox), app.clock, app.config.scanning),
+  );
 };
 
 export const idempotency: Part<IdempotencyService> = (app) =>
@@ -194,3 +207,13 @@ export const previewQueue: Part<SqsPreviewQueue> = (app) => {
 /** For the preview worker: the records, and the files read and thumbnails written. */
 export const previewWorker: Part<PreviewWorker> = (app) =>
   new PreviewWorker(app.use(attachmentStore), app.use(fileStore), app.config.previewMaxBytes);
+
+/** Scan results on the attachments table: the recorder's, and the fan-out's for a record whose result came first. */
+export const scanStore: Part<DynamoScanStore> = (app) =>
+  new DynamoScanStore(app.use(dynamo), app.config.attachmentsTable, app.use(outbox), app.clock);
+
+/** For the scan recorder: GuardDuty's results on the records, a failed scan asked again once. */
+export const scanRecorder: Part<ScanRecorder> = (app) => {
+  const { region, guardDutyEndpoint } = app.config;
+  return new ScanRecorder(app.use(scanStore), new GuardDutyRescans(region, app.use(credentials), guardDutyEndpoint));
+};

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TableRole } from './dynamo/tables.js';
 import type { Credentials } from './s3/signer.js';
+import type { ScanSettings } from './scanning/model.js';
 
 /**
  * Runtime configuration, read once per process from an environment: on Lambda
@@ -56,6 +57,10 @@ export interface Config {
   previewQueueUrl?: string;
   /** Over this size a file's preview is `failed` without being read (PREVIEW_MAX_BYTES, a deployment setting). */
   previewMaxBytes: number;
+  /** Malware scanning (SCANNING, SCAN_UNSCANNABLE; docs/configuration.md). */
+  scanning: ScanSettings;
+  /** Where a file is asked to be scanned again (GUARDDUTY_ENDPOINT): GuardDuty's regional endpoint unless a stand-in's is given. */
+  guardDutyEndpoint?: string;
 }
 
 /**
@@ -120,6 +125,14 @@ function positiveInteger(env: Environment, name: string, fallback: number, max =
   return value;
 }
 
+/** One of `values`; unset or empty: `fallback`. */
+function oneOf<T extends string>(env: Environment, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (!raw) return fallback;
+  if (!values.includes(raw as T)) throw new Error(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as T;
+}
+
 /** Unset or empty: undefined. */
 function optional(env: Environment, name: string): string | undefined {
   return env[name] || undefined;
@@ -166,6 +179,11 @@ export function readConfig(env: Environment): Config {
     corsOrigins: commaSeparated(env.CORS_ORIGINS),
     previewQueueUrl: optional(env, 'PREVIEW_QUEUE_URL'),
     previewMaxBytes: positiveInteger(env, 'PREVIEW_MAX_BYTES', DEFAULT_PREVIEW_MAX_BYTES),
+    scanning: {
+      enabled: oneOf(env, 'SCANNING', ['on', 'off'], 'on') === 'on',
+      serveUnscannable: oneOf(env, 'SCAN_UNSCANNABLE', ['hold', 'serve'], 'hold') === 'serve',
+    },
+    guardDutyEndpoint: optional(env, 'GUARDDUTY_ENDPOINT'),
     auth: {
       jwksUrl: optional(env, 'AUTH_JWKS_URL'),
       secret: optional(env, 'AUTH_SECRET'),

@@ -36,6 +36,10 @@ export interface StackSettings {
   uploadSessionTtlSeconds: number;
   /** The preview worker's PREVIEW_MAX_BYTES: at most the default, which its memory is sized for (PREVIEW_MEMORY_MB). */
   previewMaxBytes: number;
+  /** GuardDuty's malware scanning of the files (context `scanning`, `off` for regions without Malware Protection for S3). */
+  scanning: boolean;
+  /** Whether an unscannable file reaches other readers (context `scanUnscannable`: `hold`, the default, or `serve`). */
+  scanUnscannable: 'hold' | 'serve';
 }
 
 /**
@@ -69,6 +73,12 @@ export function stackSettings(node: Node): StackSettings {
     return value;
   };
 
+  const oneOf = <T extends string>(key: string, values: readonly T[], fallback: T): T => {
+    const raw = text(key) ?? fallback;
+    if (!values.includes(raw as T)) throw new Error(`Context ${key} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+    return raw as T;
+  };
+
   const issuer = text('authIssuer');
   const audience = text('authAudience');
   const jwksUrl = text('authJwksUrl');
@@ -90,5 +100,7 @@ export function stackSettings(node: Node): StackSettings {
     maxUploadBytes: integer('maxUploadBytes', S3_MAX_OBJECT_BYTES) ?? DEFAULT_MAX_UPLOAD_BYTES,
     uploadSessionTtlSeconds: integer('uploadSessionTtlSeconds', 7 * 24 * 3600) ?? DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
     previewMaxBytes: integer('previewMaxBytes', DEFAULT_PREVIEW_MAX_BYTES) ?? DEFAULT_PREVIEW_MAX_BYTES,
+    scanning: oneOf('scanning', ['on', 'off'], 'on') === 'on',
+    scanUnscannable: oneOf('scanUnscannable', ['hold', 'serve'], 'hold'),
   };
 }

@@ -101,8 +101,11 @@ describe('a group thread', () => {
     // d sees the file (a member by their token) but holds no side: nothing in their feed, and no side made.
     expect((await s.attachment(d!, uploaded.id)).body.conversation_id).toBeNull();
     expect(await s.feed(d!)).toEqual([]);
-    // The uploader's feed has only their own events.
-    expect((await s.feed(a!)).every((event) => event.request_id !== null)).toBe(true);
+    // The uploader's feed has only their own events, and their file's scan result.
+    const fromElsewhere = (await s.feed(a!)).filter((event) => event.request_id === null);
+    expect(
+      fromElsewhere.every((event) => event.data.object.id === uploaded.id && 'scan_status' in (event.data.previous_attributes ?? {})),
+    ).toBe(true);
   });
 });
 
