@@ -4,7 +4,7 @@ import { fromItem } from '../shared/attachments/dynamo-store.js';
 import type { ThreadChange } from '../shared/conversations/fan-out.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
-import { settleKept } from '../shared/scanning/recorder.js';
+import { settleKeptOrAwait } from '../shared/scanning/recorder.js';
 import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
 import { addedItem, removedItem, tableOf } from '../shared/stream-records.js';
 
@@ -69,17 +69,18 @@ async function queuePreviews(records: readonly DynamoDBRecord[], app: Compositio
 }
 
 /**
- * Each new record still pending a scan whose result came first (an upload
- * session's object exists before its record): the kept result settles it
- * now. The recorder kept it before looking for the record, and this runs
- * after the record was written, so one of the two finds the other.
+ * Each new record still pending its scan: a result that came first (an
+ * upload session's object exists before its record) settles it now, else its
+ * scan deadline is written (settleKeptOrAwait). The recorder kept the result
+ * before looking for the record, and this runs after the record was written,
+ * so one of the two finds the other.
  */
 async function settleKeptScans(records: readonly DynamoDBRecord[], app: Composition): Promise<void> {
   for (const record of records) {
     const after = record.eventName === 'INSERT' && tableOf(record) === app.config.attachmentsTable ? addedItem(record) : undefined;
     if (after?.sk !== ATTACHMENT_SK || after.scan_status !== 'pending') continue;
-    const outcome = await settleKept(app.use(scanStore), fromItem(after));
-    if (outcome !== 'none') logger.info('scan result kept for a new record settled it', { attachment_id: after.pk, outcome });
+    const outcome = await settleKeptOrAwait(app.use(scanStore), fromItem(after), app.config.scanning.timeoutSeconds);
+    logger.info('new record pending its scan', { attachment_id: after.pk, outcome });
   }
 }
 

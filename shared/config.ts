@@ -105,6 +105,8 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
 export const S3_MAX_OBJECT_BYTES = 5 * 1024 ** 4;
 /** 100 MiB (docs/api.md, "Previews"): the preview worker reads a file whole, and its memory is sized for this (infra/declarations/function-settings.ts). */
 export const DEFAULT_PREVIEW_MAX_BYTES = 100 * 1024 * 1024;
+/** 15 minutes (docs/api.md, "Scanning"): a file with no scan result by then is unscannable. */
+export const DEFAULT_SCAN_TIMEOUT_SECONDS = 900;
 /** 24 hours, the S3 lifecycle rule's one day of AbortIncompleteMultipartUpload. */
 export const DEFAULT_UPLOAD_SESSION_TTL_SECONDS = 24 * 3600;
 /**
@@ -182,6 +184,7 @@ export function readConfig(env: Environment): Config {
     scanning: {
       enabled: oneOf(env, 'SCANNING', ['on', 'off'], 'on') === 'on',
       serveUnscannable: oneOf(env, 'SCAN_UNSCANNABLE', ['hold', 'serve'], 'hold') === 'serve',
+      timeoutSeconds: positiveInteger(env, 'SCAN_TIMEOUT_SECONDS', DEFAULT_SCAN_TIMEOUT_SECONDS),
     },
     guardDutyEndpoint: optional(env, 'GUARDDUTY_ENDPOINT'),
     auth: {

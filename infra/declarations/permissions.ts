@@ -89,7 +89,8 @@ function queryArn(target: QueryTarget, arns: DataArns): string {
  */
 export function cleanupPermissions(arns: DataArns): Permission[] {
   return [
-    { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
+    // UpdateItem: a file whose scan deadline passed, settled unscannable with its uploader's event (settleOverdue).
+    { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], resources: [arns.attachments.arn] },
     { actions: ['dynamodb:Query'], resources: [`${arns.attachments.arn}/index/${attachmentIndexes.conversation.name}`] },
     { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
     { actions: [FILE_ACTIONS.delete, FILE_ACTIONS.abort], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
@@ -115,8 +116,8 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  */
 export function fanOutPermissions(arns: DataArns, previewQueueArn: string): Permission[] {
   return [
-    // A new record whose scan result came first: the kept result read, the record settled and the result removed (settleKept).
-    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
+    // A new record pending its scan: the kept result read, the record settled and the result removed, or its deadline put (settleKeptOrAwait).
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'], resources: [arns.attachments.arn] },
     {
       actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
       resources: [arns.conversations.arn],

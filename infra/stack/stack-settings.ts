@@ -6,6 +6,7 @@ import {
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_UPLOAD_BYTES,
   DEFAULT_PREVIEW_MAX_BYTES,
+  DEFAULT_SCAN_TIMEOUT_SECONDS,
   DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
   MAX_FILE_URL_TTL_SECONDS,
   S3_MAX_OBJECT_BYTES,
@@ -40,6 +41,8 @@ export interface StackSettings {
   scanning: boolean;
   /** Whether an unscannable file reaches other readers (context `scanUnscannable`: `hold`, the default, or `serve`). */
   scanUnscannable: 'hold' | 'serve';
+  /** A file with no scan result this long after its upload is unscannable (context `scanTimeoutSeconds`, 900). */
+  scanTimeoutSeconds: number;
 }
 
 /**
@@ -102,5 +105,6 @@ export function stackSettings(node: Node): StackSettings {
     previewMaxBytes: integer('previewMaxBytes', DEFAULT_PREVIEW_MAX_BYTES) ?? DEFAULT_PREVIEW_MAX_BYTES,
     scanning: oneOf('scanning', ['on', 'off'], 'on') === 'on',
     scanUnscannable: oneOf('scanUnscannable', ['hold', 'serve'], 'hold'),
+    scanTimeoutSeconds: integer('scanTimeoutSeconds') ?? DEFAULT_SCAN_TIMEOUT_SECONDS,
   };
 }

@@ -3,7 +3,7 @@ import { fromItem } from '../attachments/dynamo-store.js';
 import { type AttachmentRecord, uploadersObject } from '../attachments/model.js';
 import { isConditionFailed } from '../dynamo/errors.js';
 import { and, equals, expressions, itemExists, notExists, or } from '../dynamo/expressions.js';
-import { attachmentKey, scanResultKey } from '../dynamo/keys.js';
+import { attachmentKey, scanDeadlineKey, scanResultKey } from '../dynamo/keys.js';
 import { transactWrite } from '../dynamo/transactions.js';
 import { updatedEvents } from '../events/model.js';
 import { type Outbox, withFeed } from '../events/outbox.js';
@@ -41,6 +41,11 @@ export class DynamoScanStore implements ScanStore {
   async kept(file: ScannedFile): Promise<SettledScan | undefined> {
     const { Item } = await this.client.send(new GetCommand({ TableName: this.table, Key: this.key(file), ConsistentRead: true }));
     return Item?.file_key === file.key ? (Item.result as SettledScan | undefined) : undefined;
+  }
+
+  async awaitUntil(file: ScannedFile, deadline: number): Promise<void> {
+    const Item = { ...scanDeadlineKey(file.attachmentId, file.run), file_key: file.key, expires_at: deadline };
+    await this.client.send(new PutCommand({ TableName: this.table, Item }));
   }
 
   async firstFailure(file: ScannedFile, eventId: string): Promise<boolean> {

@@ -33,6 +33,8 @@ export interface ScanSettings {
   enabled: boolean;
   /** Whether an `unscannable` file reaches other readers (SCAN_UNSCANNABLE=serve); held by default. */
   serveUnscannable: boolean;
+  /** A file with no result this long after its upload is `unscannable` (SCAN_TIMEOUT_SECONDS, 15 minutes by default). */
+  timeoutSeconds: number;
 }
 
 /** A new upload's status under these settings. */

@@ -35,6 +35,8 @@ export interface ScanStore {
    * (the kept result waits for it), 'not-pending' when it was settled before.
    */
   settle(file: ScannedFile, status: SettledScan): Promise<Settlement>;
+  /** Writes the file's scan deadline (epoch seconds), which DynamoDB's TTL removes then (idempotent). */
+  awaitUntil(file: ScannedFile, deadline: number): Promise<void>;
 }
 
 /** Asks the scanner for a new scan of an object (GuardDuty's SendObjectMalwareScan). */
@@ -75,12 +77,29 @@ export class ScanRecorder {
   }
 }
 
-/** A new pending record whose scan result came before it: the kept result settles it (the fan-out's step). */
-export async function settleKept(store: Pick<ScanStore, 'kept' | 'settle'>, record: AttachmentRecord): Promise<Settlement | 'none'> {
+/**
+ * The fan-out's step for a new record still pending its scan: a result kept
+ * because it came first settles it now; otherwise its deadline is written,
+ * `timeoutSeconds` after the upload, past which the cleanup settles it
+ * `unscannable` (settleOverdue).
+ */
+export async function settleKeptOrAwait(
+  store: Pick<ScanStore, 'kept' | 'settle' | 'awaitUntil'>,
+  record: AttachmentRecord,
+  timeoutSeconds: number,
+): Promise<Settlement | 'awaiting' | 'not-a-file'> {
   const file = scannedFile(record.file_key);
-  const kept = file && (await store.kept(file));
-  if (!file || !kept) return 'none';
-  return store.settle(file, kept);
+  if (!file) return 'not-a-file';
+  const kept = await store.kept(file);
+  if (kept) return store.settle(file, kept);
+  await store.awaitUntil(file, record.created_at + timeoutSeconds);
+  return 'awaiting';
+}
+
+/** A file whose scan deadline passed (its deadline item removed by TTL): `unscannable` if still pending (the cleanup's step). */
+export function settleOverdue(store: Pick<ScanStore, 'settle'>, fileKey: string): Promise<Settlement | 'not-a-file'> {
+  const file = scannedFile(fileKey);
+  return file ? store.settle(file, 'unscannable') : Promise.resolve('not-a-file');
 }
 
 function scannedFile(key: string): ScannedFile | undefined {

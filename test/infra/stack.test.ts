@@ -520,7 +520,7 @@ describe("cleanup from the tables' streams", () => {
     });
   });
 
-  it('lets the cleanup read and delete attachment records, query their by_conversation index, append to feeds, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
+  it('lets the cleanup read and delete attachment records (and settle one whose scan deadline passed), query their by_conversation index, append to feeds, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('Cleanup')).filter((s) => !isLoggingOrTracing(s));
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
     const actions = new Set(statements.flatMap((s) => s.Action).filter((action: string) => !streamReads.includes(action)));
@@ -543,7 +543,9 @@ describe("cleanup from the tables' streams", () => {
     expect(resourcesOfAction('dynamodb:GetItem')).toEqual([attachments, events]);
     expect(resourcesOfAction('dynamodb:DeleteItem')).toEqual([attachments]);
     expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [attachments, '/index/by_conversation']] }]);
-    for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([events]);
+    // UpdateItem on attachments: a file whose scan deadline passed, settled unscannable.
+    expect(resourcesOfAction('dynamodb:UpdateItem')).toEqual([attachments, events]);
+    expect(resourcesOfAction('dynamodb:PutItem')).toEqual([events]);
     expect(resourcesOfAction('s3:AbortMultipartUpload').map(ref)).toEqual([expect.stringContaining(`/${FILES_PREFIX}*`)]);
     const streamResources = statements.filter((s) => s.Action.includes('dynamodb:GetRecords')).flatMap((s) => [s.Resource].flat());
     expect(streamResources).toContainEqual({ 'Fn::GetAtt': [tableIdOf('UploadSessions'), 'StreamArn'] });
@@ -587,7 +589,7 @@ describe('fan-out from the attachments stream', () => {
     });
   });
 
-  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream, settle a kept scan result and send to its queue, nothing else', () => {
+  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream, settle a kept scan result or put its deadline and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('FanOut')).filter((s) => !isLoggingOrTracing(s));
     const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
@@ -610,9 +612,8 @@ describe('fan-out from the attachments stream', () => {
     );
     const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
     const attachments = { 'Fn::GetAtt': [tableIdOf('Attachments'), 'Arn'] };
-    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem'])
+    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'])
       expect(resourcesOfAction(action), action).toEqual([attachments, conversations, events]);
-    expect(resourcesOfAction('dynamodb:PutItem')).toEqual([conversations, events]);
     expect(resourcesOfAction('dynamodb:DeleteItem')).toEqual([attachments]);
     // A side already at the upload's time is only checked in the member's transaction (a redelivery, two uploads in one second).
     expect(resourcesOfAction('dynamodb:ConditionCheckItem')).toEqual([conversations]);

@@ -200,6 +200,30 @@ describe('with the scanner stand-in not answering within the test', () => {
   });
 });
 
+describe('with no scan result within the timeout (SCAN_TIMEOUT_SECONDS=1)', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    // The scanner never answers within the test; DynamoDB's TTL stand-in removes the scan's deadline at its expiry.
+    api = await startTestApi({ scanDelayMs: 3_600_000, timeToLiveDelayMs: 0, env: { SCAN_TIMEOUT_SECONDS: '1' } });
+  });
+  afterAll(() => api?.close());
+  const s = sharingCalls(() => api);
+
+  it('records the file unscannable once its deadline passes (held from other members), each reader told once: nothing stays pending', async () => {
+    const { alice, bob, side } = await pair(s);
+    const uploaded = (await s.upload(alice, side)) as Scanned;
+    expect(uploaded.scan_status).toBe('pending');
+    const theirs = await scanned(s, bob, uploaded.id, 'unscannable');
+    expect(theirs.file_url).toBeNull();
+    expect((await scanned(s, alice, uploaded.id, 'unscannable')).file_url).toEqual(expect.any(String));
+    for (const who of [alice, bob]) {
+      const events = await s.feedOf(who, (feed) => feed.some((event) => event.data.object.scan_status === 'unscannable'));
+      const updates = events.filter((event) => event.type === 'attachment.updated' && event.data.object.id === uploaded.id);
+      expect(updates.map((event) => event.data.previous_attributes)).toEqual([{ scan_status: 'pending' }]);
+    }
+  });
+});
+
 describe('with scanning off', () => {
   let api: TestApi;
   beforeAll(async () => {

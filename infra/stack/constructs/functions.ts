@@ -117,6 +117,7 @@ export class Functions extends Construct {
       CORS_ORIGINS: settings.corsOrigins.join(','),
       SCANNING: settings.scanning ? 'on' : 'off',
       SCAN_UNSCANNABLE: settings.scanUnscannable,
+      SCAN_TIMEOUT_SECONDS: String(settings.scanTimeoutSeconds),
       // Empty on AWS. `sam local --env-vars` only overrides variables the template declares,
       // so these are declared for it to point the functions at npm start's DynamoDB and S3.
       DYNAMODB_ENDPOINT: '',

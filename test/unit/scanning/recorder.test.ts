@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileKey } from '../../../shared/files/keys.js';
 import { fileAccess, GUARDDUTY_RESULTS, type GuardDutyResult, type SettledScan } from '../../../shared/scanning/model.js';
-import { type ScannedFile, ScanRecorder, type ScanStore, type Settlement, settleKept } from '../../../shared/scanning/recorder.js';
+import {
+  type ScannedFile,
+  ScanRecorder,
+  type ScanStore,
+  type Settlement,
+  settleKeptOrAwait,
+  settleOverdue,
+} from '../../../shared/scanning/recorder.js';
 import { scanResultOf } from '../../../shared/scanning/result-event.js';
 
 /**
@@ -33,6 +40,7 @@ class MemoryScans implements ScanStore {
   keptResult: SettledScan | undefined;
   failures: string[] = [];
   settled: SettledScan[] = [];
+  deadline: number | undefined;
 
   async keep(_file: ScannedFile, status: SettledScan) {
     this.keptResult = status;
@@ -46,6 +54,9 @@ class MemoryScans implements ScanStore {
       return true;
     }
     return false;
+  }
+  async awaitUntil(_file: ScannedFile, deadline: number) {
+    this.deadline = deadline;
   }
   async settle(_file: ScannedFile, status: SettledScan): Promise<Settlement> {
     if (!this.record) return 'no-record';
@@ -115,10 +126,20 @@ describe('the scan recorder', () => {
     expect(await record('NO_THREATS_FOUND')).toBe('no-record');
     expect(store.keptResult).toBe('clean');
     store.record = { status: 'pending' };
-    const pending = { file_key: KEY } as Parameters<typeof settleKept>[1];
-    expect(await settleKept(store, pending)).toBe('settled');
+    const pending = { file_key: KEY, created_at: 1_000 } as Parameters<typeof settleKeptOrAwait>[1];
+    expect(await settleKeptOrAwait(store, pending, 900)).toBe('settled');
     expect(store.settled).toEqual(['clean']);
-    expect(await settleKept(store, pending)).toBe('none');
+    expect(store.deadline).toBeUndefined();
+  });
+
+  it("gives a new record with no result yet a deadline of its upload's time plus the timeout, past which it is unscannable once", async () => {
+    const { store } = recorder();
+    const pending = { file_key: KEY, created_at: 1_000 } as Parameters<typeof settleKeptOrAwait>[1];
+    expect(await settleKeptOrAwait(store, pending, 900)).toBe('awaiting');
+    expect(store.deadline).toBe(1_900);
+    expect(await settleOverdue(store, KEY)).toBe('settled');
+    expect(await settleOverdue(store, KEY)).toBe('not-pending');
+    expect(store.settled).toEqual(['unscannable']);
   });
 
   it('leaves alone an object that is not an attachment file (the plan scans the files prefix only)', async () => {
