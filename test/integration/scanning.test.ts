@@ -39,15 +39,9 @@ async function pair(s: ReturnType<typeof sharingCalls>) {
   return { alice, bob, side };
 }
 
-async function scanned(s: ReturnType<typeof sharingCalls>, who: Member, id: string, status: string): Promise<Scanned> {
-  const read = await eventually(
-    () => s.attachment(who, id),
-    (response) => response.status === 200 && response.body.scan_status === status,
-    30_000,
-  );
-  expect(read.body.scan_status, read.text).toBe(status);
-  return read.body;
-}
+/** The attachment as `who` reads it once its scan is `status` (the sharing calls' own wait). */
+const scanned = async (s: ReturnType<typeof sharingCalls>, who: Member, id: string, status: string) =>
+  (await s.scanned(who, id, status)) as Scanned;
 
 describe('with the scanner stand-in answering after its delay', () => {
   let api: TestApi;
