@@ -34,7 +34,10 @@ export interface FaultyApi {
 export type FaultyApiOptions = Pick<
   LocalApiOptions,
   'functionTimeoutMs' | 'clock' | 'timeToLiveDelayMs' | 'previewVisibilityMs' | 'scanDelayMs'
->;
+> & {
+  /** The server's environment beside S3_ENDPOINT (e.g. SCANNING=off where the scanner's own calls would meet a test's fault rule). */
+  env?: Record<string, string>;
+};
 
 export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<FaultyApi> {
   const { filesBucket } = readConfig(process.env);
@@ -52,7 +55,7 @@ export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<Fa
   const t = await startTestApi({
     ...options,
     sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint },
-    env: { S3_ENDPOINT: s3.endpoint },
+    env: { ...options.env, S3_ENDPOINT: s3.endpoint },
   });
   scanned = t;
   const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
