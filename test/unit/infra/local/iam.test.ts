@@ -13,6 +13,9 @@ vi.mock('@cloud-copilot/iam-simulate', async (importOriginal) => {
   };
 });
 
+// The unit lane shares modules between files (isolate: false): a file before this one may have loaded the
+// evaluator unmocked, so the modules under test are loaded afresh, with the counted one.
+vi.resetModules();
 const { accessRequests, accessKeyIdOf, takeRequest } = await import('../../../../infra/local/dynamodb-iam.js');
 const { CLEANUP_FUNCTION, EVENTS_PIPE, FAN_OUT_FUNCTION, functionKeyId, localIam, policyDocument } = await import(
   '../../../../infra/local/iam.js'
