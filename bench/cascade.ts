@@ -34,6 +34,7 @@ try {
       uploaded_by: user,
       placement: { conversation_id: conversation.id, counterpart: { kind: 'contact', id: 'many' } },
       file_key: fileKey(user, id, 'seeded'),
+      scan_status: 'clean' as const,
     });
   });
   const seedStarted = performance.now();

@@ -7,6 +7,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayProxyResult, DynamoDBBatchRe
 import { REPOSITORY_ROOT } from '../infra/declarations/repository.js';
 import { LOCAL_ACCOUNT } from '../infra/local/gateway.js';
 import { attachRealtime, type LocalRealtime } from '../infra/local/realtime.js';
+import { resultEvent } from '../infra/local/scanner.js';
 import { readConfig } from '../shared/config.js';
 import { uploadIntentKey } from '../shared/dynamo/keys.js';
 import { fileKey } from '../shared/files/keys.js';
@@ -204,6 +205,12 @@ export const firstRequests: Record<string, (of: FirstRequestOf) => unknown> = {
   // A preview request whose record is gone: sharp loaded, the record read, the thumbnails' keys removed.
   Previews: (of) =>
     previewRequestEvent({ attachment_id: `att_cold${of.round}`, file_key: fileKey(of.fixture.userId, `att_cold${of.round}`, 'preview') }),
+  // GuardDuty's result for a file whose record is gone: kept beside it, the record read.
+  ScanRecorder: (of) => {
+    const { region, filesBucket } = readConfig({ ...LOCAL_ENV, ...of.env });
+    const key = fileKey(of.fixture.userId, `att_cold${of.round}`, 'scan');
+    return resultEvent({ region, account: LOCAL_ACCOUNT, bucket: filesBucket, planArn: 'bench' }, key, 'NO_THREATS_FOUND');
+  },
   // The events pipe's batch of one new event item.
   EventDetail: ({ fixture }) => [eventInsertRecord(fixture.userId, fixture.event)],
   // One new event item from the events stream: its hint published to the Event API's stand-in.

@@ -190,6 +190,7 @@ async function seedSide(composition: Composition, api: Api, groupId: string, cou
       uploaded_by: user.id,
       placement: { conversation_id: sideId, counterpart: { kind: 'group', id: groupId } },
       file_key: fileKey(user.id, id, 'bench-seed'),
+      scan_status: 'clean' as const,
     };
   });
   const bucket = composition.use(s3Bucket);

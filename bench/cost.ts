@@ -43,11 +43,15 @@ export const PRICES = {
   s3GetPerThousand: 0.0004,
   /** SQS standard queue, per million requests (each up to 64 KB); the previews queue's. */
   sqsRequestPerMillion: 0.4,
+  /** GuardDuty Malware Protection for S3: per GB scanned, and per 1,000 objects evaluated. */
+  guardDutyPerGb: 0.09,
+  guardDutyPerThousandObjects: 0.215,
 };
 
 export const PRICE_LIST =
-  'US East (N. Virginia), on-demand list prices of aws.amazon.com/{api-gateway,waf,lambda,dynamodb,s3,sqs}/pricing as published in 2025 ' +
-  '(DynamoDB after its November 2024 on-demand cut), first tier, no free tier; checked 2026-11-22';
+  'US East (N. Virginia), on-demand list prices of aws.amazon.com/{api-gateway,waf,lambda,dynamodb,s3,sqs,guardduty}/pricing as published in 2025 ' +
+  '(DynamoDB after its November 2024 on-demand cut, GuardDuty Malware Protection for S3 after its February 2025 cut of the per-GB price), ' +
+  'first tier, no free tier; checked 2026-11-22 (GuardDuty: 2026-11-28, from memory of the page, not fetched: see docs/deploying.md)';
 
 /** By S3 operation (shared/s3/bucket.ts names them as the S3 API does). */
 const S3_PUT_CLASS = new Set([
@@ -441,4 +445,18 @@ export function multipartDollarsPerGiB(partSizeBytes: number): { requests: numbe
   const parts = Math.ceil(2 ** 30 / partSizeBytes);
   const requests = parts + 2;
   return { requests, dollars: round((requests * PRICES.s3PutPerThousand) / 1000, 5) };
+}
+
+/**
+ * What GuardDuty charges to scan one file of `bytes` (docs/api.md,
+ * "Scanning"), per million files: objects evaluated and GB scanned at its
+ * list price, and the S3 requests it makes on the bucket's bill (one GET to
+ * read the object, one PUT-class PutObjectTagging for its tag). The
+ * recorder's own invocation and writes are not in it.
+ */
+export function scanDollarsPerMillion(bytes: number): { objects: number; scanned: number; s3: number; total: number } {
+  const objects = PRICES.guardDutyPerThousandObjects * 1000;
+  const scanned = (bytes / 1e9) * PRICES.guardDutyPerGb * 1e6;
+  const s3 = PRICES.s3GetPerThousand * 1000 + PRICES.s3PutPerThousand * 1000;
+  return { objects: round(objects, 3), scanned: round(scanned, 3), s3: round(s3, 3), total: round(objects + scanned + s3, 3) };
 }

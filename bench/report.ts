@@ -3,7 +3,7 @@ import type { BundleFigure } from './bundles.js';
 import type { ColdStartFigure } from './cold-start.js';
 import type { ConsumerFigures } from './consumers.js';
 import type { ContentionFigures } from './contention.js';
-import { type CostFigure, multipartDollarsPerGiB, PRICE_LIST, PRICES } from './cost.js';
+import { type CostFigure, multipartDollarsPerGiB, PRICE_LIST, PRICES, scanDollarsPerMillion } from './cost.js';
 import type { EventFigures } from './event-feed.js';
 import type { PreviewFigures } from './previews.js';
 
@@ -238,7 +238,35 @@ function costSection(cost: CostFigure[]): string {
       ]),
     ) +
     `\n\nUpload sessions move the bytes straight to S3 (CreateMultipartUpload, one UploadPart per part, CompleteMultipartUpload, ` +
-    `all PUT-class): ${session(8)}; ${session(64)}.`
+    `all PUT-class): ${session(8)}; ${session(64)}.\n\n` +
+    scanCostTable(cost)
+  );
+}
+
+/** GuardDuty's price of scanning each file (computed, not measured) beside what the upload itself cost in this run. */
+function scanCostTable(cost: CostFigure[]): string {
+  const upload = cost.find((figure) => figure.endpoint.startsWith('POST /v1/attachments (64 KiB, into'));
+  const row = (label: string, bytes: number, own: string) => {
+    const scan = scanDollarsPerMillion(bytes);
+    return [label, dollars(scan.objects), dollars(scan.scanned), dollars(scan.s3), `**${dollars(scan.total)}**`, own];
+  };
+  return (
+    `**Scanning** (GuardDuty Malware Protection for S3, per million files, at $${PRICES.guardDutyPerThousandObjects} per 1,000 objects ` +
+    `evaluated and $${PRICES.guardDutyPerGb} per GB scanned, plus its S3 GET and PutObjectTagging on the bucket's bill; computed from ` +
+    `the price list, not measured; the recorder's invocation, its writes and the members' events are not in it). A reader other ` +
+    `than the uploader waits for the scan's result: AWS publishes no latency for it (locally LOCAL_SCAN_DELAY_MS, 1 s).\n\n` +
+    table(
+      ['File', 'Objects evaluated', 'Data scanned', 'S3 requests', 'Scan per million', 'The upload itself per million (this run)'],
+      [
+        row('64 KiB (POST /v1/attachments)', 64 * 1024, upload ? dollars(upload.dollarsPerMillion.total) : '–'),
+        row('4 MiB (POST /v1/attachments, its limit)', 4 * 2 ** 20, '–'),
+        row(
+          '1 GiB (upload session)',
+          2 ** 30,
+          `${dollars(multipartDollarsPerGiB(64 * 2 ** 20).dollars * 1e6)} (64 MiB parts, S3 requests only)`,
+        ),
+      ],
+    )
   );
 }
 

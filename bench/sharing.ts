@@ -396,6 +396,7 @@ async function threadListReads(
       uploaded_by: from.id,
       placement: { conversation_id: side, counterpart: { kind: 'contact', id: to.id } },
       file_key: fileKey(from.id, id, 'bench-seed'),
+      scan_status: 'clean' as const,
     };
   };
   const figures: ListReadFigure[] = [];

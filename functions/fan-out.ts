@@ -1,9 +1,10 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type Composition, fanOut, previewQueue } from '../shared/app.js';
+import { type Composition, fanOut, previewQueue, scanStore } from '../shared/app.js';
 import { fromItem } from '../shared/attachments/dynamo-store.js';
 import type { ThreadChange } from '../shared/conversations/fan-out.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
+import { settleKeptOrAwait } from '../shared/scanning/recorder.js';
 import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
 import { addedItem, removedItem, tableOf } from '../shared/stream-records.js';
 
@@ -27,6 +28,7 @@ async function spread(event: DynamoDBStreamEvent, composition: Composition): Pro
   });
   // Before any delivery: a failure here retries the batch whole, and a request queued twice is settled once.
   await queuePreviews(event.Records, composition);
+  await settleKeptScans(event.Records, composition);
   if (changes.length === 0) return undefined;
   const { reached, threads, skipped, unfinished } = await composition.use(fanOut).deliver(changes);
   logger.info('attachment changes reached their threads', {
@@ -69,6 +71,22 @@ async function queuePreviews(records: readonly DynamoDBRecord[], composition: Co
   if (requests.length === 0) return;
   await composition.use(previewQueue).send(requests);
   logger.info('previews queued', { attachment_ids: requests.map((request) => request.attachment_id) });
+}
+
+/**
+ * Each new record still pending its scan: a result that came first (an
+ * upload session's object exists before its record) settles it now, else its
+ * scan deadline is written (settleKeptOrAwait). The recorder kept the result
+ * before looking for the record, and this runs after the record was written,
+ * so one of the two finds the other.
+ */
+async function settleKeptScans(records: readonly DynamoDBRecord[], composition: Composition): Promise<void> {
+  for (const record of records) {
+    const after = record.eventName === 'INSERT' && tableOf(record) === composition.config.attachmentsTable ? addedItem(record) : undefined;
+    if (after?.sk !== ATTACHMENT_SK || after.scan_status !== 'pending') continue;
+    const outcome = await settleKeptOrAwait(composition.use(scanStore), fromItem(after), composition.config.scanning.timeoutSeconds);
+    logger.info('new record pending its scan', { attachment_id: after.pk, outcome });
+  }
 }
 
 const placed = (change: ThreadChange): ThreadChange[] => (change.record.placement ? [change] : []);

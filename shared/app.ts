@@ -26,6 +26,9 @@ import type { S3Bucket } from './s3/bucket.js';
 import { createFilesBucket } from './s3/client.js';
 import { S3Presigner } from './s3/presigner.js';
 import type { Credentials } from './s3/signer.js';
+import { DynamoScanStore } from './scanning/dynamo-store.js';
+import { GuardDutyRescans } from './scanning/guardduty.js';
+import { ScanRecorder } from './scanning/recorder.js';
 import { type Clock, systemClock } from './time.js';
 import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
 import { SessionLeftovers } from './uploads/leftovers.js';
@@ -149,7 +152,12 @@ export const conversations: Part<ConversationService> = (composition) =>
 
 /** The attachment functions that never touch the files (get, list, rename, delete): records and links, no S3 calls. */
 export const attachments: Part<AttachmentService> = (composition) =>
-  new AttachmentService(composition.use(attachmentStore), composition.use(fileLinks), composition.use(conversations));
+  new AttachmentService(
+    composition.use(attachmentStore),
+    composition.use(fileLinks),
+    composition.use(conversations),
+    composition.config.scanning,
+  );
 
 /** The upload function: the attachment's file, then its record. */
 export const attachmentUploads: Part<AttachmentUploads> = (composition) =>
@@ -158,6 +166,7 @@ export const attachmentUploads: Part<AttachmentUploads> = (composition) =>
     composition.use(attachments),
     composition.use(conversations),
     composition.use(fileStore),
+    composition.config.scanning,
     composition.clock,
   );
 
@@ -176,7 +185,7 @@ export const uploadSessions: Part<UploadSessionService> = (composition) => {
     ),
     composition.use(fileStore),
     // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
-    { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds },
+    { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds, scanning: composition.config.scanning },
     composition.clock,
   );
 };
@@ -195,13 +204,13 @@ export const sessionLeftovers: Part<SessionLeftovers> = (composition) =>
 /** For the fan-out function: the sides of a thread's other members, and their feeds. */
 export const fanOut: Part<FanOut> = (composition) => {
   const sides = composition.use(conversationStore);
-  const { conversationsTable, eventsTable, largeGroupSides } = composition.config;
+  const { conversationsTable, eventsTable, largeGroupSides, scanning } = composition.config;
   return new FanOut(
     sides,
-    new SideDelivery(composition.use(dynamo), conversationsTable, eventsTable, sides, composition.use(outbox), composition.clock),
+    new SideDelivery(composition.use(dynamo), conversationsTable, eventsTable, sides, composition.use(outbox), composition.clock, scanning),
     {
       threads: composition.use(largeThreads),
-      feeds: new ThreadFeedWriter(composition.use(dynamo), eventsTable, composition.use(outbox), composition.clock),
+      feeds: new ThreadFeedWriter(composition.use(dynamo), eventsTable, composition.use(outbox), composition.clock, scanning),
       largeGroupSides,
       clock: composition.clock,
     },
@@ -228,3 +237,13 @@ export const previewQueue: Part<SqsPreviewQueue> = (composition) => {
 /** For the preview worker: the records, and the files read and thumbnails written. */
 export const previewWorker: Part<PreviewWorker> = (composition) =>
   new PreviewWorker(composition.use(attachmentStore), composition.use(fileStore), composition.config.previewMaxBytes);
+
+/** Scan results on the attachments table: the recorder's, and the fan-out's for a record whose result came first. */
+export const scanStore: Part<DynamoScanStore> = (composition) =>
+  new DynamoScanStore(composition.use(dynamo), composition.config.attachmentsTable, composition.use(outbox), composition.clock);
+
+/** For the scan recorder: GuardDuty's results on the records, a failed scan asked again once. */
+export const scanRecorder: Part<ScanRecorder> = (composition) => {
+  const { region, guardDutyEndpoint } = composition.config;
+  return new ScanRecorder(composition.use(scanStore), new GuardDutyRescans(region, composition.use(credentials), guardDutyEndpoint));
+};

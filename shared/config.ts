@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TableRole } from './dynamo/tables.js';
 import type { Credentials } from './s3/signer.js';
+import type { ScanSettings } from './scanning/model.js';
 
 /**
  * Runtime configuration, read once per process from an environment: on Lambda
@@ -58,6 +59,10 @@ export interface Config {
   previewMaxBytes: number;
   /** Sides at which a group's thread becomes large, for good (LARGE_GROUP_SIDES, a deployment setting; docs/decisions.md). */
   largeGroupSides: number;
+  /** Malware scanning (SCANNING, SCAN_UNSCANNABLE; docs/configuration.md). */
+  scanning: ScanSettings;
+  /** Where a file is asked to be scanned again (GUARDDUTY_ENDPOINT): GuardDuty's regional endpoint unless a stand-in's is given. */
+  guardDutyEndpoint?: string;
 }
 
 /**
@@ -104,6 +109,8 @@ export const S3_MAX_OBJECT_BYTES = 5 * 1024 ** 4;
 export const DEFAULT_PREVIEW_MAX_BYTES = 100 * 1024 * 1024;
 /** A small group's fan-out writes each side and stays within its 2 s up to about this many (docs/decisions.md, "Large groups"). */
 export const DEFAULT_LARGE_GROUP_SIDES = 100;
+/** 15 minutes (docs/api.md, "Scanning"): a file with no scan result by then is unscannable. */
+export const DEFAULT_SCAN_TIMEOUT_SECONDS = 900;
 /** 24 hours, the S3 lifecycle rule's one day of AbortIncompleteMultipartUpload. */
 export const DEFAULT_UPLOAD_SESSION_TTL_SECONDS = 24 * 3600;
 /**
@@ -122,6 +129,14 @@ function positiveInteger(env: Environment, name: string, fallback: number, max =
     throw new Error(`${name} must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+/** One of `values`; unset or empty: `fallback`. */
+function oneOf<T extends string>(env: Environment, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (!raw) return fallback;
+  if (!values.includes(raw as T)) throw new Error(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as T;
 }
 
 /** Unset or empty: undefined. */
@@ -171,6 +186,12 @@ export function readConfig(env: Environment): Config {
     previewQueueUrl: optional(env, 'PREVIEW_QUEUE_URL'),
     previewMaxBytes: positiveInteger(env, 'PREVIEW_MAX_BYTES', DEFAULT_PREVIEW_MAX_BYTES),
     largeGroupSides: positiveInteger(env, 'LARGE_GROUP_SIDES', DEFAULT_LARGE_GROUP_SIDES),
+    scanning: {
+      enabled: oneOf(env, 'SCANNING', ['on', 'off'], 'on') === 'on',
+      serveUnscannable: oneOf(env, 'SCAN_UNSCANNABLE', ['hold', 'serve'], 'hold') === 'serve',
+      timeoutSeconds: positiveInteger(env, 'SCAN_TIMEOUT_SECONDS', DEFAULT_SCAN_TIMEOUT_SECONDS),
+    },
+    guardDutyEndpoint: optional(env, 'GUARDDUTY_ENDPOINT'),
     auth: {
       jwksUrl: optional(env, 'AUTH_JWKS_URL'),
       secret: optional(env, 'AUTH_SECRET'),

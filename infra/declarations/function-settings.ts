@@ -26,6 +26,9 @@ export const REALTIME_PUBLISHER_ENTRY = 'functions/realtime-publisher.ts';
 /** The preview worker: a pending preview settled from the file's bytes, fed by the previews queue (shared/previews/). */
 export const PREVIEW_ENTRY = 'functions/preview.ts';
 
+/** The scan recorder: GuardDuty's scan results, routed by an EventBridge rule, recorded on the attachments (shared/scanning/). */
+export const SCAN_RECORDER_ENTRY = 'functions/scan-result.ts';
+
 /** A function the stack deploys: its name (the construct's id, so the Lambda function's and its role's) and handler module. */
 export interface StackFunction {
   name: string;
@@ -39,6 +42,10 @@ export const eventDetailFunction = { name: 'EventDetail', entry: EVENT_DETAIL_EN
 export const realtimePublisherFunction = { name: 'RealtimePublisher', entry: REALTIME_PUBLISHER_ENTRY } as const satisfies StackFunction;
 export const realtimeAuthorizerFunction = { name: 'RealtimeAuthorizer', entry: REALTIME_AUTHORIZER_ENTRY } as const satisfies StackFunction;
 export const previewFunction = { name: 'Previews', entry: PREVIEW_ENTRY } as const satisfies StackFunction;
+export const scanRecorderFunction = { name: 'ScanRecorder', entry: SCAN_RECORDER_ENTRY } as const satisfies StackFunction;
+
+/** Lambda's own retries of an asynchronous invocation that failed (its most), before the recorder's dead-letter queue. */
+export const SCAN_RECORDER_RETRIES = 2;
 
 /**
  * Every function the stack deploys: one per route, then the others. What
@@ -54,6 +61,7 @@ export const stackFunctions: readonly StackFunction[] = [
   realtimePublisherFunction,
   realtimeAuthorizerFunction,
   previewFunction,
+  scanRecorderFunction,
 ];
 
 /**

@@ -90,7 +90,8 @@ function queryArn(target: QueryTarget, arns: DataArns): string {
  */
 export function cleanupPermissions(arns: DataArns): Permission[] {
   return [
-    { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
+    // UpdateItem: a file whose scan deadline passed, settled unscannable with its uploader's event (settleOverdue).
+    { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], resources: [arns.attachments.arn] },
     { actions: ['dynamodb:Query'], resources: [`${arns.attachments.arn}/index/${attachmentIndexes.conversation.name}`] },
     { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
     { actions: [FILE_ACTIONS.delete, FILE_ACTIONS.abort], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
@@ -116,6 +117,8 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  */
 export function fanOutPermissions(arns: DataArns, previewQueueArn: string): Permission[] {
   return [
+    // A new record pending its scan: the kept result read, the record settled and the result removed, or its deadline put (settleKeptOrAwait).
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'], resources: [arns.attachments.arn] },
     {
       actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
       resources: [arns.conversations.arn],
@@ -145,6 +148,63 @@ export function previewWorkerPermissions(arns: DataArns): Permission[] {
     { actions: [FILE_ACTIONS.put, FILE_ACTIONS.delete], resources: [`${arns.filesBucket}/${PREVIEWS_PREFIX}*`] },
   ];
 }
+
+/**
+ * The scan recorder (functions/scan-result.ts): it keeps each result beside
+ * its record (PutItem), reads the record (GetItem) and settles it in a
+ * transaction with the uploader's event and the kept result's removal
+ * (UpdateItem, DeleteItem; the feed's head and event as every writer of a
+ * feed), and asks GuardDuty to scan a file again once after a failed scan
+ * (guardduty:SendObjectMalwareScan, which IAM authorises on no resource
+ * type: `*`, as the local IAM's action table requires). No S3: an infected
+ * file's bytes go from the cleanup, when the result is removed.
+ */
+export function scanRecorderPermissions(arns: DataArns): Permission[] {
+  return [
+    { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
+    { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
+    { actions: [RESCAN_ACTION], resources: ['*'] },
+  ];
+}
+
+/** GuardDuty's on-demand scan of one object (SendObjectMalwareScan). */
+export const RESCAN_ACTION = 'guardduty:SendObjectMalwareScan';
+
+/** The principal GuardDuty's malware protection plans assume their role as. */
+export const MALWARE_PROTECTION_PRINCIPAL = 'malware-protection-plan.guardduty.amazonaws.com';
+
+/**
+ * The role a malware protection plan scans and tags the bucket's objects
+ * with: exactly the policy AWS documents ("Create or update IAM role
+ * policy", GuardDuty User Guide), for this bucket and account (no KMS
+ * statement: the bucket is S3-managed encryption). `eventsRuleArn` is the
+ * managed rule's ARN pattern in the stack's region and account.
+ */
+export function malwareProtectionPlanPermissions(bucketArn: string, eventsRuleArn: string, account: string): Permission[] {
+  return [
+    {
+      actions: ['events:PutRule', 'events:DeleteRule', 'events:PutTargets', 'events:RemoveTargets'],
+      resources: [eventsRuleArn],
+      conditions: { StringLike: { 'events:ManagedBy': MALWARE_PROTECTION_PRINCIPAL } },
+    },
+    { actions: ['events:DescribeRule', 'events:ListTargetsByRule'], resources: [eventsRuleArn] },
+    {
+      actions: ['s3:PutObjectTagging', 's3:GetObjectTagging', 's3:PutObjectVersionTagging', 's3:GetObjectVersionTagging'],
+      resources: [`${bucketArn}/*`],
+    },
+    { actions: ['s3:PutBucketNotification', 's3:GetBucketNotification'], resources: [bucketArn] },
+    {
+      actions: ['s3:PutObject'],
+      resources: [`${bucketArn}/malware-protection-resource-validation-object`],
+      conditions: { StringEquals: { 'aws:ResourceAccount': account } },
+    },
+    { actions: ['s3:ListBucket'], resources: [bucketArn] },
+    { actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [`${bucketArn}/*`] },
+  ];
+}
+
+/** The managed rule GuardDuty creates for a plan, as its documented policy names it. */
+export const MALWARE_PROTECTION_RULE_PATTERN = 'DO-NOT-DELETE-AmazonGuardDutyMalwareProtectionS3*';
 
 export function permissionsFor(route: Pick<Route, 'access' | 'idempotent'>, arns: DataArns): Permission[] {
   const { access } = route;

@@ -5,15 +5,24 @@ import { byTableRole, type TableRole, tableRoles } from '../../shared/dynamo/tab
 import { logger } from '../../shared/observability.js';
 import { routes } from '../../shared/routes.js';
 import type { Credentials } from '../../shared/s3/signer.js';
-import { cleanupFunction, fanOutFunction, previewFunction, realtimePublisherFunction } from '../declarations/function-settings.js';
+import {
+  cleanupFunction,
+  fanOutFunction,
+  previewFunction,
+  realtimePublisherFunction,
+  scanRecorderFunction,
+} from '../declarations/function-settings.js';
 import {
   cleanupPermissions,
   type DataArns,
   dataArnsOf,
   fanOutPermissions,
+  MALWARE_PROTECTION_RULE_PATTERN,
+  malwareProtectionPlanPermissions,
   type Permission,
   permissionsFor,
   previewWorkerPermissions,
+  scanRecorderPermissions,
 } from '../declarations/permissions.js';
 
 /**
@@ -34,6 +43,13 @@ export const FAN_OUT_FUNCTION = fanOutFunction.name;
 /** The name the stack gives the real-time publisher: it reads the events stream, and signs its publishes, as this function. */
 export const REALTIME_PUBLISHER_FUNCTION = realtimePublisherFunction.name;
 export const PREVIEW_FUNCTION = previewFunction.name;
+export const SCAN_RECORDER_FUNCTION = scanRecorderFunction.name;
+/** The malware protection plan's role: the scanner's stand-in reads and tags objects as it (infra/local/scanner.ts). */
+export const MALWARE_PROTECTION_PLAN = 'MalwareProtectionPlan';
+
+/** The protection plan's ARN, as IAM names it (the stand-in's plan is `local`). */
+export const protectionPlanArn = (resources: Pick<LocalResources, 'account' | 'region'>) =>
+  `arn:aws:guardduty:${resources.region}:${resources.account}:malware-protection-plan/local`;
 
 /** The local previews queue's name (infra/local/queue.ts): the stand-in's queue URL and ARN end in it. */
 export const PREVIEW_QUEUE_NAME = 'previews';
@@ -146,6 +162,15 @@ export function functionRoles(
       [...fanOutPermissions(arns, queueArn(resources, PREVIEW_QUEUE_NAME)), ...streamReadPermissions([arns.attachments.arn])],
     ],
     [PREVIEW_FUNCTION, previewWorkerPermissions(arns)],
+    [SCAN_RECORDER_FUNCTION, scanRecorderPermissions(arns)],
+    [
+      MALWARE_PROTECTION_PLAN,
+      malwareProtectionPlanPermissions(
+        arns.filesBucket,
+        `arn:aws:events:${resources.region}:${resources.account}:rule/${MALWARE_PROTECTION_RULE_PATTERN}`,
+        resources.account,
+      ),
+    ],
     [EVENTS_PIPE, streamReadPermissions([arns.events.arn])],
     [REALTIME_PUBLISHER_FUNCTION, streamReadPermissions([arns.events.arn])],
   ];

@@ -24,6 +24,7 @@ interface Context {
   status: number;
   body: unknown;
   request: { body?: unknown };
+  app: { emit(event: 'event', notification: object): boolean };
 }
 
 type Next = () => Promise<unknown>;
@@ -69,6 +70,8 @@ export function multipartFidelity(store: MultipartStore) {
         await upload.assertExists();
         await xmlBodyParser(ctx);
         ctx.body = await upload.complete(ctx.request.body, ctx.href.split('?')[0] ?? '');
+        // As s3rver announces its own writes (S3's event notification), which s3rver does not for this call.
+        ctx.app.emit('event', { Records: [{ eventName: 'ObjectCreated:CompleteMultipartUpload', s3: { object: { key: target.key } } }] });
         return;
       default:
         return next();

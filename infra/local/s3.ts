@@ -30,6 +30,8 @@ export async function startS3(
   corsOrigins: readonly string[] = [],
   /** The functions' roles it answers as (the local server's); by default, each as the stack grants it over this bucket. */
   iam: PolicyEvaluator = localIam(credentials, { account: LOCAL_ACCOUNT, region: 'us-east-1', tables: tablesOf(readConfig({})), bucket }),
+  /** Told of each object created (PUT, POST, copy, multipart completion), as S3 tells EventBridge: the scanner's stand-in listens. */
+  objectCreated?: (key: string) => void,
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
   // s3rver refuses access keys it does not know, and knows only its own unless told: the base key, and each function's.
   DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
@@ -55,6 +57,11 @@ export async function startS3(
   const secretOf = (accessKeyId: string) =>
     accessKeyId === credentials.accessKeyId || iam.roles.has(accessKeyId) ? credentials.secretAccessKey : undefined;
   server.middleware.splice(server.middleware.length - 1, 0, signatureCheck(secretOf), iamAsS3Answers(iam), multipartFidelity(server.store));
+  if (objectCreated)
+    server.on('event', (event: { Records?: { eventName?: string; s3?: { object?: { key?: string } } }[] }) => {
+      for (const record of event.Records ?? [])
+        if (record.eventName?.startsWith('ObjectCreated:') && record.s3?.object?.key) objectCreated(record.s3.object.key);
+    });
   const address = await server.run();
   return {
     endpoint: `http://${host}:${address.port}`,

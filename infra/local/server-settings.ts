@@ -27,6 +27,8 @@ export interface LocalSettings {
    * events table's stream, retrying until a 2xx; unset: no forwarding.
    */
   eventsForwardUrl?: URL;
+  /** LOCAL_SCAN_DELAY_MS: how long the scanner's stand-in takes from an object's creation to its result (default 1,000). */
+  scanDelayMs: number;
 }
 
 export function readLocalSettings(env: Environment): LocalSettings {
@@ -37,6 +39,7 @@ export function readLocalSettings(env: Environment): LocalSettings {
     dynamodbPort: port(env, 'DYNAMODB_PORT', 0),
     s3Port: port(env, 'S3_PORT', 0),
     streamConsumers: onOrOff(env, 'LOCAL_STREAM_CONSUMERS', true),
+    scanDelayMs: milliseconds(env, 'LOCAL_SCAN_DELAY_MS', 1000),
     ...(env.EVENTS_FORWARD_URL ? { eventsForwardUrl: httpUrl(env, 'EVENTS_FORWARD_URL') } : {}),
   };
 }
@@ -47,6 +50,15 @@ function port(env: Environment, name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0 || value > 65_535)
     throw new Error(`${name} must be a port from 0 to 65535, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function milliseconds(env: Environment, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new Error(`${name} must be a whole number of milliseconds, got ${JSON.stringify(raw)}`);
   return value;
 }
 

@@ -37,6 +37,8 @@ import {
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
   REALTIME_PUBLISHER_STREAM_READING,
+  SCAN_RECORDER_ENTRY,
+  SCAN_RECORDER_RETRIES,
   type StreamReading,
 } from '../declarations/function-settings.js';
 import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../declarations/permissions.js';
@@ -56,16 +58,20 @@ import {
   type GrantsOverride,
   type GrantUsed,
   localIam,
+  MALWARE_PROTECTION_PLAN,
   type PolicyEvaluator,
   PREVIEW_FUNCTION,
   PREVIEW_QUEUE_NAME,
+  protectionPlanArn,
   REALTIME_PUBLISHER_FUNCTION,
+  SCAN_RECORDER_FUNCTION,
   tablesOf,
 } from './iam.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
 import { type LocalQueue, type LocalQueueOptions, startLocalQueue } from './queue.js';
 import { attachRealtime, type LocalRealtime } from './realtime.js';
 import { startS3 } from './s3.js';
+import { type LocalScanner, type LocalScannerOptions, startLocalScanner } from './scanner.js';
 import { readLocalSettings } from './server-settings.js';
 import { type StreamPoller, type StreamPollerOptions, startStreamPoller } from './stream-poller.js';
 import { startTimeToLive } from './time-to-live.js';
@@ -118,6 +124,8 @@ export interface LocalApiOptions {
   requestId?: string;
   /** The previews queue's visibility timeout, the wait before a failed request is delivered again; default the stack's. Tests set a short one. */
   previewVisibilityMs?: number;
+  /** The scanner stand-in's delay from an object's creation to its result; default LOCAL_SCAN_DELAY_MS, else 1 s. */
+  scanDelayMs?: number;
 }
 
 export interface LocalApi {
@@ -136,6 +144,12 @@ export interface LocalApi {
   realtime: LocalRealtime & { url: string; host: string };
   /** The preview worker's queue (SQS's stand-in): its dead letters. */
   previews: LocalQueue;
+  /**
+   * GuardDuty's stand-in (infra/local/scanner.ts), when scanning is on. It
+   * hears of the objects of this server's own S3 stand-in; a test that runs
+   * its own S3 (S3_ENDPOINT) tells it of each object created (objectCreated).
+   */
+  scanner?: LocalScanner;
   /** Every call of a function the local IAM refused (DynamoDB's and S3's), in AWS's words, each once. */
   iamRefusals(): string[];
   close(): Promise<void>;
@@ -158,7 +172,10 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const resources = { account: LOCAL_ACCOUNT, region: server.region, tables: dynamodb.tables, bucket: configured.filesBucket };
     const iam = localIam(server.credentials, resources, options.grants, options.grantUsed);
     const functionsDynamodb = await enforceDynamodbIam(server, dynamodb, iam, stoppers);
-    const s3Endpoint = server.env.S3_ENDPOINT || (await startFilesStandIn(options, server, configured, iam, stoppers));
+    // The scanner starts once the handlers exist; the S3 stand-in tells it of objects from the start.
+    let scanner: LocalScanner | undefined;
+    const objectCreated = (key: string) => scanner?.objectCreated(key);
+    const s3Endpoint = server.env.S3_ENDPOINT || (await startFilesStandIn(options, server, configured, iam, stoppers, objectCreated));
     const authSecret = server.env.AUTH_SECRET || localSecret(options.dataDirectory);
     // Listening first: the port is part of the real-time endpoint the handlers answer (GET /v1/realtime).
     const listener = await listenFirst(options, server, stoppers);
@@ -171,9 +188,11 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const authorizer = await loadAuthorizer(config);
     const realtime = await attachRealtimeStandIn(options, server, listener.server, config, stoppers);
     const previews = await startPreviewQueue(options, server, composition, iam, stoppers);
+    scanner = config.scanning.enabled ? await startScanner(server, composition, { iam, s3Endpoint }, stoppers) : undefined;
+    const standIns = [previews, realtime, ...(scanner ? [scanner] : [])];
     const gateway = gatewayFor(server, { routes: loaded, authorizer, corsOrigins: config.corsOrigins });
     listener.serve((request, response) => {
-      if (!previews.handleRequest(request, response) && !realtime.handleRequest(request, response)) gateway(request, response);
+      if (!standIns.some((standIn) => standIn.handleRequest(request, response))) gateway(request, response);
     });
     return {
       url: listener.url,
@@ -185,6 +204,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       composition,
       realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL ?? listener.realtimeUrl, host: listener.host }),
       previews,
+      ...(scanner ? { scanner } : {}),
       iamRefusals: () => [...iam.refused],
       close: () => stoppers.stopAll(),
     };
@@ -207,11 +227,12 @@ interface ServerSettings {
   streamConsumers: boolean;
   eventsForwardUrl?: URL;
   requestId?: string;
+  scanDelayMs: number;
 }
 
 function serverSettings(options: LocalApiOptions): ServerSettings {
   const env: Environment = { ...process.env, ...options.env };
-  const { streamConsumers, eventsForwardUrl } = readLocalSettings(env);
+  const { streamConsumers, eventsForwardUrl, scanDelayMs } = readLocalSettings(env);
   return {
     host: options.host ?? '127.0.0.1',
     functionTimeoutMs: options.functionTimeoutMs ?? FUNCTION_TIMEOUT_SECONDS * 1000,
@@ -221,6 +242,7 @@ function serverSettings(options: LocalApiOptions): ServerSettings {
     region: env.AWS_REGION ?? 'us-east-1',
     credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' },
     streamConsumers,
+    scanDelayMs: options.scanDelayMs ?? scanDelayMs,
     ...(eventsForwardUrl ? { eventsForwardUrl } : {}),
     ...(options.requestId ? { requestId: options.requestId } : {}),
   };
@@ -317,9 +339,11 @@ async function startFilesStandIn(
   configured: Config,
   iam: PolicyEvaluator,
   stoppers: Stoppers,
+  objectCreated: (key: string) => void,
 ): Promise<string> {
   const directory = options.dataDirectory && join(options.dataDirectory, 's3');
-  const s3 = await startS3(server.host, configured.filesBucket, server.credentials, directory, options.s3Port, configured.corsOrigins, iam);
+  const { filesBucket, corsOrigins } = configured;
+  const s3 = await startS3(server.host, filesBucket, server.credentials, directory, options.s3Port, corsOrigins, iam, objectCreated);
   stoppers.add(s3.close);
   return s3.endpoint;
 }
@@ -377,6 +401,8 @@ function handlerEnvironment(
     REALTIME_URL: parts.listener.realtimeUrl,
     REALTIME_HOST: parts.listener.host,
     PREVIEW_QUEUE_URL: previewQueueUrl(parts.listener),
+    // SendObjectMalwareScan reaches the scanner's stand-in on the server's listener.
+    GUARDDUTY_ENDPOINT: parts.listener.url,
     // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
     ...options.env,
   };
@@ -591,6 +617,39 @@ async function startPreviewQueue(
   });
   stoppers.add(queue.stop);
   return queue;
+}
+
+/**
+ * GuardDuty's stand-in (infra/local/scanner.ts): each new file scanned after
+ * the delay, its result handed to the scan recorder as its own function, as
+ * the stack's EventBridge rule invokes it (Lambda's two retries, shortened).
+ */
+async function startScanner(
+  server: ServerSettings,
+  app: Composition,
+  parts: { iam: PolicyEvaluator; s3Endpoint: string },
+  stoppers: Stoppers,
+): Promise<LocalScanner> {
+  const recorder = (
+    (await loadModule(SCAN_RECORDER_ENTRY)).handler as { withComposition(app: Composition): LocalScannerOptions['recorder'] }
+  ).withComposition(app);
+  const resources = { account: LOCAL_ACCOUNT, region: server.region };
+  const scanner = startLocalScanner({
+    ...resources,
+    bucket: app.config.filesBucket,
+    s3Endpoint: parts.s3Endpoint,
+    credentials: { ...server.credentials, accessKeyId: functionKeyId(server.credentials, MALWARE_PROTECTION_PLAN) },
+    iam: parts.iam,
+    baseKeyId: server.credentials.accessKeyId,
+    planArn: protectionPlanArn(resources),
+    delayMs: server.scanDelayMs,
+    recorder: actingAs(SCAN_RECORDER_FUNCTION, recorder),
+    retries: SCAN_RECORDER_RETRIES,
+    retryDelayMs: Math.min(1000, server.scanDelayMs + 100),
+    functionTimeoutMs: server.consumerTimeoutMs,
+  });
+  stoppers.add(scanner.stop);
+  return scanner;
 }
 
 /** The gateway emulator in front of the handlers, with the OpenAPI document beside the API. */

@@ -19,6 +19,8 @@ declare module '@20minutes/s3rver' {
     store: import('./s3-multipart.js').MultipartStore;
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
+    /** Koa's emitter: s3rver emits 'event' with an S3 event notification for each object it writes or removes. */
+    on(event: 'event', listener: (event: never) => void): this;
   }
 }
 

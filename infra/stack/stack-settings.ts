@@ -7,6 +7,7 @@ import {
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_UPLOAD_BYTES,
   DEFAULT_PREVIEW_MAX_BYTES,
+  DEFAULT_SCAN_TIMEOUT_SECONDS,
   DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
   MAX_FILE_URL_TTL_SECONDS,
   S3_MAX_OBJECT_BYTES,
@@ -44,6 +45,12 @@ export interface StackSettings {
   offlineBundling: boolean;
   /** The fan-out's LARGE_GROUP_SIDES: the sides at which a group's thread becomes large (shared/config.ts). */
   largeGroupSides: number;
+  /** GuardDuty's malware scanning of the files (context `scanning`, `off` for regions without Malware Protection for S3). */
+  scanning: boolean;
+  /** Whether an unscannable file reaches other readers (context `scanUnscannable`: `hold`, the default, or `serve`). */
+  scanUnscannable: 'hold' | 'serve';
+  /** A file with no scan result this long after its upload is unscannable (context `scanTimeoutSeconds`, 900). */
+  scanTimeoutSeconds: number;
 }
 
 /**
@@ -83,6 +90,12 @@ export function stackSettings(node: Node): StackSettings {
     return value;
   };
 
+  const oneOf = <T extends string>(key: string, values: readonly T[], fallback: T): T => {
+    const raw = text(key) ?? fallback;
+    if (!values.includes(raw as T)) throw new Error(`Context ${key} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+    return raw as T;
+  };
+
   const issuer = text('authIssuer');
   const audience = text('authAudience');
   const jwksUrl = text('authJwksUrl');
@@ -107,5 +120,8 @@ export function stackSettings(node: Node): StackSettings {
     architecture: architectureOf(text('architecture')),
     offlineBundling: text('offlineBundling') === 'true',
     largeGroupSides: integer('largeGroupSides') ?? DEFAULT_LARGE_GROUP_SIDES,
+    scanning: oneOf('scanning', ['on', 'off'], 'on') === 'on',
+    scanUnscannable: oneOf('scanUnscannable', ['hold', 'serve'], 'hold'),
+    scanTimeoutSeconds: integer('scanTimeoutSeconds') ?? DEFAULT_SCAN_TIMEOUT_SECONDS,
   };
 }

@@ -9,6 +9,7 @@ import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
 import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
 import type { Page, PageRequest } from '../pagination.js';
 import type { PreviewRecord, SettledPreview } from '../previews/model.js';
+import type { ScanStatus } from '../scanning/model.js';
 import { type AttachmentRecord, type AttachmentStore, type NotOwner, type UploadIntent, uploadersObject } from './model.js';
 
 type Item = Record<string, unknown>;
@@ -136,7 +137,8 @@ export class DynamoAttachmentStore implements AttachmentStore {
       if (outcome.committed) return 'recorded';
       if (headTaken(outcome, 1)) return retry;
       const now = await this.get(record.id);
-      return now?.file_key === record.file_key ? 'settled' : 'gone';
+      // An infected file's thumbnails never stay (docs/api.md, "Scanning"): for the worker it is gone.
+      return now?.file_key === record.file_key && now.scan_status !== 'infected' ? 'settled' : 'gone';
     });
   }
 
@@ -309,6 +311,8 @@ export function fromItem(item: Item): AttachmentRecord {
     placement: typeof item.conversation_id === 'string' && counterpart ? { conversation_id: item.conversation_id, counterpart } : null,
     file_key: item.file_key as string,
     ...optional('preview', previewOf(item)),
+    // A record from before scanning was never scanned.
+    scan_status: (item.scan_status as ScanStatus | undefined) ?? 'not_scanned',
   };
 }
 

@@ -31,6 +31,18 @@ export class AttachmentLeftovers {
   }
 
   /**
+   * An infected file (its scan result's item removed, by the write that
+   * settled its record or by its expiry), and its thumbnails: never served,
+   * so never kept, unless the record holds the file settled otherwise (a
+   * contrary result that came first keeps it).
+   */
+  async removeInfectedFile(attachmentId: string, key: string): Promise<void> {
+    const record = await this.store.get(attachmentId);
+    if (record?.file_key === key && record.scan_status !== 'infected' && record.scan_status !== 'pending') return;
+    await this.removeFile(key);
+  }
+
+  /**
    * The file of an attachment whose record is gone, and its thumbnails (their
    * keys derive from the file's: nothing to read). Removing a file that is
    * not there is not an error.

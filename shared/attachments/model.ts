@@ -2,7 +2,15 @@ import { counterpartOf } from '../conversations/item-codec.js';
 import type { Conversation } from '../conversations/model.js';
 import type { Counterpart } from '../dynamo/keys.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { type PreviewObject, type PreviewRecord, type PreviewView, previewObject, type SettledPreview } from '../previews/model.js';
+import {
+  type PreviewObject,
+  type PreviewRecord,
+  type PreviewView,
+  previewObject,
+  type SettledPreview,
+  statusAlone,
+} from '../previews/model.js';
+import { type FileAccess, fileAccess, type ScanStatus } from '../scanning/model.js';
 
 /** An attachment exactly as the API shows it, to one reader. */
 export interface Attachment {
@@ -11,31 +19,38 @@ export interface Attachment {
   /** The reader's own side of the attachment's thread; null while the reader holds none. */
   conversation_id: string | null;
   filename: string;
-  /** Presigned GET of the file, minted for each response and never stored. */
-  file_url: string;
+  /** Presigned GET of the file, minted for each response and never stored; null while scanning holds it from this reader (shared/scanning/). */
+  file_url: string | null;
   /** When file_url stops working (Unix seconds): its TTL from now, or sooner if the signing credentials expire sooner. */
-  file_url_expires_at: number;
+  file_url_expires_at: number | null;
   file_type: string;
   file_size: number;
   uploaded_by: string;
   created_at: number;
   /** An image's preview, its thumbnails' links minted for each response; null for a file that is not a previewed image. */
   preview: PreviewView | null;
+  scan_status: ScanStatus;
 }
 
 /** An attachment as one reader sees it, without its links: what events show (shared/events/). */
 export type AttachmentObject = Omit<Attachment, 'file_url' | 'file_url_expires_at' | 'preview'> & { preview: PreviewObject | null };
 
-/** The record as the reader whose side of its thread is `conversationId` sees it. */
-export function attachmentObject(record: AttachmentRecord, conversationId: string | null): AttachmentObject {
-  const { id, message_id, filename, file_type, file_size, uploaded_by, created_at } = record;
-  const preview = previewObject(record.preview);
-  return { id, message_id, conversation_id: conversationId, filename, file_type, file_size, uploaded_by, created_at, preview };
+/**
+ * The record as the reader whose side of its thread is `conversationId`
+ * sees it, with what scanning leaves that reader of the file (`access`,
+ * shared/scanning/model.ts): a held preview shows its status alone, an
+ * infected file none.
+ */
+export function attachmentObject(record: AttachmentRecord, conversationId: string | null, access: FileAccess): AttachmentObject {
+  const { id, message_id, filename, file_type, file_size, uploaded_by, created_at, scan_status } = record;
+  const shown = previewObject(record.preview);
+  const preview = access === 'none' || !shown ? null : access === 'held' ? statusAlone(shown) : shown;
+  return { id, message_id, conversation_id: conversationId, filename, file_type, file_size, uploaded_by, created_at, preview, scan_status };
 }
 
-/** The uploader's own view: their side is where they placed it. */
+/** The uploader's own view: their side is where they placed it, and their own bytes (unless infected). */
 export const uploadersObject = (record: AttachmentRecord): AttachmentObject =>
-  attachmentObject(record, record.placement?.conversation_id ?? null);
+  attachmentObject(record, record.placement?.conversation_id ?? null, fileAccess(record.scan_status, true, { serveUnscannable: false }));
 
 /**
  * Where an attachment was uploaded: the uploader's side (conversation) and
@@ -65,6 +80,8 @@ export interface AttachmentRecord {
   file_key: string;
   /** Absent: not a previewed image (by its bytes). Else pending from the upload until the preview worker settles it. */
   preview?: PreviewRecord;
+  /** `pending` from the upload until its scan result is recorded (shared/scanning/); `not_scanned` where scanning is off. */
+  scan_status: ScanStatus;
 }
 
 /** A rename or removal asked of an attachment by someone who is not its uploader. */

@@ -6,6 +6,7 @@ import { threadKey, threadOf } from '../dynamo/keys.js';
 import type { FileLinks } from '../files/model.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { previewView } from '../previews/view.js';
+import { fileAccess, type ScanSettings } from '../scanning/model.js';
 import { type Attachment, type AttachmentRecord, type AttachmentStore, attachmentObject, type NotOwner } from './model.js';
 
 /** What the attachments ask of the conversations: membership of the user's own, and a member's side of a thread. */
@@ -24,6 +25,8 @@ export class AttachmentService {
     private readonly store: AttachmentStore,
     private readonly links: FileLinks,
     private readonly conversations: AttachmentConversations,
+    /** Whom a file not yet clean reaches (shared/scanning/model.ts). */
+    private readonly scanning: Pick<ScanSettings, 'serveUnscannable'>,
   ) {}
 
   /**
@@ -33,13 +36,13 @@ export class AttachmentService {
   async getAttachment(caller: Caller, id: string): Promise<Attachment> {
     const record = await this.store.get(id);
     if (!record || !seesAttachment(caller, record.uploaded_by, record.placement?.counterpart ?? null)) notFound(id);
-    return this.view(record, await this.callersSide(caller, record));
+    return this.view(record, await this.callersSide(caller, record), caller.userId);
   }
 
   /** Metadata only, by the uploader: the file and its key stay; every member's next link carries the new name. */
   async renameAttachment(caller: Caller, id: string, filename: string): Promise<Attachment> {
     const renamed = this.owned(caller, id, await this.store.rename(caller.userId, id, filename, caller.requestId));
-    return this.view(renamed, renamed.placement?.conversation_id ?? null);
+    return this.view(renamed, renamed.placement?.conversation_id ?? null, caller.userId);
   }
 
   /** By the uploader: the record goes now, for every member; the file follows from the table's stream. */
@@ -56,17 +59,17 @@ export class AttachmentService {
   async listAttachments(caller: Caller, filter: { conversation_id?: string }, page: PageRequest): Promise<Page<Attachment>> {
     if (filter.conversation_id === undefined) {
       const uploads = await this.store.listUploads(caller.userId, page);
-      return this.views(uploads, (record) => record.placement?.conversation_id ?? null);
+      return this.views(uploads, (record) => record.placement?.conversation_id ?? null, caller.userId);
     }
     const side = await this.conversations.memberConversation(caller, filter.conversation_id, 'conversation_id');
     if (!side) return { has_more: false, data: [] };
     const thread = await this.store.listThread(threadKey(threadOf(caller.userId, counterpartOf(side))), page);
-    return this.views(thread, () => side.id);
+    return this.views(thread, () => side.id, caller.userId);
   }
 
   /** The uploader's view with a file_url minted now (a replayed upload shows a live link). */
   relink(record: AttachmentRecord): Promise<Attachment> {
-    return this.view(record, record.placement?.conversation_id ?? null);
+    return this.view(record, record.placement?.conversation_id ?? null, record.uploaded_by);
   }
 
   /**
@@ -95,16 +98,32 @@ export class AttachmentService {
     return (await this.conversations.sideOf(caller.userId, membersCounterpart(record.uploaded_by, record.placement.counterpart))) ?? null;
   }
 
-  private async views(page: Page<AttachmentRecord>, sideOf: (record: AttachmentRecord) => string | null): Promise<Page<Attachment>> {
-    return { has_more: page.has_more, data: await Promise.all(page.data.map((record) => this.view(record, sideOf(record)))) };
+  private async views(
+    page: Page<AttachmentRecord>,
+    sideOf: (record: AttachmentRecord) => string | null,
+    readerId: string,
+  ): Promise<Page<Attachment>> {
+    return { has_more: page.has_more, data: await Promise.all(page.data.map((record) => this.view(record, sideOf(record), readerId))) };
   }
 
-  private async view(record: AttachmentRecord, conversationId: string | null): Promise<Attachment> {
-    const link = await this.links.download(record.file_key, { filename: record.filename, fileType: record.file_type });
-    const { id, message_id, conversation_id, filename, preview: _shown, ...rest } = attachmentObject(record, conversationId);
-    const preview = await previewView(record.preview, this.links);
+  /** The record as `readerId` sees it: links minted only for what scanning lets that reader download. */
+  private async view(record: AttachmentRecord, conversationId: string | null, readerId: string): Promise<Attachment> {
+    const access = fileAccess(record.scan_status, readerId === record.uploaded_by, this.scanning);
+    const link =
+      access === 'full' ? await this.links.download(record.file_key, { filename: record.filename, fileType: record.file_type }) : undefined;
+    const {
+      id,
+      message_id,
+      conversation_id,
+      filename,
+      preview: _shown,
+      scan_status,
+      ...rest
+    } = attachmentObject(record, conversationId, access);
+    const preview = await previewView(record.preview, this.links, access);
     // The link after the name, in the order of the documented object.
-    return { id, message_id, conversation_id, filename, file_url: link.url, file_url_expires_at: link.expiresAt, ...rest, preview };
+    const file = { file_url: link?.url ?? null, file_url_expires_at: link?.expiresAt ?? null };
+    return { id, message_id, conversation_id, filename, ...file, ...rest, preview, scan_status };
   }
 }
 

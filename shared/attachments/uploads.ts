@@ -7,6 +7,7 @@ import type { FileStore } from '../files/model.js';
 import { newSeed, seededId } from '../ids.js';
 import { logger } from '../observability.js';
 import { pendingPreview } from '../previews/sniff.js';
+import { initialScan, type ScanSettings } from '../scanning/model.js';
 import { type Clock, systemClock } from '../time.js';
 import { type Attachment, type AttachmentRecord, type AttachmentStore, placementIn, type Upload, type UploadIntent } from './model.js';
 
@@ -31,6 +32,8 @@ export class AttachmentUploads {
     private readonly attachments: Relinks,
     private readonly conversations: MemberConversations,
     private readonly files: FileStore,
+    /** Whether an upload is scanned before others may read it (shared/scanning/model.ts). */
+    private readonly scanning: Pick<ScanSettings, 'enabled'>,
     private readonly clock: Clock = systemClock,
   ) {}
 
@@ -62,6 +65,7 @@ export class AttachmentUploads {
       placement: placementIn(side),
       file_key: fileKey(caller.userId, id, run),
       ...pendingPreview(upload.file.bytes),
+      scan_status: initialScan(this.scanning),
     };
     const intent: UploadIntent = { attachmentId: id, run, fileKey: record.file_key, expiresAt: intentExpiry() };
     // Durable before the file exists: whatever fails from here on, the intent's removal (or expiry) hands the file to the cleanup.

@@ -1,6 +1,7 @@
 import { type AttachmentRecord, attachmentObject } from '../attachments/model.js';
 import { type Counterpart, type Thread, threadKey, threadOf } from '../dynamo/keys.js';
 import { createdEvent, deletedEvent, type EventDraft, updatedEvents } from '../events/model.js';
+import { fileAccess, type ScanSettings } from '../scanning/model.js';
 import type { Clock } from '../time.js';
 import type { GroupThread } from './large-threads.js';
 
@@ -240,18 +241,23 @@ export function byThread(changes: ThreadChange[]): { thread: Thread; changes: [T
   return [...threads.values()];
 }
 
-/** The events a change is in the feed of a member whose side of the thread is `conversationId` (none for a rename that shows nothing new). */
-export function memberEvents(change: ThreadChange, conversationId: string | null): EventDraft[] {
+/**
+ * The events a change is in the feed of a member whose side of the thread is
+ * `conversationId` (none for a rename that shows nothing new), showing what
+ * scanning lets a member see of the file at that point (a scan result is a
+ * change like a rename).
+ */
+export function memberEvents(
+  change: ThreadChange,
+  conversationId: string | null,
+  scanning: Pick<ScanSettings, 'serveUnscannable'>,
+): EventDraft[] {
+  const asMember = (record: AttachmentRecord) => attachmentObject(record, conversationId, fileAccess(record.scan_status, false, scanning));
   switch (change.kind) {
     case 'created':
-      return [createdEvent('attachment', attachmentObject(change.record, conversationId), null)];
+      return [createdEvent('attachment', asMember(change.record), null)];
     case 'renamed':
-      return updatedEvents(
-        'attachment',
-        attachmentObject(change.before, conversationId),
-        attachmentObject(change.record, conversationId),
-        null,
-      );
+      return updatedEvents('attachment', asMember(change.before), asMember(change.record), null);
     case 'removed':
       return [deletedEvent('attachment', change.record.id, null)];
   }
@@ -262,8 +268,8 @@ export function memberEvents(change: ThreadChange, conversationId: string | null
  * delivered (a rename that shows nothing new does neither). It does not
  * depend on the member's side, hence any side id.
  */
-export function showsAnything(change: ThreadChange): boolean {
-  return memberEvents(change, '').length > 0;
+export function showsAnything(change: ThreadChange, scanning: Pick<ScanSettings, 'serveUnscannable'>): boolean {
+  return memberEvents(change, '', scanning).length > 0;
 }
 
 /**

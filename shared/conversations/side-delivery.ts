@@ -6,6 +6,7 @@ import { EXPIRES_AT } from '../events/item.js';
 import { createdEvent, EVENT_RETENTION_SECONDS, type EventDraft } from '../events/model.js';
 import { type Outbox, withFeed } from '../events/outbox.js';
 import { idWithUlidOf } from '../ids.js';
+import type { ScanSettings } from '../scanning/model.js';
 import type { Clock } from '../time.js';
 import { ConversationActivity } from './activity.js';
 import { creationItems } from './dynamo-store.js';
@@ -36,6 +37,8 @@ export class SideDelivery {
     private readonly sides: ThreadSides,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
+    /** What members are shown of a file not yet clean (shared/scanning/model.ts). */
+    private readonly scanning: Pick<ScanSettings, 'serveUnscannable'>,
   ) {}
 
   /**
@@ -45,7 +48,10 @@ export class SideDelivery {
    * keys DynamoDB leaves unprocessed stay in for the same reason.
    */
   async notYetDelivered(deliveries: readonly MemberDelivery[]): Promise<MemberDelivery[]> {
-    const shown = deliveries.map((delivery) => ({ ...delivery, changes: delivery.changes.filter(showsAnything) }));
+    const shown = deliveries.map((delivery) => ({
+      ...delivery,
+      changes: delivery.changes.filter((change) => showsAnything(change, this.scanning)),
+    }));
     const keys = shown.flatMap(({ userId, changes }) => changes.map((change) => deliveredChangeKey(userId, change.id)));
     const recorded = new Set<string>();
     const id = (key: { pk: unknown; sk: unknown }) => `${String(key.pk)}\n${String(key.sk)}`;
@@ -85,7 +91,7 @@ export class SideDelivery {
       const pending = changes.filter((change) => !recorded.has(change.id));
       const side = await this.side(userId, counterpart, conversationId, pending);
       if (!side) return false;
-      const changeEvents = pending.map((change) => memberEvents(change, side.id));
+      const changeEvents = pending.map((change) => memberEvents(change, side.id, this.scanning));
       const shown = pending.filter((_, index) => (changeEvents[index]?.length ?? 0) > 0);
       const marks = shown.map(
         (change): TransactItem => ({

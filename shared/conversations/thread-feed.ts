@@ -5,6 +5,7 @@ import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { EXPIRES_AT } from '../events/item.js';
 import { EVENT_RETENTION_SECONDS } from '../events/model.js';
 import { type Outbox, withFeed } from '../events/outbox.js';
+import type { ScanSettings } from '../scanning/model.js';
 import type { Clock } from '../time.js';
 import { memberEvents, showsAnything, type ThreadChange } from './fan-out.js';
 
@@ -25,10 +26,11 @@ export class ThreadFeedWriter {
     private readonly eventsTable: string,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
+    private readonly scanning: Pick<ScanSettings, 'serveUnscannable'>,
   ) {}
 
   async record(groupId: string, changes: readonly ThreadChange[]): Promise<void> {
-    const shown = changes.filter(showsAnything);
+    const shown = changes.filter((change) => showsAnything(change, this.scanning));
     for (let start = 0; start < shown.length; start += CHANGES_PER_WRITE)
       await this.recordPart(groupId, shown.slice(start, start + CHANGES_PER_WRITE));
   }
@@ -38,7 +40,7 @@ export class ThreadFeedWriter {
     const feed = threadFeedKey(groupId);
     await Promise.all(
       changes
-        .filter(showsAnything)
+        .filter((change) => showsAnything(change, this.scanning))
         .map((change) => this.client.send(new PutCommand({ TableName: this.eventsTable, Item: this.deliveredItem(feed, change.id) }))),
     );
   }
@@ -64,7 +66,7 @@ export class ThreadFeedWriter {
       );
       const appended = await this.outbox.appendToThread(
         groupId,
-        pending.flatMap((change) => memberEvents(change, null)),
+        pending.flatMap((change) => memberEvents(change, null, this.scanning)),
       );
       const outcome = await transactWrite(this.client, [...marks, ...appended.items]);
       if (outcome.committed) return true;

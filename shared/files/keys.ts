@@ -19,6 +19,13 @@ export const FILES_PREFIX = 'files/';
  */
 export const fileKey = (userId: string, attachmentId: string, run: string): string => `${userFilesPrefix(userId)}${attachmentId}/${run}`;
 
+/** The attachment and run a file key names (the inverse of fileKey); undefined for any other key. */
+export function fileOfKey(key: string): { attachmentId: string; run: string } | undefined {
+  const [prefix, , attachmentId, run, ...rest] = key.split('/');
+  if (`${prefix}/` !== FILES_PREFIX || !attachmentId || !run || rest.length > 0) return undefined;
+  return { attachmentId, run };
+}
+
 /** Where every file a user uploaded lives. */
 export const userFilesPrefix = (userId: string): string =>
   `${FILES_PREFIX}${createHash('sha256').update(userId, 'utf8').digest('base64url')}/`;

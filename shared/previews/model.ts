@@ -59,6 +59,15 @@ export function previewObject(preview: PreviewRecord | undefined): PreviewObject
   };
 }
 
+/** A preview as a reader the file is held from sees it (docs/api.md, "Scanning"): its status, nothing of the image. */
+export const statusAlone = ({ status }: PreviewObject): PreviewObject => ({
+  status,
+  width: null,
+  height: null,
+  placeholder: null,
+  thumbnails: [],
+});
+
 /** A preview settled by the worker, what it records in place of `pending`. */
 export type SettledPreview = Exclude<PreviewRecord, { status: 'pending' }>;
 

@@ -1,15 +1,23 @@
 import type { FileLinks } from '../files/model.js';
-import { type PreviewRecord, type PreviewView, previewObject } from './model.js';
+import type { FileAccess } from '../scanning/model.js';
+import { type PreviewRecord, type PreviewView, previewObject, statusAlone } from './model.js';
 
 /**
  * The preview as a reader's response shows it: each thumbnail with a link
  * minted now (never stored), to whoever may read the attachment. One place,
- * so that what a reader may see of it (scanning will hold a pending file's
- * thumbnails back from everyone but its uploader) is decided here.
+ * so that what a reader may see of it is decided here: scanning's `access`
+ * (shared/scanning/model.ts) holds a file not yet clean to its status alone
+ * from everyone but its uploader, and shows no preview of an infected one.
  */
-export async function previewView(preview: PreviewRecord | undefined, links: Pick<FileLinks, 'thumbnail'>): Promise<PreviewView | null> {
+export async function previewView(
+  preview: PreviewRecord | undefined,
+  links: Pick<FileLinks, 'thumbnail'>,
+  access: FileAccess,
+): Promise<PreviewView | null> {
   const shown = previewObject(preview);
-  if (!shown || preview?.status !== 'ready') return shown && { ...shown, thumbnails: [] };
+  if (!shown || access === 'none') return null;
+  if (access === 'held') return { ...statusAlone(shown), thumbnails: [] };
+  if (preview?.status !== 'ready') return { ...shown, thumbnails: [] };
   const thumbnails = await Promise.all(
     preview.thumbnails.map(async ({ width, height, key }) => {
       const link = await links.thumbnail(key);

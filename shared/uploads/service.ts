@@ -10,6 +10,7 @@ import type { CompletedPart, MultipartFileStore, StoredPart } from '../files/mod
 import { newId } from '../ids.js';
 import { logger } from '../observability.js';
 import { pendingPreview } from '../previews/sniff.js';
+import { initialScan, type ScanSettings } from '../scanning/model.js';
 import { type Clock, systemClock } from '../time.js';
 import {
   conversationGone,
@@ -50,6 +51,8 @@ export interface SessionSettings {
   sessionTtlSeconds: number;
   /** How long a presigned part URL is valid (never past the session's expiry). */
   partUrlTtlSeconds: number;
+  /** Whether a completed file is scanned before others may read it (shared/scanning/model.ts). */
+  scanning: Pick<ScanSettings, 'enabled'>;
 }
 
 /**
@@ -182,6 +185,7 @@ export class UploadSessionService {
       placement: placementIn(side),
       file_key: key,
       ...pendingPreview(firstBytes),
+      scan_status: initialScan(this.settings.scanning),
     };
     const outcome = await this.sessions.complete(userId, id, attachment, caller.requestId);
     if (outcome === 'completed') return neighbours.relink(attachment);

@@ -116,6 +116,7 @@ describe('the import graph of shared/ and functions/', () => {
   it('lets only the Lambda bindings import the composition root: the rest of shared/ is given what it needs', () => {
     const importers = [...graph].filter(([module, targets]) => module.startsWith('shared/') && targets.includes('shared/app.ts'));
     expect(importers.map(([module]) => module).sort()).toEqual([
+      'shared/event-target.ts',
       'shared/http/lambda.ts',
       'shared/queue-consumer.ts',
       'shared/stream-consumer.ts',

@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PREVIEW_MEMORY_MB, previewFunction, stackFunctions } from '../../infra/declarations/function-settings.js';
+import { PREVIEW_MEMORY_MB, previewFunction, scanRecorderFunction, stackFunctions } from '../../infra/declarations/function-settings.js';
 import { type GatewayResponseType, gatewayResponses } from '../../infra/declarations/gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../../infra/declarations/gateway-settings.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
@@ -18,6 +18,7 @@ import type { Json } from '../support/api.js';
 import { operatorEventsTests } from './operator-events.js';
 import { previewTemplateTests } from './previews.js';
 import { realtimeTests } from './realtime.js';
+import { scanningTemplateTests } from './scanning.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
 
 let synthesized: Synthesized;
@@ -30,9 +31,9 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, all Node.js 24 on arm64 with tracing and their own log group", () => {
+  it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, the preview worker and the scan recorder, all Node.js 24 on arm64 with tracing and their own log group", () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 7);
+    expect(functions).toHaveLength(routes.length + 8);
     // The list the bench measures (infra/declarations/function-settings.ts) is the stack's: one function each, by its name.
     const logicalIds = Object.keys(resourcesOf(template(), 'AWS::Lambda::Function'));
     const named = logicalIds.map((id) => stackFunctions.find(({ name }) => new RegExp(`^Functions${name}[0-9A-F]{8}$`).test(id))?.name);
@@ -51,18 +52,20 @@ describe('functions', () => {
     expect(logGroups.every(({ Properties }) => Properties.RetentionInDays > 0)).toBe(true);
   });
 
-  it("stops the API's functions at 20 s, under API Gateway's 29 s, and lets the stream consumers, which nobody waits on, run Lambda's 15 minutes", () => {
+  it("stops the API's functions at 20 s, under API Gateway's 29 s, and lets the stream consumers and the scan recorder, which nobody waits on, run Lambda's 15 minutes", () => {
     const functions = resourcesOf(template(), 'AWS::Lambda::Function');
     const timeouts = Object.entries(functions).map(([id, { Properties }]) => [
       id.replace(/^Functions/, '').replace(/[0-9A-F]{8}$/, ''),
       Properties.Timeout,
     ]);
-    const consumers = timeouts.filter(([name]) => name === 'Cleanup' || name === 'FanOut');
+    const unwaited = ['Cleanup', 'FanOut', scanRecorderFunction.name];
+    const consumers = timeouts.filter(([name]) => unwaited.includes(String(name)));
     expect(consumers.sort()).toEqual([
       ['Cleanup', 900],
       ['FanOut', 900],
+      [scanRecorderFunction.name, 900],
     ]);
-    for (const [name, timeout] of timeouts.filter(([name]) => name !== 'Cleanup' && name !== 'FanOut' && name !== previewFunction.name))
+    for (const [name, timeout] of timeouts.filter(([name]) => !unwaited.includes(String(name)) && name !== previewFunction.name))
       expect(timeout, String(name)).toBe(20);
   });
 
@@ -70,8 +73,8 @@ describe('functions', () => {
     const handlers = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
       ({ Properties }) => Properties.Environment.Variables.CONVERSATIONS_TABLE,
     );
-    // The routes', the cleanup's, the fan-out's and the preview worker's.
-    expect(handlers).toHaveLength(routes.length + 3);
+    // The routes', the cleanup's, the fan-out's, the preview worker's and the scan recorder's.
+    expect(handlers).toHaveLength(routes.length + 4);
     for (const { Properties } of handlers) {
       expect(Properties.Environment.Variables).toMatchObject({
         CONVERSATIONS_TABLE: { Ref: expect.stringMatching(/^DataConversations/) },
@@ -140,12 +143,16 @@ const ITEM_ACTIONS = {
 } as const;
 
 describe('least privilege', () => {
-  it('grants no wildcard action to any role, and a * resource only for X-Ray and dynamodb:ListStreams (which have no resource-level permissions)', () => {
+  it('grants no wildcard action to any role, and a * resource only for X-Ray, dynamodb:ListStreams and guardduty:SendObjectMalwareScan (which have no resource-level permissions)', () => {
     for (const policy of Object.values(resourcesOf(template(), 'AWS::IAM::Policy'))) {
       for (const statement of policy.Properties.PolicyDocument.Statement) {
         for (const action of [statement.Action].flat()) expect(action).not.toMatch(/\*/);
         if ([statement.Resource].flat().includes('*')) {
-          expect([['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], 'dynamodb:ListStreams']).toContainEqual(statement.Action);
+          expect([
+            ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+            'dynamodb:ListStreams',
+            'guardduty:SendObjectMalwareScan',
+          ]).toContainEqual(statement.Action);
         }
       }
     }
@@ -514,7 +521,7 @@ describe("cleanup from the tables' streams", () => {
     });
   });
 
-  it('lets the cleanup read and delete attachment records, query their by_conversation index, append to feeds, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
+  it('lets the cleanup read and delete attachment records (and settle one whose scan deadline passed), query their by_conversation index, append to feeds, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('Cleanup')).filter((s) => !isLoggingOrTracing(s));
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
     const actions = new Set(statements.flatMap((s) => s.Action).filter((action: string) => !streamReads.includes(action)));
@@ -537,7 +544,9 @@ describe("cleanup from the tables' streams", () => {
     expect(resourcesOfAction('dynamodb:GetItem')).toEqual([attachments, events]);
     expect(resourcesOfAction('dynamodb:DeleteItem')).toEqual([attachments]);
     expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [attachments, '/index/by_conversation']] }]);
-    for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem']) expect(resourcesOfAction(action), action).toEqual([events]);
+    // UpdateItem on attachments: a file whose scan deadline passed, settled unscannable.
+    expect(resourcesOfAction('dynamodb:UpdateItem')).toEqual([attachments, events]);
+    expect(resourcesOfAction('dynamodb:PutItem')).toEqual([events]);
     expect(resourcesOfAction('s3:AbortMultipartUpload').map(ref)).toEqual([expect.stringContaining(`/${FILES_PREFIX}*`)]);
     const streamResources = statements.filter((s) => s.Action.includes('dynamodb:GetRecords')).flatMap((s) => [s.Resource].flat());
     expect(streamResources).toContainEqual({ 'Fn::GetAtt': [tableIdOf('UploadSessions'), 'StreamArn'] });
@@ -581,7 +590,7 @@ describe('fan-out from the attachments stream', () => {
     });
   });
 
-  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream and send to its queue, nothing else', () => {
+  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream, settle a kept scan result or put its deadline and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('FanOut')).filter((s) => !isLoggingOrTracing(s));
     const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
@@ -591,6 +600,7 @@ describe('fan-out from the attachments stream', () => {
         ...streamReads,
         'dynamodb:BatchGetItem',
         'dynamodb:ConditionCheckItem',
+        'dynamodb:DeleteItem',
         'dynamodb:GetItem',
         'dynamodb:ListStreams',
         'dynamodb:PutItem',
@@ -602,8 +612,10 @@ describe('fan-out from the attachments stream', () => {
       ].sort(),
     );
     const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
+    const attachments = { 'Fn::GetAtt': [tableIdOf('Attachments'), 'Arn'] };
     for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'])
-      expect(resourcesOfAction(action), action).toEqual([conversations, events]);
+      expect(resourcesOfAction(action), action).toEqual([attachments, conversations, events]);
+    expect(resourcesOfAction('dynamodb:DeleteItem')).toEqual([attachments]);
     // A side already at the upload's time is only checked in the member's transaction (a redelivery, two uploads in one second).
     expect(resourcesOfAction('dynamodb:ConditionCheckItem')).toEqual([conversations]);
     expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [conversations, '/index/by_thread']] }]);
@@ -625,6 +637,7 @@ describe('fan-out from the attachments stream', () => {
 operatorEventsTests(template);
 realtimeTests(template);
 previewTemplateTests(template);
+scanningTemplateTests(template);
 
 describe('the stream consumers', () => {
   it('say in their alarm, in one short line, what a failed batch left undone and which queue to redrive', () => {

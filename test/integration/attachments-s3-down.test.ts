@@ -78,6 +78,7 @@ describe('when S3 is unreachable', () => {
         uploaded_by: 'unlucky',
         placement: null,
         file_key: intent.fileKey,
+        scan_status: 'clean' as const,
       },
       'earlier-request',
       intent,

@@ -94,6 +94,8 @@ interface Scene {
  * b's direct thread. Returns once b's feed holds all of it.
  */
 async function leaveScene(): Promise<Scene> {
+  // Each file's scan result reaches b's feed before the scene goes on, so the feed's events are the same on every run.
+  const scannedInFeedOfB = (id: string) => s.feedOf(b, (events) => events.some((event) => isScanResult(event, id)));
   const g = freshId('g');
   const a: Member = { id: freshId('a'), groups: [g] };
   const b: Member = { id: freshId('b'), groups: [g] };
@@ -104,7 +106,7 @@ async function leaveScene(): Promise<Scene> {
   const sideD = (await s.openSide(d, { contact_id: b.id })).body.id;
 
   const before = await s.upload(a, sideA, file(`before-${randomBytes(4).toString('hex')}.txt`));
-  await s.feedOf(b, (events) => events.some((event) => event.data.object.id === before.id));
+  await scannedInFeedOfB(before.id);
 
   // b leaves g: from now on b's tokens do not list it. a carries on.
   const secretName = `secret-plan-${randomBytes(4).toString('hex')}.txt`;
@@ -117,9 +119,12 @@ async function leaveScene(): Promise<Scene> {
   const plan = planned.body as Attachment;
   const finalName = `secret-plan-final-${randomBytes(4).toString('hex')}.txt`;
   expect((await s.call(a, 'PUT', `/v1/attachments/${plan.id}`, { json: { filename: finalName } })).status).toBe(200);
+  await scannedInFeedOfB(plan.id);
   const dropped = await s.upload(a, sideA, file(`dropped-${randomBytes(4).toString('hex')}.txt`));
+  await scannedInFeedOfB(dropped.id);
   expect((await s.call(a, 'DELETE', `/v1/attachments/${dropped.id}`)).status).toBe(200);
   const direct = await s.upload(d, sideD, file('from-d.txt'));
+  await scannedInFeedOfB(direct.id);
 
   // A member's view of b's feed (the same items), once every change has reached it.
   const memberFeed = await s.feedOf(
@@ -133,6 +138,10 @@ async function leaveScene(): Promise<Scene> {
   const secrets = [a.id, messageId, secretName, finalName, before.filename, dropped.filename, ...uploads.map((upload) => upload.id)];
   return { g, a, b, bOut, sideB, d, secrets, uploads, direct, memberFeed };
 }
+
+/** Whether the event is the scan result of attachment `id` (attachment.updated of its scan_status). */
+const isScanResult = (event: FeedEvent, id: string) =>
+  event.type === 'attachment.updated' && event.data.object.id === id && event.data.previous_attributes?.scan_status !== undefined;
 
 /** Whether the member's view of an event is what another member's change of g's thread brought: the fan-out's, request_id null, about g's files or b's side of g. */
 const isGroupDelivery = (scene: Scene) => (event: FeedEvent) =>
@@ -149,13 +158,16 @@ describe('a former member (a token without the group)', () => {
       memberFeed.map(({ id, type, created_at }) => ({ id, type, created_at })),
     );
     const ofGroup = isGroupDelivery(scene);
-    // Three uploads, a rename, a delete; and b's side moved by the uploads (once per second they fell in).
+    // Three uploads, their scan results, a rename, a delete; and b's side moved by the uploads (once per second they fell in).
     const delivered = memberFeed.filter(ofGroup).map((event) => event.type);
     expect(delivered.filter((type) => type.startsWith('attachment.')).sort()).toEqual([
       'attachment.created',
       'attachment.created',
       'attachment.created',
       'attachment.deleted',
+      'attachment.updated',
+      'attachment.updated',
+      'attachment.updated',
       'attachment.updated',
     ]);
     expect(delivered.filter((type) => type === 'conversation.updated').length).toBeGreaterThanOrEqual(1);
@@ -174,6 +186,7 @@ describe('a former member (a token without the group)', () => {
     }
     expect(formerFeed.filter((event) => event.data.object.id === scene.direct.id).map((event) => event.type)).toEqual([
       'attachment.created',
+      'attachment.updated',
     ]);
 
     const readable = (await everythingReadable(bOut)).join('\n');

@@ -187,14 +187,19 @@ function expectUnknownRefused(query: string, known: string[], response: TestResp
   if (names.some((name) => !known.includes(name)) && response.status !== 401) expect(response.status).toBe(400);
 }
 
-/** Everything of the user's that a client can see, file_url and its expiry aside (freshly signed on every answer). */
+/**
+ * Everything of the user's that a client can see, file_url and its expiry aside (freshly signed on every
+ * answer), and the scan's state, which the scanner's stand-in moves on its own (scanning.test.ts).
+ */
 async function snapshot(user: string) {
   const conversations = await send(user, 'GET', '/v1/conversations?limit=100');
   const attachments = await send(user, 'GET', '/v1/attachments?limit=100');
   expect([conversations.status, attachments.status]).toEqual([200, 200]);
   return {
     conversations: conversations.body.data,
-    attachments: attachments.body.data.map(({ file_url: _, file_url_expires_at: _expiry, ...rest }: Record<string, unknown>) => rest),
+    attachments: attachments.body.data.map(
+      ({ file_url: _, file_url_expires_at: _expiry, scan_status: _scan, ...rest }: Record<string, unknown>) => rest,
+    ),
   };
 }
 

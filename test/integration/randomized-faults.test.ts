@@ -20,6 +20,9 @@ import { castOf, originOf, runWorkload } from '../support/randomized/workload.js
  * fan-out must have reached every side, and who sees what is asked of everyone;
  * every user's event feed is held to the answers the clients got (one event
  * per acknowledged change, carrying its request id; none without its change).
+ * Scanning runs under the same faults: a tenth of the files carry EICAR,
+ * and the audit finds no infected byte stored or served, no file not clean
+ * served to another reader, nothing pending once the scanner has answered.
  * FAULT_SEEDS (comma-separated) picks other seeds; the defaults are fixed, so
  * a failure replays (the proxies' choices repeat exactly; the interleaving of
  * concurrent requests does not).
@@ -55,7 +58,8 @@ it.concurrent.each(SEEDS)(
     // A faulty API (and bucket) per seed: the audit can check every object in the bucket.
     // The audit settles on what a stranded upload intent's deletion by TTL hands the cleanup: deleted at its expiry.
     // A preview request that fails is delivered again after 2 s (the stack's visibility timeout is minutes).
-    const f = await startFaultyApi({ timeToLiveDelayMs: 0, previewVisibilityMs: 2_000 });
+    // The scanner stand-in answers 200 ms after an object is stored: a session's result often comes before its record.
+    const f = await startFaultyApi({ timeToLiveDelayMs: 0, previewVisibilityMs: 2_000, scanDelayMs: 200 });
     try {
       await runAndAudit(f, seed);
     } finally {
@@ -164,6 +168,12 @@ async function runAndAudit(f: FaultyApi, seed: number) {
         return shown ? `${attachment_id}: ${shown.preview?.status ?? 'no preview'}` : `${attachment_id}: gone`;
       }),
     },
+    // Scan results as the uploaders see them at the end (the audit holds none pending, no infected byte stored or served),
+    // and those the recorder failed on after its retries (on AWS its dead-letter queue).
+    scans: {
+      ...tally([...views.values()].flatMap((view) => view.attachments.map((attachment) => attachment.scan_status))),
+      deadLetters: f.t.api.scanner?.deadLetters.length ?? 0,
+    },
     violations: tally(violations.map((violation) => violation.kind)),
   };
   // Straight to stdout: the suite prints console output only for failing tests, and these figures are the run's report.
@@ -185,5 +195,7 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   // A request may still fail every delivery under these rates (each call faulted about 1 in 4, stalls past the worker's
   // timeout), as on AWS, where its dead-letter queue alarms; none may leave its preview pending (the audit holds all).
   expect(figures.previews.deadLetters.filter((letter) => letter.endsWith(': pending'))).toEqual([]);
+  // EICAR files were uploaded and found infected under the faults, and clean ones clean.
+  expect(Object.keys(figures.scans)).toEqual(expect.arrayContaining(['infected', 'clean']));
   expect(figures.violations).toEqual({});
 }

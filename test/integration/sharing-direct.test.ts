@@ -28,8 +28,12 @@ const s = sharingApi();
 const withContact = (who: Member): Thread => ({ contact_id: who.id });
 const users = () => ({ a: { id: freshId('a') }, b: { id: freshId('b') }, c: { id: freshId('c') } });
 
-/** What two readers' views of one attachment share: all but the link, signed afresh on every answer, and the reader's side. */
-const sharedPart = ({ file_url: _url, file_url_expires_at: _expiry, conversation_id: _side, ...rest }: Attachment) => rest;
+/**
+ * What two readers' views of one attachment share: all but the link, signed afresh on every answer (and held
+ * from the contact until the scan says clean), the reader's side, and the scan's state, which moves meanwhile.
+ */
+const sharedPart = ({ file_url: _url, file_url_expires_at: _expiry, conversation_id: _side, scan_status: _scan, ...rest }: Attachment) =>
+  rest;
 
 /** A's side with contact B and one file A uploaded into it. */
 async function aSharesWithB(a: Member, b: Member, bytes: Buffer = randomBytes(64)) {
@@ -54,9 +58,9 @@ describe('an upload into a direct thread', () => {
     const sideB = await s.sideActiveAt(b, withContact(a), uploaded.created_at);
     // B's first read came before or after the fan-out made B's side: null, or that side; never A's.
     expect([null, sideB.id]).toContain(early.body.conversation_id);
-    const later = await s.attachment(b, uploaded.id);
-    expect(later.body).toMatchObject({ ...sharedPart(uploaded), conversation_id: sideB.id });
-    const file = await download(later.body.file_url);
+    const later = await s.scanned(b, uploaded.id);
+    expect(later).toMatchObject({ ...sharedPart(uploaded), conversation_id: sideB.id });
+    const file = await download(later.file_url);
     expect(file.status).toBe(200);
     expect(sha256(file.bytes)).toBe(sha256(bytes));
     expect(file.contentType).toBe('image/png');
@@ -135,8 +139,7 @@ describe('who may change a shared attachment', () => {
     expectNotOwner(await s.call(b, 'PUT', `/v1/attachments/${uploaded.id}`, { form: { filename: 'taken.png' } }));
     expectNotOwner(await s.call(b, 'DELETE', `/v1/attachments/${uploaded.id}`));
     for (const reader of [a, b]) {
-      const seen = await s.attachment(reader, uploaded.id);
-      expect(seen.status).toBe(200);
+      const seen = { body: await s.scanned(reader, uploaded.id) };
       expect(seen.body.filename).toBe('photo.png');
       const file = await download(seen.body.file_url);
       expect(file.status).toBe(200);
@@ -176,7 +179,7 @@ describe('who may change a shared attachment', () => {
     const { uploaded } = await aSharesWithB(a, b);
     const renamed = await s.call(a, 'PUT', `/v1/attachments/${uploaded.id}`, { form: { filename: 'holiday.png' } });
     expect(renamed.status).toBe(200);
-    const seen = await s.attachment(b, uploaded.id);
+    const seen = { body: await s.scanned(b, uploaded.id) };
     expect(seen.body.filename).toBe('holiday.png');
     expect((await download(seen.body.file_url)).contentDisposition).toBe(
       `attachment; filename="holiday.png"; filename*=UTF-8''holiday.png`,
@@ -210,6 +213,8 @@ describe('thread lists', () => {
       const [uploader, side] = index % 2 === 0 ? [a, sideA] : [b, sideB];
       uploads.push(await s.upload(uploader, side, { bytes: `file ${index}`, filename: `f${index}.txt` }));
     }
+    // Each reader downloads the other's files: once their scans say clean.
+    for (const upload of uploads) await s.scanned(upload.uploaded_by === a.id ? b : a, upload.id);
   });
 
   it('list both users’ uploads newest first from either side, each item naming its uploader and the reader’s own side', async () => {

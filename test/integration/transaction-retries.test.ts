@@ -184,6 +184,7 @@ const attachmentRecord = (userId: string, id: string, conversationId: string | n
   uploaded_by: userId,
   placement: conversationId === null ? null : { conversation_id: conversationId, counterpart: { kind: 'contact', id: 'yan' } },
   file_key: fileKey(userId, id, 'run'),
+  scan_status: 'clean' as const,
 });
 
 const sessionStore = () =>

@@ -149,6 +149,7 @@ describe('the record write and the intent', () => {
     uploaded_by: userId,
     placement: null,
     file_key: fileKey(userId, id, run),
+    scan_status: 'clean' as const,
   });
   const intentOf = (record: AttachmentRecord, run: string): UploadIntent => ({
     attachmentId: record.id,

@@ -1,3 +1,4 @@
+import { EICAR } from '../../infra/local/scanner.js';
 import { userFilesPrefix, userPreviewsPrefix } from '../../shared/files/keys.js';
 import type { TestApi } from './api.js';
 import { download, fileKeyOf } from './attachments.js';
@@ -17,9 +18,31 @@ export interface ListedAttachment {
   id: string;
   conversation_id: string | null;
   filename: string;
-  file_url: string;
+  file_url: string | null;
   file_size: number;
   preview?: { status: 'pending' | 'ready' | 'failed'; thumbnails: { url: string }[] } | null;
+  scan_status: 'pending' | 'clean' | 'infected' | 'unscannable' | 'not_scanned';
+}
+
+/**
+ * What scanning allows a reader of an attachment (docs/api.md, "Scanning"):
+ * no link or preview of an infected file for anyone, no link to a file not
+ * yet clean for anyone but its uploader (unscannable held, the default), and
+ * nothing pending once the scanner has answered (the audit's rounds wait).
+ */
+export function scanViolations(
+  where: string,
+  attachment: Pick<ListedAttachment, 'file_url' | 'scan_status' | 'preview'>,
+  isUploader: boolean,
+): Violation[] {
+  const violations: Violation[] = [];
+  const { scan_status: status } = attachment;
+  if (status === 'pending') violations.push({ kind: 'scan still pending', detail: where });
+  if (status === 'infected' && (attachment.file_url !== null || attachment.preview != null))
+    violations.push({ kind: 'infected file served', detail: where });
+  if (!isUploader && status !== 'clean' && status !== 'not_scanned' && attachment.file_url !== null)
+    violations.push({ kind: `${status} file served to another reader`, detail: where });
+  return violations;
 }
 
 /** What a user's data looks like from the outside: the lists of the API. */
@@ -117,12 +140,17 @@ export async function auditUsers(
       if (ids.length > 1) violations.push({ kind: 'one upload stored twice', detail: `${userId}/${origin}: ${ids.join(', ')}` });
     }
     for (const attachment of view.attachments) {
-      expectedKeys.add(fileKeyOf(attachment));
+      const expected = options.expectedBytes?.(userId, attachment);
+      violations.push(...scanViolations(`${userId}/${attachment.id}`, attachment, true));
+      if (expected?.includes(EICAR) && attachment.scan_status !== 'infected' && attachment.scan_status !== 'unscannable')
+        violations.push({ kind: 'EICAR file not infected', detail: `${userId}/${attachment.id}: ${attachment.scan_status}` });
+      // An infected file has no link, and its bytes must be gone: its key is not expected, so the bucket's check finds them.
+      if (attachment.file_url === null) continue;
+      expectedKeys.add(fileKeyOf({ file_url: attachment.file_url }));
       const file = await download(attachment.file_url).catch((error: unknown) => ({
         status: `failed (${String(error)})`,
         bytes: Buffer.alloc(0),
       }));
-      const expected = options.expectedBytes?.(userId, attachment);
       if (file.status !== 200) {
         violations.push({
           kind: 'record whose file is gone',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect } from 'vitest';
+import type { LocalApiOptions } from '../../infra/local/server.js';
 import { startTestApi, type TestApi, type TestResponse } from './api.js';
 
 let contacts = 0;
@@ -33,11 +34,11 @@ export function conversationCalls(api: () => TestApi) {
  * A local API whose clock the test sets (`clock.now`, Unix seconds), started
  * before the file's tests and closed after them, with the conversation calls.
  */
-export function clockedApi(start: number) {
+export function clockedApi(start: number, options: LocalApiOptions = {}) {
   const clock = { now: start };
   let api: TestApi | undefined;
   beforeAll(async () => {
-    api = await startTestApi({ clock: () => clock.now });
+    api = await startTestApi({ ...options, clock: () => clock.now });
   });
   afterAll(() => api?.close());
   const t = () => api!;

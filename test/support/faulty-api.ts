@@ -30,8 +30,11 @@ export interface FaultyApi {
   close(): Promise<void>;
 }
 
-/** What a test may set on the server behind the proxies (e.g. a short function timeout, its clock, LARGE_GROUP_SIDES in `env`). */
-export type FaultyApiOptions = Pick<LocalApiOptions, 'functionTimeoutMs' | 'clock' | 'timeToLiveDelayMs' | 'previewVisibilityMs' | 'env'>;
+/** What a test may set on the server behind the proxies (e.g. a short function timeout, its clock, LARGE_GROUP_SIDES or SCANNING=off in `env`). */
+export type FaultyApiOptions = Pick<
+  LocalApiOptions,
+  'functionTimeoutMs' | 'clock' | 'timeToLiveDelayMs' | 'previewVisibilityMs' | 'scanDelayMs' | 'env'
+>;
 
 export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<FaultyApi> {
   const { filesBucket } = readConfig(process.env);
@@ -41,13 +44,17 @@ export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<Fa
   // The stand-in behind the proxy answers as the functions' roles, and reports the grants they use like every test server's.
   const resources = { account: LOCAL_ACCOUNT, region: REGION, tables: tablesOf(readConfig({})), bucket: filesBucket };
   const iam = localIam(CREDENTIALS, resources, undefined, recordGrantsIn(inject('grantsDirectory')));
-  const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS, undefined, 0, [], iam);
+  // The server's scanner stand-in hears of this S3's objects as of its own (it reads them through the proxy, faults and all).
+  let scanned: TestApi | undefined;
+  const objectCreated = (key: string) => scanned?.api.scanner?.objectCreated(key);
+  const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS, undefined, 0, [], iam, objectCreated);
   const s3 = await startFaultProxy(s3Backend.endpoint);
   const t = await startTestApi({
     ...options,
     sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint },
     env: { ...options.env, S3_ENDPOINT: s3.endpoint },
   });
+  scanned = t;
   const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
 
   return {

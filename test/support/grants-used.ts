@@ -17,6 +17,24 @@ export const UNUSED_GRANTS: Readonly<Record<string, string>> = {
     'removes a record past its 24 hours before the key is claimed anew (DynamoIdempotencyStore.removeExpired): ' +
       "the service's clock is the system's, which a test over HTTP cannot move (idempotency-store.test.ts proves it on the store)",
   ),
+  ...forEach(
+    ['events:PutRule', 'events:DeleteRule', 'events:PutTargets', 'events:RemoveTargets', 'events:DescribeRule', 'events:ListTargetsByRule'],
+    (action) =>
+      `MalwareProtectionPlan ${action} arn:aws:events:us-east-1:000000000000:rule/DO-NOT-DELETE-AmazonGuardDutyMalwareProtectionS3*`,
+    "GuardDuty's own managed rule, which it creates and watches on AWS; the scanner's stand-in hears of objects from the S3 stand-in instead",
+  ),
+  ...forEach(
+    ['s3:GetObjectTagging', 's3:PutObjectVersionTagging', 's3:GetObjectVersionTagging', 's3:GetObjectVersion'],
+    (action) => `MalwareProtectionPlan ${action} bucket/*`,
+    "AWS's documented policy for the plan's role; the stand-in reads and tags the current object only (the bucket is not versioned)",
+  ),
+  ...forEach(
+    ['s3:PutBucketNotification', 's3:GetBucketNotification'],
+    (action) => `MalwareProtectionPlan ${action} bucket`,
+    "GuardDuty turns on the bucket's EventBridge notifications when the plan is created; the stand-in needs none",
+  ),
+  'MalwareProtectionPlan s3:PutObject bucket/malware-protection-resource-validation-object':
+    'GuardDuty writes its validation object when the plan is created on AWS; the stand-in has no plan to validate',
   'CompleteUploadSession s3:ListBucket bucket':
     'a completion whose file an abort took away answers 404, not 403 (S3 checks ListBucket): local-iam.test.ts proves it with the grant taken away',
 };
@@ -25,7 +43,10 @@ export const UNUSED_GRANTS: Readonly<Record<string, string>> = {
  * Grants only the randomized fault run reaches, when its faults happen to fall there: neither used nor unused
  * fails the run. A deterministic test of the path takes the grant off this list.
  */
-export const GRANTS_REACHED_BY_CHANCE: Readonly<Record<string, string>> = {};
+export const GRANTS_REACHED_BY_CHANCE: Readonly<Record<string, string>> = {
+  'MalwareProtectionPlan s3:ListBucket bucket':
+    "the scanner's stand-in reads an object removed before its scan (a 404 needs ListBucket): only when a test removes a file within the scan's delay",
+};
 
 function forEach<T>(items: readonly T[], key: (item: T) => string, reason: string): Record<string, string> {
   return Object.fromEntries(items.map((item) => [key(item), reason]));

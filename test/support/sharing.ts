@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
+import type { LocalApiOptions } from '../../infra/local/server.js';
 import { type CallInit, startTestApi, type TestApi, type TestResponse } from './api.js';
 import { type FileSpec, uploadForm } from './attachments.js';
 import { type FeedEvent, feedOf } from './audit.js';
@@ -56,6 +57,7 @@ export const ATTACHMENT_FIELDS = [
   'uploaded_by',
   'created_at',
   'preview',
+  'scan_status',
 ];
 
 /** An id (user or group) that no other test of the run uses, so that every test starts from nothing shared. */
@@ -101,6 +103,21 @@ export function sharingCalls(api: () => TestApi) {
     },
 
     attachment: (who: Member, id: string) => call(who, 'GET', `/v1/attachments/${id}`),
+
+    /**
+     * The attachment as `who` reads it once its scan is `status` (docs/api.md,
+     * "Scanning"): another member's link comes with `clean`, after the scanner
+     * stand-in's delay.
+     */
+    async scanned(who: Member, id: string, status = 'clean'): Promise<Attachment> {
+      const read = await eventually(
+        () => calls.attachment(who, id),
+        (response) => response.status === 200 && response.body.scan_status === status,
+        30_000,
+      );
+      expect(read.body.scan_status, read.text).toBe(status);
+      return read.body;
+    },
 
     conversation: async (who: Member, id: string): Promise<Conversation> => {
       const response = await call(who, 'GET', `/v1/conversations/${id}`);
@@ -152,10 +169,10 @@ export function sharingCalls(api: () => TestApi) {
 }
 
 /** A local API started before the file's tests and closed after them, with the sharing calls on it. */
-export function sharingApi() {
+export function sharingApi(options: LocalApiOptions = {}) {
   let api: TestApi | undefined;
   beforeAll(async () => {
-    api = await startTestApi();
+    api = await startTestApi(options);
   });
   afterAll(() => api?.close());
   const t = () => api!;

@@ -5,6 +5,8 @@ import { conversationsWith, heldConversationWith } from '../held.js';
 
 const SIZE = 4 * 1024;
 const POLL_EVERY_MS = 250;
+/** How long the contact waits for the scan's result (AWS publishes no latency for GuardDuty's): then the file is theirs to download. */
+const SCANNED_WITHIN_MS = 300_000;
 
 /**
  * Sharing between the run's two users (docs/api.md, "Sharing"): the first
@@ -49,8 +51,7 @@ export const sharing: Check = {
     if (!heldByOther) context.madeForOther.awaitedSides.add(user.id);
     expect(uploaded.body.uploaded_by === user.id, `the upload answered uploaded_by ${uploaded.body.uploaded_by}, not ${user.id}`);
 
-    const seen = await client.call(other.token, 'GET', `/v1/attachments/${attachmentId}`);
-    expect(seen.status === 200, `GET /v1/attachments/${attachmentId} as ${other.label}, the contact: ${describe(seen)}`);
+    const seen = await scannedFor(context, other, attachmentId);
     expect(seen.body.uploaded_by === user.id, `${other.label} reads uploaded_by ${seen.body.uploaded_by}, not ${user.id}`);
     const mismatch = await sameBytes(seen.body.file_url, bytes);
     expect(!mismatch, `${attachmentId} through ${other.label}'s file_url: ${mismatch}`);
@@ -100,6 +101,25 @@ export const sharing: Check = {
 };
 
 /** Polls, within the context's fanOutWithinMs, until the holder's side with the contact is unread. */
+/**
+ * The contact's view of the file once it is scanned (docs/api.md,
+ * "Scanning"): until then it must hold no link; clean or not scanned, one.
+ */
+async function scannedFor(context: SmokeContext, reader: SmokeUser, attachmentId: string) {
+  const deadline = Date.now() + SCANNED_WITHIN_MS;
+  for (;;) {
+    const seen = await context.client.call(reader.token, 'GET', `/v1/attachments/${attachmentId}`);
+    expect(seen.status === 200, `GET /v1/attachments/${attachmentId} as ${reader.label}, the contact: ${describe(seen)}`);
+    const status = seen.body.scan_status;
+    if (status === 'clean' || status === 'not_scanned') return seen;
+    expect(status === 'pending', `${attachmentId} is ${status} for ${reader.label}: a test file is clean`);
+    expect(seen.body.file_url === null, `${reader.label} got a file_url for ${attachmentId} before its scan said clean`);
+    if (Date.now() + POLL_EVERY_MS > deadline)
+      throw new CheckFailed(`${attachmentId} is still pending ${SCANNED_WITHIN_MS / 1000} s after the upload: no scan result was recorded`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_EVERY_MS));
+  }
+}
+
 async function unreadSideWith(context: SmokeContext, holder: SmokeUser, contactId: string): Promise<{ id: string }> {
   const deadline = Date.now() + context.fanOutWithinMs;
   for (;;) {

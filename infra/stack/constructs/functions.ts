@@ -31,7 +31,9 @@ import {
   REALTIME_PUBLISHER_STREAM_READING,
   realtimeAuthorizerFunction,
   realtimePublisherFunction,
+  SCAN_RECORDER_RETRIES,
   type StackFunction,
+  scanRecorderFunction,
 } from '../../declarations/function-settings.js';
 import {
   cleanupPermissions,
@@ -39,6 +41,7 @@ import {
   fanOutPermissions,
   permissionsFor,
   previewWorkerPermissions,
+  scanRecorderPermissions,
 } from '../../declarations/permissions.js';
 import { REPOSITORY_ROOT } from '../../declarations/repository.js';
 import { bundleLayout, bundleSettings, installSharp, type SharpTarget, writeFilesCommand } from '../bundling.js';
@@ -47,12 +50,13 @@ import type { AuthSettings, StackSettings } from '../stack-settings.js';
 import type { Data } from './data.js';
 import { previewQueue } from './previews.js';
 import { removalPolicyFor } from './removal-policy.js';
+import { Scanning } from './scanning.js';
 import { StreamConsumer, type StreamFeed } from './stream-consumer.js';
 
 /** Node.js 24; infra/stack/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
-type LambdaExtra = Pick<FunctionOptions, 'paramsAndSecrets' | 'timeout' | 'memorySize'>;
+type LambdaExtra = Pick<FunctionOptions, 'paramsAndSecrets' | 'timeout' | 'memorySize' | 'deadLetterQueue' | 'retryAttempts'>;
 
 /** What a stream consumer's function has of its own: its environment, its grants, its timeout. */
 interface ConsumerOwn {
@@ -94,6 +98,9 @@ export class Functions extends Construct {
   readonly previewDeadLetters: Queue;
   readonly previewAlarm: Alarm;
   private readonly architecture: StackSettings['architecture'];
+  /** GuardDuty's plan, its role and rule, and the recorder of its results; absent where the deployment turns scanning off. */
+  readonly scanning?: Scanning;
+  readonly scanRecorder?: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -112,6 +119,9 @@ export class Functions extends Construct {
       MAX_UPLOAD_BYTES: String(settings.maxUploadBytes),
       UPLOAD_SESSION_TTL_SECONDS: String(settings.uploadSessionTtlSeconds),
       CORS_ORIGINS: settings.corsOrigins.join(','),
+      SCANNING: settings.scanning ? 'on' : 'off',
+      SCAN_UNSCANNABLE: settings.scanUnscannable,
+      SCAN_TIMEOUT_SECONDS: String(settings.scanTimeoutSeconds),
       // Empty on AWS. `sam local --env-vars` only overrides variables the template declares,
       // so these are declared for it to point the functions at npm start's DynamoDB and S3.
       DYNAMODB_ENDPOINT: '',
@@ -183,6 +193,22 @@ export class Functions extends Construct {
     this.acknowledgeThumbnailKeys(this.previews, data);
     // Each request on its own: it holds an image in memory; a failed one alone is delivered again.
     this.previews.addEventSource(new SqsEventSource(previews.queue, { batchSize: PREVIEW_BATCH_SIZE, reportBatchItemFailures: true }));
+
+    // GuardDuty's results, recorded on the records; Lambda retries a failed event twice, then dead-letters it.
+    if (settings.scanning) {
+      this.scanning = new Scanning(this, 'Scanning', { bucket: data.files, removalPolicy });
+      this.scanRecorder = this.lambda(scanRecorderFunction.name, scanRecorderFunction.entry, environment, removalPolicy, {
+        timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
+        deadLetterQueue: this.scanning.deadLetters,
+        retryAttempts: SCAN_RECORDER_RETRIES,
+      });
+      this.grant(this.scanRecorder, scanRecorderPermissions(arns));
+      Validations.of(roleOf(this.scanRecorder)).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'guardduty:SendObjectMalwareScan has no resource type (IAM authorises it on *); X-Ray as every function.',
+      });
+      this.scanning.recordWith(this.scanRecorder);
+    }
 
     this.eventDetail = this.lambda(eventDetailFunction.name, eventDetailFunction.entry, {}, removalPolicy);
 

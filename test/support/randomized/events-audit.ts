@@ -372,6 +372,22 @@ function previewSettled(event: FeedEvent): boolean | undefined {
   return Object.keys(changed).length === 1 && statusOf(changed.preview) === 'pending' && (after === 'ready' || after === 'failed');
 }
 
+/**
+ * Whether an attachment.updated is a scan result's (docs/api.md, "Scanning"): its scan_status from pending to
+ * settled, with at most the preview beside it (a member's preview shows once clean, and none once infected);
+ * undefined for an event that changes no scan_status.
+ */
+function scanSettled(event: FeedEvent): boolean | undefined {
+  const changed = event.data.previous_attributes ?? {};
+  if (!('scan_status' in changed)) return undefined;
+  const others = Object.keys(changed).filter((field) => field !== 'scan_status' && field !== 'preview');
+  return (
+    changed.scan_status === 'pending' &&
+    ['clean', 'infected', 'unscannable'].includes(String(event.data.object.scan_status)) &&
+    others.length === 0
+  );
+}
+
 function auditFromOthers(ledger: Ledger, views: Map<string, UserView>, feeds: Map<string, FeedEvent[]>): Violation[] {
   const violations: Violation[] = [];
   const add = (kind: string, detail: string) => violations.push({ kind, detail });
@@ -383,10 +399,15 @@ function auditFromOthers(ledger: Ledger, views: Map<string, UserView>, feeds: Ma
       if (event.request_id !== null || !event.type.startsWith('attachment.')) continue;
       const id = String(objectIdOf(event));
       const at = `${userId}/${event.id} (${event.type} of ${id})`;
-      // A preview settled (docs/api.md, "Previews"): the worker's event in the uploader's own feed, the fan-out's in the others'; once each.
-      const preview = event.type === 'attachment.updated' ? previewSettled(event) : undefined;
-      if (preview === false) add('preview change not from pending to settled', `${at}: ${JSON.stringify(event.data.previous_attributes)}`);
-      const change = event.type !== 'attachment.updated' ? `${event.type} ${id}` : preview ? `preview of ${id}` : undefined;
+      // A scan result or a preview settled (docs/api.md): the recorder's or worker's event in the uploader's own feed, the
+      // fan-out's in the others'; once each.
+      const scan = event.type === 'attachment.updated' ? scanSettled(event) : undefined;
+      if (scan === false) add('scan change not from pending to settled', `${at}: ${JSON.stringify(event.data.previous_attributes)}`);
+      const preview = event.type === 'attachment.updated' && scan === undefined ? previewSettled(event) : scan;
+      if (preview === false && scan === undefined)
+        add('preview change not from pending to settled', `${at}: ${JSON.stringify(event.data.previous_attributes)}`);
+      const settled = scan ? `scan of ${id}` : preview ? `preview of ${id}` : undefined;
+      const change = event.type !== 'attachment.updated' ? `${event.type} ${id}` : settled;
       if (change) seen.set(change, [...(seen.get(change) ?? []), event]);
       if (event.type === 'attachment.deleted') {
         if (remaining.has(id)) add('attachment.deleted for an attachment still there', at);

@@ -1,6 +1,6 @@
 import { mulberry32 } from '../../../bench/population.js';
 import type { TestApi, TestResponse } from '../api.js';
-import { type ListedConversation, listAll, type UserView, type Violation } from '../audit.js';
+import { type ListedConversation, listAll, scanViolations, type UserView, type Violation } from '../audit.js';
 import { waitThenLook } from '../eventually.js';
 import { mayHaveWorked } from './ledger-audit.js';
 import { type Cast, type ConversationCreate, everyoneIn, finalStatus, type Ledger, originOf, type Upload } from './workload.js';
@@ -327,6 +327,8 @@ async function visibilityViolations(
       thread && reader !== upload.userId ? (sidesIn(sides.get(reader) ?? [], upload.userId, thread, reader)[0]?.id ?? null) : undefined;
     if (response.body.uploaded_by !== upload.userId)
       violations.push({ kind: 'uploaded_by is not the uploader', detail: `${reader} read ${id}: ${response.body.uploaded_by}` });
+    // Scanning (docs/api.md): no link to an infected file for anyone, to a file not clean for no one but its uploader.
+    violations.push(...scanViolations(`${reader} read ${upload.userId}/${id}`, response.body, reader === upload.userId));
     if (ownSide !== undefined && response.body.conversation_id !== ownSide) {
       violations.push({
         kind: "conversation_id is not the reader's side",

@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { mulberry32 } from '../../../bench/population.js';
+import { EICAR } from '../../../infra/local/scanner.js';
 import { REPLAYED_HEADER } from '../../../shared/http/idempotency.js';
 import type { TestApi, TestResponse } from '../api.js';
 import { uploadForm } from '../attachments.js';
@@ -357,8 +358,9 @@ export async function runWorkload(t: TestApi, options: WorkloadOptions): Promise
         return remove(userId, pick(known)!, op, ledger.conversationDeletes, '/v1/conversations', conversations.get(userId)!);
       case 'upload':
       case 'upload_with_key': {
-        // A third of the uploads are images: the preview worker runs under the same faults (docs/api.md, "Previews").
-        const bytes = size % 3 === 0 ? await imageOf(seed, size) : bytesOf(seed, size);
+        // A third of the uploads are images: the preview worker runs under the same faults (docs/api.md, "Previews");
+        // a tenth carry the EICAR test file: the scanner stand-in finds them infected (docs/api.md, "Scanning").
+        const bytes = size % 3 === 0 ? await imageOf(seed, size) : size % 10 === 1 ? infectedOf(seed, size) : bytesOf(seed, size);
         const conversationId = roll < 0.6 ? pick(known) : undefined;
         const record: Upload = {
           op,
@@ -437,6 +439,9 @@ export function imageOf(seed: number, size: number): Promise<Buffer> {
     .png()
     .toBuffer();
 }
+
+/** Bytes that hold the EICAR test file, from the seed: what the scanner stand-in reports as THREATS_FOUND. */
+export const infectedOf = (seed: number, size: number): Buffer => Buffer.concat([Buffer.from(EICAR), bytesOf(seed, size)]);
 
 /** The bytes of an upload, from its seed: the audit knows what each file must hold. */
 export function bytesOf(seed: number, size: number): Buffer {

@@ -25,6 +25,7 @@ const record: fc.Arbitrary<AttachmentRecord> = fc.record({
   file_size: fc.constant(1),
   created_at: fc.integer({ min: 1_800_000_000, max: 1_800_000_010 }),
   uploaded_by: fc.constantFrom(...users),
+  scan_status: fc.constantFrom('pending' as const, 'clean' as const, 'not_scanned' as const),
   placement: fc.option(
     fc.record({
       conversation_id: fc.constant('conv_uploader'),
@@ -133,6 +134,7 @@ function upload(id: string, groupId: string, by = 'uploader'): ThreadChange {
     uploaded_by: by,
     placement: { conversation_id: 'conv_uploader', counterpart: { kind: 'group', id: groupId } },
     file_key: 'files/k',
+    scan_status: 'clean' as const,
   };
   return { kind: 'created', id, record: r };
 }
@@ -180,7 +182,7 @@ describe('the fan-out of a batch', () => {
         const uploads = changes.filter((c) => c.kind === 'created').map((c) => c.record.created_at);
         expect(latestUpload(changes)).toBe(uploads.length ? Math.max(...uploads) : undefined);
         for (const c of changes) {
-          const events = memberEvents(c, 'conv_member');
+          const events = memberEvents(c, 'conv_member', { serveUnscannable: false });
           if (c.kind === 'removed')
             expect(events).toEqual([
               { type: 'attachment.deleted', data: { object: { id: c.record.id, deleted: true } }, request_id: null },

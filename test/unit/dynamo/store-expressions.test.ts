@@ -127,6 +127,7 @@ const attachment = (conversationId: string | null): AttachmentRecord => ({
   uploaded_by: USER,
   placement: conversationId === null ? null : { conversation_id: conversationId, counterpart: { kind: 'group', id: 'g1' } },
   file_key: 'files/u/att_1/run',
+  scan_status: 'clean' as const,
 });
 const session: SessionRecord = {
   id: 'upl_1',
@@ -224,7 +225,9 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
     'fan-out',
     async (client) => {
       const store = new DynamoConversationStore(client.asClient(), 'conversations', outboxOf(client), () => 10);
-      const delivery = new SideDelivery(client.asClient(), 'conversations', 'events', store, outboxOf(client), () => 10);
+      const delivery = new SideDelivery(client.asClient(), 'conversations', 'events', store, outboxOf(client), () => 10, {
+        serveUnscannable: false,
+      });
       const record = { ...attachment('conv_9'), uploaded_by: 'c1', created_at: 200 };
       const changes: ThreadChange[] = [
         { kind: 'created', id: 'r1', record },

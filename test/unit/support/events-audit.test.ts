@@ -81,7 +81,14 @@ function run() {
       {
         conversations: [{ id: 'conv_A', contact_id: V, group_id: null, pinned_message_id: 'pin-2', created_at: 1, last_active_at: 2 }],
         attachments: [
-          { id: 'att_B', conversation_id: 'conv_A', filename: 'op3-renamed-by-4.txt', file_url: 'https://files/att_B', file_size: 1 },
+          {
+            id: 'att_B',
+            conversation_id: 'conv_A',
+            filename: 'op3-renamed-by-4.txt',
+            file_url: 'https://files/att_B',
+            file_size: 1,
+            scan_status: 'clean',
+          },
         ],
       },
     ],

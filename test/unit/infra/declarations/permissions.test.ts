@@ -3,8 +3,11 @@ import {
   cleanupPermissions,
   type DataArns,
   fanOutPermissions,
+  MALWARE_PROTECTION_PRINCIPAL,
+  malwareProtectionPlanPermissions,
   permissionsFor,
   previewWorkerPermissions,
+  scanRecorderPermissions,
 } from '../../../../infra/declarations/permissions.js';
 import {
   attachmentsTable,
@@ -88,8 +91,9 @@ describe('permissions from a route access declaration', () => {
 });
 
 describe('the fan-out', () => {
-  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, queues previews, and touches nothing else", () => {
+  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, queues previews, settles a scan result kept for a new record or puts its deadline, and touches nothing else", () => {
     expect(fanOutPermissions(arns, 'arn:previews-queue')).toEqual([
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'], resources: ['arn:attachments'] },
       {
         actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
         resources: ['arn:conversations'],
@@ -107,7 +111,7 @@ describe('the fan-out', () => {
 describe('the cleanup', () => {
   it("queries the attachments' by_conversation index (a Query on an index needs the index's ARN), removes records one at a time with their events, deletes files", () => {
     expect(cleanupPermissions(arns)).toEqual([
-      { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: ['arn:attachments'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], resources: ['arn:attachments'] },
       { actions: ['dynamodb:Query'], resources: ['arn:attachments/index/by_conversation'] },
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
       { actions: ['s3:DeleteObject', 's3:AbortMultipartUpload'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
@@ -125,5 +129,43 @@ describe('the preview worker', () => {
       { actions: ['s3:GetObject'], resources: ['arn:aws:s3:::files-bucket/files/*'] },
       { actions: ['s3:PutObject', 's3:DeleteObject'], resources: ['arn:aws:s3:::files-bucket/previews/*'] },
     ]);
+  });
+});
+
+describe('the scan recorder', () => {
+  it('keeps, reads, settles and removes scan results on the attachments table, appends to feeds, asks for a new scan (an action of no resource type), and touches no file', () => {
+    expect(scanRecorderPermissions(arns)).toEqual([
+      { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: ['arn:attachments'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
+      { actions: ['guardduty:SendObjectMalwareScan'], resources: ['*'] },
+    ]);
+  });
+});
+
+describe("the malware protection plan's role", () => {
+  it("holds exactly the statements of AWS's documented policy, over this bucket and account", () => {
+    const bucket = 'arn:aws:s3:::files-bucket';
+    const rule = 'arn:aws:events:us-east-1:111122223333:rule/DO-NOT-DELETE-AmazonGuardDutyMalwareProtectionS3*';
+    expect(malwareProtectionPlanPermissions(bucket, rule, '111122223333')).toEqual([
+      {
+        actions: ['events:PutRule', 'events:DeleteRule', 'events:PutTargets', 'events:RemoveTargets'],
+        resources: [rule],
+        conditions: { StringLike: { 'events:ManagedBy': MALWARE_PROTECTION_PRINCIPAL } },
+      },
+      { actions: ['events:DescribeRule', 'events:ListTargetsByRule'], resources: [rule] },
+      {
+        actions: ['s3:PutObjectTagging', 's3:GetObjectTagging', 's3:PutObjectVersionTagging', 's3:GetObjectVersionTagging'],
+        resources: [`${bucket}/*`],
+      },
+      { actions: ['s3:PutBucketNotification', 's3:GetBucketNotification'], resources: [bucket] },
+      {
+        actions: ['s3:PutObject'],
+        resources: [`${bucket}/malware-protection-resource-validation-object`],
+        conditions: { StringEquals: { 'aws:ResourceAccount': '111122223333' } },
+      },
+      { actions: ['s3:ListBucket'], resources: [bucket] },
+      { actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [`${bucket}/*`] },
+    ]);
+    expect(MALWARE_PROTECTION_PRINCIPAL).toBe('malware-protection-plan.guardduty.amazonaws.com');
   });
 });

@@ -13,6 +13,7 @@ describe('readLocalSettings', () => {
       dynamodbPort: 0,
       s3Port: 0,
       streamConsumers: true,
+      scanDelayMs: 1000,
     });
   });
 
@@ -25,6 +26,7 @@ describe('readLocalSettings', () => {
         DYNAMODB_PORT: '8000',
         S3_PORT: '4568',
         LOCAL_STREAM_CONSUMERS: 'off',
+        LOCAL_SCAN_DELAY_MS: '0',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -33,6 +35,7 @@ describe('readLocalSettings', () => {
       dynamodbPort: 8000,
       s3Port: 4568,
       streamConsumers: false,
+      scanDelayMs: 0,
     });
     expect(readLocalSettings({ LOCAL_STREAM_CONSUMERS: 'on' }).streamConsumers).toBe(true);
     expect(readLocalSettings({ EVENTS_FORWARD_URL: 'http://127.0.0.1:4000/events' }).eventsForwardUrl).toEqual(
@@ -45,6 +48,9 @@ describe('readLocalSettings', () => {
     expect(() => readLocalSettings({ LOCAL_STREAM_CONSUMERS: 'no' })).toThrow('LOCAL_STREAM_CONSUMERS must be on or off, got "no"');
     expect(() => readLocalSettings({ PORT: 'http' })).toThrow('PORT must be a port from 0 to 65535, got "http"');
     expect(() => readLocalSettings({ S3_PORT: '70000' })).toThrow('S3_PORT must be a port');
+    expect(() => readLocalSettings({ LOCAL_SCAN_DELAY_MS: '1s' })).toThrow(
+      'LOCAL_SCAN_DELAY_MS must be a whole number of milliseconds, got "1s"',
+    );
     expect(() => readLocalSettings({ EVENTS_FORWARD_URL: '127.0.0.1:4000' })).toThrow(
       'EVENTS_FORWARD_URL must be an http:// or https:// URL, got "127.0.0.1:4000"',
     );

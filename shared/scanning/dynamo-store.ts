@@ -1,0 +1,103 @@
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { fromItem } from '../attachments/dynamo-store.js';
+import { type AttachmentRecord, uploadersObject } from '../attachments/model.js';
+import { isConditionFailed } from '../dynamo/errors.js';
+import { and, equals, expressions, itemExists, notExists, or } from '../dynamo/expressions.js';
+import { attachmentKey, scanDeadlineKey, scanResultKey } from '../dynamo/keys.js';
+import { transactWrite } from '../dynamo/transactions.js';
+import { updatedEvents } from '../events/model.js';
+import { type Outbox, withFeed } from '../events/outbox.js';
+import type { Clock } from '../time.js';
+import type { SettledScan } from './model.js';
+import type { ScannedFile, ScanStore, Settlement } from './recorder.js';
+
+/** How long a result kept for a record that has not come stays: far past an upload session's life. */
+const KEPT_SECONDS = 7 * 24 * 3600;
+
+/** The preview's attributes (shared/attachments/dynamo-store.ts): an infected file is never previewed. */
+const PREVIEW_ATTRIBUTES = ['preview_status', 'preview', 'preview_failure'];
+
+/**
+ * Scan results on the attachments table: each file's result item
+ * (scanResultKey) beside its record, and the record's `scan_status` settled
+ * once, from `pending`, in one transaction with the uploader's
+ * attachment.updated and the result item's removal. The other members'
+ * events follow from the table's stream (the fan-out), as for a rename; an
+ * infected result item's removal hands the file to the cleanup.
+ */
+export class DynamoScanStore implements ScanStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly table: string,
+    private readonly outbox: Outbox,
+    private readonly clock: Clock,
+  ) {}
+
+  async keep(file: ScannedFile, status: SettledScan): Promise<void> {
+    const Item = { ...this.key(file), file_key: file.key, result: status, expires_at: this.clock() + KEPT_SECONDS };
+    await this.client.send(new PutCommand({ TableName: this.table, Item }));
+  }
+
+  async kept(file: ScannedFile): Promise<SettledScan | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.table, Key: this.key(file), ConsistentRead: true }));
+    return Item?.file_key === file.key ? (Item.result as SettledScan | undefined) : undefined;
+  }
+
+  async awaitUntil(file: ScannedFile, deadline: number): Promise<void> {
+    const Item = { ...scanDeadlineKey(file.attachmentId, file.run), file_key: file.key, expires_at: deadline };
+    await this.client.send(new PutCommand({ TableName: this.table, Item }));
+  }
+
+  async firstFailure(file: ScannedFile, eventId: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...this.key(file), file_key: file.key, failed_event: eventId, expires_at: this.clock() + KEPT_SECONDS },
+          // The first failure's event, or the same event delivered again (its retry may not have been asked yet).
+          ...expressions({ condition: or(notExists('failed_event'), equals('failed_event', eventId)) }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  settle(file: ScannedFile, status: SettledScan): Promise<Settlement> {
+    return withFeed(async (retry) => {
+      const item = (
+        await this.client.send(new GetCommand({ TableName: this.table, Key: attachmentKey(file.attachmentId), ConsistentRead: true }))
+      ).Item;
+      const record = item ? fromItem(item) : undefined;
+      if (!record || record.file_key !== file.key) return 'no-record';
+      if (record.scan_status !== 'pending') {
+        await this.client.send(new DeleteCommand({ TableName: this.table, Key: this.key(file) }));
+        return 'not-pending';
+      }
+      const drop = { Delete: { TableName: this.table, Key: this.key(file) } };
+      const settled: AttachmentRecord = { ...record, scan_status: status, ...(status === 'infected' ? { preview: undefined } : {}) };
+      const events = updatedEvents('attachment', uploadersObject(record), uploadersObject(settled), null);
+      const change = {
+        Update: {
+          TableName: this.table,
+          Key: attachmentKey(record.id),
+          ...expressions({
+            update: { set: { scan_status: status }, ...(status === 'infected' ? { remove: PREVIEW_ATTRIBUTES } : {}) },
+            condition: and(itemExists(), equals('file_key', file.key), equals('scan_status', 'pending')),
+          }),
+        },
+      };
+      const feed = await this.outbox.append(record.uploaded_by, events);
+      const outcome = await transactWrite(this.client, [change, drop, ...feed.items]);
+      if (outcome.committed) return 'settled';
+      // The feed's head moved, or the record changed meanwhile (settled, renamed, removed): read it again.
+      return retry;
+    });
+  }
+
+  private key(file: ScannedFile) {
+    return scanResultKey(file.attachmentId, file.run);
+  }
+}
