@@ -26,7 +26,9 @@ import {
  */
 const LARGE_GROUP_SIDES = 3;
 const clock = { now: 1_900_000_000 };
-const faultyApi = faultyApiForFile({ clock: () => clock.now, env: { LARGE_GROUP_SIDES: String(LARGE_GROUP_SIDES) } });
+// Scanning off: these count each change's events, items and hints, and a scan result is a change of its own
+// (a large thread's scan result: test/integration/scanning.test.ts).
+const faultyApi = faultyApiForFile({ clock: () => clock.now, env: { LARGE_GROUP_SIDES: String(LARGE_GROUP_SIDES), SCANNING: 'off' } });
 const s = sharingCalls(() => faultyApi().t);
 const tick = () => {
   clock.now += 1;

@@ -112,6 +112,48 @@ describe('with the scanner stand-in answering after its delay', () => {
   });
 });
 
+describe("in a large group's thread (LARGE_GROUP_SIDES=2)", () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi({ scanDelayMs: 300, env: { LARGE_GROUP_SIDES: '2' } });
+  });
+  afterAll(() => api?.close());
+  const s = sharingCalls(() => api);
+
+  it('holds a file from the other member until clean, and the thread feed tells its scan result once', async () => {
+    const g = freshId('g');
+    const [alice, bob]: Member[] = [
+      { id: freshId('alice'), groups: [g] },
+      { id: freshId('bob'), groups: [g] },
+    ];
+    const [aliceSide, bobSide] = [(await s.openSide(alice!, { group_id: g })).body.id, (await s.openSide(bob!, { group_id: g })).body.id];
+    await s.upload(alice!, aliceSide);
+    // The switch follows the first upload's delivery: done once a member's GET /v1/realtime lists the group's channel.
+    await eventually(
+      () => s.call(bob!, 'GET', '/v1/realtime'),
+      (response) => response.status === 200 && response.body.group_channels.some((listed: { group_id: string }) => listed.group_id === g),
+    );
+
+    const uploaded = (await s.upload(alice!, aliceSide, { bytes: randomBytes(64) })) as Scanned;
+    const held = (await s.attachment(bob!, uploaded.id)).body as Scanned;
+    if (held.scan_status === 'pending') expect(held.file_url).toBeNull();
+    const seen = await scanned(s, bob!, uploaded.id, 'clean');
+    expect((await download(seen.file_url)).status).toBe(200);
+
+    const ofFile = async () => {
+      const response = await s.call(bob!, 'GET', `/v1/events?conversation_id=${bobSide}&limit=100`);
+      expect(response.status, response.text).toBe(200);
+      return (response.body.data as { type: string; data: { object: Scanned; previous_attributes?: object } }[])
+        .filter((event) => event.data.object.id === uploaded.id)
+        .reverse();
+    };
+    const events = await eventually(ofFile, (found) => found.length >= 2);
+    expect(events.map((event) => event.type)).toEqual(['attachment.created', 'attachment.updated']);
+    expect(events[1]!.data.object.scan_status).toBe('clean');
+    expect(events[1]!.data.previous_attributes).toMatchObject({ scan_status: 'pending' });
+  });
+});
+
 describe('with the scanner stand-in not answering within the test', () => {
   let api: TestApi;
   beforeAll(async () => {
