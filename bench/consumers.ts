@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalApi, startLocalApi } from '../infra/local/server.js';
-import { type Composition, dynamo, s3Bucket } from '../shared/app.js';
+import { type Composition, dynamo, largeThreads, s3Bucket } from '../shared/app.js';
 import { attachmentItem } from '../shared/attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../shared/attachments/model.js';
 import { toItem } from '../shared/conversations/item-codec.js';
+import { LARGE_SIDE_KEY } from '../shared/conversations/large-threads.js';
 import { newConversation } from '../shared/conversations/model.js';
 import { uniquenessItem } from '../shared/conversations/uniqueness.js';
-import { attachmentConversationKey, conversationKey } from '../shared/dynamo/keys.js';
+import { attachmentConversationKey, conversationKey, largeSideKey } from '../shared/dynamo/keys.js';
 import { attachmentIndexes } from '../shared/dynamo/tables.js';
 import { fileKey, userFilesPrefix } from '../shared/files/keys.js';
 import { newId } from '../shared/ids.js';
@@ -43,6 +44,9 @@ export interface Metered {
   calls: Record<string, number>;
   readUnits: number;
   writeUnits: number;
+  /** Items written and read (dynamo-capacity.ts). */
+  itemsWritten: number;
+  itemsRead: number;
   /** At PRICES' on-demand rates. */
   dollars: number;
 }
@@ -111,24 +115,37 @@ export async function measureConsumers(
   }
 }
 
-interface SeededGroup {
+export interface SeededGroup {
   groupId: string;
   members: string[];
   sides: string[];
   seedSeconds: number;
 }
 
-/** Every member's side of the group and its uniqueness record, as POST /v1/conversations group_id=G writes them. */
-async function seedGroup(composition: Composition, groupId: string, count: number): Promise<SeededGroup> {
+/**
+ * Every member's side of the group and its uniqueness record, as POST
+ * /v1/conversations group_id=G writes them; `large`: as a large thread's
+ * switch leaves them (each side marked, the thread record large and swept).
+ */
+export async function seedGroup(composition: Composition, groupId: string, count: number, large = false): Promise<SeededGroup> {
   const started = performance.now();
   const members = Array.from({ length: count }, (_, index) => `${groupId}-member-${index}`);
   const sides = members.map(() => newId('conv'));
   const now = Math.floor(Date.now() / 1000);
   const items = members.flatMap((member, index) => {
     const conversation = newConversation(sides[index]!, { kind: 'group', id: groupId }, now);
-    return [toItem(member, conversation), uniquenessItem(member, { kind: 'group', id: groupId }, conversation.id)];
+    const side = toItem(member, conversation);
+    return [
+      large ? { ...side, [LARGE_SIDE_KEY]: largeSideKey(member) } : side,
+      uniquenessItem(member, { kind: 'group', id: groupId }, conversation.id),
+    ];
   });
   await putItems(composition.use(dynamo), composition.config.conversationsTable, items);
+  if (large) {
+    const threads = composition.use(largeThreads);
+    await threads.becomeLarge(groupId, undefined, now);
+    await threads.swept(groupId);
+  }
   return { groupId, members, sides, seedSeconds: round((performance.now() - started) / 1000) };
 }
 
@@ -281,7 +298,7 @@ async function filesLeft(composition: Composition, prefix: string): Promise<numb
   }
 }
 
-interface Meter {
+export interface Meter {
   reset(): void;
   figures(): Metered;
   s3Calls(): Record<string, number>;
@@ -290,7 +307,7 @@ interface Meter {
 }
 
 /** Meters every DynamoDB and S3 call of the server's Composition from now on (see the module's comment). */
-function meterOf(server: LocalApi): Meter {
+export function meterOf(server: LocalApi): Meter {
   const { composition } = server;
   let dynamoCalls = emptyCapacityTally();
   let s3: Record<string, number> = {};
@@ -310,6 +327,8 @@ function meterOf(server: LocalApi): Meter {
         calls: { ...dynamoCalls.calls },
         readUnits: round(readUnits, 1),
         writeUnits: round(writeUnits, 1),
+        itemsWritten: dynamoCalls.itemsWritten,
+        itemsRead: dynamoCalls.itemsRead,
         dollars: round((readUnits * PRICES.dynamoReadUnitPerMillion + writeUnits * PRICES.dynamoWriteUnitPerMillion) / 1e6, 4),
       };
     },

@@ -23,6 +23,9 @@ export interface CapacityTally {
   eventsReportedWriteUnits: number;
   /** The events table's write units by AWS's rule, from the items of the transactions that committed. */
   eventsWriteUnits: number;
+  /** Items the calls wrote (a transaction's Put, Update and Delete; a batch's requests; one per single-item write) and read (as DynamoDB counts them: a Query's ScannedCount). */
+  itemsWritten: number;
+  itemsRead: number;
 }
 
 export const emptyCapacityTally = (): CapacityTally => ({
@@ -32,6 +35,8 @@ export const emptyCapacityTally = (): CapacityTally => ({
   eventsReadUnits: 0,
   eventsReportedWriteUnits: 0,
   eventsWriteUnits: 0,
+  itemsWritten: 0,
+  itemsRead: 0,
 });
 
 /** The write units billed: as reported, but the events table's by AWS's rule in place of DynamoDB Local's report. */
@@ -53,6 +58,28 @@ const READS = new Set([
   'BatchGetItemCommand',
   'TransactGetItemsCommand',
 ]);
+
+const SINGLE_ITEM_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
+
+/** Items a call of `command` (no Command suffix) wrote, from what it sent. */
+export function itemsWritten(command: string, input: Record<string, unknown>): number {
+  if (SINGLE_ITEM_WRITES.has(command)) return 1;
+  if (command === 'TransactWriteItems')
+    return (input.TransactItems as Record<string, unknown>[]).filter((item) => !('ConditionCheck' in item)).length;
+  if (command === 'BatchWriteItem')
+    return Object.values(input.RequestItems as Record<string, unknown[]>).reduce((sum, items) => sum + items.length, 0);
+  return 0;
+}
+
+/** Items a call of `command` read, from what it sent and DynamoDB answered. */
+export function itemsRead(command: string, input: Record<string, unknown>, output: Record<string, unknown>): number {
+  if (command === 'GetItem') return output.Item === undefined ? 0 : 1;
+  if (command === 'Query' || command === 'Scan') return (output.ScannedCount as number | undefined) ?? 0;
+  if (command === 'BatchGetItem')
+    return Object.values((output.Responses ?? {}) as Record<string, unknown[]>).reduce((sum, items) => sum + items.length, 0);
+  if (command === 'TransactGetItems') return (input.TransactItems as unknown[]).length;
+  return 0;
+}
 
 interface Consumed {
   TableName?: string;
@@ -79,6 +106,8 @@ export function meterCapacity(composition: Composition, current: () => CapacityT
       const result = await next(args);
       const output = result.output as { ConsumedCapacity?: Consumed | Consumed[] };
       const isRead = READS.has(context.commandName ?? '');
+      tally.itemsWritten += itemsWritten(command, input);
+      tally.itemsRead += itemsRead(command, input, result.output as Record<string, unknown>);
       for (const entry of output.ConsumedCapacity === undefined ? [] : [output.ConsumedCapacity].flat()) {
         // DynamoDB reports the split where it has one (transactions); else the operation says which.
         const read = entry.ReadCapacityUnits ?? (isRead ? (entry.CapacityUnits ?? 0) : 0);

@@ -9,6 +9,7 @@ import type { PreviewFigures } from './previews.js';
 
 const FUNCTION_NOTE = `${FUNCTION_SETTINGS.memoryMb} MB ${FUNCTION_SETTINGS.architecture}`;
 
+import type { LargeGroupFigures } from './large-groups.js';
 import type { GrowthFigures } from './list-cost.js';
 import type { ProfileShare } from './profile.js';
 import { REALTIME_PRICES, REALTIME_TARGETS, type RealtimeFigures } from './realtime.js';
@@ -36,6 +37,7 @@ export interface Results {
   events?: EventFigures;
   realtime?: RealtimeFigures;
   consumers?: ConsumerFigures;
+  largeGroups?: LargeGroupFigures;
   contention?: ContentionFigures;
   previews?: PreviewFigures;
   durationSeconds: number;
@@ -73,6 +75,7 @@ export function markdown(results: Results): string {
   if (results.realtime) sections.push(realtimeSection(results.realtime));
   if (results.events) sections.push(eventsSection(results.events));
   if (results.consumers) sections.push(consumersSection(results.consumers));
+  if (results.largeGroups) sections.push(largeGroupsSection(results.largeGroups));
   if (results.contention) sections.push(contentionSection(results.contention));
   if (results.previews) sections.push(previewsSection(results.previews));
   if (results.cost) sections.push(costSection(results.cost));
@@ -341,6 +344,36 @@ On the local server with its stream pollers, every DynamoDB call of its Composit
     `A side of ${sideCleanup.uploads.toLocaleString('en')} uploads and their files (seeded in ${sideCleanup.seedSeconds} s), deleted: its records gone ` +
     `${sideCleanup.recordsGoneMs} ms after the DELETE's 200, its files ${sideCleanup.filesGoneMs} ms after (read every ${sideCleanup.pollMs} ms); ` +
     `${units(sideCleanup)}; calls: ${list(sideCleanup.calls)}; S3: ${list(sideCleanup.s3Calls)}.`
+  );
+}
+
+function largeGroupsSection({ direct, uploads, push, goal }: LargeGroupFigures): string {
+  const dollars = (value: number) => `$${value.toExponential(2)}`;
+  const rows = [
+    ['direct (a contact)', direct, direct.lastMemberMs] as const,
+    ...uploads.map((upload) => [`${upload.sides.toLocaleString('en')} sides, ${upload.mode}`, upload, upload.lastMemberMs] as const),
+  ].map(([what, figure, lastMs]) => [
+    what,
+    figure.itemsWritten.toLocaleString('en'),
+    figure.itemsRead.toLocaleString('en'),
+    `${figure.readUnits.toLocaleString('en')} / ${figure.writeUnits.toLocaleString('en')}`,
+    dollars(figure.cost.dynamodb),
+    `${dollars(figure.cost.lambda)} (${figure.fanOutInvocations} fan-out, ${figure.fanOutBilledMs} ms)`,
+    dollars(figure.cost.total),
+    `${(figure.cost.total / direct.cost.total).toFixed(2)} ×`,
+    `${lastMs} ms`,
+  ]);
+  return (
+    `### Large groups
+
+One upload, on the local server with its stream consumers, every DynamoDB call metered:
+
+${table(['Upload into', 'Items written', 'Items read', 'RRU / WRU', 'DynamoDB $', 'Lambda $', 'Total $', 'Of direct', 'Last member'], rows)}
+
+` +
+    `Goal at ${goal.sides.toLocaleString('en')} sides (≤ 3 × direct, every inbox within 2 s): ${goal.costRatio} ×, ${goal.lastMemberMs} ms ${mark(goal.met)}. ` +
+    `Push to ${push.members.toLocaleString('en')} connected members, ${push.uploads} uploads, answer to hint: p50 ${push.p50Ms} ms, p95 ${push.p95Ms} ms, ` +
+    `max ${push.maxMs} ms (${push.heard.toLocaleString('en')} heard); AppSync Events ${push.appsyncOperations.toLocaleString('en')} operations, ${dollars(push.appsyncDollars)} per upload.`
   );
 }
 

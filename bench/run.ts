@@ -11,6 +11,7 @@ import { type ContentionFigures, measureContention } from './contention.js';
 import { measureCost } from './cost.js';
 import { type EventFigures, measureEvents } from './event-feed.js';
 import { seedFixture } from './fixture.js';
+import { type LargeGroupFigures, measureLargeGroups } from './large-groups.js';
 import { measureListCost } from './list-cost.js';
 import { measurePreviews, type PreviewFigures } from './previews.js';
 import { benchApp, startProcess } from './processes.js';
@@ -23,7 +24,7 @@ import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
 import { CONCURRENCY, measureWarm, type WarmFigure, warmEndpoints } from './warm.js';
 
-// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime,consumers,contention,previews --profile]`
+// `npm run bench [-- --runs 10 --seconds 5 --rounds 3 --sizes 1000,10000,100000 --invocations 20 --only bundles,cold,warm,uploads,sessions,growth,cost,sharing,events,realtime,consumers,groups,contention,previews --profile]`
 const PARTS = [
   'bundles',
   'cold',
@@ -36,6 +37,7 @@ const PARTS = [
   'events',
   'realtime',
   'consumers',
+  'groups',
   'contention',
   'previews',
 ] as const;
@@ -70,6 +72,11 @@ const { values } = parseArgs({
     // Consumers: the sides of the group one upload reaches, the uploads of the side whose removal is cleaned up.
     'consumer-group-sides': { type: 'string', default: '10000' },
     'consumer-side-uploads': { type: 'string', default: '10000' },
+    // Groups: the sizes of the groups one upload goes into (large mode at each, small mode up to --group-small-up-to), and the push to a large group's connected members.
+    'group-sizes': { type: 'string', default: '100,1000,10000' },
+    'group-small-up-to': { type: 'string', default: '1000' },
+    'push-members': { type: 'string', default: '1000' },
+    'push-uploads': { type: 'string', default: '5' },
     // Contention: the writer's requests while the group's uploads (of --group-sides members) fan out into their feed.
     'contended-writes': { type: 'string', default: '300' },
     // Writes a V8 CPU profile of the server process under bench/profiles/ (open in Chrome DevTools).
@@ -117,6 +124,12 @@ const realtimeSettings = {
 const consumerSettings = {
   groupSides: positive('consumer-group-sides', values['consumer-group-sides']),
   sideUploads: positive('consumer-side-uploads', values['consumer-side-uploads']),
+};
+const largeGroupSettings = {
+  sizes: values['group-sizes'].split(',').map((size) => positive('group-sizes', size)),
+  smallUpTo: positive('group-small-up-to', values['group-small-up-to']),
+  pushMembers: positive('push-members', values['push-members']),
+  pushUploads: positive('push-uploads', values['push-uploads']),
 };
 const contentionSettings = {
   groupSides: positive('group-sides', values['group-sides']),
@@ -218,6 +231,12 @@ try {
     consumers = await measureConsumers(composition, backends, fixture.authSecret, consumerSettings, step);
   }
 
+  let largeGroups: LargeGroupFigures | undefined;
+  if (wanted('groups')) {
+    step('groups: one upload into groups of many sides, large and small, beside a direct one; the push to a large group');
+    largeGroups = await measureLargeGroups(composition, backends, fixture.authSecret, largeGroupSettings, step);
+  }
+
   let contention: ContentionFigures | undefined;
   if (wanted('contention')) {
     step('contention: a user writing steadily while the uploads of a group of many fan out into their feed');
@@ -253,6 +272,7 @@ try {
     ...(events ? { events } : {}),
     ...(realtime ? { realtime } : {}),
     ...(consumers ? { consumers } : {}),
+    ...(largeGroups ? { largeGroups } : {}),
     ...(contention ? { contention } : {}),
     ...(previews ? { previews } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { DynamoDBBatchResponse } from 'aws-lambda';
 import type { TokenAuthorizer } from '../../functions/authorizer.js';
 import { Composition } from '../../shared/app.js';
 import { groupsClaimName } from '../../shared/auth/groups.js';
@@ -126,6 +127,8 @@ export interface LocalApiOptions {
   previewVisibilityMs?: number;
   /** The scanner stand-in's delay from an object's creation to its result; default LOCAL_SCAN_DELAY_MS, else 1 s. */
   scanDelayMs?: number;
+  /** Told of each stream consumer invocation, by function name, and how long it ran (the bench bills them as Lambda would). */
+  consumerInvoked?: (functionName: string, durationMs: number) => void;
 }
 
 export interface LocalApi {
@@ -228,6 +231,7 @@ interface ServerSettings {
   eventsForwardUrl?: URL;
   requestId?: string;
   scanDelayMs: number;
+  consumerInvoked?: LocalApiOptions['consumerInvoked'];
 }
 
 function serverSettings(options: LocalApiOptions): ServerSettings {
@@ -245,6 +249,7 @@ function serverSettings(options: LocalApiOptions): ServerSettings {
     scanDelayMs: options.scanDelayMs ?? scanDelayMs,
     ...(eventsForwardUrl ? { eventsForwardUrl } : {}),
     ...(options.requestId ? { requestId: options.requestId } : {}),
+    ...(options.consumerInvoked ? { consumerInvoked: options.consumerInvoked } : {}),
   };
 }
 
@@ -440,6 +445,23 @@ async function loadAuthorizer(config: Config): Promise<TokenAuthorizer> {
 const loadConsumer = async (composition: Composition, entry: string) =>
   ((await loadModule(entry)).handler as { withComposition(composition: Composition): StreamHandler }).withComposition(composition);
 
+/** The handler, telling `invoked` how long each of its invocations ran. */
+function timed(
+  functionName: string,
+  handler: StreamPollerOptions['handler'],
+  invoked: ServerSettings['consumerInvoked'],
+): StreamPollerOptions['handler'] {
+  if (!invoked) return handler;
+  return async (event, time): Promise<DynamoDBBatchResponse | undefined> => {
+    const started = performance.now();
+    try {
+      return (await handler(event, time)) ?? undefined;
+    } finally {
+      invoked(functionName, performance.now() - started);
+    }
+  };
+}
+
 /** A poller of the streams of some of the tables, read as one reader's role, as the stack's mappings do. */
 type Poller = (
   reader: string,
@@ -478,7 +500,7 @@ async function startStreamConsumers(
         return stream ? [{ name: dynamodb.tables[role], stream }] : [];
       }),
       filter,
-      handler,
+      handler: timed(reader, handler, server.consumerInvoked),
       functionTimeoutMs: timeoutMs,
     });
   const cleanup = poller(
