@@ -648,17 +648,17 @@ async function startPreviewQueue(
  */
 async function startScanner(
   server: ServerSettings,
-  app: Composition,
+  composition: Composition,
   parts: { iam: PolicyEvaluator; s3Endpoint: string },
   stoppers: Stoppers,
 ): Promise<LocalScanner> {
   const recorder = (
-    (await loadModule(SCAN_RECORDER_ENTRY)).handler as { withComposition(app: Composition): LocalScannerOptions['recorder'] }
-  ).withComposition(app);
+    (await loadModule(SCAN_RECORDER_ENTRY)).handler as { withComposition(composition: Composition): LocalScannerOptions['recorder'] }
+  ).withComposition(composition);
   const resources = { account: LOCAL_ACCOUNT, region: server.region };
   const scanner = startLocalScanner({
     ...resources,
-    bucket: app.config.filesBucket,
+    bucket: composition.config.filesBucket,
     s3Endpoint: parts.s3Endpoint,
     credentials: { ...server.credentials, accessKeyId: functionKeyId(server.credentials, MALWARE_PROTECTION_PLAN) },
     iam: parts.iam,
