@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
+import { groupThreadKey, threadFeedKey } from '../../shared/dynamo/keys.js';
 import type { Json } from '../support/api.js';
 import { upload, uploadForm } from '../support/attachments.js';
 import { feedOf, type ListedConversation, listAll } from '../support/audit.js';
@@ -17,7 +18,9 @@ import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
  * request each case is about; the test reads the outcome through the API.
  */
 const clock = { now: 1_900_000_000 };
-const faultyApi = faultyApiForFile({ clock: () => clock.now });
+/** Above the groups of three below (small threads, written side by side); the large thread's tests make a group of four. */
+const LARGE_GROUP_SIDES = 4;
+const faultyApi = faultyApiForFile({ clock: () => clock.now, env: { LARGE_GROUP_SIDES: String(LARGE_GROUP_SIDES) } });
 let f: FaultyApi;
 beforeEach(() => {
   f = faultyApi();
@@ -352,40 +355,51 @@ describe("the contact's POST racing the fan-out's create of their side", () => {
   });
 });
 
-describe("a group member whose side is already at the upload's time, reached again", () => {
-  /** A group of three with a side each; `a` uploads. The calls carry the group in the token. */
-  async function groupOfThree(name: string) {
-    const g = `${name}-g`;
-    const [a, b, c] = [`${name}-a`, `${name}-b`, `${name}-c`];
-    const sides: Record<string, Side> = {};
-    for (const who of [a, b, c]) {
-      const opened = await f.t.call(who, 'POST', '/v1/conversations', { form: { group_id: g }, groups: [g] });
-      expect(opened.status).toBe(201);
-      sides[who] = opened.body;
-    }
-    const uploadAs = async (who: string, filename: string) => {
-      const response = await f.t.call(who, 'POST', '/v1/attachments', {
-        body: uploadForm({ bytes: `bytes of ${filename}`, filename }, { conversation_id: sides[who]!.id }),
-        groups: [g],
-      });
-      expect(response.status, response.text).toBe(201);
-      return response.body as { id: string; created_at: number };
-    };
-    const sideOf = async (who: string) => {
-      const response = await f.t.call(who, 'GET', `/v1/conversations/${sides[who]!.id}`, { groups: [g] });
-      expect(response.status).toBe(200);
-      return response.body as Side;
-    };
-    const createdIn = async (who: string) =>
-      (await feedOf(f.t, who, '', [g]))
-        .filter((event) => event.type === 'attachment.created')
-        .map((event) => event.data.object.id as string);
-    return { a, b, c, sides, uploadAs, sideOf, createdIn };
+/**
+ * A group of `size` members (`a`, `b`, `c` the first three) with a side each; `a` uploads. The calls carry the
+ * group in the token. Past LARGE_GROUP_SIDES its first change makes the thread large (`madeLarge`).
+ */
+async function groupOf(name: string, size = 3) {
+  const g = `${name}-g`;
+  const members = Array.from({ length: size }, (_, index) => `${name}-${'abcdefgh'[index]}`);
+  const [a, b, c] = members as [string, string, string];
+  const sides: Record<string, Side> = {};
+  for (const who of members) {
+    const opened = await f.t.call(who, 'POST', '/v1/conversations', { form: { group_id: g }, groups: [g] });
+    expect(opened.status).toBe(201);
+    sides[who] = opened.body;
   }
+  const call = (who: string, method: string, path: string, init: Parameters<FaultyApi['t']['call']>[3] = {}) =>
+    f.t.call(who, method, path, { ...init, groups: [g] });
+  const uploadAs = async (who: string, filename: string) => {
+    const response = await call(who, 'POST', '/v1/attachments', {
+      body: uploadForm({ bytes: `bytes of ${filename}`, filename }, { conversation_id: sides[who]!.id }),
+    });
+    expect(response.status, response.text).toBe(201);
+    return response.body as { id: string; created_at: number };
+  };
+  const sideOf = async (who: string) => {
+    const response = await call(who, 'GET', `/v1/conversations/${sides[who]!.id}`);
+    expect(response.status).toBe(200);
+    return response.body as Side;
+  };
+  const createdIn = async (who: string) =>
+    (await feedOf(f.t, who, '', [g])).filter((event) => event.type === 'attachment.created').map((event) => event.data.object.id as string);
+  /** The thread's feed as `who` reads it through their side (a large thread's; docs/api.md, "Events"). */
+  const threadFeed = async (who: string) => feedOf(f.t, who, `conversation_id=${sides[who]!.id}`, [g]);
+  /** The switch follows the batch of the change that found the threshold: done once a member's GET /v1/realtime lists the group's channel. */
+  const madeLarge = () =>
+    eventually(
+      () => call(a, 'GET', '/v1/realtime'),
+      (response) => response.status === 200 && response.body.group_channels.some((listed: { group_id: string }) => listed.group_id === g),
+    );
+  return { g, members, a, b, c, sides, uploadAs, sideOf, createdIn, threadFeed, madeLarge };
+}
 
+describe("a group member whose side is already at the upload's time, reached again", () => {
   it("by a redelivery of the same change (its first delivery's write landed, its answer lost): the record goes through, and what follows it", async () => {
-    const { a, b, c, uploadAs, sideOf, createdIn } = await groupOfThree('fo-redeliver');
-    const next = await groupOfThree('fo-redeliver-next');
+    const { a, b, c, uploadAs, sideOf, createdIn } = await groupOf('fo-redeliver');
+    const next = await groupOf('fo-redeliver-next');
     // b's transaction lands on every try and its answers are lost: the batch fails and the change comes again,
     // when b's side is already at the upload's time (the transaction then only checks it: ConditionCheck).
     const lost = loseEveryTry((request) => isCall(request, 'TransactWriteItems') && writesOf(b)(request));
@@ -408,7 +422,7 @@ describe("a group member whose side is already at the upload's time, reached aga
   });
 
   it('by a second upload in the same second: it reaches every member, whose side stays at that time', async () => {
-    const { a, b, c, uploadAs, sideOf, createdIn } = await groupOfThree('fo-same-second');
+    const { a, b, c, uploadAs, sideOf, createdIn } = await groupOf('fo-same-second');
     const first = await uploadAs(a, 'first.txt');
     for (const member of [b, c])
       await eventually(
@@ -428,4 +442,100 @@ describe("a group member whose side is already at the upload's time, reached aga
       expect((await sideOf(member)).last_active_at).toBe(first.created_at);
     }
   });
+});
+
+describe('a large group thread whose writes fail', () => {
+  /** The fan-out's write of the thread record's activity at `at` (the thread's one write per upload batch). */
+  const writesThreadAt = (g: string, at: number) => (request: ProxiedRequest) =>
+    isCall(request, 'UpdateItem') && bodyOf(request).Key?.pk?.S === groupThreadKey(g).pk && request.body.includes(`"N":"${at}"`);
+  /** The fan-out's transaction that appends to the thread's feed. */
+  const writesThreadFeed = (g: string) => (request: ProxiedRequest) =>
+    isCall(request, 'TransactWriteItems') && writtenKeys(request).some((key) => key.pk?.S === threadFeedKey(g));
+
+  /** A large group of four: `a`'s upload switched it (every member's own feed holds it once), later changes go to the thread. */
+  async function largeGroup(name: string) {
+    const group = await groupOf(name, LARGE_GROUP_SIDES);
+    const switching = await group.uploadAs(group.a, 'switching.txt');
+    await group.madeLarge();
+    clock.now += 1;
+    return { ...group, switching };
+  }
+
+  /**
+   * `b`'s changes (`changes`: type and attachment, oldest first) each once in the thread's feed as every member
+   * reads it, gap-free order of the changes; every side at `at`; only b's own feed besides holds b's upload.
+   */
+  async function expectThreadOnce(group: Awaited<ReturnType<typeof largeGroup>>, changes: [string, string][], at: number) {
+    for (const member of group.members) {
+      const feed = await eventually(
+        () => group.threadFeed(member),
+        (events) => events.length >= changes.length,
+      );
+      expect(
+        feed.map((event) => [event.type, event.data.object.id]),
+        member,
+      ).toEqual([...changes].reverse());
+      expect((await group.sideOf(member)).last_active_at, member).toBe(at);
+      const uploadedHere = member === group.b ? changes.filter(([type]) => type === 'attachment.created').map(([, id]) => id) : [];
+      expect((await group.createdIn(member)).sort(), member).toEqual([group.switching.id, ...uploadedHere].sort());
+    }
+  }
+
+  it.each(['the thread record', 'the thread feed'] as const)(
+    'when every try of %s write lands and loses its answer: the batch comes again, and each change is in the thread once',
+    async (target) => {
+      const group = await largeGroup(`fo-large-lost-${target === 'the thread record' ? 'record' : 'feed'}`);
+      const at = clock.now;
+      const lost = loseEveryTry(target === 'the thread record' ? writesThreadAt(group.g, at) : writesThreadFeed(group.g));
+      const uploaded = await group.uploadAs(group.b, 'lost-answer.txt');
+      await everyTryMade(lost);
+      await expectThreadOnce(group, [['attachment.created', uploaded.id]], at);
+    },
+  );
+
+  it('when the thread feed write of a rename and of a removal loses every answer: each is in the thread once, after the upload', async () => {
+    const group = await largeGroup('fo-large-lost-changes');
+    const at = clock.now;
+    const uploaded = await group.uploadAs(group.b, 'before.txt');
+    await eventually(
+      () => group.threadFeed(group.a),
+      (events) => events.length === 1,
+    );
+    for (const [method, init] of [
+      ['PUT', { form: { filename: 'after.txt' } }],
+      ['DELETE', {}],
+    ] as const) {
+      const lost = loseEveryTry(writesThreadFeed(group.g));
+      const response = await f.t.call(group.b, method, `/v1/attachments/${uploaded.id}`, { ...init, groups: [group.g] });
+      expect(response.status, response.text).toBe(200);
+      await everyTryMade(lost);
+      f.dynamodb.calm();
+    }
+    await expectThreadOnce(
+      group,
+      [
+        ['attachment.created', uploaded.id],
+        ['attachment.updated', uploaded.id],
+        ['attachment.deleted', uploaded.id],
+      ],
+      at,
+    );
+  });
+
+  it.each(['the thread record', 'the thread feed'] as const)(
+    'when %s write is throttled try after try: retried in the same delivery, the change in the thread once',
+    async (target) => {
+      const group = await largeGroup(`fo-large-throttled-${target === 'the thread record' ? 'record' : 'feed'}`);
+      const at = clock.now;
+      const tries = 2 * DYNAMODB_TIMEOUTS.maxAttempts;
+      const throttled = f.dynamodb.inject({
+        match: target === 'the thread record' ? writesThreadAt(group.g, at) : writesThreadFeed(group.g),
+        times: tries,
+        fault: { kind: 'throttle', as: 'ProvisionedThroughputExceededException' },
+      });
+      const uploaded = await group.uploadAs(group.b, 'throttled.txt');
+      await expectThreadOnce(group, [['attachment.created', uploaded.id]], at);
+      expect(throttled.fired).toBe(tries);
+    },
+  );
 });
