@@ -59,7 +59,14 @@ it.concurrent.each(SEEDS)(
     // The audit settles on what a stranded upload intent's deletion by TTL hands the cleanup: deleted at its expiry.
     // A preview request that fails is delivered again after 2 s (the stack's visibility timeout is minutes).
     // The scanner stand-in answers 200 ms after an object is stored: a session's result often comes before its record.
-    const f = await startFaultyApi({ timeToLiveDelayMs: 0, previewVisibilityMs: 2_000, scanDelayMs: 200 });
+    // A result the recorder failed on after its retries (its dead letters; a loaded run has a dozen) leaves the file to the
+    // scan timeout, 20 s here (15 minutes by default): the audit holds that it, too, ends the file's pending.
+    const f = await startFaultyApi({
+      timeToLiveDelayMs: 0,
+      previewVisibilityMs: 2_000,
+      scanDelayMs: 200,
+      env: { SCAN_TIMEOUT_SECONDS: '20' },
+    });
     try {
       await runAndAudit(f, seed);
     } finally {
