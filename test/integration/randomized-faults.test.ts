@@ -60,12 +60,12 @@ it.concurrent.each(SEEDS)(
     // A preview request that fails is delivered again after 2 s (the stack's visibility timeout is minutes).
     // The scanner stand-in answers 200 ms after an object is stored: a session's result often comes before its record.
     // A result the recorder failed on after its retries (its dead letters; a loaded run has a dozen) leaves the file to the
-    // scan timeout, 20 s here (15 minutes by default): the audit holds that it, too, ends the file's pending.
+    // scan timeout, 60 s here (15 minutes by default; a result that comes later changes nothing): the audit holds that it, too, ends the file's pending.
     const f = await startFaultyApi({
       timeToLiveDelayMs: 0,
       previewVisibilityMs: 2_000,
       scanDelayMs: 200,
-      env: { SCAN_TIMEOUT_SECONDS: '20' },
+      env: { SCAN_TIMEOUT_SECONDS: '60' },
     });
     try {
       await runAndAudit(f, seed);
