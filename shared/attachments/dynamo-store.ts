@@ -1,11 +1,11 @@
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { type ActivityOutcome, ConversationActivity, transactWithActivity } from '../conversations/activity.js';
-import { and, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
+import { and, equals, expressions, itemAbsent, itemExists, type Update } from '../dynamo/expressions.js';
 import { attachmentConversationKey, attachmentKey, type Counterpart, threadKey, threadOf, uploadIntentKey } from '../dynamo/keys.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
 import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
-import { createdEvent, deletedEvent, updatedEvents } from '../events/model.js';
+import { createdEvent, deletedEvent, type EventDraft, updatedEvents } from '../events/model.js';
 import { headTaken, type Outbox, withFeed } from '../events/outbox.js';
 import type { Page, PageRequest } from '../pagination.js';
 import type { PreviewRecord, SettledPreview } from '../previews/model.js';
@@ -120,18 +120,10 @@ export class DynamoAttachmentStore implements AttachmentStore {
    */
   async settlePreview(record: AttachmentRecord, preview: SettledPreview): Promise<'recorded' | 'gone' | 'settled'> {
     return withFeed(async (retry) => {
-      const settled = { ...record, preview };
-      const events = updatedEvents('attachment', uploadersObject(record), uploadersObject(settled), null);
-      const change = {
-        Update: {
-          TableName: this.table,
-          Key: attachmentKey(record.id),
-          ...expressions({
-            update: { set: previewAttributes(preview), remove: preview.status === 'ready' ? ['preview_failure'] : ['preview'] },
-            condition: and(itemExists(), equals('file_key', record.file_key), equals(PREVIEW_STATUS, 'pending')),
-          }),
-        },
-      };
+      const { change, events } = pendingSettlement(this.table, record, { ...record, preview }, PREVIEW_STATUS, {
+        set: previewAttributes(preview),
+        remove: preview.status === 'ready' ? ['preview_failure'] : ['preview'],
+      });
       const feed = await this.outbox.append(record.uploaded_by, events);
       const outcome = await transactWrite(this.client, [change, ...feed.items]);
       if (outcome.committed) return 'recorded';
@@ -251,6 +243,29 @@ export function putUpload(
 }
 
 /** The preview's state, top-level so that a condition can read it (the kit names no nested paths). */
+/**
+ * A pending field of an attachment settled (its preview, its scan): the
+ * record's update, on the condition that it still holds the same file and the
+ * field is still pending, and the uploader's attachment.updated from `record`
+ * to `settled`; the other members' events follow from the stream.
+ */
+export function pendingSettlement(
+  table: string,
+  record: AttachmentRecord,
+  settled: AttachmentRecord,
+  pendingAttribute: string,
+  update: Update,
+): { change: TransactItem; events: EventDraft[] } {
+  const change = {
+    Update: {
+      TableName: table,
+      Key: attachmentKey(record.id),
+      ...expressions({ update, condition: and(itemExists(), equals('file_key', record.file_key), equals(pendingAttribute, 'pending')) }),
+    },
+  };
+  return { change, events: updatedEvents('attachment', uploadersObject(record), uploadersObject(settled), null) };
+}
+
 const PREVIEW_STATUS = 'preview_status';
 
 /** A preview as the item's attributes: its status, and a ready one's size, placeholder and renditions (or a failure's reason). */

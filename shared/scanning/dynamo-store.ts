@@ -1,11 +1,10 @@
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { fromItem } from '../attachments/dynamo-store.js';
-import { type AttachmentRecord, uploadersObject } from '../attachments/model.js';
+import { fromItem, pendingSettlement } from '../attachments/dynamo-store.js';
+import type { AttachmentRecord } from '../attachments/model.js';
 import { isConditionFailed } from '../dynamo/errors.js';
-import { and, equals, expressions, itemExists, notExists, or } from '../dynamo/expressions.js';
+import { equals, expressions, notExists, or } from '../dynamo/expressions.js';
 import { attachmentKey, scanDeadlineKey, scanResultKey } from '../dynamo/keys.js';
 import { transactWrite } from '../dynamo/transactions.js';
-import { updatedEvents } from '../events/model.js';
 import { type Outbox, withFeed } from '../events/outbox.js';
 import type { Clock } from '../time.js';
 import type { SettledScan } from './model.js';
@@ -78,17 +77,10 @@ export class DynamoScanStore implements ScanStore {
       }
       const drop = { Delete: { TableName: this.table, Key: this.key(file) } };
       const settled: AttachmentRecord = { ...record, scan_status: status, ...(status === 'infected' ? { preview: undefined } : {}) };
-      const events = updatedEvents('attachment', uploadersObject(record), uploadersObject(settled), null);
-      const change = {
-        Update: {
-          TableName: this.table,
-          Key: attachmentKey(record.id),
-          ...expressions({
-            update: { set: { scan_status: status }, ...(status === 'infected' ? { remove: PREVIEW_ATTRIBUTES } : {}) },
-            condition: and(itemExists(), equals('file_key', file.key), equals('scan_status', 'pending')),
-          }),
-        },
-      };
+      const { change, events } = pendingSettlement(this.table, record, settled, 'scan_status', {
+        set: { scan_status: status },
+        ...(status === 'infected' ? { remove: PREVIEW_ATTRIBUTES } : {}),
+      });
       const feed = await this.outbox.append(record.uploaded_by, events);
       const outcome = await transactWrite(this.client, [change, drop, ...feed.items]);
       if (outcome.committed) return 'settled';
