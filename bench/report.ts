@@ -20,7 +20,15 @@ import type { WarmFigure } from './warm.js';
 
 /** Everything one `npm run bench` measured; bench/results.json holds it as is. */
 export interface Results {
-  machine: { node: string; cpus: number; cpuModel: string; platform: string; memoryGiB: number; date: string };
+  machine: {
+    node: string;
+    cpus: number;
+    cpuModel: string;
+    platform: string;
+    memoryGiB: number;
+    date: string;
+    loadAverage?: { mean: number; max: number };
+  };
   settings: { coldStartRuns: number; warmSeconds: number; warmRounds: number; concurrency: number; sizes: number[] };
   /** The parts run (--only); each figure below is there when its part ran. */
   parts: string[];
@@ -63,7 +71,8 @@ export function markdown(results: Results): string {
   const sections: string[] = [];
   sections.push(
     `Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.platform}; ${machine.date}; ` +
-      `whole run ${results.durationSeconds} s.`,
+      `whole run ${results.durationSeconds} s` +
+      (machine.loadAverage ? `; 1-minute load average ${machine.loadAverage.mean} on average, ${machine.loadAverage.max} at most.` : '.'),
   );
 
   if (results.bundles) sections.push(bundleSection(results.bundles, results.coldStarts, settings.coldStartRuns));

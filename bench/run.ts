@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
-import { cpus, platform, release, totalmem } from 'node:os';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPOSITORY_ROOT } from '../infra/local/server.js';
@@ -140,6 +140,9 @@ const previewSettings = {
   runs: positive('preview-runs', values['preview-runs']),
 };
 const started = performance.now();
+// Other work on the machine skews every figure: the run samples the load average to say how busy it was.
+const loadSamples: number[] = [loadavg()[0]!];
+const loadSampler = setInterval(() => loadSamples.push(loadavg()[0]!), 10_000).unref();
 const step = (message: string) => console.error(`[${round((performance.now() - started) / 1000)} s] ${message}`);
 
 const dynamodb = await startProcess<{ endpoint: string }>('dynamodb-process.ts');
@@ -257,6 +260,10 @@ try {
       platform: `${platform()} ${release()}`,
       memoryGiB: round(totalmem() / 2 ** 30),
       date: new Date().toISOString(),
+      loadAverage: {
+        mean: round(loadSamples.reduce((sum, load) => sum + load, 0) / loadSamples.length, 2),
+        max: round(Math.max(...loadSamples), 2),
+      },
     },
     settings: { coldStartRuns: runs, warmSeconds: seconds, warmRounds: rounds, concurrency: CONCURRENCY, sizes },
     parts: PARTS.filter(wanted),
@@ -283,6 +290,7 @@ try {
   step(`done: bench/${file}`);
   console.log(markdown(results));
 } finally {
+  clearInterval(loadSampler);
   composition.destroy();
   await s3.stop();
   await dynamodb.stop();
