@@ -12,6 +12,7 @@ import { BUNDLE_DIRECTORY } from './bundles.js';
 import { PRICES } from './cost.js';
 import { Api, type Json, localServer } from './local-api.js';
 import { multipartBody } from './multipart.js';
+import { settle } from './sharing.js';
 import { median, round, type Spread, spread } from './stats.js';
 
 /**
@@ -82,6 +83,9 @@ export async function measurePreviews(
   try {
     const api = new Api(server.url, authSecret);
     const user = await api.user(`preview-bench-${process.pid}-${Date.now()}`);
+    // After the other parts the streams hold a backlog: the previews queue hears of an upload only once the fan-out reaches it.
+    step('previews: the stream consumers catch up with the records of the parts before');
+    await settle(server.counter);
     step(`previews: ${settings.uploads} uploads of a 12-megapixel JPEG, each until its preview is ready`);
     const ready: number[] = [];
     const imageAnswers: number[] = [];
