@@ -31,7 +31,7 @@ import { DynamoScanStore } from './scanning/dynamo-store.js';
 import { GuardDutyRescans } from './scanning/guardduty.js';
 import { ScanRecorder } from './scanning/recorder.js';
 import { type Clock, systemClock } from './time.js';
-import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
+import { DynamoSessionCompletion, DynamoUploadSessionStore, type SessionTables } from './uploads/dynamo-store.js';
 import { SessionLeftovers } from './uploads/leftovers.js';
 import { type SessionNeighbours, UploadSessionService } from './uploads/service.js';
 
@@ -181,13 +181,9 @@ export const attachmentLeftovers: Part<AttachmentLeftovers> = (composition) =>
 
 /** The upload session service, for the upload-session functions. */
 export const uploadSessions: Part<UploadSessionService> = (composition) => {
-  const { uploadSessionsTable, attachmentsTable, conversationsTable, fileUrlTtlSeconds, uploadSessionTtlSeconds } = composition.config;
+  const { fileUrlTtlSeconds, uploadSessionTtlSeconds } = composition.config;
   return new UploadSessionService(
-    new DynamoUploadSessionStore(
-      composition.use(dynamo),
-      { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable },
-      composition.use(outbox),
-    ),
+    new DynamoUploadSessionStore(composition.use(dynamo), sessionTables(composition.config)),
     composition.use(fileStore),
     // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
     { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds, scanning: composition.config.scanning },
@@ -200,6 +196,13 @@ export const sessionNeighbours: Part<SessionNeighbours> = (composition) => ({
   memberConversation: (caller, id, param) => composition.use(conversationReads).memberConversation(caller, id, param),
   getAttachment: (caller, id) => composition.use(attachments).getAttachment(caller, id),
   relink: (record) => composition.use(attachments).relink(record),
+  completion: new DynamoSessionCompletion(composition.use(dynamo), sessionTables(composition.config), composition.use(outbox)),
+});
+
+const sessionTables = ({ uploadSessionsTable, attachmentsTable, conversationsTable }: Config): SessionTables => ({
+  sessions: uploadSessionsTable,
+  attachments: attachmentsTable,
+  conversations: conversationsTable,
 });
 
 /** For the cleanup function: the attachment records, consistently read, and the files bucket. */

@@ -42,10 +42,6 @@ const OVER_BUDGET: Readonly<Record<string, { ceiling: number; why: string }>> = 
     ceiling: 334_000,
     why: "busboy (23.4 KB with streamsearch; 2-3 ms of its load), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says), the preview sniff (2.6 KB) and who may download what scanning holds (0.7 KB)",
   },
-  'functions/upload-sessions/start.ts': {
-    ceiling: 304_500,
-    why: "mime's table with its reader (11.1 KB) and the scanning settings of a completed file (0.7 KB): about 1 ms of its load",
-  },
   'functions/upload-sessions/complete.ts': {
     ceiling: 374_000,
     why: 'file-type with its tokenizers (71 KB: ~150 formats by their bytes; 4-10 ms of its load), the preview sniff (2.5 KB) and who may download what scanning holds (0.7 KB)',
@@ -146,6 +142,15 @@ describe('function bundles', () => {
     ])
       for (const absent of ['shared/conversations/reads.ts', 'shared/attachments/service.ts'])
         expect(ownModulesOf(metafile, entry), `${entry}: ${absent}`).not.toContain(absent);
+    // Only complete bundles the completing transaction: the attachment's writes, the conversation's activity.
+    for (const entry of [
+      'functions/upload-sessions/start.ts',
+      'functions/upload-sessions/get.ts',
+      'functions/upload-sessions/sign-parts.ts',
+      'functions/upload-sessions/abort.ts',
+    ])
+      expect(ownModulesOf(metafile, entry), entry).not.toContain('shared/conversations/activity.ts');
+    expect(ownModulesOf(metafile, 'functions/upload-sessions/complete.ts')).toContain('shared/conversations/activity.ts');
     // What attachments and sessions ask of the conversations is two reads (ConversationReads), not the store and its lists.
     for (const entry of ENTRIES.filter((entry) => /^functions\/(attachments|upload-sessions)\//.test(entry)))
       for (const absent of ['shared/conversations/service.ts', 'shared/conversations/list-plan.ts'])
