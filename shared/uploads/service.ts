@@ -37,8 +37,9 @@ const BUSY_WAIT_MS = 10_000;
 const BUSY_POLL_MS = 100;
 
 /**
- * What a completion needs of the conversations and the attachments. A parameter of start (the
- * conversations) and complete, not wiring: get, sign-parts and abort bundle neither service.
+ * What a completion needs of the conversations and the attachments, and its transaction. A parameter of
+ * start (the conversations) and complete, not wiring: get, sign-parts and abort bundle none of it, start
+ * only the conversation reads (test/infra/bundling.test.ts).
  */
 export interface SessionNeighbours extends MemberConversations {
   /** The transaction that closes the session and creates its attachment. */
