@@ -7,6 +7,7 @@ import { type Config, lambdaConfig } from './config.js';
 import { DynamoConversationStore } from './conversations/dynamo-store.js';
 import { FanOut } from './conversations/fan-out.js';
 import { LargeThreads } from './conversations/large-threads.js';
+import { ConversationReads } from './conversations/reads.js';
 import { ConversationService } from './conversations/service.js';
 import { SideDelivery } from './conversations/side-delivery.js';
 import { ThreadFeedWriter } from './conversations/thread-feed.js';
@@ -30,7 +31,7 @@ import { DynamoScanStore } from './scanning/dynamo-store.js';
 import { GuardDutyRescans } from './scanning/guardduty.js';
 import { ScanRecorder } from './scanning/recorder.js';
 import { type Clock, systemClock } from './time.js';
-import { DynamoUploadSessionStore } from './uploads/dynamo-store.js';
+import { DynamoSessionCompletion, DynamoUploadSessionStore, type SessionTables } from './uploads/dynamo-store.js';
 import { SessionLeftovers } from './uploads/leftovers.js';
 import { type SessionNeighbours, UploadSessionService } from './uploads/service.js';
 
@@ -136,6 +137,10 @@ export const events: Part<EventService> = (composition) =>
 export const largeThreads: Part<LargeThreads> = (composition) =>
   new LargeThreads(composition.use(dynamo), composition.config.conversationsTable);
 
+/** One conversation and a user's side of a thread, read without the store: what attachments and upload sessions ask. */
+export const conversationReads: Part<ConversationReads> = (composition) =>
+  new ConversationReads(composition.use(dynamo), composition.config.conversationsTable, composition.clock);
+
 export const conversationStore: Part<DynamoConversationStore> = (composition) =>
   new DynamoConversationStore(composition.use(dynamo), composition.config.conversationsTable, composition.use(outbox), composition.clock);
 
@@ -155,7 +160,7 @@ export const attachments: Part<AttachmentService> = (composition) =>
   new AttachmentService(
     composition.use(attachmentStore),
     composition.use(fileLinks),
-    composition.use(conversations),
+    composition.use(conversationReads),
     composition.config.scanning,
   );
 
@@ -164,7 +169,7 @@ export const attachmentUploads: Part<AttachmentUploads> = (composition) =>
   new AttachmentUploads(
     composition.use(attachmentStore),
     composition.use(attachments),
-    composition.use(conversations),
+    composition.use(conversationReads),
     composition.use(fileStore),
     composition.config.scanning,
     composition.clock,
@@ -176,13 +181,9 @@ export const attachmentLeftovers: Part<AttachmentLeftovers> = (composition) =>
 
 /** The upload session service, for the upload-session functions. */
 export const uploadSessions: Part<UploadSessionService> = (composition) => {
-  const { uploadSessionsTable, attachmentsTable, conversationsTable, fileUrlTtlSeconds, uploadSessionTtlSeconds } = composition.config;
+  const { fileUrlTtlSeconds, uploadSessionTtlSeconds } = composition.config;
   return new UploadSessionService(
-    new DynamoUploadSessionStore(
-      composition.use(dynamo),
-      { sessions: uploadSessionsTable, attachments: attachmentsTable, conversations: conversationsTable },
-      composition.use(outbox),
-    ),
+    new DynamoUploadSessionStore(composition.use(dynamo), sessionTables(composition.config)),
     composition.use(fileStore),
     // A part URL lives as long as a file_url: minutes, asked for again when it lapses.
     { sessionTtlSeconds: uploadSessionTtlSeconds, partUrlTtlSeconds: fileUrlTtlSeconds, scanning: composition.config.scanning },
@@ -192,9 +193,16 @@ export const uploadSessions: Part<UploadSessionService> = (composition) => {
 
 /** What completing a session needs of the conversations and attachments (the complete function's alone). */
 export const sessionNeighbours: Part<SessionNeighbours> = (composition) => ({
-  memberConversation: (caller, id, param) => composition.use(conversations).memberConversation(caller, id, param),
+  memberConversation: (caller, id, param) => composition.use(conversationReads).memberConversation(caller, id, param),
   getAttachment: (caller, id) => composition.use(attachments).getAttachment(caller, id),
   relink: (record) => composition.use(attachments).relink(record),
+  completion: new DynamoSessionCompletion(composition.use(dynamo), sessionTables(composition.config), composition.use(outbox)),
+});
+
+const sessionTables = ({ uploadSessionsTable, attachmentsTable, conversationsTable }: Config): SessionTables => ({
+  sessions: uploadSessionsTable,
+  attachments: attachmentsTable,
+  conversations: conversationsTable,
 });
 
 /** For the cleanup function: the attachment records, consistently read, and the files bucket. */

@@ -1,4 +1,4 @@
-import { conversations, uploadSessions } from '../../shared/app.js';
+import { conversationReads, uploadSessions } from '../../shared/app.js';
 import { httpHandler } from '../../shared/http/lambda.js';
 import { readParams } from '../../shared/http/params.js';
 import { formOrJsonBody } from '../../shared/http/request.js';
@@ -9,5 +9,5 @@ import { sessionRequestOf, startParams } from '../../shared/uploads/start-params
 export const handler = httpHandler(StartUploadSession, {
   input: (request, composition) => sessionRequestOf(readParams(formOrJsonBody(request), startParams(composition.config.maxUploadBytes))),
   run: async (session, request, composition) =>
-    created(await composition.use(uploadSessions).start(request.caller, session, composition.use(conversations))),
+    created(await composition.use(uploadSessions).start(request.caller, session, composition.use(conversationReads))),
 });

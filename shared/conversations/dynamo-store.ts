@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Groups } from '../auth/groups.js';
 import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
@@ -29,7 +29,8 @@ import {
   newConversation,
 } from './model.js';
 import { caseCondition, caseHolding, type ReadStateCase, type ReadStateWrite, readStateCases } from './read-state.js';
-import { HOLDER, holderOf, uniquenessItem, uniquenessKey } from './uniqueness.js';
+import { ConversationReads } from './reads.js';
+import { HOLDER, uniquenessItem, uniquenessKey } from './uniqueness.js';
 
 /** Conversations under the user's partition, sort key = conversation id (a ULID: creation order). */
 export class DynamoConversationStore implements ConversationStore {
@@ -41,7 +42,11 @@ export class DynamoConversationStore implements ConversationStore {
     private readonly clock: Clock = systemClock,
   ) {
     this.threads = new LargeThreads(client, table);
+    this.reads = new ConversationReads(client, table, clock);
   }
+
+  /** The consistent reads of one conversation and of a side (shared/conversations/reads.ts). */
+  private readonly reads: ConversationReads;
 
   /** Group threads' records (the same table): whether a group's thread is large. */
   private readonly threads: LargeThreads;
@@ -84,11 +89,8 @@ export class DynamoConversationStore implements ConversationStore {
   }
 
   /** The id of the user's conversation with this contact or group (their side of its thread): one consistent read. */
-  async sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined> {
-    const { Item: record } = await this.client.send(
-      new GetCommand({ TableName: this.table, Key: uniquenessKey(userId, counterpart), ConsistentRead: true }),
-    );
-    return record ? holderOf(record) : undefined;
+  sideOf(userId: string, counterpart: Counterpart): Promise<string | undefined> {
+    return this.reads.sideOf(userId, counterpart);
   }
 
   async isLargeThread(groupId: string): Promise<boolean> {
@@ -107,9 +109,8 @@ export class DynamoConversationStore implements ConversationStore {
     }
   }
 
-  async get(userId: string, id: string): Promise<Conversation | undefined> {
-    const item = await this.getItem(userId, id);
-    return item ? fromItem(item, this.clock()) : undefined;
+  get(userId: string, id: string): Promise<Conversation | undefined> {
+    return this.reads.get(userId, id);
   }
 
   /**
@@ -190,11 +191,8 @@ export class DynamoConversationStore implements ConversationStore {
     });
   }
 
-  private async getItem(userId: string, id: string): Promise<Item | undefined> {
-    const { Item } = await this.client.send(
-      new GetCommand({ TableName: this.table, Key: conversationKey(userId, id), ConsistentRead: true }),
-    );
-    return Item;
+  private getItem(userId: string, id: string): Promise<Item | undefined> {
+    return this.reads.item(userId, id);
   }
 
   /**

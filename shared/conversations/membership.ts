@@ -30,7 +30,13 @@ export function seesAttachment(caller: Caller, uploadedBy: string, counterpart: 
 export const membersCounterpart = (uploadedBy: string, counterpart: Counterpart): Counterpart =>
   counterpart.kind === 'contact' ? { kind: 'contact', id: uploadedBy } : counterpart;
 
-/** What the attachments and upload sessions ask of the conversations (ConversationService). */
+/** The caller's conversation as its member: 403 not_a_member for a group's that the token no longer lists. */
+export function asMember(caller: Caller, conversation: Conversation | undefined, param?: string): Conversation | undefined {
+  if (conversation) requireMember(caller.groups, conversation.group_id, param);
+  return conversation;
+}
+
+/** What the attachments and upload sessions ask of the conversations (ConversationReads). */
 export interface MemberConversations {
   memberConversation(caller: Caller, id: string, param?: string): Promise<Conversation | undefined>;
 }

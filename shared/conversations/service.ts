@@ -2,7 +2,7 @@ import type { Caller } from '../caller.js';
 import { InvalidParameter, NotFound, ReferenceMissing } from '../domain-errors.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { type Clock, systemClock } from '../time.js';
-import { requireMember } from './membership.js';
+import { asMember, requireMember } from './membership.js';
 import type {
   Conversation,
   ConversationChanges,
@@ -42,9 +42,7 @@ export class ConversationService {
    * that the token no longer lists.
    */
   async memberConversation(caller: Caller, id: string, param?: string): Promise<Conversation | undefined> {
-    const conversation = await this.store.get(caller.userId, id);
-    if (conversation) requireMember(caller.groups, conversation.group_id, param);
-    return conversation;
+    return asMember(caller, await this.store.get(caller.userId, id), param);
   }
 
   /**

@@ -5,7 +5,7 @@ import { isConditionFailed, unlessConditionFails } from '../dynamo/errors.js';
 import { and, equals, expressions, itemAbsent, itemExists, notEquals } from '../dynamo/expressions.js';
 import { uploadSessionKey } from '../dynamo/keys.js';
 import type { Outbox } from '../events/outbox.js';
-import type { CompletionOutcome, SessionFailure, SessionRecord, UploadSessionStore } from './model.js';
+import type { CompletionOutcome, SessionCompletionStore, SessionFailure, SessionRecord, UploadSessionStore } from './model.js';
 
 type Item = Record<string, unknown>;
 
@@ -18,18 +18,11 @@ export interface SessionTables {
   conversations: string;
 }
 
-/**
- * Upload sessions under the user's partition (sort key = session id). The
- * completion writes across three tables in one TransactWriteItems, so an
- * attachment (and its attachment.created event) exists exactly when its
- * session is completed.
- */
+/** Upload sessions under the user's partition (sort key = session id). */
 export class DynamoUploadSessionStore implements UploadSessionStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tables: SessionTables,
-    /** The uploader's feed: a completion writes its attachment.created event with it. */
-    private readonly outbox: Outbox,
   ) {}
 
   /**
@@ -60,28 +53,6 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
     return Item ? fromItem(Item) : undefined;
   }
 
-  /**
-   * Closes the session, puts the attachment record and, when the file goes
-   * into a conversation, marks the conversation active exactly as a small
-   * upload does (ConversationActivity: it must exist, its last_active_at and
-   * unread key move by the read-state case that holds), all in one
-   * transaction. The token (from its items: contentToken) makes the SDK's
-   * retry after a lost answer a no-op; another request's completion is a
-   * different transaction that finds the session closed.
-   */
-  async complete(userId: string, sessionId: string, attachment: AttachmentRecord, requestId: string): Promise<CompletionOutcome> {
-    const close = {
-      Update: {
-        TableName: this.tables.sessions,
-        Key: uploadSessionKey(userId, sessionId),
-        ...expressions({ update: { set: { status: 'completed' } }, condition: STILL_PENDING }),
-      },
-    };
-    const outcome = await putUpload(this.client, this.tables, this.outbox, attachment, requestId, [close]);
-    if (outcome === 'conversation-missing') return 'conversation_missing';
-    return outcome.committed ? 'completed' : 'session_not_pending';
-  }
-
   async fail(userId: string, sessionId: string, failure: SessionFailure): Promise<boolean> {
     const written = await unlessConditionFails(
       this.client.send(
@@ -107,6 +78,42 @@ export class DynamoUploadSessionStore implements UploadSessionStore {
       ),
     );
     return removed?.Attributes ? fromItem(removed.Attributes) : undefined;
+  }
+}
+
+/**
+ * The completion, across three tables in one TransactWriteItems, so an attachment (and its
+ * attachment.created event) exists exactly when its session is completed. A class of its own:
+ * the other session functions do not bundle the attachment's writes.
+ */
+export class DynamoSessionCompletion implements SessionCompletionStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tables: SessionTables,
+    /** The uploader's feed: a completion writes its attachment.created event with it. */
+    private readonly outbox: Outbox,
+  ) {}
+
+  /**
+   * Closes the session, puts the attachment record and, when the file goes
+   * into a conversation, marks the conversation active exactly as a small
+   * upload does (ConversationActivity: it must exist, its last_active_at and
+   * unread key move by the read-state case that holds), all in one
+   * transaction. The token (from its items: contentToken) makes the SDK's
+   * retry after a lost answer a no-op; another request's completion is a
+   * different transaction that finds the session closed.
+   */
+  async complete(userId: string, sessionId: string, attachment: AttachmentRecord, requestId: string): Promise<CompletionOutcome> {
+    const close = {
+      Update: {
+        TableName: this.tables.sessions,
+        Key: uploadSessionKey(userId, sessionId),
+        ...expressions({ update: { set: { status: 'completed' } }, condition: STILL_PENDING }),
+      },
+    };
+    const outcome = await putUpload(this.client, this.tables, this.outbox, attachment, requestId, [close]);
+    if (outcome === 'conversation-missing') return 'conversation_missing';
+    return outcome.committed ? 'completed' : 'session_not_pending';
   }
 }
 

@@ -59,10 +59,11 @@ export interface SessionRequest {
 /** What the completing transaction found. */
 export type CompletionOutcome = 'completed' | 'session_not_pending' | 'conversation_missing';
 
-export interface UploadSessionStore {
-  /** Writes a new session; never overwrites one. */
-  add(userId: string, record: SessionRecord): Promise<void>;
-  get(userId: string, id: string): Promise<SessionRecord | undefined>;
+/**
+ * The completing transaction, apart from the store of sessions: only the complete function
+ * bundles it (with the attachment record's writes and the conversation's activity).
+ */
+export interface SessionCompletionStore {
   /**
    * One transaction: the session goes from pending to completed, the
    * attachment record is created, and its conversation (if any) must still
@@ -70,6 +71,12 @@ export interface UploadSessionStore {
    * `requestId` (the API request completing it).
    */
   complete(userId: string, sessionId: string, attachment: AttachmentRecord, requestId: string): Promise<CompletionOutcome>;
+}
+
+export interface UploadSessionStore {
+  /** Writes a new session; never overwrites one. */
+  add(userId: string, record: SessionRecord): Promise<void>;
+  get(userId: string, id: string): Promise<SessionRecord | undefined>;
   /** Marks a pending session failed; false when it was no longer pending. */
   fail(userId: string, sessionId: string, failure: SessionFailure): Promise<boolean>;
   /** Removes a session that is not completed: the removed record, or undefined (none, or completed). */

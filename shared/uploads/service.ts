@@ -21,7 +21,15 @@ import {
   sessionFailed,
   sizeMismatch,
 } from './errors.js';
-import type { PartUrl, SessionFailure, SessionRecord, SessionRequest, UploadSession, UploadSessionStore } from './model.js';
+import type {
+  PartUrl,
+  SessionCompletionStore,
+  SessionFailure,
+  SessionRecord,
+  SessionRequest,
+  UploadSession,
+  UploadSessionStore,
+} from './model.js';
 import { planParts } from './part-plan.js';
 
 /** How long a completion waits for a concurrent one that is assembling the same file, and how often it looks. */
@@ -29,10 +37,13 @@ const BUSY_WAIT_MS = 10_000;
 const BUSY_POLL_MS = 100;
 
 /**
- * What a completion needs of the conversations and the attachments. A parameter of start (the
- * conversations) and complete, not wiring: get, sign-parts and abort bundle neither service.
+ * What a completion needs of the conversations and the attachments, and its transaction. A parameter of
+ * start (the conversations) and complete, not wiring: get, sign-parts and abort bundle none of it, start
+ * only the conversation reads (test/infra/bundling.test.ts).
  */
 export interface SessionNeighbours extends MemberConversations {
+  /** The transaction that closes the session and creates its attachment. */
+  completion: SessionCompletionStore;
   getAttachment(caller: Caller, id: string): Promise<Attachment>;
   /** The uploader's view of the attachment, with its file_url minted now. */
   relink(record: AttachmentRecord): Promise<Attachment>;
@@ -187,7 +198,7 @@ export class UploadSessionService {
       ...pendingPreview(firstBytes),
       scan_status: initialScan(this.settings.scanning),
     };
-    const outcome = await this.sessions.complete(userId, id, attachment, caller.requestId);
+    const outcome = await neighbours.completion.complete(userId, id, attachment, caller.requestId);
     if (outcome === 'completed') return neighbours.relink(attachment);
     if (outcome === 'conversation_missing') return this.refuse(userId, record, conversationGone(record.conversation_id ?? ''));
     // Someone else closed the session meanwhile: a concurrent complete (answer its attachment) or an abort.

@@ -13,7 +13,7 @@ import { requestToken, transactWrite } from '../../shared/dynamo/transactions.js
 import { EventStore } from '../../shared/events/store.js';
 import { fileKey } from '../../shared/files/keys.js';
 import { newId } from '../../shared/ids.js';
-import { DynamoUploadSessionStore } from '../../shared/uploads/dynamo-store.js';
+import { DynamoSessionCompletion, DynamoUploadSessionStore } from '../../shared/uploads/dynamo-store.js';
 import type { SessionRecord } from '../../shared/uploads/model.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
@@ -136,9 +136,9 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const session = pendingSession(conversation.id);
     await store.add(user, session);
     const attachment = { ...attachmentRecord(user, session.attachment_id, conversation.id), created_at: 1_700_000_100 };
-    expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('completed');
+    expect(await sessionCompletion().complete(user, session.id, attachment, 'request-1')).toBe('completed');
     expect((await sendLastAgain()).committed).toBe(true);
-    expect(await store.complete(user, session.id, attachment, 'request-2')).toBe('session_not_pending');
+    expect(await sessionCompletion().complete(user, session.id, attachment, 'request-2')).toBe('session_not_pending');
     expect(await eventTypes(user)).toEqual(['conversation.created', 'attachment.created', 'conversation.updated']);
     const { Item } = await t.api.composition
       .use(dynamo)
@@ -153,7 +153,7 @@ describe('a transaction sent again with its token (the SDK retry after a lost an
     const session = pendingSession(conversationId);
     await store.add(user, session);
     const attachment = attachmentRecord(user, session.attachment_id, conversationId);
-    expect(await store.complete(user, session.id, attachment, 'request-1')).toBe('conversation_missing');
+    expect(await sessionCompletion().complete(user, session.id, attachment, 'request-1')).toBe('conversation_missing');
     expect((await store.get(user, session.id))?.status).toBe('pending');
     expect(
       await new DynamoAttachmentStore(
@@ -187,16 +187,13 @@ const attachmentRecord = (userId: string, id: string, conversationId: string | n
   scan_status: 'clean' as const,
 });
 
-const sessionStore = () =>
-  new DynamoUploadSessionStore(
-    t.api.composition.use(dynamo),
-    {
-      sessions: config().uploadSessionsTable,
-      attachments: config().attachmentsTable,
-      conversations: config().conversationsTable,
-    },
-    t.api.composition.use(outbox),
-  );
+const sessionTables = () => ({
+  sessions: config().uploadSessionsTable,
+  attachments: config().attachmentsTable,
+  conversations: config().conversationsTable,
+});
+const sessionStore = () => new DynamoUploadSessionStore(t.api.composition.use(dynamo), sessionTables());
+const sessionCompletion = () => new DynamoSessionCompletion(t.api.composition.use(dynamo), sessionTables(), t.api.composition.use(outbox));
 
 /** A pending one-part session into the conversation, as start records it. */
 const pendingSession = (conversationId: string): SessionRecord => ({

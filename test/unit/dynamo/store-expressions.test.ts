@@ -14,7 +14,7 @@ import { Outbox } from '../../../shared/events/outbox.js';
 import { EventStore } from '../../../shared/events/store.js';
 import { DynamoIdempotencyStore } from '../../../shared/idempotency/dynamo-store.js';
 import type { Claim } from '../../../shared/idempotency/model.js';
-import { DynamoUploadSessionStore } from '../../../shared/uploads/dynamo-store.js';
+import { DynamoSessionCompletion, DynamoUploadSessionStore } from '../../../shared/uploads/dynamo-store.js';
 import type { SessionRecord } from '../../../shared/uploads/model.js';
 
 /**
@@ -271,15 +271,13 @@ const runs: [string, (client: RecordingClient) => Promise<unknown>][] = [
   [
     'upload sessions',
     async (client) => {
-      const store = new DynamoUploadSessionStore(
-        client.asClient(),
-        { sessions: 'sessions', attachments: 'attachments', conversations: 'conversations' },
-        outboxOf(client),
-      );
+      const tables = { sessions: 'sessions', attachments: 'attachments', conversations: 'conversations' };
+      const store = new DynamoUploadSessionStore(client.asClient(), tables);
+      const completion = new DynamoSessionCompletion(client.asClient(), tables, outboxOf(client));
       await store.add(USER, session);
       await store.get(USER, 'upl_1');
-      await store.complete(USER, 'upl_1', attachment('conv_1'), 'request-1');
-      await store.complete(USER, 'upl_1', attachment(null), 'request-2');
+      await completion.complete(USER, 'upl_1', attachment('conv_1'), 'request-1');
+      await completion.complete(USER, 'upl_1', attachment(null), 'request-2');
       await store.fail(USER, 'upl_1', { code: 'file_size_mismatch', message: 'no' });
       await store.removeUnlessCompleted(USER, 'upl_1');
     },
