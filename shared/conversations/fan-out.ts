@@ -165,19 +165,8 @@ export class FanOut {
   private async group(groupId: string, changes: ThreadChange[], outcome: FanOutOutcome): Promise<void> {
     const { threads, feeds, largeGroupSides, clock } = this.large;
     const thread = await threads.thread(groupId);
+    if (thread.large) return this.largeThread(groupId, thread, changes, outcome);
     const at = latestUpload(changes);
-    if (thread.large) {
-      const due = sweepDue(thread, clock());
-      // A switch whose sweep failed part way is finished by the next change (it is retried until it is), owing
-      // the sides it has not reached yet what it passed over.
-      if (due === 'switch') await this.sweep(groupId, await feeds.passedOver(groupId, changes), new Set(), outcome);
-      if (due === 'settle') await this.settle(groupId);
-      // The activity first: a member told of an event by its push then reads the side as it shows it.
-      if (at !== undefined) await threads.moveActivity(groupId, at);
-      await feeds.record(groupId, changes);
-      outcome.threads += 1;
-      return;
-    }
     const seen = new Set<string>();
     for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }))) {
       for (const side of page) seen.add(side.conversationId);
@@ -188,6 +177,21 @@ export class FanOut {
     await feeds.passOver(groupId, changes);
     await threads.becomeLarge(groupId, at, clock());
     await this.sweep(groupId, changes, seen, outcome);
+  }
+
+  /** A large thread's changes: its activity and its feed, after the sweep that is due (sweepDue), if any. */
+  private async largeThread(groupId: string, thread: GroupThread, changes: ThreadChange[], outcome: FanOutOutcome): Promise<void> {
+    const { threads, feeds, clock } = this.large;
+    const due = sweepDue(thread, clock());
+    // A switch whose sweep failed part way is finished by the next change (it is retried until it is), owing
+    // the sides it has not reached yet what it passed over.
+    if (due === 'switch') await this.sweep(groupId, await feeds.passedOver(groupId, changes), new Set(), outcome);
+    if (due === 'settle') await this.settle(groupId);
+    const at = latestUpload(changes);
+    // The activity first: a member told of an event by its push then reads the side as it shows it.
+    if (at !== undefined) await threads.moveActivity(groupId, at);
+    await feeds.record(groupId, changes);
+    outcome.threads += 1;
   }
 
   /**
