@@ -212,7 +212,7 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     const side = (await s.openSide(late, { group_id: g })).body;
     beforeRelease(late);
     switching.release();
-    return { members, sides, at, upload, late, side };
+    return { g, members, sides, at, upload, late, side };
   }
 
   /** The upload reached the late side as every other: its one event in the member's own feed, its time on the side. */
@@ -249,6 +249,30 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     const thread = await s.call(late, 'GET', `/v1/events?conversation_id=${side.id}`);
     expect(thread.status).toBe(200);
     expect(thread.body.data.map((event: FeedEvent) => event.data.object.id)).not.toContain(upload.id);
+  });
+
+  it(`marks a side by_thread had not shown the switch's sweep at the first change ${INDEX_SETTLE_SECONDS} s after it`, async () => {
+    let lagging: Rule | undefined;
+    const { members, sides, late, side } = await sideMadeDuringTheSwitch((made) => {
+      // The sweep's Query of by_thread answers as an index that has not caught up with the late side yet.
+      lagging = faultyApi().dynamodb.inject({
+        match: (request) =>
+          signedBy(FAN_OUT_FUNCTION)(request) && request.target?.endsWith('.Query') === true && request.body.includes('FilterExpression'),
+        fault: { kind: 'lag', hide: (item) => item.pk?.S === made.id },
+      });
+    });
+    // The switch's sweep was answered without the late side; the next change comes within INDEX_SETTLE_SECONDS.
+    await lagging!.hit;
+    const before = tick();
+    await s.upload(members[1]!, sides[1]!.id);
+    await sideActiveAt(members[0]!, sides[0]!.id, before);
+    // Unmarked, the late side misses the thread's activity (and, hidden from the sweep, the switching upload too).
+    expect((await s.conversation(late, side.id)).last_active_at).toBeNull();
+
+    clock.now += INDEX_SETTLE_SECONDS;
+    const at = tick();
+    await s.upload(members[1]!, sides[1]!.id);
+    expect((await sideActiveAt(late, side.id, at)).last_active_at).toBe(at);
   });
 
   it('writes no more items per upload as the group grows, and at most 3 × what an upload to a contact writes', async () => {
