@@ -125,7 +125,7 @@ export interface SeededGroup {
 /**
  * Every member's side of the group and its uniqueness record, as POST
  * /v1/conversations group_id=G writes them; `large`: as a large thread's
- * switch leaves them (each side marked, the thread record large and swept).
+ * switch leaves them (each side marked, the thread record large, swept and settled).
  */
 export async function seedGroup(composition: Composition, groupId: string, count: number, large = false): Promise<SeededGroup> {
   const started = performance.now();
@@ -144,7 +144,8 @@ export async function seedGroup(composition: Composition, groupId: string, count
   if (large) {
     const threads = composition.use(largeThreads);
     await threads.becomeLarge(groupId, undefined, now);
-    await threads.swept(groupId);
+    await threads.swept(groupId, now);
+    await threads.settled(groupId);
   }
   return { groupId, members, sides, seedSeconds: round((performance.now() - started) / 1000) };
 }

@@ -2,7 +2,7 @@ import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamod
 import type { Groups } from '../auth/groups.js';
 import { CONTENDED, retryWhileBusy } from '../dynamo/busy-retry.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
-import { and, type Condition, equals, expressions, itemAbsent, itemExists } from '../dynamo/expressions.js';
+import { and, type Condition, equals, expressions, itemAbsent, itemExists, notExists } from '../dynamo/expressions.js';
 import { conversationKey, largeSideKey } from '../dynamo/keys.js';
 import { keysUnder, type QueryCost, queryPage } from '../dynamo/query-page.js';
 import { conversationIndexes } from '../dynamo/tables.js';
@@ -103,8 +103,10 @@ export class DynamoConversationStore implements ConversationStore {
    * created in the last moment may be missed, and starts without this
    * activity as every new side does.
    */
-  async *sidesOf(key: string): AsyncGenerator<{ userId: string; conversationId: string }[]> {
-    for await (const keys of keysUnder(this.client, this.table, conversationIndexes.thread, key)) {
+  async *sidesOf(key: string, unmarkedOnly = false): AsyncGenerator<{ userId: string; conversationId: string }[]> {
+    // The index projects every attribute, so it can leave out the sides marked large already.
+    const filter = unmarkedOnly ? notExists(LARGE_SIDE_KEY) : undefined;
+    for await (const keys of keysUnder(this.client, this.table, conversationIndexes.thread, key, filter)) {
       yield keys.map(({ pk, sk }) => ({ userId: pk, conversationId: sk }));
     }
   }

@@ -3,7 +3,7 @@ import { type Counterpart, type Thread, threadKey, threadOf } from '../dynamo/ke
 import { createdEvent, deletedEvent, type EventDraft, updatedEvents } from '../events/model.js';
 import { fileAccess, type ScanSettings } from '../scanning/model.js';
 import type { Clock } from '../time.js';
-import type { GroupThread } from './large-threads.js';
+import { type GroupThread, sweepDue } from './large-threads.js';
 
 /**
  * What the fan-out reacts to: every change of the attachments table (an
@@ -34,10 +34,16 @@ export interface MemberDelivery {
   changes: ThreadChange[];
 }
 
+/** A member's side of a group's thread, as the index of the thread's sides names it. */
+export interface Side {
+  userId: string;
+  conversationId: string;
+}
+
 /** Where the fan-out finds a group's sides (DynamoConversationStore). */
 export interface SidesIndex {
-  /** Every side of a thread, a page of its index at a time. */
-  sidesOf(threadKey: string): AsyncIterable<{ userId: string; conversationId: string }[]>;
+  /** Every side of a thread (or only those not marked large yet), a page of its index at a time. */
+  sidesOf(threadKey: string, unmarkedOnly?: boolean): AsyncIterable<Side[]>;
 }
 
 /** What the fan-out writes through (SideDelivery). */
@@ -59,7 +65,8 @@ export interface GroupThreads {
   thread(groupId: string): Promise<GroupThread>;
   becomeLarge(groupId: string, at: number | undefined, now: number): Promise<void>;
   markSide(userId: string, conversationId: string): Promise<void>;
-  swept(groupId: string): Promise<void>;
+  swept(groupId: string, now: number): Promise<void>;
+  settled(groupId: string): Promise<void>;
   moveActivity(groupId: string, at: number): Promise<void>;
 }
 
@@ -68,6 +75,8 @@ export interface ThreadFeeds {
   record(groupId: string, changes: readonly ThreadChange[]): Promise<void>;
   /** Records these changes as in the thread's feed without events: the switching batch's, which reached every side. */
   passOver(groupId: string, changes: readonly ThreadChange[]): Promise<void>;
+  /** Those of these changes a switch passed over (a retried switch owes them to the sides it has not reached yet). */
+  passedOver(groupId: string, changes: readonly ThreadChange[]): Promise<ThreadChange[]>;
 }
 
 /** The switch to large groups: the threads' records and feeds, and the sides at which a group's thread becomes large. */
@@ -154,75 +163,101 @@ export class FanOut {
    * all (docs/decisions.md, "Large groups").
    */
   private async group(groupId: string, changes: ThreadChange[], outcome: FanOutOutcome): Promise<void> {
-    const { threads, largeGroupSides, clock } = this.large;
+    const { threads, feeds, largeGroupSides, clock } = this.large;
     const thread = await threads.thread(groupId);
+    if (thread.large) return this.largeThread(groupId, thread, changes, outcome);
     const at = latestUpload(changes);
-    if (thread.large) {
-      // A switch whose sweep failed part way is finished by the next change (it is retried until it is).
-      if (!thread.swept) await this.sweep(groupId);
-      // The activity first: a member told of an event by its push then reads the side as it shows it.
-      if (at !== undefined) await threads.moveActivity(groupId, at);
-      await this.large.feeds.record(groupId, changes);
-      outcome.threads += 1;
-      return;
+    const seen = new Set<string>();
+    for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }))) {
+      for (const side of page) seen.add(side.conversationId);
+      await this.deliverTo(page, groupId, changes, outcome);
     }
-    const sides = await this.eachSide(groupId, changes, outcome);
-    if (sides < largeGroupSides) return;
+    if (seen.size < largeGroupSides) return;
     // Before the switch: a retry of this batch finds the thread large, and must not list these changes again.
-    await this.large.feeds.passOver(groupId, changes);
+    await feeds.passOver(groupId, changes);
     await threads.becomeLarge(groupId, at, clock());
-    await this.sweep(groupId);
+    await this.sweep(groupId, changes, seen, outcome);
+  }
+
+  /** A large thread's changes: its activity and its feed, after the sweep that is due (sweepDue), if any. */
+  private async largeThread(groupId: string, thread: GroupThread, changes: ThreadChange[], outcome: FanOutOutcome): Promise<void> {
+    const { threads, feeds, clock } = this.large;
+    const due = sweepDue(thread, clock());
+    // A switch whose sweep failed part way is finished by the next change (it is retried until it is), owing
+    // the sides it has not reached yet what it passed over.
+    if (due === 'switch') await this.sweep(groupId, await feeds.passedOver(groupId, changes), new Set(), outcome);
+    if (due === 'settle') await this.settle(groupId);
+    const at = latestUpload(changes);
+    // The activity first: a member told of an event by its push then reads the side as it shows it.
+    if (at !== undefined) await threads.moveActivity(groupId, at);
+    await feeds.record(groupId, changes);
+    outcome.threads += 1;
   }
 
   /**
    * Marks every side of a thread that just became large, so that its
    * members' lists find it (by_large_side); sides made from now on are
-   * marked at their creation (LargeThreads.stillSmall).
+   * marked at their creation (LargeThreads.stillSmall). A side made while the
+   * switching batch went over the others, before the thread became large
+   * (made unmarked, so found here), is first handed the changes the switch
+   * `owed` it: each change is then in every side or in the thread's feed.
    */
-  private async sweep(groupId: string): Promise<void> {
-    for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }))) {
-      for (let start = 0; start < page.length; start += GROUP_WRITES_IN_FLIGHT) {
-        const settled = await Promise.allSettled(
-          page.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((side) => this.large.threads.markSide(side.userId, side.conversationId)),
-        );
-        const failed = settled.find((result) => result.status === 'rejected');
-        if (failed) throw failed.reason;
-      }
+  private async sweep(groupId: string, owed: ThreadChange[], seen: ReadonlySet<string>, outcome: FanOutOutcome): Promise<void> {
+    for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }), true)) {
+      await this.deliverTo(
+        page.filter((side) => !seen.has(side.conversationId)),
+        groupId,
+        owed,
+        outcome,
+      );
+      await this.markAll(page);
     }
-    await this.large.threads.swept(groupId);
+    await this.large.threads.swept(groupId, this.large.clock());
+  }
+
+  /** The settling sweep (sweepDue): marks the sides by_thread had not shown to the switch's sweep, once. */
+  private async settle(groupId: string): Promise<void> {
+    for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }), true)) await this.markAll(page);
+    await this.large.threads.settled(groupId);
+  }
+
+  private async markAll(sides: readonly Side[]): Promise<void> {
+    for (let start = 0; start < sides.length; start += GROUP_WRITES_IN_FLIGHT) {
+      const settled = await Promise.allSettled(
+        sides.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((side) => this.large.threads.markSide(side.userId, side.conversationId)),
+      );
+      const failed = settled.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+    }
   }
 
   /**
-   * A page of the thread's sides at a time: the members an earlier delivery
-   * reached (a retried batch) are left out by one cheap read, the others
-   * written GROUP_WRITES_IN_FLIGHT at once. Answers how many sides it found.
+   * Each of these sides gets the changes not its member's: those an
+   * earlier delivery reached (a retried batch) are left out by one cheap
+   * read, the others written GROUP_WRITES_IN_FLIGHT at once.
    */
-  private async eachSide(groupId: string, changes: ThreadChange[], outcome: FanOutOutcome): Promise<number> {
-    let sides = 0;
-    for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }))) {
-      sides += page.length;
-      const all = page
-        .map(
-          (side): MemberDelivery => ({
-            ...side,
-            counterpart: { kind: 'group', id: groupId },
-            changes: changes.filter((change) => change.record.uploaded_by !== side.userId),
-          }),
-        )
-        .filter((delivery) => delivery.changes.length > 0);
-      const deliveries = await this.members.notYetDelivered(all);
-      outcome.skipped += all.length - deliveries.length;
-      for (let start = 0; start < deliveries.length; start += GROUP_WRITES_IN_FLIGHT) {
-        // Every write of the chunk settled before a failure is answered: none goes on after the invocation ends.
-        const settled = await Promise.allSettled(
-          deliveries.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((delivery) => this.members.deliver(delivery)),
-        );
-        outcome.reached += settled.filter((result) => result.status === 'fulfilled' && result.value).length;
-        const failed = settled.find((result) => result.status === 'rejected');
-        if (failed) throw failed.reason;
-      }
+  private async deliverTo(sides: readonly Side[], groupId: string, changes: ThreadChange[], outcome: FanOutOutcome): Promise<void> {
+    const all = sides
+      .map(
+        (side): MemberDelivery => ({
+          ...side,
+          counterpart: { kind: 'group', id: groupId },
+          changes: changes.filter((change) => change.record.uploaded_by !== side.userId),
+        }),
+      )
+      .filter((delivery) => delivery.changes.length > 0);
+    if (all.length === 0) return;
+    const deliveries = await this.members.notYetDelivered(all);
+    outcome.skipped += all.length - deliveries.length;
+    for (let start = 0; start < deliveries.length; start += GROUP_WRITES_IN_FLIGHT) {
+      // Every write of the chunk settled before a failure is answered: none goes on after the invocation ends.
+      const settled = await Promise.allSettled(
+        deliveries.slice(start, start + GROUP_WRITES_IN_FLIGHT).map((delivery) => this.members.deliver(delivery)),
+      );
+      outcome.reached += settled.filter((result) => result.status === 'fulfilled' && result.value).length;
+      const failed = settled.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
     }
-    return sides;
   }
 }
 

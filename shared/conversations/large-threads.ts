@@ -1,4 +1,5 @@
-import { BatchGetCommand, type BatchGetCommandOutput, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../dynamo/batch-get.js';
 import { unlessConditionFails } from '../dynamo/errors.js';
 import { type Condition, exists, expressions, itemExists, lessThan, notExists, or } from '../dynamo/expressions.js';
 import { conversationKey, groupThreadKey, type ItemKey, largeSideKey } from '../dynamo/keys.js';
@@ -10,18 +11,21 @@ export interface GroupThread {
   large: boolean;
   /** Every side was marked large (the switch's sweep finished). */
   swept: boolean;
+  /** When the switch's sweep finished (null: before this was recorded). */
+  sweptAt: number | null;
+  /** The settling sweep finished too: no side by_thread had not shown at the switch is left unmarked. */
+  settled: boolean;
   /** The latest upload into the thread since it became large. */
   lastActiveAt: number | null;
 }
 
 const LARGE_SINCE = 'large_since';
 const SWEPT = 'swept';
+const SETTLED = 'settled';
 const LAST_ACTIVE_AT = 'last_active_at';
 const GROUP_ID = 'group_id';
 /** The attribute that puts a side in by_large_side. */
 export const LARGE_SIDE_KEY = conversationIndexes.large.partitionKey;
-/** DynamoDB's most keys in one BatchGetItem. */
-const BATCH_GET_MAX = 100;
 
 /**
  * Large groups (docs/api.md, "Sharing", large groups; docs/decisions.md): a
@@ -44,23 +48,11 @@ export class LargeThreads {
 
   /** The large threads' activity among these groups: one BatchGetItem per 100 (eventually consistent, as every list). */
   async activityOf(groupIds: readonly string[]): Promise<Map<string, number | null>> {
+    const keys = [...new Set(groupIds)].map(groupThreadKey);
     const found = new Map<string, number | null>();
-    const unique = [...new Set(groupIds)];
-    for (let start = 0; start < unique.length; start += BATCH_GET_MAX) {
-      let keys: Record<string, unknown>[] | undefined = unique.slice(start, start + BATCH_GET_MAX).map((id) => ({ ...groupThreadKey(id) }));
-      // Keys DynamoDB leaves unprocessed (throttling) are asked for again: a list must not drop a thread.
-      while (keys && keys.length > 0) {
-        const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await this.client.send(
-          new BatchGetCommand({
-            RequestItems: { [this.table]: { Keys: keys, ...expressions({ projection: [GROUP_ID, LARGE_SINCE, LAST_ACTIVE_AT] }) } },
-          }),
-        );
-        for (const item of Responses?.[this.table] ?? []) {
-          const thread = threadOf(item);
-          if (thread.large) found.set(item[GROUP_ID] as string, thread.lastActiveAt);
-        }
-        keys = UnprocessedKeys?.[this.table]?.Keys;
-      }
+    for (const item of await batchGetAll(this.client, this.table, keys, { projection: [GROUP_ID, LARGE_SINCE, LAST_ACTIVE_AT] })) {
+      const thread = threadOf(item);
+      if (thread.large) found.set(item[GROUP_ID] as string, thread.lastActiveAt);
     }
     return found;
   }
@@ -71,11 +63,18 @@ export class LargeThreads {
     await this.updateUnlessFailed(groupThreadKey(groupId), set, notExists(LARGE_SINCE));
   }
 
-  /** Records that every side the switch found carries LARGE_SIDE_KEY. */
-  async swept(groupId: string): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({ TableName: this.table, Key: groupThreadKey(groupId), ...expressions({ update: { set: { [SWEPT]: true } } }) }),
-    );
+  /** Records that every side the switch found carries LARGE_SIDE_KEY, at `now` (when the settling sweep is due from). */
+  async swept(groupId: string, now: number): Promise<void> {
+    await this.setOnThread(groupId, { [SWEPT]: now });
+  }
+
+  /** Records that the settling sweep found every side marked (it found the ones by_thread had not shown at the switch). */
+  async settled(groupId: string): Promise<void> {
+    await this.setOnThread(groupId, { [SETTLED]: true });
+  }
+
+  private async setOnThread(groupId: string, set: Record<string, unknown>): Promise<void> {
+    await this.client.send(new UpdateCommand({ TableName: this.table, Key: groupThreadKey(groupId), ...expressions({ update: { set } }) }));
   }
 
   /** Moves a large thread's activity forward to `at`: one write per upload batch, whatever the member count. */
@@ -109,13 +108,37 @@ export class LargeThreads {
   }
 }
 
+/**
+ * How long by_thread may lag a side's creation (on AWS a GSI is eventually
+ * consistent, normally well under a second): a side made just before the
+ * switch may be missing from its sweep, so the first change of the thread
+ * this long after the sweep sweeps again.
+ */
+export const INDEX_SETTLE_SECONDS = 10;
+
+/**
+ * Which sweep a change of the thread must run before it writes the thread:
+ * `switch` while the switch's sweep is unfinished, `settle` at the first
+ * change INDEX_SETTLE_SECONDS after it (once), else none.
+ */
+export function sweepDue(thread: GroupThread, now: number): 'switch' | 'settle' | undefined {
+  if (!thread.large) return undefined;
+  if (!thread.swept) return 'switch';
+  if (thread.settled || (thread.sweptAt !== null && now < thread.sweptAt + INDEX_SETTLE_SECONDS)) return undefined;
+  return 'settle';
+}
+
 const notLarge = (): Condition => notExists(LARGE_SINCE);
 export const isLarge = (): Condition => exists(LARGE_SINCE);
 
 function threadOf(item: Record<string, unknown> | undefined): GroupThread {
+  const swept = item?.[SWEPT];
   return {
     large: typeof item?.[LARGE_SINCE] === 'number',
-    swept: item?.[SWEPT] === true,
+    // `true`: a switch swept before its time was recorded, whose settling sweep is due at once.
+    swept: swept === true || typeof swept === 'number',
+    sweptAt: typeof swept === 'number' ? swept : null,
+    settled: item?.[SETTLED] === true,
     lastActiveAt: typeof item?.[LAST_ACTIVE_AT] === 'number' ? (item[LAST_ACTIVE_AT] as number) : null,
   };
 }

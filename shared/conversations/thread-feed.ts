@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../dynamo/batch-get.js';
 import { expressions, itemAbsent } from '../dynamo/expressions.js';
-import { deliveredChangeKey, threadFeedKey } from '../dynamo/keys.js';
+import { deliveredChangeKey, SORT_KEY, threadFeedKey } from '../dynamo/keys.js';
 import { type TransactItem, transactWrite } from '../dynamo/transactions.js';
 import { EXPIRES_AT } from '../events/item.js';
 import { EVENT_RETENTION_SECONDS } from '../events/model.js';
@@ -8,6 +9,9 @@ import { type Outbox, withFeed } from '../events/outbox.js';
 import type { ScanSettings } from '../scanning/model.js';
 import type { Clock } from '../time.js';
 import { memberEvents, showsAnything, type ThreadChange } from './fan-out.js';
+
+/** Marks a change's record in the thread feed as the switch's: delivered to each side, not an event of the feed. */
+const PASSED_OVER = 'passed_over';
 
 /** Changes per transaction: each is its event (two for none) and its delivered record, under DynamoDB's 100 items with the head. */
 const CHANGES_PER_WRITE = 40;
@@ -35,14 +39,27 @@ export class ThreadFeedWriter {
       await this.recordPart(groupId, shown.slice(start, start + CHANGES_PER_WRITE));
   }
 
-  /** One PutItem per change of its record, whatever is there (a record is the same however often written). */
+  /** One PutItem per change of its record, marked passed over, whatever is there (a record is the same however often written). */
   async passOver(groupId: string, changes: readonly ThreadChange[]): Promise<void> {
     const feed = threadFeedKey(groupId);
     await Promise.all(
       changes
         .filter((change) => showsAnything(change, this.scanning))
-        .map((change) => this.client.send(new PutCommand({ TableName: this.eventsTable, Item: this.deliveredItem(feed, change.id) }))),
+        .map((change) =>
+          this.client.send(
+            new PutCommand({ TableName: this.eventsTable, Item: { ...this.deliveredItem(feed, change.id), [PASSED_OVER]: true } }),
+          ),
+        ),
     );
+  }
+
+  /** The changes among these that a switch passed over: their records, read consistently (one BatchGetItem per 100). */
+  async passedOver(groupId: string, changes: readonly ThreadChange[]): Promise<ThreadChange[]> {
+    const feed = threadFeedKey(groupId);
+    const keys = changes.map((change) => deliveredChangeKey(feed, change.id));
+    const records = await batchGetAll(this.client, this.eventsTable, keys, { projection: [SORT_KEY, PASSED_OVER], consistent: true });
+    const passed = new Set(records.filter((item) => item[PASSED_OVER] === true).map((item) => item[SORT_KEY]));
+    return changes.filter((change) => passed.has(deliveredChangeKey(feed, change.id).sk));
   }
 
   private deliveredItem(feed: string, changeId: string): Record<string, unknown> {

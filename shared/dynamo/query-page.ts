@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Page, PageRequest } from '../pagination.js';
-import { equals, expressions } from './expressions.js';
+import { type Condition, equals, expressions } from './expressions.js';
 import { type ItemKey, PARTITION_KEY, SORT_KEY } from './keys.js';
 import type { IndexDefinition } from './tables.js';
 
@@ -92,13 +92,15 @@ export async function collectMatches(
 /**
  * The table keys of every item under one partition of an index, a page at a
  * time: for work over all of them (a thread's sides, a side's uploads), not
- * for a list a client pages through.
+ * for a list a client pages through. `filter` leaves out the items it fails
+ * (read, not returned).
  */
 export async function* keysUnder(
   client: DynamoDBDocumentClient,
   table: string,
   index: IndexDefinition,
   partition: string,
+  filter?: Condition,
 ): AsyncGenerator<ItemKey[]> {
   let startKey: Item | undefined;
   do {
@@ -106,7 +108,7 @@ export async function* keysUnder(
       new QueryCommand({
         TableName: table,
         IndexName: index.name,
-        ...expressions({ keyCondition: equals(index.partitionKey, partition), projection: [PARTITION_KEY, SORT_KEY] }),
+        ...expressions({ keyCondition: equals(index.partitionKey, partition), filter, projection: [PARTITION_KEY, SORT_KEY] }),
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       }),
     );

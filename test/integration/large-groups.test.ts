@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FAN_OUT_FUNCTION } from '../../infra/local/iam.js';
 import { RealtimeClient, RealtimeRefused } from '../../infra/local/realtime-client.js';
+import { INDEX_SETTLE_SECONDS } from '../../shared/conversations/large-threads.js';
+import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
+import { groupThreadKey } from '../../shared/dynamo/keys.js';
 import type { FeedEvent } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
-import { isStreamRead, type ProxiedRequest, signedBy } from '../support/fault-proxy.js';
+import { isStreamRead, type ProxiedRequest, type Rule, signedBy } from '../support/fault-proxy.js';
 import { faultyApiForFile } from '../support/faulty-api.js';
 import {
   type Attachment,
@@ -187,6 +190,91 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     expect(idsOf(await listOf(late, 'unread=true'))).toEqual([side.id]);
   });
 
+  /**
+   * A group of LARGE_GROUP_SIDES whose first upload switches it, and a side made while that switch's one write of
+   * large_since is held: the side checked the thread still small, after the batch had gone over the others.
+   */
+  async function sideMadeDuringTheSwitch(beforeRelease: (late: Member) => void = () => {}) {
+    const { g, members, sides } = await groupOf(LARGE_GROUP_SIDES);
+    const switching = faultyApi().dynamodb.inject({
+      match: (request) =>
+        signedBy(FAN_OUT_FUNCTION)(request) &&
+        request.target?.endsWith('.UpdateItem') === true &&
+        request.body.includes(JSON.stringify(groupThreadKey(g).pk)) &&
+        request.body.includes('large_since'),
+      fault: { kind: 'hold' },
+    });
+    const at = tick();
+    const upload = await s.upload(members[0]!, sides[0]!.id);
+    await switching.hit;
+    const late: Member = { id: freshId('late'), groups: [g] };
+    tick();
+    const side = (await s.openSide(late, { group_id: g })).body;
+    beforeRelease(late);
+    switching.release();
+    return { g, members, sides, at, upload, late, side };
+  }
+
+  /** The upload reached the late side as every other: its one event in the member's own feed, its time on the side. */
+  async function expectReached(late: Member, sideId: string, upload: Attachment, at: number) {
+    const feed = await s.feedOf(late, (events) => events.some((event) => event.data.object.id === upload.id));
+    expect(feed.filter((event) => event.data.object.id === upload.id).map((event) => event.type)).toEqual(['attachment.created']);
+    expect((await sideActiveAt(late, sideId, at)).last_active_at).toBe(at);
+  }
+
+  it('hands a side made while the switching upload reaches the others, before the thread becomes large, that upload too', async () => {
+    const { members, sides, at, upload, late, side } = await sideMadeDuringTheSwitch();
+    await expectReached(late, side.id, upload, at);
+    // And the switch marked it: a later upload shows through the thread.
+    const next = tick();
+    await s.upload(members[1]!, sides[1]!.id);
+    expect((await sideActiveAt(late, side.id, next)).last_active_at).toBe(next);
+  });
+
+  it('hands that side the upload in the retry of a switch that failed before reaching it, once, and not in the thread feed', async () => {
+    let cut: Rule | undefined;
+    const { at, upload, late, side } = await sideMadeDuringTheSwitch((made) => {
+      // The switch's delivery to the late side fails on every try of an invocation (cut before DynamoDB saw it).
+      cut = faultyApi().dynamodb.inject({
+        match: (request) =>
+          signedBy(FAN_OUT_FUNCTION)(request) &&
+          request.target?.endsWith('.TransactWriteItems') === true &&
+          request.body.includes(JSON.stringify(made.id)),
+        times: DYNAMODB_TIMEOUTS.maxAttempts,
+        fault: { kind: 'reset_before' },
+      });
+    });
+    await expectReached(late, side.id, upload, at);
+    expect(cut!.fired).toBe(DYNAMODB_TIMEOUTS.maxAttempts);
+    const thread = await s.call(late, 'GET', `/v1/events?conversation_id=${side.id}`);
+    expect(thread.status).toBe(200);
+    expect(thread.body.data.map((event: FeedEvent) => event.data.object.id)).not.toContain(upload.id);
+  });
+
+  it(`marks a side by_thread had not shown the switch's sweep at the first change ${INDEX_SETTLE_SECONDS} s after it`, async () => {
+    let lagging: Rule | undefined;
+    const { members, sides, late, side } = await sideMadeDuringTheSwitch((made) => {
+      // The sweep's Query of by_thread answers as an index that has not caught up with the late side yet.
+      lagging = faultyApi().dynamodb.inject({
+        match: (request) =>
+          signedBy(FAN_OUT_FUNCTION)(request) && request.target?.endsWith('.Query') === true && request.body.includes('FilterExpression'),
+        fault: { kind: 'lag', hide: (item) => item.pk?.S === made.id },
+      });
+    });
+    // The switch's sweep was answered without the late side; the next change comes within INDEX_SETTLE_SECONDS.
+    await lagging!.hit;
+    const before = tick();
+    await s.upload(members[1]!, sides[1]!.id);
+    await sideActiveAt(members[0]!, sides[0]!.id, before);
+    // Unmarked, the late side misses the thread's activity (and, hidden from the sweep, the switching upload too).
+    expect((await s.conversation(late, side.id)).last_active_at).toBeNull();
+
+    clock.now += INDEX_SETTLE_SECONDS;
+    const at = tick();
+    await s.upload(members[1]!, sides[1]!.id);
+    expect((await sideActiveAt(late, side.id, at)).last_active_at).toBe(at);
+  });
+
   it('writes no more items per upload as the group grows, and at most 3 × what an upload to a contact writes', async () => {
     const direct = { a: { id: freshId('a') }, contact: freshId('contact') };
     const sideA = (await s.openSide(direct.a, { contact_id: direct.contact })).body;
@@ -204,6 +292,8 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     await s.sideActiveAt({ id: direct.contact }, { contact_id: direct.a.id }, toContact.created_at);
     const perDirect = directWrites.items;
 
+    // Each counted upload is its thread's first change INDEX_SETTLE_SECONDS after the switch: it runs the settling sweep too.
+    clock.now += INDEX_SETTLE_SECONDS;
     const perLarge: number[] = [];
     for (const group of groups) {
       const writes = countWrites();

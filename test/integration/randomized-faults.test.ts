@@ -5,6 +5,7 @@ import { type FaultyApi, startFaultyApi } from '../support/faulty-api.js';
 import { auditEvents } from '../support/randomized/events-audit.js';
 import { auditLedger, statusesOf, tally } from '../support/randomized/ledger-audit.js';
 import { auditSharing, type SharingWatch, uploadsOfDeletedSides, watchSharing } from '../support/randomized/sharing-audit.js';
+import { auditLargeThreads, type ThreadWatch, watchLargeThreads } from '../support/randomized/thread-audit.js';
 import { castOf, originOf, runWorkload } from '../support/randomized/workload.js';
 
 /**
@@ -23,6 +24,9 @@ import { castOf, originOf, runWorkload } from '../support/randomized/workload.js
  * Scanning runs under the same faults: a tenth of the files carry EICAR,
  * and the audit finds no infected byte stored or served, no file not clean
  * served to another reader, nothing pending once the scanner has answered.
+ * Every group's thread becomes large early in the run (LARGE_GROUP_SIDES 2),
+ * amid uploads and side creations under the same faults: each thread feed is
+ * read as it grows, and audited once settled (test/support/randomized/thread-audit.ts).
  * FAULT_SEEDS (comma-separated) picks other seeds; the defaults are fixed, so
  * a failure replays (the proxies' choices repeat exactly; the interleaving of
  * concurrent requests does not).
@@ -42,6 +46,11 @@ const MIN_SHARE_OF_RATES = 0.75;
 /** `throttle`: answered as a throttled table or bucket answers (the fault proxy's throttledAnswer), the backend never reached. */
 const DYNAMODB_RATES = { reset_before: 0.05, reset_after: 0.06, stall: 0.006, delay: 0.04, throttle: 0.05 };
 const S3_RATES = { reset_before: 0.06, reset_after: 0.07, stall: 0.03, delay: 0.05, throttle: 0.04 };
+/**
+ * Low, so that every group's thread switches early in the run (at two sides), under the same faults and around
+ * concurrent uploads and side creations, and most of its changes go to the thread.
+ */
+const LARGE_GROUP_SIDES = 2;
 /** Each user in two of the three groups and outside the third; p0 a member of group-0 that never calls, so never holds its side. */
 const CAST = {
   users: 4,
@@ -65,7 +74,7 @@ it.concurrent.each(SEEDS)(
       timeToLiveDelayMs: 0,
       previewVisibilityMs: 2_000,
       scanDelayMs: 200,
-      env: { SCAN_TIMEOUT_SECONDS: '60' },
+      env: { SCAN_TIMEOUT_SECONDS: '60', LARGE_GROUP_SIDES: String(LARGE_GROUP_SIDES) },
     });
     try {
       await runAndAudit(f, seed);
@@ -85,6 +94,7 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   // S3 sees a few hundred requests: its stall rate is high enough that every seed stalls some (the check below).
   f.s3.randomize({ seed: seed + 1, rates: S3_RATES, stallMs: 10_500, delayMs: [100, 3_000] });
   let watch: SharingWatch | undefined;
+  let threadWatch: ThreadWatch | undefined;
   const ledger = await runWorkload(f.t, {
     seed,
     operations: OPERATIONS,
@@ -101,9 +111,13 @@ async function runAndAudit(f: FaultyApi, seed: number) {
         },
       },
     ],
-    onLedger: (filling) => (watch = watchSharing(f.t, filling, seed + 2)),
+    onLedger: (filling) => {
+      watch = watchSharing(f.t, filling, seed + 2);
+      threadWatch = watchLargeThreads(f.t, filling);
+    },
   });
   const watched = await watch!.stop();
+  const watchedThreads = await threadWatch!.stop();
   const workloadMs = Date.now() - started;
   const proxies = { dynamodb: f.dynamodb.stats(), s3: f.s3.stats() };
   f.dynamodb.calm();
@@ -136,6 +150,8 @@ async function runAndAudit(f: FaultyApi, seed: number) {
     await Promise.all(readers.map(async (userId) => [userId, await feedOf(f.t, userId, '', ledger.cast.groupsOf.get(userId))] as const)),
   );
   violations.push(...auditEvents(ledger, views, feeds));
+  const threads = await auditLargeThreads(f.t, ledger, feeds, watchedThreads);
+  violations.push(...watchedThreads.violations, ...threads.violations);
   const eventsAuditMs = Date.now() - eventsAuditStarted;
 
   const faults = { dynamodb: proxies.dynamodb.faults, s3: proxies.s3.faults };
@@ -153,6 +169,11 @@ async function runAndAudit(f: FaultyApi, seed: number) {
     backendRequests: { dynamodb: proxies.dynamodb.requests, s3: proxies.s3.requests },
     faults: { ...faults, total: totalFaults, drawn: drawnFaults, ratesGive: Math.round(ratesGive) },
     sharing: { sideReads: watched.sideReads, outsiderReads: watched.outsiderReads },
+    largeThreads: {
+      large: threads.large,
+      seenLargeInTheRun: [...watchedThreads.largeSince.keys()],
+      threadFeedReads: watchedThreads.feedReads,
+    },
     events: {
       ...tally([...feeds.values()].flat().map((event) => (event.request_id === null ? 'without request' : 'with request'))),
       auditSeconds: eventsAuditMs / 1000,
@@ -192,6 +213,9 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   expect(drawnFaults).toBeGreaterThanOrEqual(Math.max(MIN_FAULTS, MIN_SHARE_OF_RATES * ratesGive));
   expect(watched.sideReads, 'side reads during the run').toBeGreaterThan(20);
   expect(watched.outsiderReads, 'outsider reads during the run').toBeGreaterThan(20);
+  // A group crossed LARGE_GROUP_SIDES, and its thread was audited. When in the run depends on how far the fan-out
+  // lags under the faults (a loaded run's may switch a thread only as it catches up): the figures say.
+  expect(threads.large.length, 'groups large').toBeGreaterThan(0);
   for (const proxy of ['dynamodb', 's3'] as const) {
     for (const kind of ['reset_before', 'reset_after', 'stall', 'delay', 'throttle'] as const)
       expect(faults[proxy][kind], `${proxy} ${kind}`).toBeGreaterThan(0);

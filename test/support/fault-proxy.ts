@@ -27,12 +27,18 @@ import { messageLength, parseHead, withoutHeader } from './http-framing.js';
  *   reasons say ThrottlingError; S3's 503 SlowDown;
  * - `conflict` (a TransactWriteItems): the backend never sees it, and the
  *   proxy answers as DynamoDB does when another transaction holds its items
- *   (conflictAnswer): contention for as long as the rule lasts.
+ *   (conflictAnswer): contention for as long as the rule lasts;
+ * - `lag` (a DynamoDB Query of an index): the answer leaves out the items
+ *   `hide` picks, as an index that has not caught up with their writes yet
+ *   answers on AWS (a GSI is eventually consistent; DynamoDB Local's never lags).
  *
  * Faults come from rules (the Nth request matching a predicate) or from a
  * seeded random choice with rates; rules win.
  */
-export type FaultKind = 'reset_before' | 'reset_after' | 'stall' | 'delay' | 'hold' | 'outage' | 'throttle' | 'conflict';
+export type FaultKind = 'reset_before' | 'reset_after' | 'stall' | 'delay' | 'hold' | 'outage' | 'throttle' | 'conflict' | 'lag';
+
+/** An item of a DynamoDB answer, in its wire form (`{ "pk": { "S": "…" } }`). */
+export type WireItem = Record<string, Record<string, unknown>>;
 
 export interface ProxiedRequest {
   /** 1-based order of arrival at this proxy. */
@@ -57,7 +63,8 @@ export type RuleFault =
   | { kind: 'hold' }
   /** `as`: DynamoDB's answer (default: a transaction's cancellation for a TransactWriteItems, else ProvisionedThroughputExceededException). */
   | { kind: 'throttle'; as?: DynamodbThrottling }
-  | { kind: 'conflict' };
+  | { kind: 'conflict' }
+  | { kind: 'lag'; hide: (item: WireItem) => boolean };
 
 export interface RuleSpec {
   match: (request: ProxiedRequest) => boolean;
@@ -119,6 +126,7 @@ const emptyFaults = (): Record<FaultKind, number> => ({
   outage: 0,
   throttle: 0,
   conflict: 0,
+  lag: 0,
 });
 
 interface ActiveRule {
@@ -140,7 +148,8 @@ type Decision =
   | { kind: 'hold'; until: Promise<void> }
   | { kind: 'outage' }
   | { kind: 'throttle'; as?: DynamodbThrottling }
-  | { kind: 'conflict' };
+  | { kind: 'conflict' }
+  | { kind: 'lag'; hide: (item: WireItem) => boolean };
 
 export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const target = new URL(upstream);
@@ -279,7 +288,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       if (answer === undefined || decision.kind === 'reset_after') return reset();
       if (decision.kind === 'stall') await sleep(decision.ms);
       if (client.destroyed) return upstreamSocket?.destroy();
-      client.write(answer);
+      client.write(decision.kind === 'lag' ? laggingAnswer(answer, decision.hide) : answer);
     };
 
     const pump = async () => {
@@ -468,6 +477,20 @@ export function conflictAnswer(request: ProxiedRequest): Buffer {
     { 'x-amzn-requestid': randomBytes(8).toString('hex').toUpperCase(), 'content-type': 'application/x-amz-json-1.0' },
     JSON.stringify(body),
   );
+}
+
+/** A Query's answer without the items `hide` picks (and its Count less them); any other answer as it is. */
+function laggingAnswer(answer: Buffer, hide: (item: WireItem) => boolean): Buffer {
+  const head = parseHead(answer);
+  if (!head?.startLine.includes(' 200 ') || head.headers['content-length'] === undefined) return answer;
+  const body = JSON.parse(answer.subarray(head.length).toString('utf8')) as { Items?: WireItem[]; Count?: number };
+  const items = (body.Items ?? []).filter((item) => !hide(item));
+  const lagging = { ...body, Items: items, Count: items.length };
+  // DynamoDB's checksum of the body would no longer match: dropped (the SDK does not check it).
+  const headers = Object.fromEntries(
+    Object.entries(head.headers).filter(([name]) => !['content-length', 'x-amz-crc32', 'date'].includes(name)),
+  );
+  return httpAnswer(head.startLine.slice(head.startLine.indexOf(' ') + 1), headers, JSON.stringify(lagging));
 }
 
 function httpAnswer(status: string, headers: Record<string, string>, body: string): Buffer {

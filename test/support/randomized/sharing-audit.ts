@@ -173,7 +173,10 @@ export async function auditSharing(
   const sidesNow = async () =>
     new Map(
       await Promise.all(
-        readers.map(async (userId) => [userId, await listAll<ListedConversation>(t, userId, '/v1/conversations')] as const),
+        // With each reader's groups: a large group's side shows its thread's activity only to a token that lists the group.
+        readers.map(
+          async (userId) => [userId, await listAll<ListedConversation>(t, userId, '/v1/conversations', cast.groupsOf.get(userId))] as const,
+        ),
       ),
     );
   const { sides, violations } = await waitThenLook(
@@ -235,8 +238,10 @@ function fanOutViolations(ledger: Ledger, sides: Map<string, ListedConversation[
           (create) => create.id === removal.targetId && sidesIn([asSide(create)], upload.userId, thread, userId).length === 1,
         ),
     );
+  // A large group's side shows the thread's activity when later than its created_at (docs/api.md): one made in the upload's second cannot.
   const reached = (side: ListedConversation, upload: Upload & { createdAt: number }) =>
-    side.last_active_at !== null && side.last_active_at >= upload.createdAt;
+    (side.last_active_at !== null && side.last_active_at >= upload.createdAt) ||
+    (side.group_id !== null && side.created_at >= upload.createdAt);
 
   for (const upload of ledger.uploads.filter(acknowledged)) {
     const thread = threadOf(ledger, upload);

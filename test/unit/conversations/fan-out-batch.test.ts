@@ -11,7 +11,7 @@ import {
   type ThreadChange,
   type ThreadFeeds,
 } from '../../../shared/conversations/fan-out.js';
-import type { GroupThread } from '../../../shared/conversations/large-threads.js';
+import { type GroupThread, INDEX_SETTLE_SECONDS, sweepDue } from '../../../shared/conversations/large-threads.js';
 import { threadKey, threadOf } from '../../../shared/dynamo/keys.js';
 
 const users = ['u1', 'u2', 'u3', 'u4'];
@@ -74,32 +74,41 @@ async function fanOut(batch: ThreadChange[], sides: Record<string, string[]>): P
   return delivered;
 }
 
+const small: GroupThread = { large: false, swept: false, sweptAt: null, settled: false, lastActiveAt: null };
+
 /** Group threads' records and feeds in memory, and every write to them in order. */
 function threadRecords(): GroupThreads & ThreadFeeds & { records: Map<string, GroupThread>; writes: string[] } {
   const records = new Map<string, GroupThread>();
   const writes: string[] = [];
-  const of = (groupId: string): GroupThread => records.get(groupId) ?? { large: false, swept: false, lastActiveAt: null };
+  const passed = new Set<string>();
+  const of = (groupId: string): GroupThread => records.get(groupId) ?? small;
   return {
     records,
     writes,
     thread: async (groupId) => of(groupId),
     async becomeLarge(groupId, at) {
       writes.push(`large ${groupId}`);
-      if (!of(groupId).large) records.set(groupId, { large: true, swept: false, lastActiveAt: at ?? null });
+      if (!of(groupId).large) records.set(groupId, { ...small, large: true, lastActiveAt: at ?? null });
     },
     async markSide(userId) {
       writes.push(`mark ${userId}`);
     },
-    async swept(groupId) {
+    async swept(groupId, now) {
       writes.push(`swept ${groupId}`);
-      records.set(groupId, { ...of(groupId), swept: true });
+      records.set(groupId, { ...of(groupId), swept: true, sweptAt: now });
+    },
+    async settled(groupId) {
+      writes.push(`settled ${groupId}`);
+      records.set(groupId, { ...of(groupId), settled: true });
     },
     async record(groupId, changes) {
       writes.push(`feed ${groupId} ${changes.map((change) => change.id).join(',')}`);
     },
     async passOver(groupId, changes) {
       writes.push(`passed over ${groupId} ${changes.map((change) => change.id).join(',')}`);
+      for (const change of changes) passed.add(change.id);
     },
+    passedOver: async (_, changes) => changes.filter((change) => passed.has(change.id)),
     async moveActivity(groupId, at) {
       writes.push(`activity ${groupId} ${at}`);
       records.set(groupId, { ...of(groupId), lastActiveAt: Math.max(at, of(groupId).lastActiveAt ?? 0) });
@@ -269,7 +278,7 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     expect(outcome).toEqual({ reached: 3, threads: 0, skipped: 0 });
     expect(feeds.written.sort()).toEqual(['m0', 'm1', 'm2']);
     expect(threads.writes).toEqual(['passed over g e1', 'large g', 'mark m0', 'mark m1', 'mark m2', 'swept g']);
-    expect(threads.records.get('g')).toEqual({ large: true, swept: true, lastActiveAt: 1_800_000_000 });
+    expect(threads.records.get('g')).toEqual({ ...small, large: true, swept: true, sweptAt: 7, lastActiveAt: 1_800_000_000 });
   });
 
   it('stays small below it: every side is written, the thread never', async () => {
@@ -282,7 +291,7 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
 
   it('writes a large thread once per batch and no side, however many members it has', async () => {
     const threads = threadRecords();
-    threads.records.set('g', { large: true, swept: true, lastActiveAt: 1 });
+    threads.records.set('g', { ...small, large: true, swept: true, sweptAt: 7, settled: true, lastActiveAt: 1 });
     const feeds = members();
     const batch = [upload('e1', 'g', 'm1'), upload('e2', 'g', 'm2'), upload('e3', 'other')];
     const outcome = await new FanOut(groupOf('g', 500), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver(
@@ -295,10 +304,121 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
 
   it('finishes a switch whose sweep stopped part way before it writes the thread', async () => {
     const threads = threadRecords();
-    threads.records.set('g', { large: true, swept: false, lastActiveAt: null });
+    threads.records.set('g', { ...small, large: true });
     await new FanOut(groupOf('g', 2), members(), { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([
       upload('e1', 'g'),
     ]);
     expect(threads.writes).toEqual(['mark m0', 'mark m1', 'swept g', 'activity g 1800000000', 'feed g e1']);
+  });
+
+  /**
+   * A thread's sides as by_thread shows them at each listing: `listings[n]` the members of the nth
+   * (the last one from then on), each marked once its mark is written, as DynamoDB's filter leaves it out.
+   */
+  function sidesOver(threads: ReturnType<typeof threadRecords>, listings: number[][]) {
+    let listing = 0;
+    return {
+      async *sidesOf(_key: string, unmarkedOnly = false) {
+        const members = listings[Math.min(listing, listings.length - 1)]!;
+        listing += 1;
+        const marked = (index: number) => threads.writes.includes(`mark m${index}`);
+        yield members
+          .filter((index) => !unmarkedOnly || !marked(index))
+          .map((index) => ({ userId: `m${index}`, conversationId: `conv_m${index}` }));
+      },
+    };
+  }
+
+  /** Members' feeds that log each delivery, with its changes, among the thread's writes; `reachedBefore` an earlier try reached. */
+  const loggedMembers = (threads: ReturnType<typeof threadRecords>, reachedBefore: string[] = []) => ({
+    deliver: async (delivery: MemberDelivery) => {
+      threads.writes.push(`deliver ${delivery.userId} ${delivery.changes.map((change) => change.id).join(',')}`);
+      return true;
+    },
+    notYetDelivered: async (deliveries: readonly MemberDelivery[]) =>
+      deliveries.filter((delivery) => !reachedBefore.includes(delivery.userId)),
+  });
+
+  it('hands a side made while the switching batch went over the others (before the switch) that batch’s changes, then marks it', async () => {
+    const threads = threadRecords();
+    const index = sidesOver(threads, [
+      [0, 1, 2],
+      [0, 1, 2, 3],
+    ]);
+    const outcome = await new FanOut(index, loggedMembers(threads), {
+      threads,
+      feeds: threads,
+      largeGroupSides: 3,
+      clock: () => 7,
+    }).deliver([upload('e1', 'g')]);
+    expect(outcome).toEqual({ reached: 4, threads: 0, skipped: 0 });
+    expect(threads.writes).toEqual([
+      'deliver m0 e1',
+      'deliver m1 e1',
+      'deliver m2 e1',
+      'passed over g e1',
+      'large g',
+      'deliver m3 e1',
+      'mark m0',
+      'mark m1',
+      'mark m2',
+      'mark m3',
+      'swept g',
+    ]);
+  });
+
+  it('finishes a retried switch by handing the sides it has not reached the changes it passed over, and lists the others in the thread', async () => {
+    const threads = threadRecords();
+    await threads.passOver('g', [upload('e1', 'g')]);
+    threads.records.set('g', { ...small, large: true });
+    threads.writes.length = 0;
+    // m0 was reached and marked by the first try; m1 reached, not marked; m2 made meanwhile.
+    threads.writes.push('mark m0');
+    const index = sidesOver(threads, [[0, 1, 2]]);
+    await new FanOut(index, loggedMembers(threads, ['m0', 'm1']), { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([
+      upload('e1', 'g'),
+      upload('e2', 'g'),
+    ]);
+    expect(threads.writes.slice(1)).toEqual(['deliver m2 e1', 'mark m1', 'mark m2', 'swept g', 'activity g 1800000000', 'feed g e1,e2']);
+  });
+
+  it(`sweeps once more at the first change ${INDEX_SETTLE_SECONDS} s after the switch, marking the sides by_thread had not shown it`, async () => {
+    const threads = threadRecords();
+    const clock = { now: 100 };
+    const index = sidesOver(threads, [
+      [0, 1],
+      [0, 1],
+      [0, 1, 2],
+    ]);
+    const fanOut = new FanOut(index, loggedMembers(threads), { threads, feeds: threads, largeGroupSides: 2, clock: () => clock.now });
+    await fanOut.deliver([upload('e1', 'g', 'm0')]);
+    clock.now += INDEX_SETTLE_SECONDS - 1;
+    await fanOut.deliver([upload('e2', 'g', 'm0')]);
+    expect(threads.writes).not.toContain('mark m2');
+    clock.now += 1;
+    await fanOut.deliver([upload('e3', 'g', 'm0')]);
+    await fanOut.deliver([upload('e4', 'g', 'm0')]);
+    expect(threads.writes.slice(threads.writes.indexOf('feed g e2') + 1)).toEqual([
+      'mark m2',
+      'settled g',
+      'activity g 1800000000',
+      'feed g e3',
+      'activity g 1800000000',
+      'feed g e4',
+    ]);
+  });
+});
+
+describe('the sweep a large thread’s change runs first', () => {
+  const large: GroupThread = { large: true, swept: true, sweptAt: 100, settled: false, lastActiveAt: 1 };
+
+  it('is the switch’s while its sweep is unfinished, the settling one from INDEX_SETTLE_SECONDS after it until that is done, else none', () => {
+    expect(sweepDue({ ...large, large: false, swept: false, sweptAt: null }, 500)).toBeUndefined();
+    expect(sweepDue({ ...large, swept: false, sweptAt: null }, 100)).toBe('switch');
+    expect(sweepDue(large, 100 + INDEX_SETTLE_SECONDS - 1)).toBeUndefined();
+    expect(sweepDue(large, 100 + INDEX_SETTLE_SECONDS)).toBe('settle');
+    expect(sweepDue({ ...large, settled: true }, 100 + INDEX_SETTLE_SECONDS)).toBeUndefined();
+    // A switch swept before its time was recorded settles at its next change.
+    expect(sweepDue({ ...large, sweptAt: null }, 0)).toBe('settle');
   });
 });
