@@ -42,6 +42,8 @@ export interface LocalQueue {
   accept(call: QueueCall): Promise<QueueAnswer>;
   /** Messages waiting (delayed or not) or in flight. */
   readonly depth: number;
+  /** Messages taken since the queue started (SQS's NumberOfMessagesSent). */
+  readonly sent: number;
   /** What moved to the dead-letter queue after its last delivery. */
   readonly deadLetters: readonly QueuedMessage[];
   stop(): Promise<void>;
@@ -84,6 +86,7 @@ export function startLocalQueue(options: LocalQueueOptions): LocalQueue {
   const deadLetters: QueuedMessage[] = [];
   const arn = `arn:aws:sqs:${options.region}:${options.account}:${options.name}`;
   let running = true;
+  let sent = 0;
 
   const accept = async ({ target, keyId, body }: QueueCall): Promise<QueueAnswer> => {
     if (keyId !== options.baseKeyId) {
@@ -121,6 +124,7 @@ export function startLocalQueue(options: LocalQueueOptions): LocalQueue {
       const sentAt = Date.now();
       // A delayed message stays invisible for its delay, as SQS keeps it (the queue's own delay is 0).
       messages.set(id, { id, body, sentAt, receives: 0, visibleAt: sentAt + ((entry.DelaySeconds as number | undefined) ?? 0) * 1000 });
+      sent += 1;
       return { Id: entry.Id, MessageId: id, MD5OfMessageBody: createHash('md5').update(body).digest('hex') };
     });
     return { status: 200, body: target === 'SendMessage' ? (successful[0] ?? {}) : { Successful: successful, Failed: [] } };
@@ -192,6 +196,9 @@ export function startLocalQueue(options: LocalQueueOptions): LocalQueue {
     accept,
     get depth() {
       return messages.size;
+    },
+    get sent() {
+      return sent;
     },
     get deadLetters() {
       return deadLetters;
