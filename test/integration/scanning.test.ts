@@ -261,6 +261,18 @@ describe('with no scan result within the timeout (SCAN_TIMEOUT_SECONDS=1)', () =
     }
   });
 
+  it("records an upload session's file unscannable when its timer comes, as a POST's", async () => {
+    const { alice, bob, side } = await pair(s);
+    const sessions = sessionClient(api);
+    const bytes = randomBytes(1024);
+    const started = await sessions.start(alice.id, { filename: 'late.bin', file_size: bytes.length, conversation_id: side });
+    expect(started.status, started.text).toBe(201);
+    const completed = await sessions.complete(alice.id, started.body.id, await sessions.uploadAll(alice.id, started.body, bytes));
+    expect(completed.status, completed.text).toBe(201);
+    expect(completed.body.scan_status).toBe('pending');
+    expect((await scanned(s, bob, completed.body.id, 'unscannable')).file_url).toBeNull();
+  });
+
   const deliver = (key: string, result: GuardDutyResult, id?: string) => deliverTo(api, key, result, id);
 
   /** The scan changes a reader's feed holds for the file: each attachment.updated's previous scan_status and new one. */
