@@ -19,8 +19,8 @@ import { childResult } from './child-result.js';
 import {
   authorizerEvent,
   eventInsertRecord,
-  previewRequestEvent,
   proxyEvent,
+  queueMessageEvent,
   realtimeConnectEvent,
   streamInsertEvent,
   streamRemovalEvent,
@@ -204,13 +204,19 @@ export const firstRequests: Record<string, (of: FirstRequestOf) => unknown> = {
   FanOut: (of) => streamInsertEvent(attachmentsTable(of), of.fixture.fanOutItems[of.round]!),
   // A preview request whose record is gone: sharp loaded, the record read, the thumbnails' keys removed.
   Previews: (of) =>
-    previewRequestEvent({ attachment_id: `att_cold${of.round}`, file_key: fileKey(of.fixture.userId, `att_cold${of.round}`, 'preview') }),
+    queueMessageEvent('previews', {
+      attachment_id: `att_cold${of.round}`,
+      file_key: fileKey(of.fixture.userId, `att_cold${of.round}`, 'preview'),
+    }),
   // GuardDuty's result for a file whose record is gone: kept beside it, the record read.
   ScanRecorder: (of) => {
     const { region, filesBucket } = readConfig({ ...LOCAL_ENV, ...of.env });
     const key = fileKey(of.fixture.userId, `att_cold${of.round}`, 'scan');
     return resultEvent({ region, account: LOCAL_ACCOUNT, bucket: filesBucket, planArn: 'bench' }, key, 'NO_THREATS_FOUND');
   },
+  // A scan timer for a file whose record is gone: the kept result and the record read.
+  ScanTimeouts: (of) =>
+    queueMessageEvent('scan-timers', { file_key: fileKey(of.fixture.userId, `att_cold${of.round}`, 'timer'), due_at: 0 }),
   // The events pipe's batch of one new event item.
   EventDetail: ({ fixture }) => [eventInsertRecord(fixture.userId, fixture.event)],
   // One new event item from the events stream: its hint published to the Event API's stand-in.

@@ -50,8 +50,8 @@ export const PRICES = {
 
 export const PRICE_LIST =
   'US East (N. Virginia), on-demand list prices of aws.amazon.com/{api-gateway,waf,lambda,dynamodb,s3,sqs,guardduty}/pricing as published in 2025 ' +
-  '(DynamoDB after its November 2024 on-demand cut, GuardDuty Malware Protection for S3 after its February 2025 cut of the per-GB price), ' +
-  'first tier, no free tier; checked 2026-11-22 (GuardDuty: 2026-11-28, from memory of the page, not fetched: see docs/deploying.md)';
+  '(DynamoDB after its November 2024 on-demand cut), first tier, no free tier; checked 2026-11-22 ' +
+  "(GuardDuty: the pricing page's US East example as transcribed 2026-10-07, see docs/performance.md)";
 
 /** By S3 operation (shared/s3/bucket.ts names them as the S3 API does). */
 const S3_PUT_CLASS = new Set([

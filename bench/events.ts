@@ -8,6 +8,7 @@ import type { ApiEvent } from '../shared/events/model.js';
 import type { PreviewRequest } from '../shared/previews/service.js';
 import type { EventApiAuthorizerEvent } from '../shared/realtime/authorization.js';
 import type { Route } from '../shared/routes.js';
+import type { ScanTimer } from '../shared/scanning/recorder.js';
 
 /**
  * Events as API Gateway (REST, proxy integration) delivers them to a function
@@ -168,9 +169,9 @@ export function realtimeConnectEvent(token: string): EventApiAuthorizerEvent {
   };
 }
 
-/** One message of the previews queue, as Lambda's SQS mapping hands it to the worker (first delivery). */
-export function previewRequestEvent(request: PreviewRequest): SQSEvent {
-  const body = JSON.stringify(request);
+/** One message of a queue (the previews', the scan timers'), as Lambda's SQS mapping hands it to its consumer (first delivery). */
+export function queueMessageEvent(queue: 'previews' | 'scan-timers', message: PreviewRequest | ScanTimer): SQSEvent {
+  const body = JSON.stringify(message);
   return {
     Records: [
       {
@@ -186,7 +187,7 @@ export function previewRequestEvent(request: PreviewRequest): SQSEvent {
         messageAttributes: {},
         md5OfBody: createHash('md5').update(body).digest('hex'),
         eventSource: 'aws:sqs',
-        eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:previews',
+        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queue}`,
         awsRegion: 'us-east-1',
       },
     ],

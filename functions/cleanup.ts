@@ -1,15 +1,8 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { attachmentLeftovers, type Composition, scanStore, sessionLeftovers } from '../shared/app.js';
+import { attachmentLeftovers, type Composition, sessionLeftovers } from '../shared/app.js';
 import { isRemoval, removedKey, removedString } from '../shared/cleanup/stream-events.js';
-import {
-  ATTACHMENT_SK,
-  CONVERSATION_SK_PREFIX,
-  SCAN_DEADLINE_SK_PREFIX,
-  SCAN_RESULT_SK_PREFIX,
-  UPLOAD_INTENT_SK_PREFIX,
-} from '../shared/dynamo/keys.js';
+import { ATTACHMENT_SK, CONVERSATION_SK_PREFIX, SCAN_RESULT_SK_PREFIX, UPLOAD_INTENT_SK_PREFIX } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
-import { settleOverdue } from '../shared/scanning/recorder.js';
 import { eachInOrder, streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
 import { tableOf } from '../shared/stream-records.js';
 
@@ -42,11 +35,6 @@ async function cleanUp(event: DynamoDBStreamEvent, composition: Composition): Pr
       const fileKey = removedString(record, 'file_key');
       // An infected file's bytes go at once, unless a record holds the file settled otherwise (a late, contrary result).
       if (fileKey && removedString(record, 'result') === 'infected') await leftovers.removeInfectedFile(key.pk, fileKey);
-    } else if (table === attachmentsTable && key.sk.startsWith(SCAN_DEADLINE_SK_PREFIX)) {
-      // Its scan's deadline passed (TTL removed it): a file still pending is unscannable, nothing pending forever.
-      const fileKey = removedString(record, 'file_key');
-      if (fileKey)
-        logger.info('scan deadline passed', { attachment_id: key.pk, outcome: await settleOverdue(composition.use(scanStore), fileKey) });
     } else if (table === uploadSessionsTable) {
       await cleanUpSession(record, key, composition);
     }

@@ -1,10 +1,10 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { type Composition, fanOut, previewQueue, scanStore } from '../shared/app.js';
+import { type Composition, fanOut, previewQueue, scanStore, scanTimers } from '../shared/app.js';
 import { fromItem } from '../shared/attachments/dynamo-store.js';
 import type { ThreadChange } from '../shared/conversations/fan-out.js';
 import { ATTACHMENT_SK } from '../shared/dynamo/keys.js';
 import { logger } from '../shared/observability.js';
-import { settleKeptOrAwait } from '../shared/scanning/recorder.js';
+import { type ScanTimer, settleKeptOrTime } from '../shared/scanning/recorder.js';
 import { streamConsumer, type Unfinished } from '../shared/stream-consumer.js';
 import { addedItem, removedItem, tableOf } from '../shared/stream-records.js';
 
@@ -69,24 +69,30 @@ async function queuePreviews(records: readonly DynamoDBRecord[], composition: Co
     return [{ attachment_id: after.pk as string, file_key: after.file_key as string }];
   });
   if (requests.length === 0) return;
-  await composition.use(previewQueue).send(requests);
+  await composition.use(previewQueue).send(requests.map((request) => ({ body: JSON.stringify(request) })));
   logger.info('previews queued', { attachment_ids: requests.map((request) => request.attachment_id) });
 }
 
 /**
  * Each new record still pending its scan: a result that came first (an
  * upload session's object exists before its record) settles it now, else its
- * scan deadline is written (settleKeptOrAwait). The recorder kept the result
- * before looking for the record, and this runs after the record was written,
- * so one of the two finds the other.
+ * timer starts (settleKeptOrTime), due when its scan timeout is. The recorder
+ * kept the result before looking for the record, and this runs after the
+ * record was written, so one of the two finds the other. A timer that could
+ * not be sent fails the batch, which the stream delivers again.
  */
 async function settleKeptScans(records: readonly DynamoDBRecord[], composition: Composition): Promise<void> {
+  const timers: ScanTimer[] = [];
   for (const record of records) {
     const after = record.eventName === 'INSERT' && tableOf(record) === composition.config.attachmentsTable ? addedItem(record) : undefined;
     if (after?.sk !== ATTACHMENT_SK || after.scan_status !== 'pending') continue;
-    const outcome = await settleKeptOrAwait(composition.use(scanStore), fromItem(after), composition.config.scanning.timeoutSeconds);
-    logger.info('new record pending its scan', { attachment_id: after.pk, outcome });
+    const outcome = await settleKeptOrTime(composition.use(scanStore), fromItem(after), composition.config.scanning.timeoutSeconds);
+    if (typeof outcome === 'object') timers.push(outcome);
+    else logger.info('new record pending its scan settled by a kept result', { attachment_id: after.pk, outcome });
   }
+  if (timers.length === 0) return;
+  await composition.use(scanTimers).start(timers);
+  logger.info('scan timers started', { file_keys: timers.map((timer) => timer.file_key) });
 }
 
 const placed = (change: ThreadChange): ThreadChange[] => (change.record.placement ? [change] : []);

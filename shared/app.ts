@@ -20,7 +20,6 @@ import { S3FileLinks } from './files/s3-file-links.js';
 import { S3FileStore } from './files/s3-file-store.js';
 import { DynamoIdempotencyStore } from './idempotency/dynamo-store.js';
 import { IdempotencyService } from './idempotency/service.js';
-import { SqsPreviewQueue } from './previews/queue.js';
 import { PreviewWorker } from './previews/service.js';
 import { EventApiPublisher } from './realtime/publisher.js';
 import type { S3Bucket } from './s3/bucket.js';
@@ -30,6 +29,8 @@ import type { Credentials } from './s3/signer.js';
 import { DynamoScanStore } from './scanning/dynamo-store.js';
 import { GuardDutyRescans } from './scanning/guardduty.js';
 import { ScanRecorder } from './scanning/recorder.js';
+import { SqsScanTimers } from './scanning/timers.js';
+import { SqsQueue } from './sqs.js';
 import { type Clock, systemClock } from './time.js';
 import { DynamoSessionCompletion, DynamoUploadSessionStore, type SessionTables } from './uploads/dynamo-store.js';
 import { SessionLeftovers } from './uploads/leftovers.js';
@@ -236,10 +237,17 @@ export const realtimePublisher: Part<EventApiPublisher> = (composition) => {
 };
 
 /** For the fan-out: the preview worker's queue, fed with each new record whose preview is pending. */
-export const previewQueue: Part<SqsPreviewQueue> = (composition) => {
+export const previewQueue: Part<SqsQueue> = (composition) => {
   const { previewQueueUrl, region } = composition.config;
   if (!previewQueueUrl) throw new Error('PREVIEW_QUEUE_URL is not set: a pending preview has no worker to go to');
-  return new SqsPreviewQueue(previewQueueUrl, region, composition.use(credentials));
+  return new SqsQueue(previewQueueUrl, region, composition.use(credentials));
+};
+
+/** For the fan-out: each new record pending its scan gets a timer, which comes back when its scan timeout is due. */
+export const scanTimers: Part<SqsScanTimers> = (composition) => {
+  const { scanTimerQueueUrl, region } = composition.config;
+  if (!scanTimerQueueUrl) throw new Error('SCAN_TIMER_QUEUE_URL is not set: a pending scan has no timeout');
+  return new SqsScanTimers(new SqsQueue(scanTimerQueueUrl, region, composition.use(credentials)), composition.clock);
 };
 
 /** For the preview worker: the records, and the files read and thumbnails written. */

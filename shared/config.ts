@@ -61,6 +61,8 @@ export interface Config {
   largeGroupSides: number;
   /** Malware scanning (SCANNING, SCAN_UNSCANNABLE; docs/configuration.md). */
   scanning: ScanSettings;
+  /** The scan timers' queue (SCAN_TIMER_QUEUE_URL), which the fan-out feeds; absent where scanning is off. */
+  scanTimerQueueUrl?: string;
   /** Where a file is asked to be scanned again (GUARDDUTY_ENDPOINT): GuardDuty's regional endpoint unless a stand-in's is given. */
   guardDutyEndpoint?: string;
 }
@@ -111,6 +113,8 @@ export const DEFAULT_PREVIEW_MAX_BYTES = 100 * 1024 * 1024;
 export const DEFAULT_LARGE_GROUP_SIDES = 100;
 /** 15 minutes (docs/api.md, "Scanning"): a file with no scan result by then is unscannable. */
 export const DEFAULT_SCAN_TIMEOUT_SECONDS = 900;
+/** The longest scan timeout: SQS's longest DelaySeconds, the scan timer's one wait (docs/decisions.md, "The scan timeout"). */
+export const MAX_SCAN_TIMEOUT_SECONDS = 900;
 /** 24 hours, the S3 lifecycle rule's one day of AbortIncompleteMultipartUpload. */
 export const DEFAULT_UPLOAD_SESSION_TTL_SECONDS = 24 * 3600;
 /**
@@ -189,9 +193,10 @@ export function readConfig(env: Environment): Config {
     scanning: {
       enabled: oneOf(env, 'SCANNING', ['on', 'off'], 'on') === 'on',
       serveUnscannable: oneOf(env, 'SCAN_UNSCANNABLE', ['hold', 'serve'], 'hold') === 'serve',
-      timeoutSeconds: positiveInteger(env, 'SCAN_TIMEOUT_SECONDS', DEFAULT_SCAN_TIMEOUT_SECONDS),
+      timeoutSeconds: positiveInteger(env, 'SCAN_TIMEOUT_SECONDS', DEFAULT_SCAN_TIMEOUT_SECONDS, MAX_SCAN_TIMEOUT_SECONDS),
     },
     guardDutyEndpoint: optional(env, 'GUARDDUTY_ENDPOINT'),
+    scanTimerQueueUrl: optional(env, 'SCAN_TIMER_QUEUE_URL'),
     auth: {
       jwksUrl: optional(env, 'AUTH_JWKS_URL'),
       secret: optional(env, 'AUTH_SECRET'),

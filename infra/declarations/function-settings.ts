@@ -29,6 +29,9 @@ export const PREVIEW_ENTRY = 'functions/preview.ts';
 /** The scan recorder: GuardDuty's scan results, routed by an EventBridge rule, recorded on the attachments (shared/scanning/). */
 export const SCAN_RECORDER_ENTRY = 'functions/scan-result.ts';
 
+/** The scan timeout: a file with no scan result when its timer comes is unscannable, fed by the scan timers' queue (shared/scanning/timers.ts). */
+export const SCAN_TIMEOUT_ENTRY = 'functions/scan-timeout.ts';
+
 /** A function the stack deploys: its name (the construct's id, so the Lambda function's and its role's) and handler module. */
 export interface StackFunction {
   name: string;
@@ -43,6 +46,7 @@ export const realtimePublisherFunction = { name: 'RealtimePublisher', entry: REA
 export const realtimeAuthorizerFunction = { name: 'RealtimeAuthorizer', entry: REALTIME_AUTHORIZER_ENTRY } as const satisfies StackFunction;
 export const previewFunction = { name: 'Previews', entry: PREVIEW_ENTRY } as const satisfies StackFunction;
 export const scanRecorderFunction = { name: 'ScanRecorder', entry: SCAN_RECORDER_ENTRY } as const satisfies StackFunction;
+export const scanTimeoutFunction = { name: 'ScanTimeouts', entry: SCAN_TIMEOUT_ENTRY } as const satisfies StackFunction;
 
 /** Lambda's own retries of an asynchronous invocation that failed (its most), before the recorder's dead-letter queue. */
 export const SCAN_RECORDER_RETRIES = 2;
@@ -62,6 +66,7 @@ export const stackFunctions: readonly StackFunction[] = [
   realtimeAuthorizerFunction,
   previewFunction,
   scanRecorderFunction,
+  scanTimeoutFunction,
 ];
 
 /**

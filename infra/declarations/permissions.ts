@@ -90,8 +90,7 @@ function queryArn(target: QueryTarget, arns: DataArns): string {
  */
 export function cleanupPermissions(arns: DataArns): Permission[] {
   return [
-    // UpdateItem: a file whose scan deadline passed, settled unscannable with its uploader's event (settleOverdue).
-    { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], resources: [arns.attachments.arn] },
+    { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
     { actions: ['dynamodb:Query'], resources: [`${arns.attachments.arn}/index/${attachmentIndexes.conversation.name}`] },
     { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
     { actions: [FILE_ACTIONS.delete, FILE_ACTIONS.abort], resources: [`${arns.filesBucket}/${FILES_PREFIX}*`] },
@@ -112,13 +111,14 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  * contact, their new side with its uniqueness record (PutItem), and their
  * events with the records of the changes delivered (the feed's head and
  * PutItem). It queues new images' previews (sqs:SendMessage on the previews
- * queue). No S3, no other table. The attachments stream's reads come with
- * the event source mapping (granted by CDK).
+ * queue) and new files' scan timers (on the scan timers' queue, where
+ * scanning is on). No S3, no other table. The attachments stream's reads
+ * come with the event source mapping (granted by CDK).
  */
-export function fanOutPermissions(arns: DataArns, previewQueueArn: string): Permission[] {
+export function fanOutPermissions(arns: DataArns, previewQueueArn: string, scanTimerQueueArn?: string): Permission[] {
   return [
-    // A new record pending its scan: the kept result read, the record settled and the result removed, or its deadline put (settleKeptOrAwait).
-    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'], resources: [arns.attachments.arn] },
+    // A new record pending its scan: the kept result read, the record settled and the result removed (settleKeptOrTime).
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
     {
       actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
       resources: [arns.conversations.arn],
@@ -129,6 +129,8 @@ export function fanOutPermissions(arns: DataArns, previewQueueArn: string): Perm
     { actions: ['dynamodb:BatchGetItem'], resources: [arns.events.arn] },
     // Each new record whose preview is pending, to the preview worker (SendMessageBatch is authorised as SendMessage).
     { actions: ['sqs:SendMessage'], resources: [previewQueueArn] },
+    // Each new record pending its scan, its timer (settleKeptOrTime).
+    ...(scanTimerQueueArn ? [{ actions: ['sqs:SendMessage'], resources: [scanTimerQueueArn] }] : []),
   ];
 }
 
@@ -164,6 +166,20 @@ export function scanRecorderPermissions(arns: DataArns): Permission[] {
     { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
     { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
     { actions: [RESCAN_ACTION], resources: ['*'] },
+  ];
+}
+
+/**
+ * The scan timeout (functions/scan-timeout.ts): it reads the kept result and
+ * the record (GetItem) and settles the record in a transaction with the
+ * uploader's event (UpdateItem; the feed's head and event as every writer of
+ * a feed), with a kept result's removal when one came meanwhile (DeleteItem).
+ * The queue's reads come with the event source mapping (granted by CDK).
+ */
+export function scanTimeoutPermissions(arns: DataArns): Permission[] {
+  return [
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
+    { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
   ];
 }
 

@@ -11,6 +11,7 @@ import {
   previewFunction,
   realtimePublisherFunction,
   scanRecorderFunction,
+  scanTimeoutFunction,
 } from '../declarations/function-settings.js';
 import {
   cleanupPermissions,
@@ -23,6 +24,7 @@ import {
   permissionsFor,
   previewWorkerPermissions,
   scanRecorderPermissions,
+  scanTimeoutPermissions,
 } from '../declarations/permissions.js';
 
 /**
@@ -44,6 +46,7 @@ export const FAN_OUT_FUNCTION = fanOutFunction.name;
 export const REALTIME_PUBLISHER_FUNCTION = realtimePublisherFunction.name;
 export const PREVIEW_FUNCTION = previewFunction.name;
 export const SCAN_RECORDER_FUNCTION = scanRecorderFunction.name;
+export const SCAN_TIMEOUT_FUNCTION = scanTimeoutFunction.name;
 /** The malware protection plan's role: the scanner's stand-in reads and tags objects as it (infra/local/scanner.ts). */
 export const MALWARE_PROTECTION_PLAN = 'MalwareProtectionPlan';
 
@@ -53,6 +56,8 @@ export const protectionPlanArn = (resources: Pick<LocalResources, 'account' | 'r
 
 /** The local previews queue's name (infra/local/queue.ts): the stand-in's queue URL and ARN end in it. */
 export const PREVIEW_QUEUE_NAME = 'previews';
+/** The local scan timers' queue's name, likewise. */
+export const SCAN_TIMER_QUEUE_NAME = 'scan-timers';
 
 /** An SQS queue's ARN, as IAM names it. */
 export const queueArn = (resources: Pick<LocalResources, 'account' | 'region'>, name: string) =>
@@ -159,10 +164,14 @@ export function functionRoles(
     ],
     [
       FAN_OUT_FUNCTION,
-      [...fanOutPermissions(arns, queueArn(resources, PREVIEW_QUEUE_NAME)), ...streamReadPermissions([arns.attachments.arn])],
+      [
+        ...fanOutPermissions(arns, queueArn(resources, PREVIEW_QUEUE_NAME), queueArn(resources, SCAN_TIMER_QUEUE_NAME)),
+        ...streamReadPermissions([arns.attachments.arn]),
+      ],
     ],
     [PREVIEW_FUNCTION, previewWorkerPermissions(arns)],
     [SCAN_RECORDER_FUNCTION, scanRecorderPermissions(arns)],
+    [SCAN_TIMEOUT_FUNCTION, scanTimeoutPermissions(arns)],
     [
       MALWARE_PROTECTION_PLAN,
       malwareProtectionPlanPermissions(

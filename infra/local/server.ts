@@ -24,6 +24,12 @@ import {
 import type { EventApiAuthorizerEvent, EventApiAuthorizerResult } from '../../shared/realtime/authorization.js';
 import { REALTIME_NAMESPACE, REALTIME_PATH } from '../../shared/realtime/channel.js';
 import { routes } from '../../shared/routes.js';
+import {
+  SCAN_TIMER_BATCH_SIZE,
+  SCAN_TIMER_DELIVERIES,
+  SCAN_TIMER_TIMEOUT_SECONDS,
+  SCAN_TIMER_VISIBILITY_SECONDS,
+} from '../../shared/scanning/timers.js';
 import type { StreamHandler } from '../../shared/stream-consumer.js';
 import type { FilterPattern } from '../../shared/stream-records.js';
 import type { Clock } from '../../shared/time.js';
@@ -40,6 +46,7 @@ import {
   REALTIME_PUBLISHER_STREAM_READING,
   SCAN_RECORDER_ENTRY,
   SCAN_RECORDER_RETRIES,
+  SCAN_TIMEOUT_ENTRY,
   type StreamReading,
 } from '../declarations/function-settings.js';
 import { channelNamespaceArn, type Permission, realtimePublisherPermissions } from '../declarations/permissions.js';
@@ -66,10 +73,12 @@ import {
   protectionPlanArn,
   REALTIME_PUBLISHER_FUNCTION,
   SCAN_RECORDER_FUNCTION,
+  SCAN_TIMEOUT_FUNCTION,
+  SCAN_TIMER_QUEUE_NAME,
   tablesOf,
 } from './iam.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
-import { type LocalQueue, type LocalQueueOptions, startLocalQueue } from './queue.js';
+import { type LocalQueue, type LocalQueueOptions, localSqs, startLocalQueue } from './queue.js';
 import { attachRealtime, type LocalRealtime } from './realtime.js';
 import { startS3 } from './s3.js';
 import { type LocalScanner, type LocalScannerOptions, startLocalScanner } from './scanner.js';
@@ -147,6 +156,8 @@ export interface LocalApi {
   realtime: LocalRealtime & { url: string; host: string };
   /** The preview worker's queue (SQS's stand-in): its dead letters. */
   previews: LocalQueue;
+  /** The scan timers' queue, when scanning is on (the fan-out's delayed messages to the scan timeout). */
+  scanTimers?: LocalQueue;
   /**
    * GuardDuty's stand-in (infra/local/scanner.ts), when scanning is on. It
    * hears of the objects of this server's own S3 stand-in; a test that runs
@@ -190,9 +201,31 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     if (server.streamConsumers) await startStreamConsumers(composition, server, dynamodb, functionsDynamodb, stoppers);
     const authorizer = await loadAuthorizer(config);
     const realtime = await attachRealtimeStandIn(options, server, listener.server, config, stoppers);
-    const previews = await startPreviewQueue(options, server, composition, iam, stoppers);
+    const previews = await startQueue(server, composition, iam, stoppers, {
+      name: PREVIEW_QUEUE_NAME,
+      url: config.previewQueueUrl,
+      entry: PREVIEW_ENTRY,
+      function: PREVIEW_FUNCTION,
+      batchSize: PREVIEW_BATCH_SIZE,
+      maxDeliveries: PREVIEW_DELIVERIES,
+      visibilityMs: options.previewVisibilityMs ?? PREVIEW_VISIBILITY_SECONDS * 1000,
+      timeoutMs: PREVIEW_TIMEOUT_SECONDS * 1000,
+    });
+    const scanTimers = config.scanning.enabled
+      ? await startQueue(server, composition, iam, stoppers, {
+          name: SCAN_TIMER_QUEUE_NAME,
+          url: config.scanTimerQueueUrl,
+          entry: SCAN_TIMEOUT_ENTRY,
+          function: SCAN_TIMEOUT_FUNCTION,
+          batchSize: SCAN_TIMER_BATCH_SIZE,
+          maxDeliveries: SCAN_TIMER_DELIVERIES,
+          visibilityMs: SCAN_TIMER_VISIBILITY_SECONDS * 1000,
+          timeoutMs: SCAN_TIMER_TIMEOUT_SECONDS * 1000,
+        })
+      : undefined;
     scanner = config.scanning.enabled ? await startScanner(server, composition, { iam, s3Endpoint }, stoppers) : undefined;
-    const standIns = [previews, realtime, ...(scanner ? [scanner] : [])];
+    const sqs = localSqs([previews, ...(scanTimers ? [scanTimers] : [])]);
+    const standIns = [sqs, realtime, ...(scanner ? [scanner] : [])];
     const gateway = gatewayFor(server, { routes: loaded, authorizer, corsOrigins: config.corsOrigins });
     listener.serve((request, response) => {
       if (!standIns.some((standIn) => standIn.handleRequest(request, response))) gateway(request, response);
@@ -207,6 +240,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       composition,
       realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL ?? listener.realtimeUrl, host: listener.host }),
       previews,
+      ...(scanTimers ? { scanTimers } : {}),
       ...(scanner ? { scanner } : {}),
       iamRefusals: () => [...iam.refused],
       close: () => stoppers.stopAll(),
@@ -405,7 +439,8 @@ function handlerEnvironment(
     ...tableVariables((role) => parts.dynamodb.tables[role]),
     REALTIME_URL: parts.listener.realtimeUrl,
     REALTIME_HOST: parts.listener.host,
-    PREVIEW_QUEUE_URL: previewQueueUrl(parts.listener),
+    PREVIEW_QUEUE_URL: queueUrl(parts.listener, PREVIEW_QUEUE_NAME),
+    SCAN_TIMER_QUEUE_URL: queueUrl(parts.listener, SCAN_TIMER_QUEUE_NAME),
     // SendObjectMalwareScan reaches the scanner's stand-in on the server's listener.
     GUARDDUTY_ENDPOINT: parts.listener.url,
     // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).
@@ -607,35 +642,47 @@ async function attachRealtimeStandIn(
   return realtime;
 }
 
-/** The previews queue's stand-in is served on the server's listener, at SQS's queue URL path. */
-const previewQueueUrl = (listener: Pick<Listener, 'url'>) => `${listener.url}/${LOCAL_ACCOUNT}/${PREVIEW_QUEUE_NAME}`;
+/** The queues' stand-ins are served on the server's listener, at SQS's queue URL path. */
+const queueUrl = (listener: Pick<Listener, 'url'>, name: string) => `${listener.url}/${LOCAL_ACCOUNT}/${name}`;
+
+/** One of the stack's queues and its mapping, as the stack declares them. */
+interface QueueSettings {
+  name: string;
+  url: string | undefined;
+  entry: string;
+  function: string;
+  batchSize: number;
+  maxDeliveries: number;
+  visibilityMs: number;
+  timeoutMs: number;
+}
 
 /**
- * What the stack's previews queue and its mapping do: the fan-out's requests,
- * delivered to the preview worker as its own function (infra/local/queue.ts).
+ * What one of the stack's queues and its mapping do: the fan-out's messages,
+ * delivered to their consumer as its own function (infra/local/queue.ts).
  */
-async function startPreviewQueue(
-  options: LocalApiOptions,
+async function startQueue(
   server: ServerSettings,
   composition: Composition,
   iam: PolicyEvaluator,
   stoppers: Stoppers,
+  settings: QueueSettings,
 ): Promise<LocalQueue> {
   const consumer = (
-    (await loadModule(PREVIEW_ENTRY)).handler as { withComposition(composition: Composition): LocalQueueOptions['handler'] }
+    (await loadModule(settings.entry)).handler as { withComposition(composition: Composition): LocalQueueOptions['handler'] }
   ).withComposition(composition);
   const queue = startLocalQueue({
-    name: PREVIEW_QUEUE_NAME,
+    name: settings.name,
     region: server.region,
     account: LOCAL_ACCOUNT,
-    url: composition.config.previewQueueUrl ?? '',
+    url: settings.url ?? '',
     iam,
     baseKeyId: server.credentials.accessKeyId,
-    handler: actingAs(PREVIEW_FUNCTION, consumer),
-    batchSize: PREVIEW_BATCH_SIZE,
-    maxDeliveries: PREVIEW_DELIVERIES,
-    visibilityMs: options.previewVisibilityMs ?? PREVIEW_VISIBILITY_SECONDS * 1000,
-    functionTimeoutMs: Math.min(server.functionTimeoutMs, PREVIEW_TIMEOUT_SECONDS * 1000),
+    handler: actingAs(settings.function, consumer),
+    batchSize: settings.batchSize,
+    maxDeliveries: settings.maxDeliveries,
+    visibilityMs: settings.visibilityMs,
+    functionTimeoutMs: Math.min(server.functionTimeoutMs, settings.timeoutMs),
   });
   stoppers.add(queue.stop);
   return queue;

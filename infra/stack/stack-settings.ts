@@ -10,6 +10,7 @@ import {
   DEFAULT_SCAN_TIMEOUT_SECONDS,
   DEFAULT_UPLOAD_SESSION_TTL_SECONDS,
   MAX_FILE_URL_TTL_SECONDS,
+  MAX_SCAN_TIMEOUT_SECONDS,
   S3_MAX_OBJECT_BYTES,
 } from '../../shared/config.js';
 import { FUNCTION_SETTINGS } from '../declarations/function-settings.js';
@@ -49,7 +50,7 @@ export interface StackSettings {
   scanning: boolean;
   /** Whether an unscannable file reaches other readers (context `scanUnscannable`: `hold`, the default, or `serve`). */
   scanUnscannable: 'hold' | 'serve';
-  /** A file with no scan result this long after its upload is unscannable (context `scanTimeoutSeconds`, 900). */
+  /** A file with no scan result this long after its upload is unscannable (context `scanTimeoutSeconds`, 900, at most 900). */
   scanTimeoutSeconds: number;
 }
 
@@ -122,6 +123,7 @@ export function stackSettings(node: Node): StackSettings {
     largeGroupSides: integer('largeGroupSides') ?? DEFAULT_LARGE_GROUP_SIDES,
     scanning: oneOf('scanning', ['on', 'off'], 'on') === 'on',
     scanUnscannable: oneOf('scanUnscannable', ['hold', 'serve'], 'hold'),
-    scanTimeoutSeconds: integer('scanTimeoutSeconds') ?? DEFAULT_SCAN_TIMEOUT_SECONDS,
+    // The scan timer's one SQS delay (docs/decisions.md, "The scan timeout").
+    scanTimeoutSeconds: integer('scanTimeoutSeconds', MAX_SCAN_TIMEOUT_SECONDS) ?? DEFAULT_SCAN_TIMEOUT_SECONDS,
   };
 }

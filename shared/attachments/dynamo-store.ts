@@ -1,6 +1,6 @@
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { type ActivityOutcome, ConversationActivity, transactWithActivity } from '../conversations/activity.js';
-import { and, equals, expressions, itemAbsent, itemExists, type Update } from '../dynamo/expressions.js';
+import { and, type Condition, equals, expressions, itemAbsent, itemExists, type Update } from '../dynamo/expressions.js';
 import { attachmentConversationKey, attachmentKey, type Counterpart, threadKey, threadOf, uploadIntentKey } from '../dynamo/keys.js';
 import { keysUnder, queryPage } from '../dynamo/query-page.js';
 import { attachmentIndexes, type IndexDefinition } from '../dynamo/tables.js';
@@ -246,8 +246,9 @@ export function putUpload(
 /**
  * A pending field of an attachment settled (its preview, its scan): the
  * record's update, on the condition that it still holds the same file and the
- * field is still pending, and the uploader's attachment.updated from `record`
- * to `settled`; the other members' events follow from the stream.
+ * field is still pending (or still as `from` says: a timed-out scan a late
+ * result replaces), and the uploader's attachment.updated from `record` to
+ * `settled`; the other members' events follow from the stream.
  */
 export function pendingSettlement(
   table: string,
@@ -255,12 +256,13 @@ export function pendingSettlement(
   settled: AttachmentRecord,
   pendingAttribute: string,
   update: Update,
+  from: Condition = equals(pendingAttribute, 'pending'),
 ): { change: TransactItem; events: EventDraft[] } {
   const change = {
     Update: {
       TableName: table,
       Key: attachmentKey(record.id),
-      ...expressions({ update, condition: and(itemExists(), equals('file_key', record.file_key), equals(pendingAttribute, 'pending')) }),
+      ...expressions({ update, condition: and(itemExists(), equals('file_key', record.file_key), from) }),
     },
   };
   return { change, events: updatedEvents('attachment', uploadersObject(record), uploadersObject(settled), null) };

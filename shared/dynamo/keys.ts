@@ -125,17 +125,7 @@ export const uploadIntentKey = (attachmentId: string, run: string): ItemKey => (
  */
 export const SCAN_RESULT_SK_PREFIX = 'scan#';
 export const scanResultKey = (attachmentId: string, run: string): ItemKey => ({ pk: attachmentId, sk: `${SCAN_RESULT_SK_PREFIX}${run}` });
-/**
- * A file's scan deadline, written when its record comes still pending, with
- * `expires_at` its upload time plus the scan timeout: DynamoDB's TTL removes
- * it then, and its REMOVE reaches the cleanup, which settles a file still
- * pending `unscannable` (nothing stays pending forever).
- */
-export const SCAN_DEADLINE_SK_PREFIX = 'scandeadline#';
-export const scanDeadlineKey = (attachmentId: string, run: string): ItemKey => ({
-  pk: attachmentId,
-  sk: `${SCAN_DEADLINE_SK_PREFIX}${run}`,
-});
+
 /** The uploader's side an attachment went into: the cleanup of that side finds the uploader's files of it. */
 export const attachmentConversationKey = (userId: string, conversationId: string): string => composite(userId, conversationId);
 

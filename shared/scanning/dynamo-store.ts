@@ -2,19 +2,26 @@ import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } fr
 import { fromItem, pendingSettlement } from '../attachments/dynamo-store.js';
 import type { AttachmentRecord } from '../attachments/model.js';
 import { isConditionFailed } from '../dynamo/errors.js';
-import { equals, expressions, notExists, or } from '../dynamo/expressions.js';
-import { attachmentKey, scanDeadlineKey, scanResultKey } from '../dynamo/keys.js';
+import { and, equals, expressions, notExists, or } from '../dynamo/expressions.js';
+import { attachmentKey, scanResultKey } from '../dynamo/keys.js';
 import { transactWrite } from '../dynamo/transactions.js';
 import { type Outbox, withFeed } from '../events/outbox.js';
 import type { Clock } from '../time.js';
 import type { SettledScan } from './model.js';
-import type { ScannedFile, ScanStore, Settlement } from './recorder.js';
+import type { ScannedFile, ScanStore, SettledBy, Settlement } from './recorder.js';
 
 /** How long a result kept for a record that has not come stays: far past an upload session's life. */
 const KEPT_SECONDS = 7 * 24 * 3600;
 
 /** The preview's attributes (shared/attachments/dynamo-store.ts): an infected file is never previewed. */
 const PREVIEW_ATTRIBUTES = ['preview_status', 'preview', 'preview_failure'];
+
+/**
+ * Why a record is `unscannable`, when its timer settled it (internal, not in
+ * the API): a late result replaces only that `unscannable`.
+ */
+const UNSCANNABLE_BY = 'scan_unscannable_by';
+const TIMED_OUT: SettledBy = 'timeout';
 
 /**
  * Scan results on the attachments table: each file's result item
@@ -42,11 +49,6 @@ export class DynamoScanStore implements ScanStore {
     return Item?.file_key === file.key ? (Item.result as SettledScan | undefined) : undefined;
   }
 
-  async awaitUntil(file: ScannedFile, deadline: number): Promise<void> {
-    const Item = { ...scanDeadlineKey(file.attachmentId, file.run), file_key: file.key, expires_at: deadline };
-    await this.client.send(new PutCommand({ TableName: this.table, Item }));
-  }
-
   async firstFailure(file: ScannedFile, eventId: string): Promise<boolean> {
     try {
       await this.client.send(
@@ -64,25 +66,34 @@ export class DynamoScanStore implements ScanStore {
     }
   }
 
-  settle(file: ScannedFile, status: SettledScan): Promise<Settlement> {
+  settle(file: ScannedFile, status: SettledScan, by: SettledBy): Promise<Settlement> {
     return withFeed(async (retry) => {
       const item = (
         await this.client.send(new GetCommand({ TableName: this.table, Key: attachmentKey(file.attachmentId), ConsistentRead: true }))
       ).Item;
       const record = item ? fromItem(item) : undefined;
       if (!record || record.file_key !== file.key) return 'no-record';
-      if (record.scan_status !== 'pending') {
-        await this.client.send(new DeleteCommand({ TableName: this.table, Key: this.key(file) }));
+      // A result's item goes with its settling; a timer leaves it, so that a result kept meanwhile is still applied.
+      const drop = by === 'result' ? [{ Delete: { TableName: this.table, Key: this.key(file) } }] : [];
+      const from = settledFrom(record.scan_status, item?.[UNSCANNABLE_BY], status, by);
+      if (!from) {
+        if (by === 'result') await this.client.send(new DeleteCommand({ TableName: this.table, Key: this.key(file) }));
         return 'not-pending';
       }
-      const drop = { Delete: { TableName: this.table, Key: this.key(file) } };
       const settled: AttachmentRecord = { ...record, scan_status: status, ...(status === 'infected' ? { preview: undefined } : {}) };
-      const { change, events } = pendingSettlement(this.table, record, settled, 'scan_status', {
-        set: { scan_status: status },
-        ...(status === 'infected' ? { remove: PREVIEW_ATTRIBUTES } : {}),
-      });
+      const { change, events } = pendingSettlement(
+        this.table,
+        record,
+        settled,
+        'scan_status',
+        {
+          set: { scan_status: status, ...(by === TIMED_OUT ? { [UNSCANNABLE_BY]: TIMED_OUT } : {}) },
+          remove: [...(status === 'infected' ? PREVIEW_ATTRIBUTES : []), ...(by === TIMED_OUT ? [] : [UNSCANNABLE_BY])],
+        },
+        from,
+      );
       const feed = await this.outbox.append(record.uploaded_by, events);
-      const outcome = await transactWrite(this.client, [change, drop, ...feed.items]);
+      const outcome = await transactWrite(this.client, [change, ...drop, ...feed.items]);
       if (outcome.committed) return 'settled';
       // The feed's head moved, or the record changed meanwhile (settled, renamed, removed): read it again.
       return retry;
@@ -92,4 +103,15 @@ export class DynamoScanStore implements ScanStore {
   private key(file: ScannedFile) {
     return scanResultKey(file.attachmentId, file.run);
   }
+}
+
+/**
+ * The record's state a settling may start from, as a condition, or none:
+ * `pending`, or an `unscannable` its timer settled, which a late `clean` or
+ * `infected` replaces (never a result's `unscannable`, a `clean` or an `infected`).
+ */
+function settledFrom(current: string, unscannableBy: unknown, status: SettledScan, by: SettledBy) {
+  if (current === 'pending') return equals('scan_status', 'pending');
+  const late = by === 'result' && status !== 'unscannable' && current === 'unscannable' && unscannableBy === TIMED_OUT;
+  return late ? and(equals('scan_status', 'unscannable'), equals(UNSCANNABLE_BY, TIMED_OUT)) : undefined;
 }

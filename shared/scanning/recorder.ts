@@ -22,6 +22,9 @@ export interface ScanResult {
 /** What recording a result on the record came to. */
 export type Settlement = 'settled' | 'not-pending' | 'no-record';
 
+/** What settles a file: GuardDuty's result, or its timer (no result within the timeout). */
+export type SettledBy = 'result' | 'timeout';
+
 export interface ScanStore {
   /** Keeps a file's settled result beside its record, for a record that has not come yet (idempotent). */
   keep(file: ScannedFile, status: SettledScan): Promise<void>;
@@ -30,13 +33,24 @@ export interface ScanStore {
   /** Notes a failed scan of the file: true for its first failure (or that failure's event delivered again). */
   firstFailure(file: ScannedFile, eventId: string): Promise<boolean>;
   /**
-   * The record's pending status settled, once, with the uploader's event and
-   * the kept result's removal: 'no-record' while no record holds the file
-   * (the kept result waits for it), 'not-pending' when it was settled before.
+   * The record's pending status settled, once, with the uploader's event
+   * (and, by a result, the kept result's removal): 'no-record' while no
+   * record holds the file (the kept result waits for it), 'not-pending' when
+   * it was settled before. A result's `clean` or `infected` also replaces an
+   * `unscannable` its timeout settled: a late answer still counts.
    */
-  settle(file: ScannedFile, status: SettledScan): Promise<Settlement>;
-  /** Writes the file's scan deadline (epoch seconds), which DynamoDB's TTL removes then (idempotent). */
-  awaitUntil(file: ScannedFile, deadline: number): Promise<void>;
+  settle(file: ScannedFile, status: SettledScan, by: SettledBy): Promise<Settlement>;
+}
+
+/** A file's timer: its message comes back when the file's scan timeout is due (shared/scanning/timers.ts). */
+export interface ScanTimer {
+  file_key: string;
+  /** Epoch seconds: the upload's time plus the scan timeout. */
+  due_at: number;
+}
+
+export interface ScanTimers {
+  start(timers: readonly ScanTimer[]): Promise<void>;
 }
 
 /** Asks the scanner for a new scan of an object (GuardDuty's SendObjectMalwareScan). */
@@ -73,33 +87,37 @@ export class ScanRecorder {
       status = 'unscannable';
     }
     await this.store.keep(file, status);
-    return this.store.settle(file, status);
+    return this.store.settle(file, status, 'result');
   }
 }
 
 /**
  * The fan-out's step for a new record still pending its scan: a result kept
- * because it came first settles it now; otherwise its deadline is written,
- * `timeoutSeconds` after the upload, past which the cleanup settles it
- * `unscannable` (settleOverdue).
+ * because it came first settles it now; otherwise its timer is due, the
+ * upload's time plus `timeoutSeconds` (the fan-out starts it: ScanTimers).
  */
-export async function settleKeptOrAwait(
-  store: Pick<ScanStore, 'kept' | 'settle' | 'awaitUntil'>,
+export async function settleKeptOrTime(
+  store: Pick<ScanStore, 'kept' | 'settle'>,
   record: AttachmentRecord,
   timeoutSeconds: number,
-): Promise<Settlement | 'awaiting' | 'not-a-file'> {
+): Promise<Settlement | ScanTimer | 'not-a-file'> {
   const file = scannedFile(record.file_key);
   if (!file) return 'not-a-file';
   const kept = await store.kept(file);
-  if (kept) return store.settle(file, kept);
-  await store.awaitUntil(file, record.created_at + timeoutSeconds);
-  return 'awaiting';
+  if (kept) return store.settle(file, kept, 'result');
+  return { file_key: record.file_key, due_at: record.created_at + timeoutSeconds };
 }
 
-/** A file whose scan deadline passed (its deadline item removed by TTL): `unscannable` if still pending (the cleanup's step). */
-export function settleOverdue(store: Pick<ScanStore, 'settle'>, fileKey: string): Promise<Settlement | 'not-a-file'> {
+/**
+ * A file whose timer came (functions/scan-timeout.ts): `unscannable` if
+ * still pending, unless a result was kept meanwhile (its recording failed
+ * after keeping it), which then settles it. A timer that comes again changes nothing.
+ */
+export async function settleTimedOut(store: Pick<ScanStore, 'kept' | 'settle'>, fileKey: string): Promise<Settlement | 'not-a-file'> {
   const file = scannedFile(fileKey);
-  return file ? store.settle(file, 'unscannable') : Promise.resolve('not-a-file');
+  if (!file) return 'not-a-file';
+  const kept = await store.kept(file);
+  return kept ? store.settle(file, kept, 'result') : store.settle(file, 'unscannable', 'timeout');
 }
 
 function scannedFile(key: string): ScannedFile | undefined {

@@ -1,9 +1,10 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { SCAN_RECORDER_RETRIES, scanRecorderFunction } from '../../infra/declarations/function-settings.js';
+import { SCAN_RECORDER_RETRIES, scanRecorderFunction, scanTimeoutFunction } from '../../infra/declarations/function-settings.js';
 import { MALWARE_PROTECTION_PRINCIPAL } from '../../infra/declarations/permissions.js';
 import { FILES_PREFIX, PREVIEWS_PREFIX } from '../../shared/files/keys.js';
 import { SCAN_RESULT_DETAIL_TYPE, SCAN_RESULT_SOURCE } from '../../shared/scanning/result-event.js';
+import { SCAN_TIMER_BATCH_SIZE, SCAN_TIMER_DELIVERIES, SCAN_TIMER_TIMEOUT_SECONDS } from '../../shared/scanning/timers.js';
 import type { Json } from '../support/api.js';
 import { resourcesOf, synthesize } from './synth.js';
 
@@ -13,13 +14,14 @@ const only = (template: Template, type: string): [string, Json] => {
   return found[0]!;
 };
 
-const recorderOf = (template: Template): [string, Json] => {
+const functionOf = (template: Template, name: string): [string, Json] => {
   const found = Object.entries(resourcesOf(template, 'AWS::Lambda::Function')).filter(([id]) =>
-    new RegExp(`^Functions${scanRecorderFunction.name}[0-9A-F]{8}$`).test(id),
+    new RegExp(`^Functions${name}[0-9A-F]{8}$`).test(id),
   );
-  expect(found).toHaveLength(1);
+  expect(found, name).toHaveLength(1);
   return found[0]!;
 };
+const recorderOf = (template: Template) => functionOf(template, scanRecorderFunction.name);
 
 /**
  * Scanning as synthesized (infra/stack/constructs/scanning.ts): GuardDuty's
@@ -104,13 +106,54 @@ export function scanningTemplateTests(template: () => Template): void {
     });
   });
 
+  describe('the scan timeout', () => {
+    it(`reads the timers' queue ${SCAN_TIMER_BATCH_SIZE} at a time with partial batch failures; a timer goes to its dead letters after ${SCAN_TIMER_DELIVERIES} deliveries, with an alarm on the first`, () => {
+      const [timeoutId, timeout] = functionOf(template(), scanTimeoutFunction.name);
+      expect(timeout.Properties.Timeout).toBe(SCAN_TIMER_TIMEOUT_SECONDS);
+      const [queueId, queue] = Object.entries(resourcesOf(template(), 'AWS::SQS::Queue')).find(([id]) =>
+        id.startsWith('FunctionsScanningScanTimerQueue'),
+      )!;
+      expect(queue.Properties.RedrivePolicy).toEqual({
+        deadLetterTargetArn: { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsScanningScanTimersDeadLetters/), 'Arn'] },
+        maxReceiveCount: SCAN_TIMER_DELIVERIES,
+      });
+      expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * SCAN_TIMER_TIMEOUT_SECONDS);
+      const mappings = Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping')).filter(
+        ({ Properties }) => Properties.FunctionName.Ref === timeoutId,
+      );
+      expect(mappings.map(({ Properties }) => Properties)).toEqual([
+        expect.objectContaining({
+          EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+          BatchSize: SCAN_TIMER_BATCH_SIZE,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        }),
+      ]);
+      const alarms = Object.values(resourcesOf(template(), 'AWS::CloudWatch::Alarm')).filter(({ Properties }) =>
+        JSON.stringify(Properties.Dimensions).includes('FunctionsScanningScanTimersDeadLetters'),
+      );
+      expect(alarms).toHaveLength(1);
+      // The fan-out is told where to send its timers, and is the one function that may.
+      const [, fanOut] = functionOf(template(), 'FanOut');
+      expect(fanOut.Properties.Environment.Variables.SCAN_TIMER_QUEUE_URL).toEqual({ Ref: queueId });
+      const senders = Object.values(resourcesOf(template(), 'AWS::IAM::Policy')).filter(({ Properties }) =>
+        Properties.PolicyDocument.Statement.some(
+          (statement: Json) =>
+            [statement.Action].flat().includes('sqs:SendMessage') && JSON.stringify(statement.Resource).includes(queueId),
+        ),
+      );
+      expect(senders.map(({ Properties }) => Properties.Roles[0].Ref)).toEqual([expect.stringMatching(/^FunctionsFanOutRole/)]);
+    });
+  });
+
   describe('scanning off (context scanning=off)', () => {
-    it('creates no plan, rule or recorder, and tells the functions every file is not scanned', () => {
+    it('creates no plan, rule, recorder or timers, and tells the functions every file is not scanned', () => {
       const off = synthesize({ scanning: 'off' });
       try {
         expect(Object.keys(resourcesOf(off.template, 'AWS::GuardDuty::MalwareProtectionPlan'))).toEqual([]);
         const functions = Object.entries(resourcesOf(off.template, 'AWS::Lambda::Function'));
-        expect(functions.some(([id]) => id.startsWith(`Functions${scanRecorderFunction.name}`))).toBe(false);
+        for (const { name } of [scanRecorderFunction, scanTimeoutFunction])
+          expect(functions.some(([id]) => id.startsWith(`Functions${name}`))).toBe(false);
+        expect(Object.keys(resourcesOf(off.template, 'AWS::SQS::Queue')).filter((id) => id.includes('ScanTimer'))).toEqual([]);
         for (const [, { Properties }] of functions)
           if (Properties.Environment?.Variables?.FILES_BUCKET) expect(Properties.Environment.Variables.SCANNING).toBe('off');
       } finally {

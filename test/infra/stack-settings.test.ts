@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
 import { messagingApp } from '../../infra/stack/messaging-app.js';
+import { readConfig } from '../../shared/config.js';
 import { resourcesOf, synthesize, testContext } from './synth.js';
 
 describe('context settings', () => {
@@ -127,6 +128,13 @@ describe('context settings', () => {
     expect(() => messagingApp({ context: testContext({ fileUrlTtlSeconds: '3601' }) })).toThrow(
       /fileUrlTtlSeconds must be an integer from 1 to 3600/,
     );
+  });
+
+  it("refuses a scan timeout longer than SQS's longest delay (900 s), its timer's one wait, in the stack and in the functions' environment", () => {
+    expect(() => messagingApp({ context: testContext({ scanTimeoutSeconds: '901' }) })).toThrow(
+      /scanTimeoutSeconds must be an integer from 1 to 900/,
+    );
+    expect(() => readConfig({ SCAN_TIMEOUT_SECONDS: '901' })).toThrow('SCAN_TIMEOUT_SECONDS must be an integer from 1 to 900, got "901"');
   });
 
   it('fails the synth on a cdk-nag finding that nobody acknowledged', () => {

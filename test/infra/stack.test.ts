@@ -1,6 +1,12 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PREVIEW_MEMORY_MB, previewFunction, scanRecorderFunction, stackFunctions } from '../../infra/declarations/function-settings.js';
+import {
+  PREVIEW_MEMORY_MB,
+  previewFunction,
+  scanRecorderFunction,
+  scanTimeoutFunction,
+  stackFunctions,
+} from '../../infra/declarations/function-settings.js';
 import { type GatewayResponseType, gatewayResponses } from '../../infra/declarations/gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../../infra/declarations/gateway-settings.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
@@ -31,9 +37,9 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, the preview worker and the scan recorder, all Node.js 24 on arm64 with tracing and their own log group", () => {
+  it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, the preview worker, the scan recorder and the scan timeout, all Node.js 24 on arm64 with tracing and their own log group", () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 8);
+    expect(functions).toHaveLength(routes.length + 9);
     // The list the bench measures (infra/declarations/function-settings.ts) is the stack's: one function each, by its name.
     const logicalIds = Object.keys(resourcesOf(template(), 'AWS::Lambda::Function'));
     const named = logicalIds.map((id) => stackFunctions.find(({ name }) => new RegExp(`^Functions${name}[0-9A-F]{8}$`).test(id))?.name);
@@ -65,7 +71,9 @@ describe('functions', () => {
       ['FanOut', 900],
       [scanRecorderFunction.name, 900],
     ]);
-    for (const [name, timeout] of timeouts.filter(([name]) => !unwaited.includes(String(name)) && name !== previewFunction.name))
+    // The queue-fed ones (the preview worker, the scan timeout) have their own, their queue's visibility timeout sized on it.
+    const queueFed: string[] = [previewFunction.name, scanTimeoutFunction.name];
+    for (const [name, timeout] of timeouts.filter(([name]) => !unwaited.includes(String(name)) && !queueFed.includes(String(name))))
       expect(timeout, String(name)).toBe(20);
   });
 
@@ -73,8 +81,8 @@ describe('functions', () => {
     const handlers = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
       ({ Properties }) => Properties.Environment.Variables.CONVERSATIONS_TABLE,
     );
-    // The routes', the cleanup's, the fan-out's, the preview worker's and the scan recorder's.
-    expect(handlers).toHaveLength(routes.length + 4);
+    // The routes', the cleanup's, the fan-out's, the preview worker's, the scan recorder's and the scan timeout's.
+    expect(handlers).toHaveLength(routes.length + 5);
     for (const { Properties } of handlers) {
       expect(Properties.Environment.Variables).toMatchObject({
         CONVERSATIONS_TABLE: { Ref: expect.stringMatching(/^DataConversations/) },
@@ -521,7 +529,7 @@ describe("cleanup from the tables' streams", () => {
     });
   });
 
-  it('lets the cleanup read and delete attachment records (and settle one whose scan deadline passed), query their by_conversation index, append to feeds, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
+  it('lets the cleanup read and delete attachment records, query their by_conversation index, append to feeds, delete files, abort uploads, read the streams and send to its queue, nothing else', () => {
     const statements = statementsOf(roleOf('Cleanup')).filter((s) => !isLoggingOrTracing(s));
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
     const actions = new Set(statements.flatMap((s) => s.Action).filter((action: string) => !streamReads.includes(action)));
@@ -544,8 +552,7 @@ describe("cleanup from the tables' streams", () => {
     expect(resourcesOfAction('dynamodb:GetItem')).toEqual([attachments, events]);
     expect(resourcesOfAction('dynamodb:DeleteItem')).toEqual([attachments]);
     expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [attachments, '/index/by_conversation']] }]);
-    // UpdateItem on attachments: a file whose scan deadline passed, settled unscannable.
-    expect(resourcesOfAction('dynamodb:UpdateItem')).toEqual([attachments, events]);
+    expect(resourcesOfAction('dynamodb:UpdateItem')).toEqual([events]);
     expect(resourcesOfAction('dynamodb:PutItem')).toEqual([events]);
     expect(resourcesOfAction('s3:AbortMultipartUpload').map(ref)).toEqual([expect.stringContaining(`/${FILES_PREFIX}*`)]);
     const streamResources = statements.filter((s) => s.Action.includes('dynamodb:GetRecords')).flatMap((s) => [s.Resource].flat());
@@ -590,7 +597,7 @@ describe('fan-out from the attachments stream', () => {
     });
   });
 
-  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream, settle a kept scan result or put its deadline and send to its queue, nothing else', () => {
+  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream, settle a kept scan result and send to its queues (previews, scan timers), nothing else', () => {
     const statements = statementsOf(roleOf('FanOut')).filter((s) => !isLoggingOrTracing(s));
     const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
@@ -613,8 +620,9 @@ describe('fan-out from the attachments stream', () => {
     );
     const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
     const attachments = { 'Fn::GetAtt': [tableIdOf('Attachments'), 'Arn'] };
-    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'])
+    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem'])
       expect(resourcesOfAction(action), action).toEqual([attachments, conversations, events]);
+    expect(resourcesOfAction('dynamodb:PutItem')).toEqual([conversations, events]);
     expect(resourcesOfAction('dynamodb:DeleteItem')).toEqual([attachments]);
     // A side already at the upload's time is only checked in the member's transaction (a redelivery, two uploads in one second).
     expect(resourcesOfAction('dynamodb:ConditionCheckItem')).toEqual([conversations]);
@@ -623,9 +631,10 @@ describe('fan-out from the attachments stream', () => {
     for (const action of streamReads)
       expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [tableIdOf('Attachments'), 'StreamArn'] }]);
     expect(resourcesOfAction('dynamodb:ListStreams')).toEqual(['*']);
-    // Its dead letters (the mapping's on-failure destination), and for SendMessage alone the previews queue it feeds.
+    // Its dead letters (the mapping's on-failure destination), and for SendMessage alone the queues it feeds.
     expect(resourcesOfAction('sqs:SendMessage')).toEqual([
       { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsPreviewRequests/), 'Arn'] },
+      { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsScanningScanTimerQueue/), 'Arn'] },
       { 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] },
     ]);
     for (const action of ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) {

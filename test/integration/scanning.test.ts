@@ -39,6 +39,15 @@ async function pair(s: ReturnType<typeof sharingCalls>) {
   return { alice, bob, side };
 }
 
+/** GuardDuty's result for the file, handed to the recorder as EventBridge would (the same event id when redelivered). */
+async function deliverTo(api: TestApi, key: string, result: GuardDutyResult, id = randomBytes(8).toString('hex')) {
+  // As its own function, signing with its own role, as the stand-in and AWS invoke it.
+  const recorder = actingAs(SCAN_RECORDER_FUNCTION, scanRecorder.withComposition(api.api.composition));
+  const { region } = api.api.config;
+  const event = resultEvent({ region, account: LOCAL_ACCOUNT, bucket: api.api.config.filesBucket, planArn: 'plan' }, key, result);
+  await recorder({ ...event, id });
+}
+
 /** The attachment as `who` reads it once its scan is `status` (the sharing calls' own wait). */
 const scanned = async (s: ReturnType<typeof sharingCalls>, who: Member, id: string, status: string) =>
   (await s.scanned(who, id, status)) as Scanned;
@@ -162,14 +171,7 @@ describe('with the scanner stand-in not answering within the test', () => {
   afterAll(() => api?.close());
   const s = sharingCalls(() => api);
 
-  /** GuardDuty's result for the file, handed to the recorder as EventBridge would (the same event id when redelivered). */
-  const deliver = async (key: string, result: GuardDutyResult, id = randomBytes(8).toString('hex')) => {
-    // As its own function, signing with its own role, as the stand-in and AWS invoke it.
-    const recorder = actingAs(SCAN_RECORDER_FUNCTION, scanRecorder.withComposition(api.api.composition));
-    const { region } = api.api.config;
-    const event = resultEvent({ region, account: LOCAL_ACCOUNT, bucket: api.api.config.filesBucket, planArn: 'plan' }, key, result);
-    await recorder({ ...event, id });
-  };
+  const deliver = (key: string, result: GuardDutyResult, id?: string) => deliverTo(api, key, result, id);
 
   it('holds a pending file from other members (no link, the preview status alone) while its uploader keeps both', async () => {
     const { alice, bob, side } = await pair(s);
@@ -239,13 +241,13 @@ describe('with the scanner stand-in not answering within the test', () => {
 describe('with no scan result within the timeout (SCAN_TIMEOUT_SECONDS=1)', () => {
   let api: TestApi;
   beforeAll(async () => {
-    // The scanner never answers within the test; DynamoDB's TTL stand-in removes the scan's deadline at its expiry.
-    api = await startTestApi({ scanDelayMs: 3_600_000, timeToLiveDelayMs: 0, env: { SCAN_TIMEOUT_SECONDS: '1' } });
+    // The scanner never answers within the test; the file's timer comes back from the local queue a second after the upload.
+    api = await startTestApi({ scanDelayMs: 3_600_000, env: { SCAN_TIMEOUT_SECONDS: '1' } });
   });
   afterAll(() => api?.close());
   const s = sharingCalls(() => api);
 
-  it('records the file unscannable once its deadline passes (held from other members), each reader told once: nothing stays pending', async () => {
+  it('records the file unscannable when its timer comes (held from other members), each reader told once: nothing stays pending', async () => {
     const { alice, bob, side } = await pair(s);
     const uploaded = (await s.upload(alice, side)) as Scanned;
     expect(uploaded.scan_status).toBe('pending');
@@ -257,6 +259,108 @@ describe('with no scan result within the timeout (SCAN_TIMEOUT_SECONDS=1)', () =
       const updates = events.filter((event) => event.type === 'attachment.updated' && event.data.object.id === uploaded.id);
       expect(updates.map((event) => event.data.previous_attributes)).toEqual([{ scan_status: 'pending' }]);
     }
+  });
+
+  it("records an upload session's file unscannable when its timer comes, as a POST's", async () => {
+    const { alice, bob, side } = await pair(s);
+    const sessions = sessionClient(api);
+    const bytes = randomBytes(1024);
+    const started = await sessions.start(alice.id, { filename: 'late.bin', file_size: bytes.length, conversation_id: side });
+    expect(started.status, started.text).toBe(201);
+    const completed = await sessions.complete(alice.id, started.body.id, await sessions.uploadAll(alice.id, started.body, bytes));
+    expect(completed.status, completed.text).toBe(201);
+    expect(completed.body.scan_status).toBe('pending');
+    expect((await scanned(s, bob, completed.body.id, 'unscannable')).file_url).toBeNull();
+  });
+
+  const deliver = (key: string, result: GuardDutyResult, id?: string) => deliverTo(api, key, result, id);
+
+  /** The scan changes a reader's feed holds for the file: each attachment.updated's previous scan_status and new one. */
+  const scanChanges = async (who: Member, id: string, until: string) => {
+    const events = await s.feedOf(who, (feed) =>
+      feed.some((event) => event.data.object.id === id && event.data.object.scan_status === until),
+    );
+    return events
+      .filter(
+        (event) =>
+          event.type === 'attachment.updated' && event.data.object.id === id && event.data.previous_attributes?.scan_status !== undefined,
+      )
+      .map((event) => [event.data.previous_attributes?.scan_status, event.data.object.scan_status]);
+  };
+
+  it("a late THREATS_FOUND replaces the timeout's unscannable: bytes and thumbnails deleted, no link for anyone, each reader told once, whatever is delivered again", async () => {
+    const { alice, bob, side } = await pair(s);
+    const bytes = Buffer.concat([await png(400, 300), Buffer.from(EICAR)]);
+    const uploaded = (await s.upload(alice, side, { bytes, filename: 'photo.png', type: 'image/png' })) as Scanned;
+    const key = fileKeyOf(uploaded);
+    const thumbnailsOf = `${PREVIEWS_PREFIX}${key.slice(FILES_PREFIX.length)}/`;
+    const stored = async () => {
+      const { s3Endpoint, config } = api.api;
+      const keys = [
+        ...(await storedFileKeys(s3Endpoint, config.filesBucket)),
+        ...(await storedFileKeys(s3Endpoint, config.filesBucket, PREVIEWS_PREFIX)),
+      ];
+      return keys.filter((stored) => stored === key || stored.startsWith(thumbnailsOf));
+    };
+    // Timed out, and its thumbnails made (the uploader's view), before the result comes.
+    await scanned(s, bob, uploaded.id, 'unscannable');
+    await eventually(
+      () => s.attachment(alice, uploaded.id),
+      (response) => response.body.preview?.status === 'ready',
+      30_000,
+    );
+    expect(await stored()).toHaveLength(3);
+
+    await deliver(key, 'THREATS_FOUND', 'late-threat');
+    await deliver(key, 'THREATS_FOUND', 'late-threat');
+    await deliver(key, 'NO_THREATS_FOUND');
+    for (const who of [alice, bob]) {
+      const seen = await scanned(s, who, uploaded.id, 'infected');
+      expect([seen.file_url, seen.file_url_expires_at, seen.preview]).toEqual([null, null, null]);
+      expect(await scanChanges(who, uploaded.id, 'infected')).toEqual([
+        ['pending', 'unscannable'],
+        ['unscannable', 'infected'],
+      ]);
+    }
+    await eventually(stored, (keys) => keys.length === 0);
+    expect((await download(uploaded.file_url)).status).not.toBe(200);
+  });
+
+  it("a late NO_THREATS_FOUND replaces the timeout's unscannable: the other member downloads the file; no later result moves it out of clean", async () => {
+    const { alice, bob, side } = await pair(s);
+    const bytes = randomBytes(64);
+    const uploaded = (await s.upload(alice, side, { bytes })) as Scanned;
+    expect((await scanned(s, bob, uploaded.id, 'unscannable')).file_url).toBeNull();
+
+    await deliver(fileKeyOf(uploaded), 'NO_THREATS_FOUND', 'late-clean');
+    await deliver(fileKeyOf(uploaded), 'NO_THREATS_FOUND', 'late-clean');
+    await deliver(fileKeyOf(uploaded), 'THREATS_FOUND');
+    await deliver(fileKeyOf(uploaded), 'UNSUPPORTED');
+    const theirs = await scanned(s, bob, uploaded.id, 'clean');
+    const fetched = await download(theirs.file_url);
+    expect(fetched.status).toBe(200);
+    expect(fetched.bytes.equals(bytes)).toBe(true);
+    // The uploader's events are written with each settling: every delivery above has had its say.
+    expect(await scanChanges(alice, uploaded.id, 'clean')).toEqual([
+      ['pending', 'unscannable'],
+      ['unscannable', 'clean'],
+    ]);
+    expect((await s.attachment(alice, uploaded.id)).body.scan_status).toBe('clean');
+    expect(await scanChanges(bob, uploaded.id, 'clean')).toEqual([
+      ['pending', 'unscannable'],
+      ['unscannable', 'clean'],
+    ]);
+  });
+
+  it("a result's own unscannable (UNSUPPORTED) is final: a later result does not replace it", async () => {
+    const { alice, side } = await pair(s);
+    const uploaded = (await s.upload(alice, side)) as Scanned;
+    const key = fileKeyOf(uploaded);
+    await deliver(key, 'UNSUPPORTED');
+    expect((await s.attachment(alice, uploaded.id)).body.scan_status).toBe('unscannable');
+    await deliver(key, 'NO_THREATS_FOUND');
+    expect((await s.attachment(alice, uploaded.id)).body.scan_status).toBe('unscannable');
+    expect(await scanChanges(alice, uploaded.id, 'unscannable')).toEqual([['pending', 'unscannable']]);
   });
 });
 

@@ -16,7 +16,7 @@ import { givenUser, runMarker, throwawayUsers } from '../../infra/smoke/users.js
 import { dynamo } from '../../shared/app.js';
 import { signToken } from '../../shared/auth/tokens.js';
 import { readConfig } from '../../shared/config.js';
-import { SCAN_DEADLINE_SK_PREFIX, SCAN_RESULT_SK_PREFIX } from '../../shared/dynamo/keys.js';
+import { SCAN_RESULT_SK_PREFIX } from '../../shared/dynamo/keys.js';
 import { sharedDynamodb, startTestApi, type TestApi } from '../support/api.js';
 import { storedFileKeys } from '../support/attachments.js';
 import { eventually } from '../support/eventually.js';
@@ -108,8 +108,7 @@ const rowOf = (stdout: string, name: string) => stdout.split('\n').find((line) =
  * session but completed ones (kept until their TTL: a completed session
  * cannot be deleted, its file is the attachment's), no scan result but one
  * that came after its file was deleted (kept until its TTL: the recorder
- * cannot tell a record deleted from one not written yet) and no scan
- * deadline (removed by TTL, which the tests' servers run an hour late); and the run's
+ * cannot tell a record deleted from one not written yet); and the run's
  * users list nothing through the API.
  */
 async function expectNothingLeft(t: TestApi, storedKeys: () => Promise<string[]>, userIds: string[]): Promise<void> {
@@ -118,8 +117,7 @@ async function expectNothingLeft(t: TestApi, storedKeys: () => Promise<string[]>
     (await t.api.composition.use(dynamo).send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
   const { config } = t.api;
   expect(await scan(config.conversationsTable)).toEqual([]);
-  const scanItem = (item: Record<string, unknown>) =>
-    [SCAN_RESULT_SK_PREFIX, SCAN_DEADLINE_SK_PREFIX].some((prefix) => String(item.sk).startsWith(prefix));
+  const scanItem = (item: Record<string, unknown>) => String(item.sk).startsWith(SCAN_RESULT_SK_PREFIX);
   expect((await scan(config.attachmentsTable)).filter((item) => !scanItem(item))).toEqual([]);
   expect((await scan(config.uploadSessionsTable)).filter((session) => session.status !== 'completed')).toEqual([]);
   for (const userId of userIds) {

@@ -48,7 +48,7 @@ export interface ProxiedRequest {
   /** Lower-cased names. */
   headers: Record<string, string>;
   body: Buffer;
-  /** DynamoDB's operation, e.g. `DynamoDB_20120810.TransactWriteItems`; undefined for S3. */
+  /** DynamoDB's or SQS's operation, e.g. `DynamoDB_20120810.TransactWriteItems`, `AmazonSQS.SendMessageBatch`; undefined for S3. */
   target: string | undefined;
 }
 
@@ -151,10 +151,9 @@ type Decision =
   | { kind: 'conflict' }
   | { kind: 'lag'; hide: (item: WireItem) => boolean };
 
-export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
-  const target = new URL(upstream);
-  const upstreamPort = Number(target.port);
-  const upstreamHost = target.hostname;
+/** `upstream`: the backend's URL, or where to read it at each connection (a server that listens after the proxy's clients are configured). */
+export async function startFaultProxy(upstream: string | (() => string)): Promise<FaultProxy> {
+  const upstreamOf = () => new URL(typeof upstream === 'string' ? upstream : upstream());
   const sockets = new Set<Socket>();
   let rules: ActiveRule[] = [];
   let random: { spec: RandomFaults; next: () => number } | undefined;
@@ -221,7 +220,8 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     const upstreamConnection = () =>
       new Promise<Socket>((resolve, reject) => {
         if (upstreamSocket && !upstreamSocket.destroyed) return resolve(upstreamSocket);
-        const socket = track(connect(upstreamPort, upstreamHost));
+        const target = upstreamOf();
+        const socket = track(connect(Number(target.port), target.hostname));
         socket.once('connect', () => resolve(socket));
         socket.once('error', reject);
         socket.on('close', () => {

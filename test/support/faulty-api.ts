@@ -1,7 +1,7 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { LOCAL_ACCOUNT } from '../../infra/local/gateway.js';
-import { localIam, tablesOf } from '../../infra/local/iam.js';
+import { localIam, SCAN_TIMER_QUEUE_NAME, tablesOf } from '../../infra/local/iam.js';
 import { startS3 } from '../../infra/local/s3.js';
 import type { LocalApiOptions } from '../../infra/local/server.js';
 import { readConfig } from '../../shared/config.js';
@@ -15,16 +15,18 @@ const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /**
  * The local API with a fault proxy in front of each backend (the run's
- * DynamoDB Local, where the server makes its own tables, and an S3 stand-in
- * of its own), so that the API's clients talk to them only through the
- * proxies, so a test can lose, stall or refuse any single
- * DynamoDB or S3 call the handlers make. The test audits through the API (and
+ * DynamoDB Local, where the server makes its own tables, an S3 stand-in
+ * of its own, and the scan timers' queue on the server's listener), so that
+ * the API's clients talk to them only through the proxies, so a test can
+ * lose, stall or refuse any single DynamoDB, S3 or scan timer call the handlers make. The test audits through the API (and
  * an S3 listing that bypasses the proxy).
  */
 export interface FaultyApi {
   t: TestApi;
   dynamodb: FaultProxy;
   s3: FaultProxy;
+  /** In front of the scan timers' queue (the fan-out's sends to it). */
+  sqs: FaultProxy;
   /** Every key in the files bucket, read from the S3 stand-in directly. */
   storedKeys(prefix?: string): Promise<string[]>;
   close(): Promise<void>;
@@ -49,10 +51,12 @@ export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<Fa
   const objectCreated = (key: string) => scanned?.api.scanner?.objectCreated(key);
   const s3Backend = await startS3(HOST, filesBucket, CREDENTIALS, undefined, 0, [], iam, objectCreated);
   const s3 = await startFaultProxy(s3Backend.endpoint);
-  const t = await startTestApi({
+  // The queue is the server's own, on its listener: the proxy finds it there once the server listens.
+  const sqs = await startFaultProxy(() => t.api.url);
+  const t: TestApi = await startTestApi({
     ...options,
     sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint },
-    env: { ...options.env, S3_ENDPOINT: s3.endpoint },
+    env: { ...options.env, S3_ENDPOINT: s3.endpoint, SCAN_TIMER_QUEUE_URL: `${sqs.endpoint}/${LOCAL_ACCOUNT}/${SCAN_TIMER_QUEUE_NAME}` },
   });
   scanned = t;
   const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });
@@ -61,6 +65,7 @@ export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<Fa
     t,
     dynamodb,
     s3,
+    sqs,
     async storedKeys(prefix = '') {
       const keys: string[] = [];
       let token: string | undefined;
@@ -74,10 +79,12 @@ export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<Fa
     async close() {
       dynamodb.calm();
       s3.calm();
+      sqs.calm();
       await t.close();
       lister.destroy();
       await dynamodb.close();
       await s3.close();
+      await sqs.close();
       await s3Backend.close();
     },
   };
@@ -96,6 +103,7 @@ export function faultyApiForFile(options: FaultyApiOptions = {}): () => FaultyAp
   afterEach(() => {
     f?.dynamodb.calm();
     f?.s3.calm();
+    f?.sqs.calm();
   });
   afterAll(() => f?.close());
   return () => f!;

@@ -17,6 +17,7 @@ import { BUS_FILTER_PATTERN } from '../../../shared/events/bus.js';
 import { FILES_PREFIX, PREVIEWS_PREFIX } from '../../../shared/files/keys.js';
 import { PREVIEW_BATCH_SIZE, PREVIEW_TIMEOUT_SECONDS } from '../../../shared/previews/delivery.js';
 import { type Route, routes } from '../../../shared/routes.js';
+import { SCAN_TIMER_BATCH_SIZE, SCAN_TIMER_TIMEOUT_SECONDS } from '../../../shared/scanning/timers.js';
 import {
   authorizerFunction,
   CONSUMER_STREAM_READING,
@@ -34,6 +35,7 @@ import {
   SCAN_RECORDER_RETRIES,
   type StackFunction,
   scanRecorderFunction,
+  scanTimeoutFunction,
 } from '../../declarations/function-settings.js';
 import {
   cleanupPermissions,
@@ -42,6 +44,7 @@ import {
   permissionsFor,
   previewWorkerPermissions,
   scanRecorderPermissions,
+  scanTimeoutPermissions,
 } from '../../declarations/permissions.js';
 import { REPOSITORY_ROOT } from '../../declarations/repository.js';
 import { bundleLayout, bundleSettings, installSharp, type SharpTarget, writeFilesCommand } from '../bundling.js';
@@ -101,6 +104,7 @@ export class Functions extends Construct {
   /** GuardDuty's plan, its role and rule, and the recorder of its results; absent where the deployment turns scanning off. */
   readonly scanning?: Scanning;
   readonly scanRecorder?: NodejsFunction;
+  readonly scanTimeouts?: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -163,6 +167,10 @@ export class Functions extends Construct {
     this.acknowledgeFilesPrefix(this.cleanup.fn, data);
     this.acknowledgeThumbnailKeys(this.cleanup.fn, data);
 
+    // GuardDuty's plan, its rule and the scan timers' queue, which the fan-out fills; absent where scanning is off.
+    const scanning = settings.scanning ? new Scanning(this, 'Scanning', { bucket: data.files, removalPolicy }) : undefined;
+    this.scanning = scanning;
+
     // Attachment changes (uploads, renames, removals) reaching the other members of their thread: events, activity, a contact's new side.
     this.fanOut = consumer(
       fanOutFunction,
@@ -173,8 +181,13 @@ export class Functions extends Construct {
         leftUndone: "attachment changes missed the other members' feeds",
       },
       {
-        environment: { ...environment, PREVIEW_QUEUE_URL: previews.queue.queueUrl, LARGE_GROUP_SIDES: String(settings.largeGroupSides) },
-        permissions: fanOutPermissions(arns, previews.queue.queueArn),
+        environment: {
+          ...environment,
+          PREVIEW_QUEUE_URL: previews.queue.queueUrl,
+          LARGE_GROUP_SIDES: String(settings.largeGroupSides),
+          ...(scanning ? { SCAN_TIMER_QUEUE_URL: scanning.timers.queueUrl } : {}),
+        },
+        permissions: fanOutPermissions(arns, previews.queue.queueArn, scanning?.timers.queueArn),
         extra: consumerTimeout,
       },
     );
@@ -195,11 +208,10 @@ export class Functions extends Construct {
     this.previews.addEventSource(new SqsEventSource(previews.queue, { batchSize: PREVIEW_BATCH_SIZE, reportBatchItemFailures: true }));
 
     // GuardDuty's results, recorded on the records; Lambda retries a failed event twice, then dead-letters it.
-    if (settings.scanning) {
-      this.scanning = new Scanning(this, 'Scanning', { bucket: data.files, removalPolicy });
+    if (scanning) {
       this.scanRecorder = this.lambda(scanRecorderFunction.name, scanRecorderFunction.entry, environment, removalPolicy, {
         timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
-        deadLetterQueue: this.scanning.deadLetters,
+        deadLetterQueue: scanning.deadLetters,
         retryAttempts: SCAN_RECORDER_RETRIES,
       });
       this.grant(this.scanRecorder, scanRecorderPermissions(arns));
@@ -207,7 +219,15 @@ export class Functions extends Construct {
         id: 'AwsSolutions-IAM5[Resource::*]',
         reason: 'guardduty:SendObjectMalwareScan has no resource type (IAM authorises it on *); X-Ray as every function.',
       });
-      this.scanning.recordWith(this.scanRecorder);
+      scanning.recordWith(this.scanRecorder);
+      // Files with no result when their timer comes, from the timers' queue; a failed timer alone is delivered again.
+      this.scanTimeouts = this.lambda(scanTimeoutFunction.name, scanTimeoutFunction.entry, environment, removalPolicy, {
+        timeout: Duration.seconds(SCAN_TIMER_TIMEOUT_SECONDS),
+      });
+      this.grant(this.scanTimeouts, scanTimeoutPermissions(arns));
+      this.scanTimeouts.addEventSource(
+        new SqsEventSource(scanning.timers, { batchSize: SCAN_TIMER_BATCH_SIZE, reportBatchItemFailures: true }),
+      );
     }
 
     this.eventDetail = this.lambda(eventDetailFunction.name, eventDetailFunction.entry, {}, removalPolicy);

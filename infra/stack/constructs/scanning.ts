@@ -6,10 +6,11 @@ import { CfnMalwareProtectionPlan } from 'aws-cdk-lib/aws-guardduty';
 import { PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { CfnBucket, IBucket } from 'aws-cdk-lib/aws-s3';
-import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { FILES_PREFIX } from '../../../shared/files/keys.js';
 import { SCAN_RESULT_DETAIL_TYPE, SCAN_RESULT_SOURCE } from '../../../shared/scanning/result-event.js';
+import { SCAN_TIMER_DELIVERIES, SCAN_TIMER_VISIBILITY_SECONDS } from '../../../shared/scanning/timers.js';
 import {
   MALWARE_PROTECTION_PRINCIPAL,
   MALWARE_PROTECTION_RULE_PATTERN,
@@ -25,6 +26,10 @@ const named = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<
  * tagging what it scans, with its own role holding exactly the policy AWS
  * documents; and the EventBridge rule that sends its scan results to the
  * recorder, whose failed events wait in a dead-letter queue with an alarm.
+ * Beside it, the scan timers' queue (docs/decisions.md, "The scan timeout"):
+ * the fan-out sends each new file's timer delayed until its timeout is due,
+ * and a timer its function failed every delivery waits in its own
+ * dead-letter queue, with an alarm.
  */
 export class Scanning extends Construct {
   readonly plan: CfnMalwareProtectionPlan;
@@ -32,6 +37,9 @@ export class Scanning extends Construct {
   readonly rule: Rule;
   readonly deadLetters: Queue;
   readonly alarm: Alarm;
+  readonly timers: Queue;
+  readonly timerDeadLetters: Queue;
+  readonly timerAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: { bucket: IBucket; removalPolicy: RemovalPolicy }) {
     super(scope, id);
@@ -77,6 +85,22 @@ export class Scanning extends Construct {
     this.rule = new Rule(this, 'ScanResults', {
       description: "GuardDuty's malware scan results of the files bucket, to the scan recorder",
       eventPattern: { source: [SCAN_RESULT_SOURCE], detailType: [SCAN_RESULT_DETAIL_TYPE], resources: [this.plan.attrArn] },
+    });
+
+    const timerLetters = deadLettersWithAlarm(this, 'ScanTimers', {
+      removalPolicy: props.removalPolicy,
+      alarmDescription:
+        "A scan timer failed every delivery: its file may stay pending if GuardDuty's result was lost too. Redrive the dead-letter queue (to the timers' queue) after fixing the cause.",
+    });
+    this.timerDeadLetters = timerLetters.deadLetters;
+    this.timerAlarm = timerLetters.alarm;
+    this.timers = new Queue(this, 'ScanTimerQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(SCAN_TIMER_VISIBILITY_SECONDS),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.timerDeadLetters, maxReceiveCount: SCAN_TIMER_DELIVERIES },
+      removalPolicy: props.removalPolicy,
     });
   }
 

@@ -7,9 +7,10 @@ import {
   type ScannedFile,
   ScanRecorder,
   type ScanStore,
+  type SettledBy,
   type Settlement,
-  settleKeptOrAwait,
-  settleOverdue,
+  settleKeptOrTime,
+  settleTimedOut,
 } from '../../../shared/scanning/recorder.js';
 import { scanResultOf } from '../../../shared/scanning/result-event.js';
 
@@ -36,11 +37,10 @@ function sampleWith(result: GuardDutyResult, id = sample.id, objectKey = KEY) {
 
 /** A record pending its scan (present or not yet), its kept results and failures, in memory. */
 class MemoryScans implements ScanStore {
-  record: { status: string } | undefined = { status: 'pending' };
+  record: { status: string; by?: SettledBy } | undefined = { status: 'pending' };
   keptResult: SettledScan | undefined;
   failures: string[] = [];
   settled: SettledScan[] = [];
-  deadline: number | undefined;
 
   async keep(_file: ScannedFile, status: SettledScan) {
     this.keptResult = status;
@@ -55,14 +55,11 @@ class MemoryScans implements ScanStore {
     }
     return false;
   }
-  async awaitUntil(_file: ScannedFile, deadline: number) {
-    this.deadline = deadline;
-  }
-  async settle(_file: ScannedFile, status: SettledScan): Promise<Settlement> {
+  async settle(_file: ScannedFile, status: SettledScan, by: SettledBy): Promise<Settlement> {
     if (!this.record) return 'no-record';
-    this.keptResult = undefined;
+    if (by === 'result') this.keptResult = undefined;
     if (this.record.status !== 'pending') return 'not-pending';
-    this.record.status = status;
+    this.record = { status, by };
     this.settled.push(status);
     return 'settled';
   }
@@ -126,20 +123,26 @@ describe('the scan recorder', () => {
     expect(await record('NO_THREATS_FOUND')).toBe('no-record');
     expect(store.keptResult).toBe('clean');
     store.record = { status: 'pending' };
-    const pending = { file_key: KEY, created_at: 1_000 } as Parameters<typeof settleKeptOrAwait>[1];
-    expect(await settleKeptOrAwait(store, pending, 900)).toBe('settled');
+    const pending = { file_key: KEY, created_at: 1_000 } as Parameters<typeof settleKeptOrTime>[1];
+    expect(await settleKeptOrTime(store, pending, 900)).toBe('settled');
     expect(store.settled).toEqual(['clean']);
-    expect(store.deadline).toBeUndefined();
   });
 
-  it("gives a new record with no result yet a deadline of its upload's time plus the timeout, past which it is unscannable once", async () => {
+  it("gives a new record with no result yet a timer due at its upload's time plus the timeout, which settles it unscannable once", async () => {
     const { store } = recorder();
-    const pending = { file_key: KEY, created_at: 1_000 } as Parameters<typeof settleKeptOrAwait>[1];
-    expect(await settleKeptOrAwait(store, pending, 900)).toBe('awaiting');
-    expect(store.deadline).toBe(1_900);
-    expect(await settleOverdue(store, KEY)).toBe('settled');
-    expect(await settleOverdue(store, KEY)).toBe('not-pending');
+    const pending = { file_key: KEY, created_at: 1_000 } as Parameters<typeof settleKeptOrTime>[1];
+    expect(await settleKeptOrTime(store, pending, 900)).toEqual({ file_key: KEY, due_at: 1_900 });
+    expect(await settleTimedOut(store, KEY)).toBe('settled');
+    expect(await settleTimedOut(store, KEY)).toBe('not-pending');
     expect(store.settled).toEqual(['unscannable']);
+    expect(store.record).toEqual({ status: 'unscannable', by: 'timeout' });
+  });
+
+  it('settles a file by the result kept for it when its timer comes (the recording failed after keeping it)', async () => {
+    const { store } = recorder();
+    store.keptResult = 'infected';
+    expect(await settleTimedOut(store, KEY)).toBe('settled');
+    expect(store.record).toEqual({ status: 'infected', by: 'result' });
   });
 
   it('leaves alone an object that is not an attachment file (the plan scans the files prefix only)', async () => {

@@ -91,9 +91,9 @@ describe('permissions from a route access declaration', () => {
 });
 
 describe('the fan-out', () => {
-  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, queues previews, settles a scan result kept for a new record or puts its deadline, and touches nothing else", () => {
-    expect(fanOutPermissions(arns, 'arn:previews-queue')).toEqual([
-      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem'], resources: ['arn:attachments'] },
+  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, queues previews and scan timers, settles a scan result kept for a new record, and touches nothing else", () => {
+    expect(fanOutPermissions(arns, 'arn:previews-queue', 'arn:scan-timers')).toEqual([
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: ['arn:attachments'] },
       {
         actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
         resources: ['arn:conversations'],
@@ -102,7 +102,10 @@ describe('the fan-out', () => {
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
       { actions: ['dynamodb:BatchGetItem'], resources: ['arn:events'] },
       { actions: ['sqs:SendMessage'], resources: ['arn:previews-queue'] },
+      { actions: ['sqs:SendMessage'], resources: ['arn:scan-timers'] },
     ]);
+    // Where scanning is off there is no timers' queue to send to.
+    expect(fanOutPermissions(arns, 'arn:previews-queue').flatMap((permission) => permission.resources)).not.toContain('arn:scan-timers');
     // The index it names is one the conversations table declares, keyed by thread.
     expect(conversationsTable.indexes).toContainEqual(expect.objectContaining({ name: 'by_thread', partitionKey: 'thread_key' }));
   });
@@ -111,7 +114,7 @@ describe('the fan-out', () => {
 describe('the cleanup', () => {
   it("queries the attachments' by_conversation index (a Query on an index needs the index's ARN), removes records one at a time with their events, deletes files", () => {
     expect(cleanupPermissions(arns)).toEqual([
-      { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], resources: ['arn:attachments'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: ['arn:attachments'] },
       { actions: ['dynamodb:Query'], resources: ['arn:attachments/index/by_conversation'] },
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
       { actions: ['s3:DeleteObject', 's3:AbortMultipartUpload'], resources: ['arn:aws:s3:::files-bucket/files/*'] },

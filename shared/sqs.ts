@@ -1,8 +1,7 @@
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { Credentials } from '../s3/signer.js';
-import { signedPost } from '../signed-post.js';
-import type { PreviewRequest } from './service.js';
+import type { Credentials } from './s3/signer.js';
+import { signedPost } from './signed-post.js';
 
 /** SQS takes at most ten messages per SendMessageBatch. */
 const MAX_BATCH = 10;
@@ -18,15 +17,21 @@ export class QueueRefused extends Error {
   override readonly name = 'QueueRefused';
 }
 
+/** A message to send: its body, and how long SQS holds it before its first delivery (at most 900 s). */
+export interface QueueMessage {
+  body: string;
+  delaySeconds?: number;
+}
+
 /**
- * The preview worker's queue, as the fan-out feeds it: SQS's JSON protocol
- * over HTTP, SigV4-signed (service `sqs`) with the function's own
- * credentials, so no SQS client rides in the fan-out's bundle. The local
+ * A queue as the fan-out feeds it (the previews', the scan timers'): SQS's
+ * JSON protocol over HTTP, SigV4-signed (service `sqs`) with the function's
+ * own credentials, so no SQS client rides in the fan-out's bundle. The local
  * server answers the same requests (infra/local/queue.ts), checking the key's
  * role as IAM would. Any message not taken fails the call: the stream batch is
- * retried, and a request queued twice is harmless (the worker settles once).
+ * retried, and a message sent twice is harmless (its consumer settles once).
  */
-export class SqsPreviewQueue {
+export class SqsQueue {
   private readonly queueUrl: URL;
   private readonly signer: SignatureV4;
 
@@ -35,14 +40,18 @@ export class SqsPreviewQueue {
     this.signer = new SignatureV4({ service: 'sqs', region, credentials, sha256: Sha256 });
   }
 
-  async send(requests: readonly PreviewRequest[]): Promise<void> {
-    for (let start = 0; start < requests.length; start += MAX_BATCH) await this.sendBatch(requests.slice(start, start + MAX_BATCH));
+  async send(messages: readonly QueueMessage[]): Promise<void> {
+    for (let start = 0; start < messages.length; start += MAX_BATCH) await this.sendBatch(messages.slice(start, start + MAX_BATCH));
   }
 
-  private async sendBatch(requests: readonly PreviewRequest[]): Promise<void> {
+  private async sendBatch(messages: readonly QueueMessage[]): Promise<void> {
     const body = JSON.stringify({
       QueueUrl: this.queueUrl.href,
-      Entries: requests.map((request, index) => ({ Id: String(index), MessageBody: JSON.stringify(request) })),
+      Entries: messages.map((message, index) => ({
+        Id: String(index),
+        MessageBody: message.body,
+        ...(message.delaySeconds === undefined ? {} : { DelaySeconds: message.delaySeconds }),
+      })),
     });
     const response = await signedPost(
       this.signer,
@@ -55,6 +64,6 @@ export class SqsPreviewQueue {
     if (!response.ok) throw new QueueRefused(`SQS answered ${response.status}: ${text.slice(0, 300)}`);
     const failed = (JSON.parse(text) as BatchAnswer).Failed ?? [];
     if (failed.length > 0)
-      throw new QueueRefused(`SQS refused ${failed.length} of ${requests.length} messages: ${JSON.stringify(failed).slice(0, 300)}`);
+      throw new QueueRefused(`SQS refused ${failed.length} of ${messages.length} messages: ${JSON.stringify(failed).slice(0, 300)}`);
   }
 }
