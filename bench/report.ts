@@ -13,12 +13,13 @@ import type { LargeGroupFigures } from './large-groups.js';
 import type { GrowthFigures } from './list-cost.js';
 import type { ProfileShare } from './profile.js';
 import { REALTIME_PRICES, REALTIME_TARGETS, type RealtimeFigures } from './realtime.js';
+import type { PartRun } from './results-file.js';
 import { SHARING_TARGETS, type SharingFigures } from './sharing.js';
 import type { SessionFlowFigures } from './upload-sessions.js';
 import type { UploadFigures } from './uploads.js';
 import type { WarmFigure } from './warm.js';
 
-/** Everything one `npm run bench` measured; bench/results.json holds it as is. */
+/** What `npm run bench` measured: bench/results.json holds the last full run, with later runs of some parts (`partRuns`) in place of its figures. */
 export interface Results {
   machine: {
     node: string;
@@ -32,6 +33,8 @@ export interface Results {
   settings: { coldStartRuns: number; warmSeconds: number; warmRounds: number; concurrency: number; sizes: number[] };
   /** The parts run (--only); each figure below is there when its part ran. */
   parts: string[];
+  /** Runs of some parts since the full run, whose figures replaced its own (bench/results-file.ts). */
+  partRuns?: PartRun[];
   bundles?: BundleFigure[];
   coldStarts?: ColdStartFigure[];
   warm?: WarmFigure[];
@@ -66,14 +69,17 @@ const mark = (ok: boolean) => (ok ? '✓' : '✗ miss');
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 const table = (head: string[], rows: (string | number)[][]) => [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
 
+const runLine = (machine: Results['machine'], durationSeconds: number) =>
+  `Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.platform}; ${machine.date}; ` +
+  `whole run ${durationSeconds} s` +
+  (machine.loadAverage ? `; 1-minute load average ${machine.loadAverage.mean} on average, ${machine.loadAverage.max} at most.` : '.');
+
 export function markdown(results: Results): string {
   const { machine, settings } = results;
   const sections: string[] = [];
-  sections.push(
-    `Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.platform}; ${machine.date}; ` +
-      `whole run ${results.durationSeconds} s` +
-      (machine.loadAverage ? `; 1-minute load average ${machine.loadAverage.mean} on average, ${machine.loadAverage.max} at most.` : '.'),
-  );
+  sections.push(`${runLine(machine, results.durationSeconds)}`);
+  for (const run of results.partRuns ?? [])
+    sections.push(`Measured again (${run.parts.join(', ')}): ${runLine(run.machine, run.durationSeconds)}`);
 
   if (results.bundles) sections.push(bundleSection(results.bundles, results.coldStarts, settings.coldStartRuns));
   if (results.warm) sections.push(warmSection(results.warm, settings, results.serverProfile));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,6 +18,7 @@ import { benchApp, startProcess } from './processes.js';
 import { summariseProfiles } from './profile.js';
 import { measureRealtime, type RealtimeFigures } from './realtime.js';
 import { markdown, type Results } from './report.js';
+import { resultsAfter } from './results-file.js';
 import { measureSharing, type SharingFigures } from './sharing.js';
 import { round } from './stats.js';
 import { measureUploadSessions } from './upload-sessions.js';
@@ -284,10 +285,10 @@ try {
     ...(previews ? { previews } : {}),
     durationSeconds: round((performance.now() - started) / 1000, 0),
   };
-  // A partial run (--only) writes beside the full run's results, never over them.
-  const file = parts.size === PARTS.length ? 'results.json' : 'results.partial.json';
-  writeFileSync(join(REPOSITORY_ROOT, 'bench', file), `${JSON.stringify(results, null, 2)}\n`);
-  step(`done: bench/${file}`);
+  const file = join(REPOSITORY_ROOT, 'bench', 'results.json');
+  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Results) : undefined;
+  writeFileSync(file, `${JSON.stringify(resultsAfter(previous, results, parts.size === PARTS.length), null, 2)}\n`);
+  step('done: bench/results.json');
   console.log(markdown(results));
 } finally {
   clearInterval(loadSampler);
