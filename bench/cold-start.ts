@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyResult, DynamoDBBatchResponse } from 'aws-lambda';
 import { REPOSITORY_ROOT } from '../infra/declarations/repository.js';
 import { LOCAL_ACCOUNT } from '../infra/local/gateway.js';
+import { localIam, tablesOf } from '../infra/local/iam.js';
+import { localSqs, startLocalQueue } from '../infra/local/queue.js';
 import { attachRealtime, type LocalRealtime } from '../infra/local/realtime.js';
 import { resultEvent } from '../infra/local/scanner.js';
 import { readConfig } from '../shared/config.js';
@@ -63,9 +65,9 @@ export async function measureColdStarts(
   runs: number,
 ): Promise<ColdStartFigure[]> {
   const times = new Map<string, ChildTimes[]>(bundles.map((bundle) => [bundle.name, []]));
-  const eventApi = await startEventApiStandIn();
+  const standIns = await startStandIns();
   try {
-    const childEnv = { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, ...eventApi.env, AUTH_SECRET: fixture.authSecret };
+    const childEnv = { PATH: process.env.PATH ?? '', ...LOCAL_ENV, ...env, ...standIns.env, AUTH_SECRET: fixture.authSecret };
     for (let round = 0; round <= runs; round += 1) {
       for (const bundle of bundles) {
         const event = firstEvent(bundle.name, fixture, round, env);
@@ -78,7 +80,7 @@ export async function measureColdStarts(
       }
     }
   } finally {
-    await eventApi.close();
+    await standIns.close();
   }
   const reference = median(times.get(REFERENCE_NAME)!.map((t) => t.responded));
   return bundles.map((bundle) => {
@@ -95,19 +97,18 @@ export async function measureColdStarts(
 }
 
 /**
- * The Event API the publisher publishes to and GET /v1/realtime names
- * (REALTIME_URL, REALTIME_HOST): the local server's stand-in, on a port of
- * its own, taking publishes signed with the base key the children sign with.
+ * What a first request reaches beyond DynamoDB and S3: the Event API's stand-in (the publisher's hints; no
+ * client connects) and the scan timers' queue (the fan-out starts a pending file's timer; nothing consumes it).
  */
-async function startEventApiStandIn(): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
+async function startStandIns(): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
   let realtime: LocalRealtime | undefined;
+  let sqs: ReturnType<typeof localSqs> | undefined;
   const server = createServer((request, response) => {
-    if (realtime?.handleRequest(request, response)) return;
+    if (realtime?.handleRequest(request, response) || sqs?.handleRequest(request, response)) return;
     response.writeHead(404, { 'content-length': 0 });
     response.end();
   });
   realtime = attachRealtime(server, {
-    // No client connects during the cold starts.
     authorizer: async () => ({ isAuthorized: false, ttlOverride: 0 }),
     region: LOCAL_ENV.AWS_REGION,
     account: LOCAL_ACCOUNT,
@@ -116,9 +117,27 @@ async function startEventApiStandIn(): Promise<{ env: Record<string, string>; cl
   });
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const scanTimers = startLocalQueue({
+    name: 'scan-timers',
+    region: LOCAL_ENV.AWS_REGION,
+    account: LOCAL_ACCOUNT,
+    url: `http://${host}/${LOCAL_ACCOUNT}/scan-timers`,
+    iam: localIam(
+      { accessKeyId: LOCAL_ENV.AWS_ACCESS_KEY_ID },
+      { account: LOCAL_ACCOUNT, region: LOCAL_ENV.AWS_REGION, tables: tablesOf(readConfig({})), bucket: readConfig({}).filesBucket },
+    ),
+    baseKeyId: LOCAL_ENV.AWS_ACCESS_KEY_ID,
+    handler: async () => ({ batchItemFailures: [] }),
+    batchSize: 10,
+    maxDeliveries: 1,
+    visibilityMs: 60_000,
+    functionTimeoutMs: 60_000,
+  });
+  sqs = localSqs([scanTimers]);
   return {
-    env: { REALTIME_URL: `ws://${host}${REALTIME_PATH}`, REALTIME_HOST: host },
+    env: { REALTIME_URL: `ws://${host}${REALTIME_PATH}`, REALTIME_HOST: host, SCAN_TIMER_QUEUE_URL: scanTimers.url },
     async close() {
+      await scanTimers.stop();
       await realtime?.close();
       await new Promise<void>((closed) => server.close(() => closed()));
     },
