@@ -1,20 +1,14 @@
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyResult, DynamoDBBatchResponse } from 'aws-lambda';
 import { REPOSITORY_ROOT } from '../infra/declarations/repository.js';
 import { LOCAL_ACCOUNT } from '../infra/local/gateway.js';
-import { localIam, tablesOf } from '../infra/local/iam.js';
-import { localSqs, startLocalQueue } from '../infra/local/queue.js';
-import { attachRealtime, type LocalRealtime } from '../infra/local/realtime.js';
 import { resultEvent } from '../infra/local/scanner.js';
 import { readConfig } from '../shared/config.js';
 import { uploadIntentKey } from '../shared/dynamo/keys.js';
 import { fileKey } from '../shared/files/keys.js';
 import type { EventApiAuthorizerResult } from '../shared/realtime/authorization.js';
-import { REALTIME_PATH } from '../shared/realtime/channel.js';
 import { type Route, routes } from '../shared/routes.js';
 import { type BundleFigure, REFERENCE_NAME } from './bundles.js';
 import { childResult } from './child-result.js';
@@ -30,6 +24,7 @@ import {
 import type { Fixture } from './fixture.js';
 import { fileOf, multipartBody } from './multipart.js';
 import { LOCAL_ENV } from './processes.js';
+import { startStandIns } from './stand-ins.js';
 import { median, ratio, round } from './stats.js';
 
 const run = promisify(execFile);
@@ -94,54 +89,6 @@ export async function measureColdStarts(
       ratio: ratio(firstResponseMs, reference),
     };
   });
-}
-
-/**
- * What a first request reaches beyond DynamoDB and S3: the Event API's stand-in (the publisher's hints; no
- * client connects) and the scan timers' queue (the fan-out starts a pending file's timer; nothing consumes it).
- */
-async function startStandIns(): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
-  let realtime: LocalRealtime | undefined;
-  let sqs: ReturnType<typeof localSqs> | undefined;
-  const server = createServer((request, response) => {
-    if (realtime?.handleRequest(request, response) || sqs?.handleRequest(request, response)) return;
-    response.writeHead(404, { 'content-length': 0 });
-    response.end();
-  });
-  realtime = attachRealtime(server, {
-    authorizer: async () => ({ isAuthorized: false, ttlOverride: 0 }),
-    region: LOCAL_ENV.AWS_REGION,
-    account: LOCAL_ACCOUNT,
-    secretAccessKey: LOCAL_ENV.AWS_SECRET_ACCESS_KEY,
-    mayPublish: (accessKeyId) => accessKeyId === LOCAL_ENV.AWS_ACCESS_KEY_ID,
-  });
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const scanTimers = startLocalQueue({
-    name: 'scan-timers',
-    region: LOCAL_ENV.AWS_REGION,
-    account: LOCAL_ACCOUNT,
-    url: `http://${host}/${LOCAL_ACCOUNT}/scan-timers`,
-    iam: localIam(
-      { accessKeyId: LOCAL_ENV.AWS_ACCESS_KEY_ID },
-      { account: LOCAL_ACCOUNT, region: LOCAL_ENV.AWS_REGION, tables: tablesOf(readConfig({})), bucket: readConfig({}).filesBucket },
-    ),
-    baseKeyId: LOCAL_ENV.AWS_ACCESS_KEY_ID,
-    handler: async () => ({ batchItemFailures: [] }),
-    batchSize: 10,
-    maxDeliveries: 1,
-    visibilityMs: 60_000,
-    functionTimeoutMs: 60_000,
-  });
-  sqs = localSqs([scanTimers]);
-  return {
-    env: { REALTIME_URL: `ws://${host}${REALTIME_PATH}`, REALTIME_HOST: host, SCAN_TIMER_QUEUE_URL: scanTimers.url },
-    async close() {
-      await scanTimers.stop();
-      await realtime?.close();
-      await new Promise<void>((closed) => server.close(() => closed()));
-    },
-  };
 }
 
 /** What a first request is made from: the fixture, the round (a delete gets its own object on every run), the backends. */

@@ -20,6 +20,7 @@ import { measureRealtime, type RealtimeFigures } from './realtime.js';
 import { markdown, type Results } from './report.js';
 import { resultsAfter } from './results-file.js';
 import { measureSharing, type SharingFigures } from './sharing.js';
+import { startStandIns } from './stand-ins.js';
 import { round } from './stats.js';
 import { measureUploadSessions } from './upload-sessions.js';
 import { measureUploads, type UploadFigures } from './uploads.js';
@@ -150,7 +151,9 @@ const dynamodb = await startProcess<{ endpoint: string }>('dynamodb-process.ts')
 const s3 = await startProcess<{ endpoint: string }>('s3-process.ts');
 // What the handlers get (as on Lambda) and what this process's stores use for the reference calls.
 const backends = { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, S3_ENDPOINT: s3.info.endpoint };
-const composition = benchApp(backends);
+// The handlers this process runs itself (cost) start a pending file's scan timer: a queue stand-in takes it.
+const standIns = await startStandIns();
+const composition = benchApp({ ...backends, SCAN_TIMER_QUEUE_URL: standIns.env.SCAN_TIMER_QUEUE_URL });
 try {
   step('bundling every function with the stack settings');
   const bundles = wanted('bundles') || wanted('cold') || wanted('uploads') || wanted('sessions') ? await measureBundles() : undefined;
@@ -293,6 +296,7 @@ try {
 } finally {
   clearInterval(loadSampler);
   composition.destroy();
+  await standIns.close();
   await s3.stop();
   await dynamodb.stop();
 }
