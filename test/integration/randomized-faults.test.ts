@@ -5,7 +5,7 @@ import { type FaultyApi, startFaultyApi } from '../support/faulty-api.js';
 import { auditEvents } from '../support/randomized/events-audit.js';
 import { auditLedger, statusesOf, tally } from '../support/randomized/ledger-audit.js';
 import { auditSharing, type SharingWatch, uploadsOfDeletedSides, watchSharing } from '../support/randomized/sharing-audit.js';
-import { auditLargeThreads, type ThreadWatch, watchLargeThreads } from '../support/randomized/thread-audit.js';
+import { auditLargeThreads, groupsOwedTheSwitch, type ThreadWatch, watchLargeThreads } from '../support/randomized/thread-audit.js';
 import { castOf, originOf, runWorkload } from '../support/randomized/workload.js';
 
 /**
@@ -213,9 +213,11 @@ async function runAndAudit(f: FaultyApi, seed: number) {
   expect(drawnFaults).toBeGreaterThanOrEqual(Math.max(MIN_FAULTS, MIN_SHARE_OF_RATES * ratesGive));
   expect(watched.sideReads, 'side reads during the run').toBeGreaterThan(20);
   expect(watched.outsiderReads, 'outsider reads during the run').toBeGreaterThan(20);
-  // A group crossed LARGE_GROUP_SIDES, and its thread was audited. When in the run depends on how far the fan-out
-  // lags under the faults (a loaded run's may switch a thread only as it catches up): the figures say.
-  expect(threads.large.length, 'groups large').toBeGreaterThan(0);
+  // Every group an upload found at LARGE_GROUP_SIDES is large and was audited; which groups get there depends on
+  // how the concurrent operations fell, so the run must have had one.
+  const owed = groupsOwedTheSwitch(ledger, LARGE_GROUP_SIDES);
+  expect(owed.length, 'groups an upload found at LARGE_GROUP_SIDES').toBeGreaterThan(0);
+  expect(threads.large, 'groups large by the audit').toEqual(expect.arrayContaining(owed));
   for (const proxy of ['dynamodb', 's3'] as const) {
     for (const kind of ['reset_before', 'reset_after', 'stall', 'delay', 'throttle'] as const)
       expect(faults[proxy][kind], `${proxy} ${kind}`).toBeGreaterThan(0);

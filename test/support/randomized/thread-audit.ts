@@ -82,6 +82,25 @@ const groupOf = (ledger: Ledger, upload: Upload) =>
         ?.counterpart
     : undefined;
 
+/**
+ * The groups whose thread must be large by the audit: an acknowledged upload into the group began after
+ * `threshold` of its members' sides were acknowledged created, none of them ever asked to be deleted, so
+ * the fan-out of that upload found them all (the sides the switch counts).
+ */
+export function groupsOwedTheSwitch(ledger: Ledger, threshold: number): string[] {
+  const deleted = new Set(ledger.conversationDeletes.map((removal) => removal.targetId));
+  return groupsIn(ledger).filter((group) => {
+    const created = ledger.creates
+      .filter((create) => create.kind === 'group' && create.counterpart === group && create.id && !deleted.has(create.id))
+      .filter((create) => create.endedAt !== undefined && [200, 201].includes(finalStatus(create.attempts)));
+    const sides = new Map<string, number>();
+    for (const create of created) sides.set(create.userId, Math.min(sides.get(create.userId) ?? Infinity, create.endedAt!));
+    if (sides.size < threshold) return false;
+    const allCreatedAt = [...sides.values()].sort((a, b) => a - b)[threshold - 1]!;
+    return ledger.uploads.some((u) => finalStatus(u.attempts) === 201 && u.startedAt > allCreatedAt && groupOf(ledger, u) === group);
+  });
+}
+
 /** What a change is, whichever feed lists it: its type and attachment, and for a rename the name it gave. */
 const changeOf = (event: FeedEvent) =>
   `${event.type} ${String(event.data.object.id)}${event.type === 'attachment.updated' ? ` ${JSON.stringify(event.data.previous_attributes)}` : ''}`;
