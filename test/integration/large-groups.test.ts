@@ -259,6 +259,53 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     expect(thread.body.data.map((event: FeedEvent) => event.data.object.id)).not.toContain(upload.id);
   });
 
+  it('hands a late side every change of a switching batch whose retry the stream poller split in two', async () => {
+    const { g, members, sides } = await groupOf(LARGE_GROUP_SIDES);
+    // The fan-out held on an earlier batch, so that both uploads come to it in one batch: the one that switches.
+    const [contact, other] = [{ id: freshId('a') }, freshId('b')];
+    const earlier = faultyApi().dynamodb.inject({
+      match: (request) => signedBy(FAN_OUT_FUNCTION)(request) && request.body.includes(JSON.stringify(other)),
+      fault: { kind: 'hold' },
+    });
+    await s.upload(contact, (await s.openSide(contact, { contact_id: other })).body.id);
+    await earlier.hit;
+    const firstAt = tick();
+    const first = await s.upload(members[0]!, sides[0]!.id);
+    const secondAt = tick();
+    const second = await s.upload(members[1]!, sides[1]!.id);
+    const switching = faultyApi().dynamodb.inject({
+      match: (request) =>
+        signedBy(FAN_OUT_FUNCTION)(request) &&
+        request.target?.endsWith('.UpdateItem') === true &&
+        request.body.includes(JSON.stringify(groupThreadKey(g).pk)) &&
+        request.body.includes('large_since'),
+      fault: { kind: 'hold' },
+    });
+    earlier.release();
+    await switching.hit;
+    const late: Member = { id: freshId('late'), groups: [g] };
+    tick();
+    const side = (await s.openSide(late, { group_id: g })).body;
+    // The sweep's delivery to the late side fails in the batch and in its retry from the first upload's record, which
+    // then fails at its first record: the poller bisects it, as Lambda's BisectBatchOnFunctionError, and the half that
+    // finishes the sweep holds the first upload only.
+    const cut = faultyApi().dynamodb.inject({
+      match: (request) =>
+        signedBy(FAN_OUT_FUNCTION)(request) &&
+        request.target?.endsWith('.TransactWriteItems') === true &&
+        request.body.includes(JSON.stringify(side.id)),
+      times: 2 * DYNAMODB_TIMEOUTS.maxAttempts,
+      fault: { kind: 'reset_before' },
+    });
+    switching.release();
+    const feed = await s.feedOf(late, (events) => [first.id, second.id].every((id) => events.some((event) => event.data.object.id === id)));
+    expect(cut.fired).toBe(2 * DYNAMODB_TIMEOUTS.maxAttempts);
+    for (const upload of [first, second])
+      expect(feed.filter((event) => event.data.object.id === upload.id).map((event) => event.type)).toEqual(['attachment.created']);
+    expect((await sideActiveAt(late, side.id, secondAt)).last_active_at).toBe(secondAt);
+    expect(firstAt).toBeLessThan(secondAt);
+  });
+
   /** A side made during the switch and hidden from every sweep of the fan-out, as by_thread answers before it caught up on AWS. */
   async function sideHiddenFromTheSwitch(beforeRelease: (late: Member) => void = () => {}) {
     let lagging: Rule | undefined;
