@@ -198,13 +198,9 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     expect(idsOf(await listOf(late, 'unread=true'))).toEqual([side.id]);
   });
 
-  /**
-   * A group of LARGE_GROUP_SIDES whose first upload switches it, and a side made while that switch's one write of
-   * large_since is held: the side checked the thread still small, after the batch had gone over the others.
-   */
-  async function sideMadeDuringTheSwitch(beforeRelease: (late: Member) => void = () => {}) {
-    const { g, members, sides } = await groupOf(LARGE_GROUP_SIDES);
-    const switching = faultyApi().dynamodb.inject({
+  /** Holds the switch of `g`'s thread at its one write of large_since, after its batch went over the sides. */
+  const holdTheSwitch = (g: string): Rule =>
+    faultyApi().dynamodb.inject({
       match: (request) =>
         signedBy(FAN_OUT_FUNCTION)(request) &&
         request.target?.endsWith('.UpdateItem') === true &&
@@ -212,6 +208,14 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
         request.body.includes('large_since'),
       fault: { kind: 'hold' },
     });
+
+  /**
+   * A group of LARGE_GROUP_SIDES whose first upload switches it, and a side made while that switch's one write of
+   * large_since is held: the side checked the thread still small, after the batch had gone over the others.
+   */
+  async function sideMadeDuringTheSwitch(beforeRelease: (late: Member) => void = () => {}) {
+    const { g, members, sides } = await groupOf(LARGE_GROUP_SIDES);
+    const switching = holdTheSwitch(g);
     const at = tick();
     const upload = await s.upload(members[0]!, sides[0]!.id);
     await switching.hit;
@@ -273,14 +277,7 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     const first = await s.upload(members[0]!, sides[0]!.id);
     const secondAt = tick();
     const second = await s.upload(members[1]!, sides[1]!.id);
-    const switching = faultyApi().dynamodb.inject({
-      match: (request) =>
-        signedBy(FAN_OUT_FUNCTION)(request) &&
-        request.target?.endsWith('.UpdateItem') === true &&
-        request.body.includes(JSON.stringify(groupThreadKey(g).pk)) &&
-        request.body.includes('large_since'),
-      fault: { kind: 'hold' },
-    });
+    const switching = holdTheSwitch(g);
     earlier.release();
     await switching.hit;
     const late: Member = { id: freshId('late'), groups: [g] };
