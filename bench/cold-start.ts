@@ -183,6 +183,8 @@ export const firstRequests: Record<string, (of: FirstRequestOf) => unknown> = {
   // A scan timer for a file whose record is gone: the kept result and the record read.
   ScanTimeouts: (of) =>
     queueMessageEvent('scan-timers', { file_key: fileKey(of.fixture.userId, `att_cold${of.round}`, 'timer'), due_at: 0 }),
+  // A settling timer for a group whose thread is not large: its record read.
+  LargeThreadSettling: (of) => queueMessageEvent('thread-settling', { group_id: `g_cold${of.round}` }),
   // The events pipe's batch of one new event item.
   EventDetail: ({ fixture }) => [eventInsertRecord(fixture.userId, fixture.event)],
   // One new event item from the events stream: its hint published to the Event API's stand-in.

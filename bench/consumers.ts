@@ -143,7 +143,7 @@ export async function seedGroup(composition: Composition, groupId: string, count
   await putItems(composition.use(dynamo), composition.config.conversationsTable, items);
   if (large) {
     const threads = composition.use(largeThreads);
-    await threads.becomeLarge(groupId, undefined, now);
+    await threads.becomeLarge(groupId, undefined, now, []);
     await threads.swept(groupId, now);
     await threads.settled(groupId);
   }

@@ -169,8 +169,11 @@ export function realtimeConnectEvent(token: string): EventApiAuthorizerEvent {
   };
 }
 
-/** One message of a queue (the previews', the scan timers'), as Lambda's SQS mapping hands it to its consumer (first delivery). */
-export function queueMessageEvent(queue: 'previews' | 'scan-timers', message: PreviewRequest | ScanTimer): SQSEvent {
+/** One message of a queue (the previews', the scan timers', the settling timers'), as Lambda's SQS mapping hands it to its consumer (first delivery). */
+export function queueMessageEvent(
+  queue: 'previews' | 'scan-timers' | 'thread-settling',
+  message: PreviewRequest | ScanTimer | { group_id: string },
+): SQSEvent {
   const body = JSON.stringify(message);
   return {
     Records: [

@@ -22,7 +22,12 @@ export interface BackendProcess<Info> {
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /** The Composition (clients, stores, services) of the bench process itself, on the backends the bench started. */
-export function benchApp(backends: { DYNAMODB_ENDPOINT: string; S3_ENDPOINT: string; SCAN_TIMER_QUEUE_URL?: string }): Composition {
+export function benchApp(backends: {
+  DYNAMODB_ENDPOINT: string;
+  S3_ENDPOINT: string;
+  SCAN_TIMER_QUEUE_URL?: string;
+  THREAD_SETTLING_QUEUE_URL?: string;
+}): Composition {
   return new Composition({ ...readConfig({ ...LOCAL_ENV, ...backends }), credentials: LOCAL_CREDENTIALS });
 }
 

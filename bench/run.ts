@@ -151,9 +151,14 @@ const dynamodb = await startProcess<{ endpoint: string }>('dynamodb-process.ts')
 const s3 = await startProcess<{ endpoint: string }>('s3-process.ts');
 // What the handlers get (as on Lambda) and what this process's stores use for the reference calls.
 const backends = { DYNAMODB_ENDPOINT: dynamodb.info.endpoint, S3_ENDPOINT: s3.info.endpoint };
-// The handlers this process runs itself (cost) start a pending file's scan timer: a queue stand-in takes it.
+// The handlers this process runs itself (cost) start a pending file's scan timer and a switching group's settling timer:
+// queue stand-ins take them.
 const standIns = await startStandIns();
-const composition = benchApp({ ...backends, SCAN_TIMER_QUEUE_URL: standIns.env.SCAN_TIMER_QUEUE_URL });
+const composition = benchApp({
+  ...backends,
+  SCAN_TIMER_QUEUE_URL: standIns.env.SCAN_TIMER_QUEUE_URL,
+  THREAD_SETTLING_QUEUE_URL: standIns.env.THREAD_SETTLING_QUEUE_URL,
+});
 try {
   step('bundling every function with the stack settings');
   const bundles = wanted('bundles') || wanted('cold') || wanted('uploads') || wanted('sessions') ? await measureBundles() : undefined;

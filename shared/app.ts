@@ -9,6 +9,7 @@ import { FanOut } from './conversations/fan-out.js';
 import { LargeThreads } from './conversations/large-threads.js';
 import { ConversationReads } from './conversations/reads.js';
 import { ConversationService } from './conversations/service.js';
+import { SqsSettlingTimers } from './conversations/settling-timers.js';
 import { SideDelivery } from './conversations/side-delivery.js';
 import { ThreadFeedWriter } from './conversations/thread-feed.js';
 import { createDynamoClient } from './dynamo/client.js';
@@ -210,7 +211,10 @@ const sessionTables = ({ uploadSessionsTable, attachmentsTable, conversationsTab
 export const sessionLeftovers: Part<SessionLeftovers> = (composition) =>
   new SessionLeftovers(composition.use(attachmentStore), composition.use(fileStore));
 
-/** For the fan-out function: the sides of a thread's other members, and their feeds. */
+/**
+ * For the fan-out function: the sides of a thread's other members, and their
+ * feeds; and for the settling function, its settling sweep (which sends no timer).
+ */
 export const fanOut: Part<FanOut> = (composition) => {
   const sides = composition.use(conversationStore);
   const { conversationsTable, eventsTable, largeGroupSides, scanning } = composition.config;
@@ -222,8 +226,17 @@ export const fanOut: Part<FanOut> = (composition) => {
       feeds: new ThreadFeedWriter(composition.use(dynamo), eventsTable, composition.use(outbox), composition.clock, scanning),
       largeGroupSides,
       clock: composition.clock,
+      // Built at a thread's switch only: the settling function never sends one.
+      settling: { start: (groupId) => composition.use(settlingTimers).start(groupId) },
     },
   );
+};
+
+/** For the fan-out: a thread that becomes large gets a timer, which comes back INDEX_SETTLE_SECONDS later to settle it. */
+export const settlingTimers: Part<SqsSettlingTimers> = (composition) => {
+  const { threadSettlingQueueUrl, region } = composition.config;
+  if (!threadSettlingQueueUrl) throw new Error('THREAD_SETTLING_QUEUE_URL is not set: a large thread has no settling sweep');
+  return new SqsSettlingTimers(new SqsQueue(threadSettlingQueueUrl, region, composition.use(credentials)));
 };
 
 export const idempotency: Part<IdempotencyService> = (composition) =>

@@ -59,6 +59,8 @@ export interface Config {
   previewMaxBytes: number;
   /** Sides at which a group's thread becomes large, for good (LARGE_GROUP_SIDES, a deployment setting; docs/decisions.md). */
   largeGroupSides: number;
+  /** The large threads' settling timers' queue (THREAD_SETTLING_QUEUE_URL), which the fan-out feeds as a thread becomes large. */
+  threadSettlingQueueUrl?: string;
   /** Malware scanning (SCANNING, SCAN_UNSCANNABLE; docs/configuration.md). */
   scanning: ScanSettings;
   /** The scan timers' queue (SCAN_TIMER_QUEUE_URL), which the fan-out feeds; absent where scanning is off. */
@@ -190,6 +192,7 @@ export function readConfig(env: Environment): Config {
     previewQueueUrl: optional(env, 'PREVIEW_QUEUE_URL'),
     previewMaxBytes: positiveInteger(env, 'PREVIEW_MAX_BYTES', DEFAULT_PREVIEW_MAX_BYTES),
     largeGroupSides: positiveInteger(env, 'LARGE_GROUP_SIDES', DEFAULT_LARGE_GROUP_SIDES),
+    threadSettlingQueueUrl: optional(env, 'THREAD_SETTLING_QUEUE_URL'),
     scanning: {
       enabled: oneOf(env, 'SCANNING', ['on', 'off'], 'on') === 'on',
       serveUnscannable: oneOf(env, 'SCAN_UNSCANNABLE', ['hold', 'serve'], 'hold') === 'serve',

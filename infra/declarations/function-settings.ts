@@ -32,6 +32,9 @@ export const SCAN_RECORDER_ENTRY = 'functions/scan-result.ts';
 /** The scan timeout: a file with no scan result when its timer comes is unscannable, fed by the scan timers' queue (shared/scanning/timers.ts). */
 export const SCAN_TIMEOUT_ENTRY = 'functions/scan-timeout.ts';
 
+/** A large thread's settling sweep: the sides the switch's sweep missed, fed by the settling timers' queue (shared/conversations/settling-timers.ts). */
+export const LARGE_THREAD_SETTLING_ENTRY = 'functions/large-thread-settling.ts';
+
 /** A function the stack deploys: its name (the construct's id, so the Lambda function's and its role's) and handler module. */
 export interface StackFunction {
   name: string;
@@ -47,6 +50,10 @@ export const realtimeAuthorizerFunction = { name: 'RealtimeAuthorizer', entry: R
 export const previewFunction = { name: 'Previews', entry: PREVIEW_ENTRY } as const satisfies StackFunction;
 export const scanRecorderFunction = { name: 'ScanRecorder', entry: SCAN_RECORDER_ENTRY } as const satisfies StackFunction;
 export const scanTimeoutFunction = { name: 'ScanTimeouts', entry: SCAN_TIMEOUT_ENTRY } as const satisfies StackFunction;
+export const largeThreadSettlingFunction = {
+  name: 'LargeThreadSettling',
+  entry: LARGE_THREAD_SETTLING_ENTRY,
+} as const satisfies StackFunction;
 
 /** Lambda's own retries of an asynchronous invocation that failed (its most), before the recorder's dead-letter queue. */
 export const SCAN_RECORDER_RETRIES = 2;
@@ -67,6 +74,7 @@ export const stackFunctions: readonly StackFunction[] = [
   previewFunction,
   scanRecorderFunction,
   scanTimeoutFunction,
+  largeThreadSettlingFunction,
 ];
 
 /**

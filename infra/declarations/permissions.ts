@@ -111,11 +111,17 @@ export function cleanupPermissions(arns: DataArns): Permission[] {
  * contact, their new side with its uniqueness record (PutItem), and their
  * events with the records of the changes delivered (the feed's head and
  * PutItem). It queues new images' previews (sqs:SendMessage on the previews
- * queue) and new files' scan timers (on the scan timers' queue, where
+ * queue), a thread's settling timer as it becomes large (on the settling
+ * timers' queue) and new files' scan timers (on the scan timers' queue, where
  * scanning is on). No S3, no other table. The attachments stream's reads
  * come with the event source mapping (granted by CDK).
  */
-export function fanOutPermissions(arns: DataArns, previewQueueArn: string, scanTimerQueueArn?: string): Permission[] {
+export function fanOutPermissions(
+  arns: DataArns,
+  previewQueueArn: string,
+  settlingQueueArn: string,
+  scanTimerQueueArn?: string,
+): Permission[] {
   return [
     // A new record pending its scan: the kept result read, the record settled and the result removed (settleKeptOrTime).
     { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
@@ -129,6 +135,8 @@ export function fanOutPermissions(arns: DataArns, previewQueueArn: string, scanT
     { actions: ['dynamodb:BatchGetItem'], resources: [arns.events.arn] },
     // Each new record whose preview is pending, to the preview worker (SendMessageBatch is authorised as SendMessage).
     { actions: ['sqs:SendMessage'], resources: [previewQueueArn] },
+    // A thread that becomes large, its settling timer (FanOut's sweep).
+    { actions: ['sqs:SendMessage'], resources: [settlingQueueArn] },
     // Each new record pending its scan, its timer (settleKeptOrTime).
     ...(scanTimerQueueArn ? [{ actions: ['sqs:SendMessage'], resources: [scanTimerQueueArn] }] : []),
   ];
@@ -180,6 +188,25 @@ export function scanTimeoutPermissions(arns: DataArns): Permission[] {
   return [
     { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [arns.attachments.arn] },
     { actions: itemActions(FEED_APPEND), resources: [arns.events.arn] },
+  ];
+}
+
+/**
+ * A large thread's settling sweep (functions/large-thread-settling.ts): it
+ * reads the thread's record and each unmarked side (GetItem), finds the
+ * unmarked sides on by_thread (Query there only), reads back the changes the
+ * switch passed over and which a side was delivered already (BatchGetItem on
+ * the events table), writes each such side's transaction as the fan-out
+ * does (its activity, UpdateItem or a ConditionCheck when it is already at
+ * or after the upload; its events and the records of the changes, the
+ * feed's head and PutItem), then marks it and the thread (UpdateItem). The
+ * queue's reads come with the event source mapping (granted by CDK).
+ */
+export function largeThreadSettlingPermissions(arns: DataArns): Permission[] {
+  return [
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], resources: [arns.conversations.arn] },
+    { actions: ['dynamodb:Query'], resources: [`${arns.conversations.arn}/index/${conversationIndexes.thread.name}`] },
+    { actions: [...itemActions(FEED_APPEND), 'dynamodb:BatchGetItem'], resources: [arns.events.arn] },
   ];
 }
 

@@ -8,6 +8,7 @@ import type { Credentials } from '../../shared/s3/signer.js';
 import {
   cleanupFunction,
   fanOutFunction,
+  largeThreadSettlingFunction,
   previewFunction,
   realtimePublisherFunction,
   scanRecorderFunction,
@@ -18,6 +19,7 @@ import {
   type DataArns,
   dataArnsOf,
   fanOutPermissions,
+  largeThreadSettlingPermissions,
   MALWARE_PROTECTION_RULE_PATTERN,
   malwareProtectionPlanPermissions,
   type Permission,
@@ -47,6 +49,7 @@ export const REALTIME_PUBLISHER_FUNCTION = realtimePublisherFunction.name;
 export const PREVIEW_FUNCTION = previewFunction.name;
 export const SCAN_RECORDER_FUNCTION = scanRecorderFunction.name;
 export const SCAN_TIMEOUT_FUNCTION = scanTimeoutFunction.name;
+export const LARGE_THREAD_SETTLING_FUNCTION = largeThreadSettlingFunction.name;
 /** The malware protection plan's role: the scanner's stand-in reads and tags objects as it (infra/local/scanner.ts). */
 export const MALWARE_PROTECTION_PLAN = 'MalwareProtectionPlan';
 
@@ -58,6 +61,8 @@ export const protectionPlanArn = (resources: Pick<LocalResources, 'account' | 'r
 export const PREVIEW_QUEUE_NAME = 'previews';
 /** The local scan timers' queue's name, likewise. */
 export const SCAN_TIMER_QUEUE_NAME = 'scan-timers';
+/** The local settling timers' queue's name, likewise. */
+export const THREAD_SETTLING_QUEUE_NAME = 'thread-settling';
 
 /** An SQS queue's ARN, as IAM names it. */
 export const queueArn = (resources: Pick<LocalResources, 'account' | 'region'>, name: string) =>
@@ -165,13 +170,19 @@ export function functionRoles(
     [
       FAN_OUT_FUNCTION,
       [
-        ...fanOutPermissions(arns, queueArn(resources, PREVIEW_QUEUE_NAME), queueArn(resources, SCAN_TIMER_QUEUE_NAME)),
+        ...fanOutPermissions(
+          arns,
+          queueArn(resources, PREVIEW_QUEUE_NAME),
+          queueArn(resources, THREAD_SETTLING_QUEUE_NAME),
+          queueArn(resources, SCAN_TIMER_QUEUE_NAME),
+        ),
         ...streamReadPermissions([arns.attachments.arn]),
       ],
     ],
     [PREVIEW_FUNCTION, previewWorkerPermissions(arns)],
     [SCAN_RECORDER_FUNCTION, scanRecorderPermissions(arns)],
     [SCAN_TIMEOUT_FUNCTION, scanTimeoutPermissions(arns)],
+    [LARGE_THREAD_SETTLING_FUNCTION, largeThreadSettlingPermissions(arns)],
     [
       MALWARE_PROTECTION_PLAN,
       malwareProtectionPlanPermissions(

@@ -11,6 +11,12 @@ import { groupsClaimName } from '../../shared/auth/groups.js';
 import { REMOVALS_FILTER_PATTERN } from '../../shared/cleanup/stream-events.js';
 import { type Config, type Environment, readConfig, tableVariables } from '../../shared/config.js';
 import { CHANGES_FILTER_PATTERN } from '../../shared/conversations/fan-out.js';
+import {
+  SETTLING_BATCH_SIZE,
+  SETTLING_DELIVERIES,
+  SETTLING_TIMEOUT_SECONDS,
+  SETTLING_VISIBILITY_SECONDS,
+} from '../../shared/conversations/settling-timers.js';
 import { byTableRole, stackTables, type TableRole } from '../../shared/dynamo/tables.js';
 import { BUS_FILTER_PATTERN } from '../../shared/events/bus.js';
 import type { HttpHandler } from '../../shared/http/handler.js';
@@ -40,6 +46,7 @@ import {
   CONSUMER_TIMEOUT_SECONDS,
   FAN_OUT_ENTRY,
   FUNCTION_TIMEOUT_SECONDS,
+  LARGE_THREAD_SETTLING_ENTRY,
   PREVIEW_ENTRY,
   REALTIME_AUTHORIZER_ENTRY,
   REALTIME_PUBLISHER_ENTRY,
@@ -65,6 +72,7 @@ import {
   functionKeyId,
   type GrantsOverride,
   type GrantUsed,
+  LARGE_THREAD_SETTLING_FUNCTION,
   localIam,
   MALWARE_PROTECTION_PLAN,
   type PolicyEvaluator,
@@ -75,6 +83,7 @@ import {
   SCAN_RECORDER_FUNCTION,
   SCAN_TIMEOUT_FUNCTION,
   SCAN_TIMER_QUEUE_NAME,
+  THREAD_SETTLING_QUEUE_NAME,
   tablesOf,
 } from './iam.js';
 import { loadOpenApi, OPENAPI_PATH } from './openapi.js';
@@ -158,6 +167,8 @@ export interface LocalApi {
   previews: LocalQueue;
   /** The scan timers' queue, when scanning is on (the fan-out's delayed messages to the scan timeout). */
   scanTimers?: LocalQueue;
+  /** The large threads' settling timers' queue (the fan-out's delayed messages to the settling sweep). */
+  threadSettling: LocalQueue;
   /**
    * GuardDuty's stand-in (infra/local/scanner.ts), when scanning is on. It
    * hears of the objects of this server's own S3 stand-in; a test that runs
@@ -223,8 +234,18 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
           timeoutMs: SCAN_TIMER_TIMEOUT_SECONDS * 1000,
         })
       : undefined;
+    const threadSettling = await startQueue(server, composition, iam, stoppers, {
+      name: THREAD_SETTLING_QUEUE_NAME,
+      url: config.threadSettlingQueueUrl,
+      entry: LARGE_THREAD_SETTLING_ENTRY,
+      function: LARGE_THREAD_SETTLING_FUNCTION,
+      batchSize: SETTLING_BATCH_SIZE,
+      maxDeliveries: SETTLING_DELIVERIES,
+      visibilityMs: SETTLING_VISIBILITY_SECONDS * 1000,
+      timeoutMs: SETTLING_TIMEOUT_SECONDS * 1000,
+    });
     scanner = config.scanning.enabled ? await startScanner(server, composition, { iam, s3Endpoint }, stoppers) : undefined;
-    const sqs = localSqs([previews, ...(scanTimers ? [scanTimers] : [])]);
+    const sqs = localSqs([previews, threadSettling, ...(scanTimers ? [scanTimers] : [])]);
     const standIns = [sqs, realtime, ...(scanner ? [scanner] : [])];
     const gateway = gatewayFor(server, { routes: loaded, authorizer, corsOrigins: config.corsOrigins });
     listener.serve((request, response) => {
@@ -241,6 +262,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       realtime: Object.assign(realtime, { url: handlerEnv.REALTIME_URL ?? listener.realtimeUrl, host: listener.host }),
       previews,
       ...(scanTimers ? { scanTimers } : {}),
+      threadSettling,
       ...(scanner ? { scanner } : {}),
       iamRefusals: () => [...iam.refused],
       close: () => stoppers.stopAll(),
@@ -441,6 +463,7 @@ function handlerEnvironment(
     REALTIME_HOST: parts.listener.host,
     PREVIEW_QUEUE_URL: queueUrl(parts.listener, PREVIEW_QUEUE_NAME),
     SCAN_TIMER_QUEUE_URL: queueUrl(parts.listener, SCAN_TIMER_QUEUE_NAME),
+    THREAD_SETTLING_QUEUE_URL: queueUrl(parts.listener, THREAD_SETTLING_QUEUE_NAME),
     // SendObjectMalwareScan reaches the scanner's stand-in on the server's listener.
     GUARDDUTY_ENDPOINT: parts.listener.url,
     // What a test sets explicitly wins (e.g. an empty AUTH_SECRET, to make the authorizer read AUTH_SECRET_ARN).

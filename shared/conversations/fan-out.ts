@@ -3,7 +3,7 @@ import { type Counterpart, type Thread, threadKey, threadOf } from '../dynamo/ke
 import { createdEvent, deletedEvent, type EventDraft, updatedEvents } from '../events/model.js';
 import { fileAccess, type ScanSettings } from '../scanning/model.js';
 import type { Clock } from '../time.js';
-import { type GroupThread, sweepDue } from './large-threads.js';
+import type { GroupThread } from './large-threads.js';
 
 /**
  * What the fan-out reacts to: every change of the attachments table (an
@@ -63,7 +63,7 @@ export interface MemberFeeds {
 /** Where a group's thread says whether it is large, and what a large one's changes write (LargeThreads). */
 export interface GroupThreads {
   thread(groupId: string): Promise<GroupThread>;
-  becomeLarge(groupId: string, at: number | undefined, now: number): Promise<void>;
+  becomeLarge(groupId: string, at: number | undefined, now: number, switchChanges: readonly string[]): Promise<void>;
   markSide(userId: string, conversationId: string): Promise<void>;
   swept(groupId: string, now: number): Promise<void>;
   settled(groupId: string): Promise<void>;
@@ -73,10 +73,15 @@ export interface GroupThreads {
 /** Where a large thread's changes are its events (ThreadFeedWriter): once each, however often delivered. */
 export interface ThreadFeeds {
   record(groupId: string, changes: readonly ThreadChange[]): Promise<void>;
-  /** Records these changes as in the thread's feed without events: the switching batch's, which reached every side. */
-  passOver(groupId: string, changes: readonly ThreadChange[]): Promise<void>;
-  /** Those of these changes a switch passed over (a retried switch owes them to the sides it has not reached yet). */
-  passedOver(groupId: string, changes: readonly ThreadChange[]): Promise<ThreadChange[]>;
+  /** Records these changes as in the thread's feed without events (the switching batch's, which reached every side), each kept whole; their ids. */
+  passOver(groupId: string, changes: readonly ThreadChange[]): Promise<string[]>;
+  /** The changes of these ids a switch passed over: what it owes a side it has not reached yet. */
+  passedOver(groupId: string, ids: readonly string[]): Promise<ThreadChange[]>;
+}
+
+/** The switch's settling timer (SqsSettlingTimers): the group comes back INDEX_SETTLE_SECONDS later for the settling sweep. */
+export interface SettlingTimers {
+  start(groupId: string): Promise<void>;
 }
 
 /** The switch to large groups: the threads' records and feeds, and the sides at which a group's thread becomes large. */
@@ -85,6 +90,7 @@ export interface LargeGroups {
   feeds: ThreadFeeds;
   largeGroupSides: number;
   clock: Clock;
+  settling: SettlingTimers;
 }
 
 /** What a batch's delivery came to. */
@@ -174,19 +180,17 @@ export class FanOut {
     }
     if (seen.size < largeGroupSides) return;
     // Before the switch: a retry of this batch finds the thread large, and must not list these changes again.
-    await feeds.passOver(groupId, changes);
-    await threads.becomeLarge(groupId, at, clock());
+    const passed = await feeds.passOver(groupId, changes);
+    await threads.becomeLarge(groupId, at, clock(), passed);
     await this.sweep(groupId, changes, seen, outcome);
   }
 
-  /** A large thread's changes: its activity and its feed, after the sweep that is due (sweepDue), if any. */
+  /** A large thread's changes: its activity and its feed, after the switch's sweep if it is unfinished. */
   private async largeThread(groupId: string, thread: GroupThread, changes: ThreadChange[], outcome: FanOutOutcome): Promise<void> {
-    const { threads, feeds, clock } = this.large;
-    const due = sweepDue(thread, clock());
-    // A switch whose sweep failed part way is finished by the next change (it is retried until it is), owing
-    // the sides it has not reached yet what it passed over.
-    if (due === 'switch') await this.sweep(groupId, await feeds.passedOver(groupId, changes), new Set(), outcome);
-    if (due === 'settle') await this.settle(groupId);
+    const { threads, feeds } = this.large;
+    // A switch whose sweep failed part way is finished by the next change (it is retried until it is), owing the
+    // sides it has not reached yet every change it passed over: a retried batch split in two carries only some.
+    if (!thread.swept) await this.sweep(groupId, await feeds.passedOver(groupId, thread.switchChanges), new Set(), outcome);
     const at = latestUpload(changes);
     // The activity first: a member told of an event by its push then reads the side as it shows it.
     if (at !== undefined) await threads.moveActivity(groupId, at);
@@ -203,6 +207,31 @@ export class FanOut {
    * `owed` it: each change is then in every side or in the thread's feed.
    */
   private async sweep(groupId: string, owed: ThreadChange[], seen: ReadonlySet<string>, outcome: FanOutOutcome): Promise<void> {
+    await this.markUnmarked(groupId, owed, seen, outcome);
+    // Before `swept`: a timer that cannot be sent fails the batch, whose retry sweeps and sends again.
+    await this.large.settling.start(groupId);
+    await this.large.threads.swept(groupId, this.large.clock());
+  }
+
+  /**
+   * The settling sweep, when the switch's timer comes INDEX_SETTLE_SECONDS
+   * after the thread became large, when by_thread shows every side made
+   * before (a side made after is marked at its creation): each side still
+   * unmarked is handed every change the switch passed over, then marked.
+   * Once: a timer that comes again finds the thread settled.
+   */
+  async settle(groupId: string): Promise<FanOutOutcome & { settled: 'now' | 'before' | 'small' }> {
+    const outcome: FanOutOutcome = { reached: 0, threads: 0, skipped: 0 };
+    const thread = await this.large.threads.thread(groupId);
+    if (!thread.large) return { ...outcome, settled: 'small' };
+    if (thread.settled) return { ...outcome, settled: 'before' };
+    await this.markUnmarked(groupId, await this.large.feeds.passedOver(groupId, thread.switchChanges), new Set(), outcome);
+    await this.large.threads.settled(groupId);
+    return { ...outcome, settled: 'now' };
+  }
+
+  /** Each side by_thread shows unmarked is handed `owed` (unless in `seen`, which the batch reached), then marked. */
+  private async markUnmarked(groupId: string, owed: ThreadChange[], seen: ReadonlySet<string>, outcome: FanOutOutcome): Promise<void> {
     for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }), true)) {
       await this.deliverTo(
         page.filter((side) => !seen.has(side.conversationId)),
@@ -212,13 +241,6 @@ export class FanOut {
       );
       await this.markAll(page);
     }
-    await this.large.threads.swept(groupId, this.large.clock());
-  }
-
-  /** The settling sweep (sweepDue): marks the sides by_thread had not shown to the switch's sweep, once. */
-  private async settle(groupId: string): Promise<void> {
-    for await (const page of this.sides.sidesOf(threadKey({ kind: 'group', groupId }), true)) await this.markAll(page);
-    await this.large.threads.settled(groupId);
   }
 
   private async markAll(sides: readonly Side[]): Promise<void> {

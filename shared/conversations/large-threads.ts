@@ -11,10 +11,10 @@ export interface GroupThread {
   large: boolean;
   /** Every side was marked large (the switch's sweep finished). */
   swept: boolean;
-  /** When the switch's sweep finished (null: before this was recorded). */
-  sweptAt: number | null;
   /** The settling sweep finished too: no side by_thread had not shown at the switch is left unmarked. */
   settled: boolean;
+  /** The ids of the switching batch's changes it passed over (ThreadFeeds.passOver): what a side the switch missed is owed. */
+  switchChanges: string[];
   /** The latest upload into the thread since it became large. */
   lastActiveAt: number | null;
 }
@@ -22,6 +22,7 @@ export interface GroupThread {
 const LARGE_SINCE = 'large_since';
 const SWEPT = 'swept';
 const SETTLED = 'settled';
+const SWITCH_CHANGES = 'switch_changes';
 const LAST_ACTIVE_AT = 'last_active_at';
 const GROUP_ID = 'group_id';
 /** The attribute that puts a side in by_large_side. */
@@ -57,13 +58,22 @@ export class LargeThreads {
     return found;
   }
 
-  /** Makes the thread large, for good, at the activity `at` (the switching batch's latest upload); a thread already large stays as it is. */
-  async becomeLarge(groupId: string, at: number | undefined, now: number): Promise<void> {
-    const set = { [GROUP_ID]: groupId, [LARGE_SINCE]: now, ...(at === undefined ? {} : { [LAST_ACTIVE_AT]: at }) };
+  /**
+   * Makes the thread large, for good, at the activity `at` (the switching
+   * batch's latest upload), with the ids of the changes it passed over (at
+   * most a stream batch's: a few KB); a thread already large stays as it is.
+   */
+  async becomeLarge(groupId: string, at: number | undefined, now: number, switchChanges: readonly string[]): Promise<void> {
+    const set = {
+      [GROUP_ID]: groupId,
+      [LARGE_SINCE]: now,
+      [SWITCH_CHANGES]: [...switchChanges],
+      ...(at === undefined ? {} : { [LAST_ACTIVE_AT]: at }),
+    };
     await this.updateUnlessFailed(groupThreadKey(groupId), set, notExists(LARGE_SINCE));
   }
 
-  /** Records that every side the switch found carries LARGE_SIDE_KEY, at `now` (when the settling sweep is due from). */
+  /** Records that every side the switch found carries LARGE_SIDE_KEY, at `now`. */
   async swept(groupId: string, now: number): Promise<void> {
     await this.setOnThread(groupId, { [SWEPT]: now });
   }
@@ -111,34 +121,24 @@ export class LargeThreads {
 /**
  * How long by_thread may lag a side's creation (on AWS a GSI is eventually
  * consistent, normally well under a second): a side made just before the
- * switch may be missing from its sweep, so the first change of the thread
- * this long after the sweep sweeps again.
+ * switch may be missing from its sweep, so the switch's settling timer comes
+ * this long after it and sweeps again.
  */
 export const INDEX_SETTLE_SECONDS = 10;
-
-/**
- * Which sweep a change of the thread must run before it writes the thread:
- * `switch` while the switch's sweep is unfinished, `settle` at the first
- * change INDEX_SETTLE_SECONDS after it (once), else none.
- */
-export function sweepDue(thread: GroupThread, now: number): 'switch' | 'settle' | undefined {
-  if (!thread.large) return undefined;
-  if (!thread.swept) return 'switch';
-  if (thread.settled || (thread.sweptAt !== null && now < thread.sweptAt + INDEX_SETTLE_SECONDS)) return undefined;
-  return 'settle';
-}
 
 const notLarge = (): Condition => notExists(LARGE_SINCE);
 export const isLarge = (): Condition => exists(LARGE_SINCE);
 
 function threadOf(item: Record<string, unknown> | undefined): GroupThread {
   const swept = item?.[SWEPT];
+  const switchChanges = item?.[SWITCH_CHANGES];
   return {
     large: typeof item?.[LARGE_SINCE] === 'number',
-    // `true`: a switch swept before its time was recorded, whose settling sweep is due at once.
+    // `true`: a switch swept before its time was recorded.
     swept: swept === true || typeof swept === 'number',
-    sweptAt: typeof swept === 'number' ? swept : null,
     settled: item?.[SETTLED] === true,
+    // None on a thread switched before they were recorded.
+    switchChanges: Array.isArray(switchChanges) ? switchChanges.filter((id): id is string => typeof id === 'string') : [],
     lastActiveAt: typeof item?.[LAST_ACTIVE_AT] === 'number' ? (item[LAST_ACTIVE_AT] as number) : null,
   };
 }

@@ -12,6 +12,8 @@ import { memberEvents, showsAnything, type ThreadChange } from './fan-out.js';
 
 /** Marks a change's record in the thread feed as the switch's: delivered to each side, not an event of the feed. */
 const PASSED_OVER = 'passed_over';
+/** The passed-over change itself, for a side the switch missed (a few KB: an attachment's record, twice for a rename). */
+const CHANGE = 'change';
 
 /** Changes per transaction: each is its event (two for none) and its delivered record, under DynamoDB's 100 items with the head. */
 const CHANGES_PER_WRITE = 40;
@@ -39,27 +41,42 @@ export class ThreadFeedWriter {
       await this.recordPart(groupId, shown.slice(start, start + CHANGES_PER_WRITE));
   }
 
-  /** One PutItem per change of its record, marked passed over, whatever is there (a record is the same however often written). */
-  async passOver(groupId: string, changes: readonly ThreadChange[]): Promise<void> {
+  /**
+   * One PutItem per change that shows anything: its record, marked passed
+   * over and holding the change, whatever is there (a record is the same
+   * however often written). The ids of those written.
+   */
+  async passOver(groupId: string, changes: readonly ThreadChange[]): Promise<string[]> {
     const feed = threadFeedKey(groupId);
+    const shown = changes.filter((change) => showsAnything(change, this.scanning));
     await Promise.all(
-      changes
-        .filter((change) => showsAnything(change, this.scanning))
-        .map((change) =>
-          this.client.send(
-            new PutCommand({ TableName: this.eventsTable, Item: { ...this.deliveredItem(feed, change.id), [PASSED_OVER]: true } }),
-          ),
+      shown.map((change) =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.eventsTable,
+            Item: { ...this.deliveredItem(feed, change.id), [PASSED_OVER]: true, [CHANGE]: change },
+          }),
         ),
+      ),
     );
+    return shown.map((change) => change.id);
   }
 
-  /** The changes among these that a switch passed over: their records, read consistently (one BatchGetItem per 100). */
-  async passedOver(groupId: string, changes: readonly ThreadChange[]): Promise<ThreadChange[]> {
+  /** The changes of these ids a switch passed over, in their order, read back consistently (one BatchGetItem per 100). */
+  async passedOver(groupId: string, ids: readonly string[]): Promise<ThreadChange[]> {
     const feed = threadFeedKey(groupId);
-    const keys = changes.map((change) => deliveredChangeKey(feed, change.id));
-    const records = await batchGetAll(this.client, this.eventsTable, keys, { projection: [SORT_KEY, PASSED_OVER], consistent: true });
-    const passed = new Set(records.filter((item) => item[PASSED_OVER] === true).map((item) => item[SORT_KEY]));
-    return changes.filter((change) => passed.has(deliveredChangeKey(feed, change.id).sk));
+    const keys = ids.map((id) => deliveredChangeKey(feed, id));
+    const records = await batchGetAll(this.client, this.eventsTable, keys, {
+      projection: [SORT_KEY, PASSED_OVER, CHANGE],
+      consistent: true,
+    });
+    const bySortKey = new Map(
+      records.filter((item) => item[PASSED_OVER] === true && item[CHANGE]).map((item) => [item[SORT_KEY], item[CHANGE]]),
+    );
+    return keys.flatMap((key) => {
+      const change = bySortKey.get(key.sk);
+      return change ? [change as ThreadChange] : [];
+    });
   }
 
   private deliveredItem(feed: string, changeId: string): Record<string, unknown> {

@@ -43,7 +43,8 @@ const OVER_BUDGET: Readonly<Record<string, { ceiling: number; why: string }>> = 
     why: "busboy (23.4 KB with streamsearch; 2-3 ms of its load), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says), the preview sniff (2.6 KB) and who may download what scanning holds (0.7 KB)",
   },
   'functions/upload-sessions/complete.ts': {
-    ceiling: 374_000,
+    // 374,000 until the settling timers' queue URL joined the configuration every function reads (+57 bytes).
+    ceiling: 374_100,
     why: 'file-type with its tokenizers (71 KB: ~150 formats by their bytes; 4-10 ms of its load), the completing transaction with the attachment and activity writes (~12 KB), the preview sniff (2.5 KB) and who may download what scanning holds (0.7 KB)',
   },
 };

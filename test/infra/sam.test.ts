@@ -66,9 +66,9 @@ describe.runIf(CAN_BUNDLE_OFFLINE)('infra/stack/sam-env.json', () => {
 
   it('only sets variables the functions declare (sam local ignores the others)', () => {
     for (const name of Object.keys(samEnv.Parameters)) expect(declared(name).length, name).toBeGreaterThan(0);
-    // Every route's function and the consumers, cleanup, fan-out, preview worker, scan recorder and scan timeout (which `sam local invoke` can run on npm start's data too).
-    expect(declared('DYNAMODB_ENDPOINT')).toHaveLength(routes.length + 5);
-    expect(declared('S3_ENDPOINT')).toHaveLength(routes.length + 5);
+    // Every route's function and the consumers, cleanup, fan-out, preview worker, scan recorder, scan timeout and settling (which `sam local invoke` can run on npm start's data too).
+    expect(declared('DYNAMODB_ENDPOINT')).toHaveLength(routes.length + 6);
+    expect(declared('S3_ENDPOINT')).toHaveLength(routes.length + 6);
     // The REST authorizer and the Event API's, which verify the same tokens.
     expect(declared('AUTH_SECRET')).toHaveLength(2);
   });

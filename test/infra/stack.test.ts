@@ -1,6 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  largeThreadSettlingFunction,
   PREVIEW_MEMORY_MB,
   previewFunction,
   scanRecorderFunction,
@@ -10,6 +11,7 @@ import {
 import { type GatewayResponseType, gatewayResponses } from '../../infra/declarations/gateway-responses.js';
 import { BEARER_HEADER_PATTERN, BINARY_MEDIA_TYPES } from '../../infra/declarations/gateway-settings.js';
 import { DEFAULT_FILE_URL_TTL_SECONDS, DEFAULT_MAX_FILE_BYTES } from '../../shared/config.js';
+import { SETTLING_BATCH_SIZE, SETTLING_DELIVERIES, SETTLING_TIMEOUT_SECONDS } from '../../shared/conversations/settling-timers.js';
 import {
   attachmentsTable,
   conversationsTable,
@@ -37,9 +39,9 @@ const template = () => synthesized.template;
 const ref = (value: unknown) => JSON.stringify(value);
 
 describe('functions', () => {
-  it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, the preview worker, the scan recorder and the scan timeout, all Node.js 24 on arm64 with tracing and their own log group", () => {
+  it("has one function per route plus the authorizer, the cleanup, the fan-out, the events pipe's enrichment, the real-time authorizer and publisher, the preview worker, the scan recorder, the scan timeout and the large threads' settling, all Node.js 24 on arm64 with tracing and their own log group", () => {
     const functions = Object.values(resourcesOf(template(), 'AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routes.length + 9);
+    expect(functions).toHaveLength(routes.length + 10);
     // The list the bench measures (infra/declarations/function-settings.ts) is the stack's: one function each, by its name.
     const logicalIds = Object.keys(resourcesOf(template(), 'AWS::Lambda::Function'));
     const named = logicalIds.map((id) => stackFunctions.find(({ name }) => new RegExp(`^Functions${name}[0-9A-F]{8}$`).test(id))?.name);
@@ -71,8 +73,8 @@ describe('functions', () => {
       ['FanOut', 900],
       [scanRecorderFunction.name, 900],
     ]);
-    // The queue-fed ones (the preview worker, the scan timeout) have their own, their queue's visibility timeout sized on it.
-    const queueFed: string[] = [previewFunction.name, scanTimeoutFunction.name];
+    // The queue-fed ones (the preview worker, the scan timeout, the settling) have their own, their queue's visibility timeout sized on it.
+    const queueFed: string[] = [previewFunction.name, scanTimeoutFunction.name, largeThreadSettlingFunction.name];
     for (const [name, timeout] of timeouts.filter(([name]) => !unwaited.includes(String(name)) && !queueFed.includes(String(name))))
       expect(timeout, String(name)).toBe(20);
   });
@@ -81,8 +83,8 @@ describe('functions', () => {
     const handlers = Object.values(resourcesOf(template(), 'AWS::Lambda::Function')).filter(
       ({ Properties }) => Properties.Environment.Variables.CONVERSATIONS_TABLE,
     );
-    // The routes', the cleanup's, the fan-out's, the preview worker's, the scan recorder's and the scan timeout's.
-    expect(handlers).toHaveLength(routes.length + 5);
+    // The routes', the cleanup's, the fan-out's, the preview worker's, the scan recorder's, the scan timeout's and the settling's.
+    expect(handlers).toHaveLength(routes.length + 6);
     for (const { Properties } of handlers) {
       expect(Properties.Environment.Variables).toMatchObject({
         CONVERSATIONS_TABLE: { Ref: expect.stringMatching(/^DataConversations/) },
@@ -597,7 +599,7 @@ describe('fan-out from the attachments stream', () => {
     });
   });
 
-  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream, settle a kept scan result and send to its queues (previews, scan timers), nothing else', () => {
+  it('lets the fan-out read, update, put and check (ConditionCheckItem) conversations, query their by_thread index, append to feeds, batch-read the delivered changes, read the attachments stream, settle a kept scan result and send to its queues (previews, settling and scan timers), nothing else', () => {
     const statements = statementsOf(roleOf('FanOut')).filter((s) => !isLoggingOrTracing(s));
     const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
     const streamReads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
@@ -634,12 +636,91 @@ describe('fan-out from the attachments stream', () => {
     // Its dead letters (the mapping's on-failure destination), and for SendMessage alone the queues it feeds.
     expect(resourcesOfAction('sqs:SendMessage')).toEqual([
       { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsPreviewRequests/), 'Arn'] },
+      { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsThreadSettlingQueue/), 'Arn'] },
       { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsScanningScanTimerQueue/), 'Arn'] },
       { 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] },
     ]);
     for (const action of ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) {
       expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [queueIdOf('FanOut'), 'Arn'] }]);
     }
+  });
+});
+
+describe("a large thread's settling sweep", () => {
+  const settlingQueueId = () =>
+    Object.keys(resourcesOf(template(), 'AWS::SQS::Queue')).find((id) => id.startsWith('FunctionsThreadSettlingQueue'))!;
+
+  it(`reads the settling timers' queue ${SETTLING_BATCH_SIZE} at a time with partial batch failures; a timer goes to its dead letters after ${SETTLING_DELIVERIES} deliveries, with an alarm on the first`, () => {
+    const [settlingId, settling] = Object.entries(resourcesOf(template(), 'AWS::Lambda::Function')).find(([id]) =>
+      new RegExp(`^Functions${largeThreadSettlingFunction.name}[0-9A-F]{8}$`).test(id),
+    )!;
+    expect(settling.Properties.Timeout).toBe(SETTLING_TIMEOUT_SECONDS);
+    const queue = resourcesOf(template(), 'AWS::SQS::Queue')[settlingQueueId()]!;
+    expect(queue.Properties).toMatchObject({
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsThreadSettlingDeadLetters/), 'Arn'] },
+        maxReceiveCount: SETTLING_DELIVERIES,
+      },
+      SqsManagedSseEnabled: true,
+    });
+    expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * SETTLING_TIMEOUT_SECONDS);
+    const mappings = Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping')).filter(
+      ({ Properties }) => Properties.FunctionName.Ref === settlingId,
+    );
+    expect(mappings.map(({ Properties }) => Properties)).toEqual([
+      expect.objectContaining({
+        EventSourceArn: { 'Fn::GetAtt': [settlingQueueId(), 'Arn'] },
+        BatchSize: SETTLING_BATCH_SIZE,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      }),
+    ]);
+    const deadLettersId = Object.keys(resourcesOf(template(), 'AWS::SQS::Queue')).find((id) =>
+      id.startsWith('FunctionsThreadSettlingDeadLetters'),
+    )!;
+    expect(alarmOn(deadLettersId)).toHaveLength(1);
+    // The fan-out is told where to send its timers, and is the one function that may.
+    const [, fanOut] = Object.entries(resourcesOf(template(), 'AWS::Lambda::Function')).find(([id]) =>
+      /^FunctionsFanOut[0-9A-F]{8}$/.test(id),
+    )!;
+    expect(fanOut.Properties.Environment.Variables.THREAD_SETTLING_QUEUE_URL).toEqual({ Ref: settlingQueueId() });
+    const senders = Object.values(resourcesOf(template(), 'AWS::IAM::Policy')).filter(({ Properties }) =>
+      Properties.PolicyDocument.Statement.some(
+        (statement: Json) =>
+          [statement.Action].flat().includes('sqs:SendMessage') && JSON.stringify(statement.Resource).includes(settlingQueueId()),
+      ),
+    );
+    expect(senders.map(({ Properties }) => Properties.Roles[0].Ref)).toEqual([expect.stringMatching(/^FunctionsFanOutRole/)]);
+  });
+
+  it('lets the settling sweep read, update and check conversations, query their by_thread index, append to feeds and batch-read the events table, and read its queue, nothing else', () => {
+    const statements = statementsOf(roleOf(largeThreadSettlingFunction.name)).filter((s) => !isLoggingOrTracing(s));
+    const resourcesOfAction = (action: string) => statements.filter((s) => s.Action.includes(action)).flatMap((s) => [s.Resource].flat());
+    const conversations = { 'Fn::GetAtt': [tableIdOf('Conversations'), 'Arn'] };
+    const events = { 'Fn::GetAtt': [tableIdOf('Events'), 'Arn'] };
+    const queueReads = [
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+    ];
+    expect([...new Set(statements.flatMap((s) => s.Action))].sort()).toEqual(
+      [
+        'dynamodb:BatchGetItem',
+        'dynamodb:ConditionCheckItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        ...queueReads,
+      ].sort(),
+    );
+    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem'])
+      expect(resourcesOfAction(action), action).toEqual([conversations, events]);
+    expect(resourcesOfAction('dynamodb:ConditionCheckItem')).toEqual([conversations]);
+    for (const action of ['dynamodb:PutItem', 'dynamodb:BatchGetItem']) expect(resourcesOfAction(action), action).toEqual([events]);
+    expect(resourcesOfAction('dynamodb:Query')).toEqual([{ 'Fn::Join': ['', [conversations, '/index/by_thread']] }]);
+    for (const action of queueReads) expect(resourcesOfAction(action), action).toEqual([{ 'Fn::GetAtt': [settlingQueueId(), 'Arn'] }]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FAN_OUT_FUNCTION } from '../../infra/local/iam.js';
+import { FAN_OUT_FUNCTION, LARGE_THREAD_SETTLING_FUNCTION, THREAD_SETTLING_QUEUE_NAME } from '../../infra/local/iam.js';
 import { RealtimeClient, RealtimeRefused } from '../../infra/local/realtime-client.js';
 import { INDEX_SETTLE_SECONDS } from '../../shared/conversations/large-threads.js';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
@@ -33,6 +33,8 @@ const clock = { now: 1_900_000_000 };
 // (a large thread's scan result: test/integration/scanning.test.ts).
 const faultyApi = faultyApiForFile({ clock: () => clock.now, env: { LARGE_GROUP_SIDES: String(LARGE_GROUP_SIDES), SCANNING: 'off' } });
 const s = sharingCalls(() => faultyApi().t);
+/** The settling timer comes INDEX_SETTLE_SECONDS (real ones: SQS's delay) after the switch: a generous wait past it. */
+const SETTLING_DEADLINE_MS = (INDEX_SETTLE_SECONDS + 50) * 1000;
 const tick = () => {
   clock.now += 1;
   return clock.now;
@@ -49,12 +51,18 @@ function itemsWrittenBy(request: ProxiedRequest): number {
   return ['PutItem', 'UpdateItem', 'DeleteItem'].includes(operation) ? 1 : 0;
 }
 
-/** Counts the items every DynamoDB request through the proxy writes from now on (a rule that never fires). */
-function countWrites(): { readonly items: number } {
+/**
+ * Counts the items the DynamoDB requests through the proxy that `counted` picks write from now on (a rule that
+ * never fires); by default all but the settling sweep's: once per thread, when its timer comes, whichever upload it
+ * falls beside.
+ */
+function countWrites(counted = (request: ProxiedRequest) => !signedBy(LARGE_THREAD_SETTLING_FUNCTION)(request)): {
+  readonly items: number;
+} {
   const counter = { items: 0 };
   faultyApi().dynamodb.inject({
     match: (request) => {
-      counter.items += itemsWrittenBy(request);
+      if (counted(request)) counter.items += itemsWrittenBy(request);
       return false;
     },
     fault: { kind: 'delay', ms: 0 },
@@ -190,13 +198,9 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     expect(idsOf(await listOf(late, 'unread=true'))).toEqual([side.id]);
   });
 
-  /**
-   * A group of LARGE_GROUP_SIDES whose first upload switches it, and a side made while that switch's one write of
-   * large_since is held: the side checked the thread still small, after the batch had gone over the others.
-   */
-  async function sideMadeDuringTheSwitch(beforeRelease: (late: Member) => void = () => {}) {
-    const { g, members, sides } = await groupOf(LARGE_GROUP_SIDES);
-    const switching = faultyApi().dynamodb.inject({
+  /** Holds the switch of `g`'s thread at its one write of large_since, after its batch went over the sides. */
+  const holdTheSwitch = (g: string): Rule =>
+    faultyApi().dynamodb.inject({
       match: (request) =>
         signedBy(FAN_OUT_FUNCTION)(request) &&
         request.target?.endsWith('.UpdateItem') === true &&
@@ -204,6 +208,14 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
         request.body.includes('large_since'),
       fault: { kind: 'hold' },
     });
+
+  /**
+   * A group of LARGE_GROUP_SIDES whose first upload switches it, and a side made while that switch's one write of
+   * large_since is held: the side checked the thread still small, after the batch had gone over the others.
+   */
+  async function sideMadeDuringTheSwitch(beforeRelease: (late: Member) => void = () => {}) {
+    const { g, members, sides } = await groupOf(LARGE_GROUP_SIDES);
+    const switching = holdTheSwitch(g);
     const at = tick();
     const upload = await s.upload(members[0]!, sides[0]!.id);
     await switching.hit;
@@ -251,28 +263,143 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     expect(thread.body.data.map((event: FeedEvent) => event.data.object.id)).not.toContain(upload.id);
   });
 
-  it(`marks a side by_thread had not shown the switch's sweep at the first change ${INDEX_SETTLE_SECONDS} s after it`, async () => {
+  it('hands a late side every change of a switching batch whose retry the stream poller split in two', async () => {
+    const { g, members, sides } = await groupOf(LARGE_GROUP_SIDES);
+    // The fan-out held on an earlier batch, so that both uploads come to it in one batch: the one that switches.
+    const [contact, other] = [{ id: freshId('a') }, freshId('b')];
+    const earlier = faultyApi().dynamodb.inject({
+      match: (request) => signedBy(FAN_OUT_FUNCTION)(request) && request.body.includes(JSON.stringify(other)),
+      fault: { kind: 'hold' },
+    });
+    await s.upload(contact, (await s.openSide(contact, { contact_id: other })).body.id);
+    await earlier.hit;
+    const firstAt = tick();
+    const first = await s.upload(members[0]!, sides[0]!.id);
+    const secondAt = tick();
+    const second = await s.upload(members[1]!, sides[1]!.id);
+    const switching = holdTheSwitch(g);
+    earlier.release();
+    await switching.hit;
+    const late: Member = { id: freshId('late'), groups: [g] };
+    tick();
+    const side = (await s.openSide(late, { group_id: g })).body;
+    // The sweep's delivery to the late side fails in the batch and in its retry from the first upload's record, which
+    // then fails at its first record: the poller bisects it, as Lambda's BisectBatchOnFunctionError, and the half that
+    // finishes the sweep holds the first upload only.
+    const cut = faultyApi().dynamodb.inject({
+      match: (request) =>
+        signedBy(FAN_OUT_FUNCTION)(request) &&
+        request.target?.endsWith('.TransactWriteItems') === true &&
+        request.body.includes(JSON.stringify(side.id)),
+      times: 2 * DYNAMODB_TIMEOUTS.maxAttempts,
+      fault: { kind: 'reset_before' },
+    });
+    switching.release();
+    const feed = await s.feedOf(late, (events) => [first.id, second.id].every((id) => events.some((event) => event.data.object.id === id)));
+    expect(cut.fired).toBe(2 * DYNAMODB_TIMEOUTS.maxAttempts);
+    for (const upload of [first, second])
+      expect(feed.filter((event) => event.data.object.id === upload.id).map((event) => event.type)).toEqual(['attachment.created']);
+    expect((await sideActiveAt(late, side.id, secondAt)).last_active_at).toBe(secondAt);
+    expect(firstAt).toBeLessThan(secondAt);
+  });
+
+  /** A side made during the switch and hidden from every sweep of the fan-out, as by_thread answers before it caught up on AWS. */
+  async function sideHiddenFromTheSwitch(beforeRelease: (late: Member) => void = () => {}) {
     let lagging: Rule | undefined;
-    const { members, sides, late, side } = await sideMadeDuringTheSwitch((made) => {
-      // The sweep's Query of by_thread answers as an index that has not caught up with the late side yet.
+    const made = await sideMadeDuringTheSwitch((late) => {
       lagging = faultyApi().dynamodb.inject({
         match: (request) =>
           signedBy(FAN_OUT_FUNCTION)(request) && request.target?.endsWith('.Query') === true && request.body.includes('FilterExpression'),
-        fault: { kind: 'lag', hide: (item) => item.pk?.S === made.id },
+        times: Number.POSITIVE_INFINITY,
+        fault: { kind: 'lag', hide: (item) => item.pk?.S === late.id },
       });
+      beforeRelease(late);
     });
-    // The switch's sweep was answered without the late side; the next change comes within INDEX_SETTLE_SECONDS.
     await lagging!.hit;
-    const before = tick();
-    await s.upload(members[1]!, sides[1]!.id);
-    await sideActiveAt(members[0]!, sides[0]!.id, before);
-    // Unmarked, the late side misses the thread's activity (and, hidden from the sweep, the switching upload too).
-    expect((await s.conversation(late, side.id)).last_active_at).toBeNull();
+    return made;
+  }
 
-    clock.now += INDEX_SETTLE_SECONDS;
-    const at = tick();
+  /** Every member's events about `attachmentId` in their own feed, by member. */
+  const eventsAbout = async (who: Member, attachmentId: string) =>
+    (await s.feed(who)).filter((event) => event.data.object.id === attachmentId).map((event) => event.type);
+
+  it(`hands a side the switch's sweep could not see the switching upload and the thread's activity ${INDEX_SETTLE_SECONDS} s later, with no later change`, async () => {
+    const { members, sides, at, upload, late, side } = await sideHiddenFromTheSwitch();
+    // No change of the thread follows: the settling timer alone reaches the late side.
+    const reached = await eventually(
+      () => s.conversation(late, side.id),
+      (conversation) => conversation.last_active_at === at,
+      SETTLING_DEADLINE_MS,
+    );
+    expect(reached).toMatchObject({ id: side.id, last_active_at: at, last_opened_at: null });
+    expect(await eventsAbout(late, upload.id)).toEqual(['attachment.created']);
+    expect(idsOf(await listOf(late, 'unread=true'))).toEqual([side.id]);
+    expect(idsOf((await s.call(late, 'GET', '/v1/conversations?order=activity&limit=1')).body.data)).toEqual([side.id]);
+    // Marked: a later upload shows through the thread.
+    const next = tick();
     await s.upload(members[1]!, sides[1]!.id);
-    expect((await sideActiveAt(late, side.id, at)).last_active_at).toBe(at);
+    expect((await sideActiveAt(late, side.id, next)).last_active_at).toBe(next);
+  });
+
+  it('keeps the later activity of a hidden side whose member uploaded meanwhile, and still hands it the switching upload', async () => {
+    const { sides, at, upload, late, side } = await sideHiddenFromTheSwitch();
+    const own = tick();
+    await s.upload(late, side.id);
+    expect((await s.conversation(late, side.id)).last_active_at).toBe(own);
+    await eventually(
+      () => eventsAbout(late, upload.id),
+      (types) => types.length > 0,
+      SETTLING_DEADLINE_MS,
+    );
+    expect(await eventsAbout(late, upload.id)).toEqual(['attachment.created']);
+    expect((await s.conversation(late, side.id)).last_active_at).toBe(own);
+    expect(own).toBeGreaterThan(at);
+    expect(sides).toHaveLength(LARGE_GROUP_SIDES);
+  });
+
+  it('fails the switching batch when its settling timer cannot be sent, sends it again on the retry, and a timer delivered twice changes nothing', async () => {
+    const sends = { settling: 0 };
+    let refused: Rule | undefined;
+    const { g, at, upload, late, side } = await sideHiddenFromTheSwitch(() => {
+      const settlingQueue = (request: ProxiedRequest) => request.body.includes(`/${THREAD_SETTLING_QUEUE_NAME}"`);
+      faultyApi().sqs.inject({
+        match: (request) => {
+          if (settlingQueue(request)) sends.settling += 1;
+          return false;
+        },
+        fault: { kind: 'delay', ms: 0 },
+      });
+      refused = faultyApi().sqs.inject({ match: settlingQueue, fault: { kind: 'reset_before' } });
+    });
+    await eventually(
+      () => s.conversation(late, side.id),
+      (conversation) => conversation.last_active_at === at,
+      SETTLING_DEADLINE_MS,
+    );
+    expect(refused!.fired).toBe(1);
+    expect(sends.settling).toBe(2);
+    // The timer's sweep done to its end (the thread settled after the side), its message deleted.
+    const queue = faultyApi().t.api.threadSettling;
+    await eventually(
+      async () => queue.depth,
+      (depth) => depth === 0,
+    );
+    // The same timer again, as SQS may deliver it: the thread is settled, nothing is written.
+    const writes = countWrites(signedBy(LARGE_THREAD_SETTLING_FUNCTION));
+    const answer = await queue.accept({
+      target: 'SendMessage',
+      // The server's own key, which the stand-in takes without a role's check.
+      keyId: faultyApi().t.api.config.credentials!.accessKeyId,
+      body: { QueueUrl: queue.url, MessageBody: JSON.stringify({ group_id: g }) },
+    });
+    expect(answer.status).toBe(200);
+    await eventually(
+      async () => queue.depth,
+      (depth) => depth === 0,
+    );
+    expect(writes.items).toBe(0);
+    expect(queue.deadLetters).toEqual([]);
+    expect(await eventsAbout(late, upload.id)).toEqual(['attachment.created']);
   });
 
   it('writes no more items per upload as the group grows, and at most 3 × what an upload to a contact writes', async () => {
@@ -292,8 +419,6 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     await s.sideActiveAt({ id: direct.contact }, { contact_id: direct.a.id }, toContact.created_at);
     const perDirect = directWrites.items;
 
-    // Each counted upload is its thread's first change INDEX_SETTLE_SECONDS after the switch: it runs the settling sweep too.
-    clock.now += INDEX_SETTLE_SECONDS;
     const perLarge: number[] = [];
     for (const group of groups) {
       const writes = countWrites();

@@ -1,7 +1,7 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { LOCAL_ACCOUNT } from '../../infra/local/gateway.js';
-import { localIam, SCAN_TIMER_QUEUE_NAME, tablesOf } from '../../infra/local/iam.js';
+import { localIam, SCAN_TIMER_QUEUE_NAME, THREAD_SETTLING_QUEUE_NAME, tablesOf } from '../../infra/local/iam.js';
 import { startS3 } from '../../infra/local/s3.js';
 import type { LocalApiOptions } from '../../infra/local/server.js';
 import { readConfig } from '../../shared/config.js';
@@ -16,16 +16,16 @@ const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 /**
  * The local API with a fault proxy in front of each backend (the run's
  * DynamoDB Local, where the server makes its own tables, an S3 stand-in
- * of its own, and the scan timers' queue on the server's listener), so that
+ * of its own, and the scan and settling timers' queues on the server's listener), so that
  * the API's clients talk to them only through the proxies, so a test can
- * lose, stall or refuse any single DynamoDB, S3 or scan timer call the handlers make. The test audits through the API (and
+ * lose, stall or refuse any single DynamoDB, S3 or timer call the handlers make. The test audits through the API (and
  * an S3 listing that bypasses the proxy).
  */
 export interface FaultyApi {
   t: TestApi;
   dynamodb: FaultProxy;
   s3: FaultProxy;
-  /** In front of the scan timers' queue (the fan-out's sends to it). */
+  /** In front of the scan timers' and the settling timers' queues (the fan-out's sends to them). */
   sqs: FaultProxy;
   /** Every key in the files bucket, read from the S3 stand-in directly. */
   storedKeys(prefix?: string): Promise<string[]>;
@@ -56,7 +56,12 @@ export async function startFaultyApi(options: FaultyApiOptions = {}): Promise<Fa
   const t: TestApi = await startTestApi({
     ...options,
     sharedDynamodb: { ...shared, endpoint: dynamodb.endpoint },
-    env: { ...options.env, S3_ENDPOINT: s3.endpoint, SCAN_TIMER_QUEUE_URL: `${sqs.endpoint}/${LOCAL_ACCOUNT}/${SCAN_TIMER_QUEUE_NAME}` },
+    env: {
+      ...options.env,
+      S3_ENDPOINT: s3.endpoint,
+      SCAN_TIMER_QUEUE_URL: `${sqs.endpoint}/${LOCAL_ACCOUNT}/${SCAN_TIMER_QUEUE_NAME}`,
+      THREAD_SETTLING_QUEUE_URL: `${sqs.endpoint}/${LOCAL_ACCOUNT}/${THREAD_SETTLING_QUEUE_NAME}`,
+    },
   });
   scanned = t;
   const lister = new S3Client({ region: REGION, endpoint: s3Backend.endpoint, forcePathStyle: true, credentials: CREDENTIALS });

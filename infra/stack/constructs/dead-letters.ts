@@ -37,3 +37,26 @@ export function deadLettersWithAlarm(
   });
   return { deadLetters, alarm };
 }
+
+/**
+ * A queue a function consumes (`queueId`), with its dead letters and alarm (`name`, as above): encrypted, TLS
+ * only, kept 4 days; a message the consumer fails comes again after `visibilitySeconds`, `deliveries` times in
+ * all, then waits in the dead-letter queue.
+ */
+export function consumedQueue(
+  scope: Construct,
+  name: string,
+  queueId: string,
+  props: { removalPolicy: RemovalPolicy; alarmDescription: string; visibilitySeconds: number; deliveries: number },
+): { queue: Queue; deadLetters: Queue; alarm: Alarm } {
+  const { deadLetters, alarm } = deadLettersWithAlarm(scope, name, props);
+  const queue = new Queue(scope, queueId, {
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    visibilityTimeout: Duration.seconds(props.visibilitySeconds),
+    retentionPeriod: Duration.days(4),
+    deadLetterQueue: { queue: deadLetters, maxReceiveCount: props.deliveries },
+    removalPolicy: props.removalPolicy,
+  });
+  return { queue, deadLetters, alarm };
+}

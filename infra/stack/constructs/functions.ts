@@ -13,6 +13,7 @@ import { Construct } from 'constructs';
 import { REMOVALS_FILTER_PATTERN } from '../../../shared/cleanup/stream-events.js';
 import { tableVariables } from '../../../shared/config.js';
 import { CHANGES_FILTER_PATTERN } from '../../../shared/conversations/fan-out.js';
+import { SETTLING_BATCH_SIZE, SETTLING_TIMEOUT_SECONDS } from '../../../shared/conversations/settling-timers.js';
 import { BUS_FILTER_PATTERN } from '../../../shared/events/bus.js';
 import { FILES_PREFIX, PREVIEWS_PREFIX } from '../../../shared/files/keys.js';
 import { PREVIEW_BATCH_SIZE, PREVIEW_TIMEOUT_SECONDS } from '../../../shared/previews/delivery.js';
@@ -27,6 +28,7 @@ import {
   FUNCTION_SETTINGS,
   FUNCTION_TIMEOUT_SECONDS,
   fanOutFunction,
+  largeThreadSettlingFunction,
   PREVIEW_MEMORY_MB,
   previewFunction,
   REALTIME_PUBLISHER_STREAM_READING,
@@ -41,6 +43,7 @@ import {
   cleanupPermissions,
   dataArnsOf,
   fanOutPermissions,
+  largeThreadSettlingPermissions,
   permissionsFor,
   previewWorkerPermissions,
   scanRecorderPermissions,
@@ -55,6 +58,7 @@ import { previewQueue } from './previews.js';
 import { removalPolicyFor } from './removal-policy.js';
 import { Scanning } from './scanning.js';
 import { StreamConsumer, type StreamFeed } from './stream-consumer.js';
+import { threadSettlingQueue } from './thread-settling.js';
 
 /** Node.js 24; infra/stack/bundling.ts targets the same Node version. */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
@@ -100,6 +104,12 @@ export class Functions extends Construct {
   /** Preview requests that failed every delivery; the alarm fires on the first. */
   readonly previewDeadLetters: Queue;
   readonly previewAlarm: Alarm;
+  /** A large thread's settling sweep, fed by the settling timers' queue, which the fan-out fills as a thread becomes large. */
+  readonly threadSettling: NodejsFunction;
+  readonly threadSettlingQueue: Queue;
+  /** Settling timers that failed every delivery; the alarm fires on the first. */
+  readonly threadSettlingDeadLetters: Queue;
+  readonly threadSettlingAlarm: Alarm;
   private readonly architecture: StackSettings['architecture'];
   /** GuardDuty's plan, its role and rule, and the recorder of its results; absent where the deployment turns scanning off. */
   readonly scanning?: Scanning;
@@ -136,6 +146,10 @@ export class Functions extends Construct {
     this.previewRequests = previews.queue;
     this.previewDeadLetters = previews.deadLetters;
     this.previewAlarm = previews.alarm;
+    const settling = threadSettlingQueue(this, removalPolicy);
+    this.threadSettlingQueue = settling.queue;
+    this.threadSettlingDeadLetters = settling.deadLetters;
+    this.threadSettlingAlarm = settling.alarm;
 
     for (const route of routes) {
       const fn = this.lambda(route.name, route.entry, environment, removalPolicy);
@@ -185,9 +199,10 @@ export class Functions extends Construct {
           ...environment,
           PREVIEW_QUEUE_URL: previews.queue.queueUrl,
           LARGE_GROUP_SIDES: String(settings.largeGroupSides),
+          THREAD_SETTLING_QUEUE_URL: settling.queue.queueUrl,
           ...(scanning ? { SCAN_TIMER_QUEUE_URL: scanning.timers.queueUrl } : {}),
         },
-        permissions: fanOutPermissions(arns, previews.queue.queueArn, scanning?.timers.queueArn),
+        permissions: fanOutPermissions(arns, previews.queue.queueArn, settling.queue.queueArn, scanning?.timers.queueArn),
         extra: consumerTimeout,
       },
     );
@@ -206,6 +221,15 @@ export class Functions extends Construct {
     this.acknowledgeThumbnailKeys(this.previews, data);
     // Each request on its own: it holds an image in memory; a failed one alone is delivered again.
     this.previews.addEventSource(new SqsEventSource(previews.queue, { batchSize: PREVIEW_BATCH_SIZE, reportBatchItemFailures: true }));
+
+    // A large thread's sides the switch's sweep missed, from the settling timers' queue; a failed timer alone is delivered again.
+    this.threadSettling = this.lambda(largeThreadSettlingFunction.name, largeThreadSettlingFunction.entry, environment, removalPolicy, {
+      timeout: Duration.seconds(SETTLING_TIMEOUT_SECONDS),
+    });
+    this.grant(this.threadSettling, largeThreadSettlingPermissions(arns));
+    this.threadSettling.addEventSource(
+      new SqsEventSource(settling.queue, { batchSize: SETTLING_BATCH_SIZE, reportBatchItemFailures: true }),
+    );
 
     // GuardDuty's results, recorded on the records; Lambda retries a failed event twice, then dead-letters it.
     if (scanning) {

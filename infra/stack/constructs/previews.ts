@@ -1,9 +1,7 @@
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
-import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { RemovalPolicy } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { PREVIEW_DELIVERIES, PREVIEW_VISIBILITY_SECONDS } from '../../../shared/previews/delivery.js';
-import { deadLettersWithAlarm } from './dead-letters.js';
+import { consumedQueue } from './dead-letters.js';
 
 /**
  * The preview worker's queue (docs/decisions.md, "Previews"): the fan-out
@@ -12,19 +10,12 @@ import { deadLettersWithAlarm } from './dead-letters.js';
  * in all (the last settles the preview `failed`), then waits in the
  * dead-letter queue, whose first message fires the alarm.
  */
-export function previewQueue(scope: Construct, removalPolicy: RemovalPolicy): { queue: Queue; deadLetters: Queue; alarm: Alarm } {
-  const { deadLetters, alarm } = deadLettersWithAlarm(scope, 'Previews', {
+export function previewQueue(scope: Construct, removalPolicy: RemovalPolicy): ReturnType<typeof consumedQueue> {
+  return consumedQueue(scope, 'Previews', 'PreviewRequests', {
     removalPolicy,
     alarmDescription:
       "A preview request failed every delivery and could not even be recorded as failed: an image's preview may stay pending. Redrive the dead-letter queue after fixing the cause.",
+    visibilitySeconds: PREVIEW_VISIBILITY_SECONDS,
+    deliveries: PREVIEW_DELIVERIES,
   });
-  const queue = new Queue(scope, 'PreviewRequests', {
-    encryption: QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-    visibilityTimeout: Duration.seconds(PREVIEW_VISIBILITY_SECONDS),
-    retentionPeriod: Duration.days(4),
-    deadLetterQueue: { queue: deadLetters, maxReceiveCount: PREVIEW_DELIVERIES },
-    removalPolicy,
-  });
-  return { queue, deadLetters, alarm };
 }

@@ -11,7 +11,7 @@ import {
   type ThreadChange,
   type ThreadFeeds,
 } from '../../../shared/conversations/fan-out.js';
-import { type GroupThread, INDEX_SETTLE_SECONDS, sweepDue } from '../../../shared/conversations/large-threads.js';
+import type { GroupThread } from '../../../shared/conversations/large-threads.js';
 import { threadKey, threadOf } from '../../../shared/dynamo/keys.js';
 
 const users = ['u1', 'u2', 'u3', 'u4'];
@@ -74,28 +74,28 @@ async function fanOut(batch: ThreadChange[], sides: Record<string, string[]>): P
   return delivered;
 }
 
-const small: GroupThread = { large: false, swept: false, sweptAt: null, settled: false, lastActiveAt: null };
+const small: GroupThread = { large: false, swept: false, settled: false, switchChanges: [], lastActiveAt: null };
 
 /** Group threads' records and feeds in memory, and every write to them in order. */
 function threadRecords(): GroupThreads & ThreadFeeds & { records: Map<string, GroupThread>; writes: string[] } {
   const records = new Map<string, GroupThread>();
   const writes: string[] = [];
-  const passed = new Set<string>();
+  const passed = new Map<string, ThreadChange>();
   const of = (groupId: string): GroupThread => records.get(groupId) ?? small;
   return {
     records,
     writes,
     thread: async (groupId) => of(groupId),
-    async becomeLarge(groupId, at) {
+    async becomeLarge(groupId, at, _now, switchChanges) {
       writes.push(`large ${groupId}`);
-      if (!of(groupId).large) records.set(groupId, { ...small, large: true, lastActiveAt: at ?? null });
+      if (!of(groupId).large) records.set(groupId, { ...small, large: true, switchChanges: [...switchChanges], lastActiveAt: at ?? null });
     },
     async markSide(userId) {
       writes.push(`mark ${userId}`);
     },
-    async swept(groupId, now) {
+    async swept(groupId) {
       writes.push(`swept ${groupId}`);
-      records.set(groupId, { ...of(groupId), swept: true, sweptAt: now });
+      records.set(groupId, { ...of(groupId), swept: true });
     },
     async settled(groupId) {
       writes.push(`settled ${groupId}`);
@@ -106,9 +106,10 @@ function threadRecords(): GroupThreads & ThreadFeeds & { records: Map<string, Gr
     },
     async passOver(groupId, changes) {
       writes.push(`passed over ${groupId} ${changes.map((change) => change.id).join(',')}`);
-      for (const change of changes) passed.add(change.id);
+      for (const change of changes) passed.set(change.id, change);
+      return changes.map((change) => change.id);
     },
-    passedOver: async (_, changes) => changes.filter((change) => passed.has(change.id)),
+    passedOver: async (_, ids) => ids.flatMap((id) => (passed.has(id) ? [passed.get(id)!] : [])),
     async moveActivity(groupId, at) {
       writes.push(`activity ${groupId} ${at}`);
       records.set(groupId, { ...of(groupId), lastActiveAt: Math.max(at, of(groupId).lastActiveAt ?? 0) });
@@ -119,8 +120,24 @@ function threadRecords(): GroupThreads & ThreadFeeds & { records: Map<string, Gr
 /** The switch as it is by default for these tests: no group here grows large. */
 const neverLarge = (): LargeGroups => {
   const threads = threadRecords();
-  return { threads, feeds: threads, largeGroupSides: Number.MAX_SAFE_INTEGER, clock: () => 0 };
+  return { threads, feeds: threads, largeGroupSides: Number.MAX_SAFE_INTEGER, clock: () => 0, settling: timersIn(threads) };
 };
+
+/** Settling timers that log each start among the thread's writes. */
+const timersIn = (threads: { writes: string[] }) => ({
+  async start(groupId: string) {
+    threads.writes.push(`timer ${groupId}`);
+  },
+});
+
+/** The switch at `largeGroupSides`, over these records, at time 7. */
+const switchAt = (threads: ReturnType<typeof threadRecords>, largeGroupSides = 3, clock = () => 7): LargeGroups => ({
+  threads,
+  feeds: threads,
+  largeGroupSides,
+  clock,
+  settling: timersIn(threads),
+});
 
 /** Sides of one group, each member named by its index. */
 function groupOf(groupId: string, members: number): { sidesOf(key: string): AsyncIterable<{ userId: string; conversationId: string }[]> } {
@@ -272,31 +289,28 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
   it('reaches every side with the change that finds it that large, then becomes large and marks each side once', async () => {
     const threads = threadRecords();
     const feeds = members();
-    const outcome = await new FanOut(groupOf('g', 3), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([
-      upload('e1', 'g'),
-    ]);
+    const outcome = await new FanOut(groupOf('g', 3), feeds, switchAt(threads)).deliver([upload('e1', 'g')]);
     expect(outcome).toEqual({ reached: 3, threads: 0, skipped: 0 });
     expect(feeds.written.sort()).toEqual(['m0', 'm1', 'm2']);
-    expect(threads.writes).toEqual(['passed over g e1', 'large g', 'mark m0', 'mark m1', 'mark m2', 'swept g']);
-    expect(threads.records.get('g')).toEqual({ ...small, large: true, swept: true, sweptAt: 7, lastActiveAt: 1_800_000_000 });
+    // Its settling timer sent before `swept`: a send that fails fails the batch, whose retry sends it again.
+    expect(threads.writes).toEqual(['passed over g e1', 'large g', 'mark m0', 'mark m1', 'mark m2', 'timer g', 'swept g']);
+    expect(threads.records.get('g')).toEqual({ ...small, large: true, swept: true, switchChanges: ['e1'], lastActiveAt: 1_800_000_000 });
   });
 
   it('stays small below it: every side is written, the thread never', async () => {
     const threads = threadRecords();
     const feeds = members();
-    await new FanOut(groupOf('g', 2), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([upload('e1', 'g')]);
+    await new FanOut(groupOf('g', 2), feeds, switchAt(threads)).deliver([upload('e1', 'g')]);
     expect(feeds.written.sort()).toEqual(['m0', 'm1']);
     expect(threads.writes).toEqual([]);
   });
 
   it('writes a large thread once per batch and no side, however many members it has', async () => {
     const threads = threadRecords();
-    threads.records.set('g', { ...small, large: true, swept: true, sweptAt: 7, settled: true, lastActiveAt: 1 });
+    threads.records.set('g', { ...small, large: true, swept: true, settled: true, lastActiveAt: 1 });
     const feeds = members();
     const batch = [upload('e1', 'g', 'm1'), upload('e2', 'g', 'm2'), upload('e3', 'other')];
-    const outcome = await new FanOut(groupOf('g', 500), feeds, { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver(
-      batch,
-    );
+    const outcome = await new FanOut(groupOf('g', 500), feeds, switchAt(threads)).deliver(batch);
     expect(outcome).toEqual({ reached: 0, threads: 1, skipped: 0 });
     expect(feeds.written).toEqual([]);
     expect(threads.writes).toEqual(['activity g 1800000000', 'feed g e1,e2']);
@@ -305,10 +319,8 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
   it('finishes a switch whose sweep stopped part way before it writes the thread', async () => {
     const threads = threadRecords();
     threads.records.set('g', { ...small, large: true });
-    await new FanOut(groupOf('g', 2), members(), { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([
-      upload('e1', 'g'),
-    ]);
-    expect(threads.writes).toEqual(['mark m0', 'mark m1', 'swept g', 'activity g 1800000000', 'feed g e1']);
+    await new FanOut(groupOf('g', 2), members(), switchAt(threads)).deliver([upload('e1', 'g')]);
+    expect(threads.writes).toEqual(['mark m0', 'mark m1', 'timer g', 'swept g', 'activity g 1800000000', 'feed g e1']);
   });
 
   /**
@@ -345,12 +357,7 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
       [0, 1, 2],
       [0, 1, 2, 3],
     ]);
-    const outcome = await new FanOut(index, loggedMembers(threads), {
-      threads,
-      feeds: threads,
-      largeGroupSides: 3,
-      clock: () => 7,
-    }).deliver([upload('e1', 'g')]);
+    const outcome = await new FanOut(index, loggedMembers(threads), switchAt(threads)).deliver([upload('e1', 'g')]);
     expect(outcome).toEqual({ reached: 4, threads: 0, skipped: 0 });
     expect(threads.writes).toEqual([
       'deliver m0 e1',
@@ -363,6 +370,7 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
       'mark m1',
       'mark m2',
       'mark m3',
+      'timer g',
       'swept g',
     ]);
   });
@@ -370,55 +378,111 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
   it('finishes a retried switch by handing the sides it has not reached the changes it passed over, and lists the others in the thread', async () => {
     const threads = threadRecords();
     await threads.passOver('g', [upload('e1', 'g')]);
-    threads.records.set('g', { ...small, large: true });
+    threads.records.set('g', { ...small, large: true, switchChanges: ['e1'] });
     threads.writes.length = 0;
     // m0 was reached and marked by the first try; m1 reached, not marked; m2 made meanwhile.
     threads.writes.push('mark m0');
     const index = sidesOver(threads, [[0, 1, 2]]);
-    await new FanOut(index, loggedMembers(threads, ['m0', 'm1']), { threads, feeds: threads, largeGroupSides: 3, clock: () => 7 }).deliver([
-      upload('e1', 'g'),
-      upload('e2', 'g'),
+    await new FanOut(index, loggedMembers(threads, ['m0', 'm1']), switchAt(threads)).deliver([upload('e1', 'g'), upload('e2', 'g')]);
+    expect(threads.writes.slice(1)).toEqual([
+      'deliver m2 e1',
+      'mark m1',
+      'mark m2',
+      'timer g',
+      'swept g',
+      'activity g 1800000000',
+      'feed g e1,e2',
     ]);
-    expect(threads.writes.slice(1)).toEqual(['deliver m2 e1', 'mark m1', 'mark m2', 'swept g', 'activity g 1800000000', 'feed g e1,e2']);
   });
 
-  it(`sweeps once more at the first change ${INDEX_SETTLE_SECONDS} s after the switch, marking the sides by_thread had not shown it`, async () => {
+  it('hands a late side every change of a retried switch split in two, not only the half that finishes the sweep', async () => {
     const threads = threadRecords();
-    const clock = { now: 100 };
+    // m0..m2 as the switching batch found them; m3 made meanwhile, whose first delivery fails.
     const index = sidesOver(threads, [
-      [0, 1],
-      [0, 1],
       [0, 1, 2],
+      [0, 1, 2, 3],
     ]);
-    const fanOut = new FanOut(index, loggedMembers(threads), { threads, feeds: threads, largeGroupSides: 2, clock: () => clock.now });
-    await fanOut.deliver([upload('e1', 'g', 'm0')]);
-    clock.now += INDEX_SETTLE_SECONDS - 1;
-    await fanOut.deliver([upload('e2', 'g', 'm0')]);
-    expect(threads.writes).not.toContain('mark m2');
-    clock.now += 1;
-    await fanOut.deliver([upload('e3', 'g', 'm0')]);
-    await fanOut.deliver([upload('e4', 'g', 'm0')]);
-    expect(threads.writes.slice(threads.writes.indexOf('feed g e2') + 1)).toEqual([
+    let failing = true;
+    // Each member's recorded changes, as their feed's records keep them: a retry passes over what they hold.
+    const recorded = new Set<string>();
+    const members = {
+      deliver: async (delivery: MemberDelivery) => {
+        if (delivery.userId === 'm3' && failing) {
+          failing = false;
+          throw new Error('lost');
+        }
+        threads.writes.push(`deliver ${delivery.userId} ${delivery.changes.map((change) => change.id).join(',')}`);
+        for (const change of delivery.changes) recorded.add(`${delivery.userId} ${change.id}`);
+        return true;
+      },
+      notYetDelivered: async (deliveries: readonly MemberDelivery[]) =>
+        deliveries
+          .map((delivery) => ({
+            ...delivery,
+            changes: delivery.changes.filter((change) => !recorded.has(`${delivery.userId} ${change.id}`)),
+          }))
+          .filter((delivery) => delivery.changes.length > 0),
+    };
+    const fanOut = new FanOut(index, members, switchAt(threads));
+    const [e1, e2] = [upload('e1', 'g', 'm0'), upload('e2', 'g', 'm1')];
+    expect((await fanOut.deliver([e1, e2])).unfinished?.change).toBe(e1);
+    // Lambda's bisectBatchOnError: the retry is split, each half on its own.
+    threads.writes.length = 0;
+    await fanOut.deliver([e1]);
+    await fanOut.deliver([e2]);
+    expect(threads.writes).toEqual([
+      'deliver m3 e1,e2',
+      'mark m0',
+      'mark m1',
       'mark m2',
-      'settled g',
+      'mark m3',
+      'timer g',
+      'swept g',
       'activity g 1800000000',
-      'feed g e3',
+      'feed g e1',
       'activity g 1800000000',
-      'feed g e4',
+      'feed g e2',
     ]);
   });
 });
 
-describe('the sweep a large thread’s change runs first', () => {
-  const large: GroupThread = { large: true, swept: true, sweptAt: 100, settled: false, lastActiveAt: 1 };
+describe('the settling sweep, when the switch’s timer comes', () => {
+  const members = (threads: ReturnType<typeof threadRecords>) => ({
+    deliver: async (delivery: MemberDelivery) => {
+      threads.writes.push(`deliver ${delivery.userId} ${delivery.changes.map((change) => change.id).join(',')}`);
+      return true;
+    },
+    notYetDelivered: async (deliveries: readonly MemberDelivery[]) => [...deliveries],
+  });
 
-  it('is the switch’s while its sweep is unfinished, the settling one from INDEX_SETTLE_SECONDS after it until that is done, else none', () => {
-    expect(sweepDue({ ...large, large: false, swept: false, sweptAt: null }, 500)).toBeUndefined();
-    expect(sweepDue({ ...large, swept: false, sweptAt: null }, 100)).toBe('switch');
-    expect(sweepDue(large, 100 + INDEX_SETTLE_SECONDS - 1)).toBeUndefined();
-    expect(sweepDue(large, 100 + INDEX_SETTLE_SECONDS)).toBe('settle');
-    expect(sweepDue({ ...large, settled: true }, 100 + INDEX_SETTLE_SECONDS)).toBeUndefined();
-    // A switch swept before its time was recorded settles at its next change.
-    expect(sweepDue({ ...large, sweptAt: null }, 0)).toBe('settle');
+  it('hands each side by_thread had not shown the switch every change it passed over but its own, marks it, and settles once', async () => {
+    const threads = threadRecords();
+    // m0, m1 found by the switch; m2 made before it, hidden from its sweep by the index's lag.
+    let listings = 0;
+    const index = {
+      async *sidesOf(_key: string, unmarkedOnly = false) {
+        listings += 1;
+        const shown = listings <= 2 ? [0, 1] : [0, 1, 2];
+        yield shown
+          .filter((member) => !unmarkedOnly || !threads.writes.includes(`mark m${member}`))
+          .map((member) => ({ userId: `m${member}`, conversationId: `conv_m${member}` }));
+      },
+    };
+    const fanOut = new FanOut(index, members(threads), switchAt(threads, 2));
+    await fanOut.deliver([upload('e1', 'g', 'm0'), upload('e2', 'g', 'm2')]);
+    expect(threads.writes).not.toContain('mark m2');
+    const before = threads.writes.length;
+    expect(await fanOut.settle('g')).toEqual({ reached: 1, threads: 0, skipped: 0, settled: 'now' });
+    expect(threads.writes.slice(before)).toEqual(['deliver m2 e1', 'mark m2', 'settled g']);
+    // The timer delivered again: nothing more.
+    expect(await fanOut.settle('g')).toMatchObject({ reached: 0, settled: 'before' });
+    expect(threads.writes).toHaveLength(before + 3);
+  });
+
+  it('leaves a thread that is not large alone', async () => {
+    const threads = threadRecords();
+    const fanOut = new FanOut(groupOf('g', 5), members(threads), switchAt(threads));
+    expect(await fanOut.settle('g')).toEqual({ reached: 0, threads: 0, skipped: 0, settled: 'small' });
+    expect(threads.writes).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import {
   cleanupPermissions,
   type DataArns,
   fanOutPermissions,
+  largeThreadSettlingPermissions,
   MALWARE_PROTECTION_PRINCIPAL,
   malwareProtectionPlanPermissions,
   permissionsFor,
@@ -91,8 +92,8 @@ describe('permissions from a route access declaration', () => {
 });
 
 describe('the fan-out', () => {
-  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, queues previews and scan timers, settles a scan result kept for a new record, and touches nothing else", () => {
-    expect(fanOutPermissions(arns, 'arn:previews-queue', 'arn:scan-timers')).toEqual([
+  it("reads, updates, puts and checks (a side already at the upload's time) conversations, queries only the index of a thread's sides, appends to feeds, batch-reads the delivered changes, queues previews, settling and scan timers, settles a scan result kept for a new record, and touches nothing else", () => {
+    expect(fanOutPermissions(arns, 'arn:previews-queue', 'arn:thread-settling', 'arn:scan-timers')).toEqual([
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: ['arn:attachments'] },
       {
         actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
@@ -102,12 +103,25 @@ describe('the fan-out', () => {
       { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: ['arn:events'] },
       { actions: ['dynamodb:BatchGetItem'], resources: ['arn:events'] },
       { actions: ['sqs:SendMessage'], resources: ['arn:previews-queue'] },
+      { actions: ['sqs:SendMessage'], resources: ['arn:thread-settling'] },
       { actions: ['sqs:SendMessage'], resources: ['arn:scan-timers'] },
     ]);
     // Where scanning is off there is no timers' queue to send to.
-    expect(fanOutPermissions(arns, 'arn:previews-queue').flatMap((permission) => permission.resources)).not.toContain('arn:scan-timers');
+    expect(
+      fanOutPermissions(arns, 'arn:previews-queue', 'arn:thread-settling').flatMap((permission) => permission.resources),
+    ).not.toContain('arn:scan-timers');
     // The index it names is one the conversations table declares, keyed by thread.
     expect(conversationsTable.indexes).toContainEqual(expect.objectContaining({ name: 'by_thread', partitionKey: 'thread_key' }));
+  });
+});
+
+describe('the settling sweep', () => {
+  it('reads, updates and checks conversations, queries only the index of a thread’s sides, appends to feeds and batch-reads the passed-over and delivered changes, nothing else', () => {
+    expect(largeThreadSettlingPermissions(arns)).toEqual([
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], resources: ['arn:conversations'] },
+      { actions: ['dynamodb:Query'], resources: ['arn:conversations/index/by_thread'] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem'], resources: ['arn:events'] },
+    ]);
   });
 });
 
