@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { cancellationCodes, retryWhileBusy } from './busy-retry.js';
+import { busyOf, cancellationCodes, retryWhileBusy } from './busy-retry.js';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -27,12 +27,25 @@ export type Outcome = { committed: true } | { committed: false; conditionFailed:
  * again with the same token (the request is the same) by the one retry
  * policy (busy-retry.ts), within the time budget. Any other error is thrown.
  */
-export function transactWrite(
+export async function transactWrite(
   client: DynamoDBDocumentClient,
   items: TransactItem[],
   token: string = contentToken(items),
 ): Promise<Outcome> {
-  return retryWhileBusy(() => attemptTransaction(client, items, token));
+  try {
+    return await retryWhileBusy(() => attemptTransaction(client, items, token));
+  } catch (error) {
+    // An earlier resend under this token may have committed: no caller may retry with other items as if nothing had.
+    throw busyOf(error) ? new TransactionUnsettled(error) : error;
+  }
+}
+
+/** A transaction still throttled when its retries ended: it may have committed (its answer lost), so it is not busy (503). */
+export class TransactionUnsettled extends Error {
+  override readonly name = 'TransactionUnsettled';
+  constructor(cause: unknown) {
+    super('The table stayed throttled; whether this transaction committed is unknown', { cause });
+  }
 }
 
 async function attemptTransaction(client: DynamoDBDocumentClient, items: TransactItem[], token: string): Promise<Outcome> {

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { userFilesPrefix } from '../../shared/files/keys.js';
 import { S3_TIMEOUTS } from '../../shared/s3/client.js';
 import { download, upload, uploadForm } from '../support/attachments.js';
-import { type ListedAttachment, listAll, settledAudit, summary } from '../support/audit.js';
+import { feedOf, type ListedAttachment, listAll, settledAudit, summary } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import { anyDynamodbCall, cutEvery, dynamodbCall, isS3ObjectDelete, type Rule, s3Call } from '../support/fault-proxy.js';
 import { type FaultyApi, faultyApiForFile } from '../support/faulty-api.js';
@@ -300,5 +300,45 @@ describe('row 8: one upload stored twice under one Idempotency-Key', () => {
     expect(response.body.filename).toBe('claimed.txt');
     await expectSettled([userId], () => bytes);
     expect(await listAll(f.t, userId, '/v1/attachments')).toHaveLength(1);
+  });
+});
+
+describe('row 9: a request answered as if its transaction had not committed (randomized run, seed 4242)', () => {
+  /**
+   * The transaction commits and its answer is lost; the SDK's resend meets a throttled table, the next
+   * resends a stalled one: a table still throttled when time cut an attempt short. Nothing may then take
+   * the write for unwritten and retry it with other items (a new conversation's id, a second read).
+   */
+  function committedThenThrottledAndStalled(match: ReturnType<typeof anyDynamodbCall>): Rule {
+    const lost = f.dynamodb.inject({ match, fault: { kind: 'reset_after' } });
+    f.dynamodb.inject({ match, fault: { kind: 'throttle' } });
+    f.dynamodb.inject({ match, times: 3, fault: { kind: 'stall', ms: 5_500 } });
+    return lost;
+  }
+
+  it('a create whose committed transaction then meets a throttled and a stalled table answers 201 or 503, never 200 with the conversation it made', async () => {
+    const userId = 'row9-create';
+    const lost = committedThenThrottledAndStalled(anyDynamodbCall(['TransactWriteItems'], ['"is_pinned"', userId]));
+
+    const created = await createConversation(userId, { contact_id: 'gina' });
+    expect(lost.fired).toBe(1);
+    expect([201, 503]).toContain(created.status);
+    const listed = await listAll(f.t, userId, '/v1/conversations?contact_id=gina');
+    expect(listed).toHaveLength(1);
+    if (created.status === 201) expect(created.body.id).toBe(listed[0]!.id);
+    const events = await feedOf(f.t, userId, 'type=conversation.created');
+    expect(events.map((event) => event.data.object.id)).toEqual([listed[0]!.id]);
+  });
+
+  it('a conversation DELETE whose committed transaction then meets a throttled and a stalled table answers 200 or 503, never 404', async () => {
+    const userId = 'row9-delete';
+    const conversationId = await conversationWith(userId, 'hank');
+    const lost = committedThenThrottledAndStalled(anyDynamodbCall(['TransactWriteItems'], [conversationId]));
+
+    const deleted = await f.t.call(userId, 'DELETE', `/v1/conversations/${conversationId}`);
+    expect(lost.fired).toBe(1);
+    expect([200, 503]).toContain(deleted.status);
+    expect((await f.t.call(userId, 'GET', `/v1/conversations/${conversationId}`)).status).toBe(404);
+    expect(await feedOf(f.t, userId, 'type=conversation.deleted')).toHaveLength(1);
   });
 });
