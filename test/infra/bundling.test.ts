@@ -39,12 +39,12 @@ async function buildAll(): Promise<Metafile> {
 const OVER_BUDGET: Readonly<Record<string, { ceiling: number; why: string }>> = {
   // Their bases, S3 calls included, are 280 KB (GetAttachment) and 275 KB (GetUploadSession): 20-25 KB short of the budget.
   'functions/attachments/upload.ts': {
-    ceiling: 334_000,
+    ceiling: 334_200,
     why: "busboy (23.4 KB with streamsearch; 2-3 ms of its load), mime's table compressed (10 KB: file_type from any mime-db extension, as the contract says), the preview sniff (2.6 KB) and who may download what scanning holds (0.7 KB)",
   },
   'functions/upload-sessions/complete.ts': {
     // 374,000 until the settling timers' queue URL joined the configuration every function reads (+57 bytes).
-    ceiling: 374_100,
+    ceiling: 374_300,
     why: 'file-type with its tokenizers (71 KB: ~150 formats by their bytes; 4-10 ms of its load), the completing transaction with the attachment and activity writes (~12 KB), the preview sniff (2.5 KB) and who may download what scanning holds (0.7 KB)',
   },
 };
