@@ -7,6 +7,7 @@ import { SCAN_RESULT_DETAIL_TYPE, SCAN_RESULT_SOURCE } from '../../shared/scanni
 import { SCAN_TIMER_BATCH_SIZE, SCAN_TIMER_DELIVERIES, SCAN_TIMER_TIMEOUT_SECONDS } from '../../shared/scanning/timers.js';
 import type { Json } from '../support/api.js';
 import { resourcesOf, synthesize } from './synth.js';
+import { expectTimerQueue, functionOf } from './timer-queues.js';
 
 const only = (template: Template, type: string): [string, Json] => {
   const found = Object.entries(resourcesOf(template, type));
@@ -14,13 +15,6 @@ const only = (template: Template, type: string): [string, Json] => {
   return found[0]!;
 };
 
-const functionOf = (template: Template, name: string): [string, Json] => {
-  const found = Object.entries(resourcesOf(template, 'AWS::Lambda::Function')).filter(([id]) =>
-    new RegExp(`^Functions${name}[0-9A-F]{8}$`).test(id),
-  );
-  expect(found, name).toHaveLength(1);
-  return found[0]!;
-};
 const recorderOf = (template: Template) => functionOf(template, scanRecorderFunction.name);
 
 /**
@@ -108,40 +102,15 @@ export function scanningTemplateTests(template: () => Template): void {
 
   describe('the scan timeout', () => {
     it(`reads the timers' queue ${SCAN_TIMER_BATCH_SIZE} at a time with partial batch failures; a timer goes to its dead letters after ${SCAN_TIMER_DELIVERIES} deliveries, with an alarm on the first`, () => {
-      const [timeoutId, timeout] = functionOf(template(), scanTimeoutFunction.name);
-      expect(timeout.Properties.Timeout).toBe(SCAN_TIMER_TIMEOUT_SECONDS);
-      const [queueId, queue] = Object.entries(resourcesOf(template(), 'AWS::SQS::Queue')).find(([id]) =>
-        id.startsWith('FunctionsScanningScanTimerQueue'),
-      )!;
-      expect(queue.Properties.RedrivePolicy).toEqual({
-        deadLetterTargetArn: { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsScanningScanTimersDeadLetters/), 'Arn'] },
-        maxReceiveCount: SCAN_TIMER_DELIVERIES,
+      expectTimerQueue(template(), {
+        consumer: scanTimeoutFunction.name,
+        queue: 'FunctionsScanningScanTimerQueue',
+        deadLetters: 'FunctionsScanningScanTimersDeadLetters',
+        batchSize: SCAN_TIMER_BATCH_SIZE,
+        deliveries: SCAN_TIMER_DELIVERIES,
+        timeoutSeconds: SCAN_TIMER_TIMEOUT_SECONDS,
+        variable: 'SCAN_TIMER_QUEUE_URL',
       });
-      expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * SCAN_TIMER_TIMEOUT_SECONDS);
-      const mappings = Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping')).filter(
-        ({ Properties }) => Properties.FunctionName.Ref === timeoutId,
-      );
-      expect(mappings.map(({ Properties }) => Properties)).toEqual([
-        expect.objectContaining({
-          EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
-          BatchSize: SCAN_TIMER_BATCH_SIZE,
-          FunctionResponseTypes: ['ReportBatchItemFailures'],
-        }),
-      ]);
-      const alarms = Object.values(resourcesOf(template(), 'AWS::CloudWatch::Alarm')).filter(({ Properties }) =>
-        JSON.stringify(Properties.Dimensions).includes('FunctionsScanningScanTimersDeadLetters'),
-      );
-      expect(alarms).toHaveLength(1);
-      // The fan-out is told where to send its timers, and is the one function that may.
-      const [, fanOut] = functionOf(template(), 'FanOut');
-      expect(fanOut.Properties.Environment.Variables.SCAN_TIMER_QUEUE_URL).toEqual({ Ref: queueId });
-      const senders = Object.values(resourcesOf(template(), 'AWS::IAM::Policy')).filter(({ Properties }) =>
-        Properties.PolicyDocument.Statement.some(
-          (statement: Json) =>
-            [statement.Action].flat().includes('sqs:SendMessage') && JSON.stringify(statement.Resource).includes(queueId),
-        ),
-      );
-      expect(senders.map(({ Properties }) => Properties.Roles[0].Ref)).toEqual([expect.stringMatching(/^FunctionsFanOutRole/)]);
     });
   });
 

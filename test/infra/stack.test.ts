@@ -28,6 +28,7 @@ import { previewTemplateTests } from './previews.js';
 import { realtimeTests } from './realtime.js';
 import { scanningTemplateTests } from './scanning.js';
 import { resourcesOf, type Synthesized, synthesize } from './synth.js';
+import { expectTimerQueue } from './timer-queues.js';
 
 let synthesized: Synthesized;
 beforeAll(() => {
@@ -651,45 +652,15 @@ describe("a large thread's settling sweep", () => {
     Object.keys(resourcesOf(template(), 'AWS::SQS::Queue')).find((id) => id.startsWith('FunctionsThreadSettlingQueue'))!;
 
   it(`reads the settling timers' queue ${SETTLING_BATCH_SIZE} at a time with partial batch failures; a timer goes to its dead letters after ${SETTLING_DELIVERIES} deliveries, with an alarm on the first`, () => {
-    const [settlingId, settling] = Object.entries(resourcesOf(template(), 'AWS::Lambda::Function')).find(([id]) =>
-      new RegExp(`^Functions${largeThreadSettlingFunction.name}[0-9A-F]{8}$`).test(id),
-    )!;
-    expect(settling.Properties.Timeout).toBe(SETTLING_TIMEOUT_SECONDS);
-    const queue = resourcesOf(template(), 'AWS::SQS::Queue')[settlingQueueId()]!;
-    expect(queue.Properties).toMatchObject({
-      RedrivePolicy: {
-        deadLetterTargetArn: { 'Fn::GetAtt': [expect.stringMatching(/^FunctionsThreadSettlingDeadLetters/), 'Arn'] },
-        maxReceiveCount: SETTLING_DELIVERIES,
-      },
-      SqsManagedSseEnabled: true,
+    expectTimerQueue(template(), {
+      consumer: largeThreadSettlingFunction.name,
+      queue: 'FunctionsThreadSettlingQueue',
+      deadLetters: 'FunctionsThreadSettlingDeadLetters',
+      batchSize: SETTLING_BATCH_SIZE,
+      deliveries: SETTLING_DELIVERIES,
+      timeoutSeconds: SETTLING_TIMEOUT_SECONDS,
+      variable: 'THREAD_SETTLING_QUEUE_URL',
     });
-    expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * SETTLING_TIMEOUT_SECONDS);
-    const mappings = Object.values(resourcesOf(template(), 'AWS::Lambda::EventSourceMapping')).filter(
-      ({ Properties }) => Properties.FunctionName.Ref === settlingId,
-    );
-    expect(mappings.map(({ Properties }) => Properties)).toEqual([
-      expect.objectContaining({
-        EventSourceArn: { 'Fn::GetAtt': [settlingQueueId(), 'Arn'] },
-        BatchSize: SETTLING_BATCH_SIZE,
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-      }),
-    ]);
-    const deadLettersId = Object.keys(resourcesOf(template(), 'AWS::SQS::Queue')).find((id) =>
-      id.startsWith('FunctionsThreadSettlingDeadLetters'),
-    )!;
-    expect(alarmOn(deadLettersId)).toHaveLength(1);
-    // The fan-out is told where to send its timers, and is the one function that may.
-    const [, fanOut] = Object.entries(resourcesOf(template(), 'AWS::Lambda::Function')).find(([id]) =>
-      /^FunctionsFanOut[0-9A-F]{8}$/.test(id),
-    )!;
-    expect(fanOut.Properties.Environment.Variables.THREAD_SETTLING_QUEUE_URL).toEqual({ Ref: settlingQueueId() });
-    const senders = Object.values(resourcesOf(template(), 'AWS::IAM::Policy')).filter(({ Properties }) =>
-      Properties.PolicyDocument.Statement.some(
-        (statement: Json) =>
-          [statement.Action].flat().includes('sqs:SendMessage') && JSON.stringify(statement.Resource).includes(settlingQueueId()),
-      ),
-    );
-    expect(senders.map(({ Properties }) => Properties.Roles[0].Ref)).toEqual([expect.stringMatching(/^FunctionsFanOutRole/)]);
   });
 
   it('lets the settling sweep read, update and check conversations, query their by_thread index, append to feeds and batch-read the events table, and read its queue, nothing else', () => {

@@ -6,7 +6,7 @@ import { CfnMalwareProtectionPlan } from 'aws-cdk-lib/aws-guardduty';
 import { PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { CfnBucket, IBucket } from 'aws-cdk-lib/aws-s3';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { FILES_PREFIX } from '../../../shared/files/keys.js';
 import { SCAN_RESULT_DETAIL_TYPE, SCAN_RESULT_SOURCE } from '../../../shared/scanning/result-event.js';
@@ -16,7 +16,7 @@ import {
   MALWARE_PROTECTION_RULE_PATTERN,
   malwareProtectionPlanPermissions,
 } from '../../declarations/permissions.js';
-import { deadLettersWithAlarm } from './dead-letters.js';
+import { consumedQueue, deadLettersWithAlarm } from './dead-letters.js';
 
 const named = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<AWS::${pseudo}>` : value);
 
@@ -87,21 +87,16 @@ export class Scanning extends Construct {
       eventPattern: { source: [SCAN_RESULT_SOURCE], detailType: [SCAN_RESULT_DETAIL_TYPE], resources: [this.plan.attrArn] },
     });
 
-    const timerLetters = deadLettersWithAlarm(this, 'ScanTimers', {
+    const timers = consumedQueue(this, 'ScanTimers', 'ScanTimerQueue', {
       removalPolicy: props.removalPolicy,
       alarmDescription:
         "A scan timer failed every delivery: its file may stay pending if GuardDuty's result was lost too. Redrive the dead-letter queue (to the timers' queue) after fixing the cause.",
+      visibilitySeconds: SCAN_TIMER_VISIBILITY_SECONDS,
+      deliveries: SCAN_TIMER_DELIVERIES,
     });
-    this.timerDeadLetters = timerLetters.deadLetters;
-    this.timerAlarm = timerLetters.alarm;
-    this.timers = new Queue(this, 'ScanTimerQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(SCAN_TIMER_VISIBILITY_SECONDS),
-      retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: this.timerDeadLetters, maxReceiveCount: SCAN_TIMER_DELIVERIES },
-      removalPolicy: props.removalPolicy,
-    });
+    this.timers = timers.queue;
+    this.timerDeadLetters = timers.deadLetters;
+    this.timerAlarm = timers.alarm;
   }
 
   /** The recorder as the rule's target; what EventBridge cannot deliver goes to the same dead letters as what the recorder failed. */
