@@ -175,6 +175,12 @@ export interface LocalApi {
    * its own S3 (S3_ENDPOINT) tells it of each object created (objectCreated).
    */
   scanner?: LocalScanner;
+  /**
+   * Settles once every stream consumer (the cleanup, the fan-out, the publisher, the events pipe) has
+   * handled what was written before the call, failed batches retried included: a test waits for it
+   * before relying on what they did, or did not, do.
+   */
+  streamsCaughtUp(): Promise<void>;
   /** Every call of a function the local IAM refused (DynamoDB's and S3's), in AWS's words, each once. */
   iamRefusals(): string[];
   close(): Promise<void>;
@@ -209,7 +215,7 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
     const composition = new Composition(config, options.clock);
     stoppers.add(async () => composition.destroy());
     const loaded = await loadRoutes(composition);
-    if (server.streamConsumers) await startStreamConsumers(composition, server, dynamodb, functionsDynamodb, stoppers);
+    const pollers = server.streamConsumers ? await startStreamConsumers(composition, server, dynamodb, functionsDynamodb, stoppers) : [];
     const authorizer = await loadAuthorizer(config);
     const realtime = await attachRealtimeStandIn(options, server, listener.server, config, stoppers);
     const previews = await startQueue(server, composition, iam, stoppers, {
@@ -264,6 +270,9 @@ export async function startLocalApi(options: LocalApiOptions = {}): Promise<Loca
       ...(scanTimers ? { scanTimers } : {}),
       threadSettling,
       ...(scanner ? { scanner } : {}),
+      streamsCaughtUp: async () => {
+        await Promise.all(pollers.map((poller) => poller.caughtUp()));
+      },
       iamRefusals: () => [...iam.refused],
       close: () => stoppers.stopAll(),
     };
@@ -535,7 +544,7 @@ type Poller = (
  * real-time publisher), DynamoDB's TTL on the upload intents and, with
  * EVENTS_FORWARD_URL, what its events pipe does, on whatever DynamoDB the
  * handlers use: tables someone else made may lack the stream, which each
- * poller says once per table.
+ * poller says once per table. The pollers started.
  */
 async function startStreamConsumers(
   composition: Composition,
@@ -543,7 +552,7 @@ async function startStreamConsumers(
   dynamodb: LocalDynamodb,
   functionsDynamodb: FunctionsDynamodb,
   stoppers: Stoppers,
-): Promise<void> {
+): Promise<StreamPoller[]> {
   const { credentials } = server;
   // Each reads its streams as its role (the event source mapping's, the pipe's) through the IAM in front.
   const poller: Poller = (reader, consumed, filter, handler, timeoutMs = server.consumerTimeoutMs, reading = CONSUMER_STREAM_READING) =>
@@ -587,7 +596,8 @@ async function startStreamConsumers(
   stoppers.add(publisher.stop);
   // From LATEST: the API serves once the publisher reads from here on, or a client's first hints would be skipped.
   await publisher.ready;
-  if (server.eventsForwardUrl) startEventsForwarder(server, server.eventsForwardUrl, poller, stoppers);
+  const forwarder = server.eventsForwardUrl ? startEventsForwarder(server, server.eventsForwardUrl, poller, stoppers) : undefined;
+  return [cleanup, fanOut, publisher, ...(forwarder ? [forwarder] : [])];
 }
 
 /**
@@ -608,7 +618,7 @@ function startTimeToLiveStandIn(server: ServerSettings, dynamodb: LocalDynamodb)
 }
 
 /** What the stack's events pipe does: new event items to the operators' bus, here POSTed to EVENTS_FORWARD_URL. */
-function startEventsForwarder(server: ServerSettings, url: URL, poller: Poller, stoppers: Stoppers): void {
+function startEventsForwarder(server: ServerSettings, url: URL, poller: Poller, stoppers: Stoppers): StreamPoller {
   const forwarding = new AbortController();
   const forwarder = poller(
     EVENTS_PIPE,
@@ -624,6 +634,7 @@ function startEventsForwarder(server: ServerSettings, url: URL, poller: Poller, 
     forwarding.abort();
     await stopped;
   });
+  return forwarder;
 }
 
 /**

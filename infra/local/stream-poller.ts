@@ -63,6 +63,12 @@ export interface StreamPoller {
    * now on is read), or the pass failed and is retried.
    */
   ready: Promise<void>;
+  /**
+   * Settles after a pass begun after the call found no record in any shard
+   * (shards looked for again first) and no failed batch was left: the
+   * handler finished everything written before the call. Stopping settles it.
+   */
+  caughtUp(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -119,6 +125,9 @@ class EventSourcePoller {
   private readonly accepts: ReturnType<typeof passes>;
   private running = true;
   private wake: (() => void) | undefined;
+  /** Passes begun so far, and those waiting for a clean pass begun after they asked (caughtUp). */
+  private passes = 0;
+  private catchingUp: { after: number; resolve: () => void }[] = [];
 
   constructor(private readonly options: StreamPollerOptions) {
     this.dynamodb = new DynamoDBClient({ endpoint: options.endpoint, region: options.region, credentials: options.credentials });
@@ -139,11 +148,13 @@ class EventSourcePoller {
     const loop = this.run(firstPassOver);
     return {
       ready,
+      caughtUp: () => new Promise<void>((resolve) => this.catchingUp.push({ after: this.passes, resolve })),
       stop: async () => {
         this.running = false;
         this.wake?.();
         await loop;
         firstPassOver();
+        this.caughtUpTo(Number.POSITIVE_INFINITY);
         this.dynamodb.destroy();
         this.streams.destroy();
       },
@@ -154,11 +165,13 @@ class EventSourcePoller {
   private async run(firstPassOver: () => void): Promise<void> {
     let lastDiscovery = 0;
     let failures = 0;
-    for (let pass = 0; this.running; pass++) {
+    while (this.running) {
+      const pass = this.passes++;
       if (pass === 1) firstPassOver();
+      const awaited = this.catchingUp.length > 0;
       let busy = false;
       try {
-        if (Date.now() - lastDiscovery > 1_000) {
+        if (awaited || Date.now() - lastDiscovery > 1_000) {
           await this.discoverShards();
           lastDiscovery = Date.now();
         }
@@ -174,8 +187,16 @@ class EventSourcePoller {
         continue;
       }
       failures = 0;
+      if (!busy) this.caughtUpTo(pass);
       if (!busy && this.running) await this.pause(IDLE_MS);
     }
+  }
+
+  /** Settles those who asked before `pass` began. */
+  private caughtUpTo(pass: number): void {
+    const settled = this.catchingUp.filter((waiter) => waiter.after <= pass);
+    this.catchingUp = this.catchingUp.filter((waiter) => waiter.after > pass);
+    for (const waiter of settled) waiter.resolve();
   }
 
   /** Waits `ms`, or less when stopped. */

@@ -19,6 +19,8 @@ import { type Conversation, freshId, idsOf, type Member, sharingCalls } from '..
 const RUNS = propertyRuns(3434, 8, 300_000);
 const TEST_TIMEOUT_MS = 360_000;
 const LARGE_GROUP_SIDES = 3;
+/** Each upload waits for its scan result: a short delay keeps that wait short. */
+const SCAN_DELAY_MS = 20;
 const USERS = 4;
 const GROUPS = 2;
 
@@ -128,7 +130,11 @@ describe('large and small groups side by side, against a model', () => {
   it(
     'every read of every user shows each side as the model does, for a token with its groups and one without',
     async () => {
-      api = await startTestApi({ clock: () => clock.now, env: { LARGE_GROUP_SIDES: String(LARGE_GROUP_SIDES) } });
+      api = await startTestApi({
+        clock: () => clock.now,
+        scanDelayMs: SCAN_DELAY_MS,
+        env: { LARGE_GROUP_SIDES: String(LARGE_GROUP_SIDES) },
+      });
       try {
         await fc.assert(
           fc.asyncProperty(steps, async (run) => {
@@ -182,7 +188,12 @@ async function apply(step: Step, members: Member[], groups: string[], model: Mod
   }
 }
 
-/** An upload into a group by one of its side holders; then waits until every member's side shows it as the model does. */
+/**
+ * An upload into a group by one of its side holders; then waits until every member's side shows it as
+ * the model does, its scan result is in, and the fan-out has handled both. The model makes a thread
+ * large at the upload that finds LARGE_GROUP_SIDES sides; the scan result's fan-out (a change too), or a
+ * retried batch, meeting a side made after the upload would make it large before (a race the model leaves out).
+ */
 async function upload(step: Extract<Step, { kind: 'upload' }>, members: Member[], groups: string[], model: Model): Promise<void> {
   const groupId = groups[step.group]!;
   const holders = members.map((_, index) => index).filter((index) => model.sideOf(index, groupId));
@@ -198,6 +209,8 @@ async function upload(step: Extract<Step, { kind: 'upload' }>, members: Member[]
       (shown) => shown.last_active_at === expected,
     );
   }
+  await s.scanned(members[uploader]!, uploaded.id);
+  await api!.api.streamsCaughtUp();
 }
 
 /** Every read of `who` (a token listing `groups`) against the model. */

@@ -139,6 +139,48 @@ describe('a group thread that reaches LARGE_GROUP_SIDES', () => {
     expect(feed.filter((event) => event.data.object.id === upload.id).map((event) => event.type)).toEqual(['attachment.created']);
   });
 
+  it('becomes large at a change that is no upload (a rename, a scan result) finding the sides; each keeps its own activity until an upload moves the thread', async () => {
+    const { g, members, sides } = await groupOf(LARGE_GROUP_SIDES - 1);
+    const [a, b] = members as [Member, Member];
+    const uploadedAt = tick();
+    const upload = await s.upload(a, sides[0]!.id);
+    await sideActiveAt(b, sides[1]!.id, uploadedAt);
+    // A side made after the upload: the rename's fan-out is the first to find LARGE_GROUP_SIDES sides.
+    tick();
+    const c: Member = { id: freshId('m2'), groups: [g] };
+    const sideC = (await s.openSide(c, { group_id: g })).body;
+    tick();
+    const renamed = await s.call(a, 'PUT', `/v1/attachments/${upload.id}`, { form: { filename: 'renamed.txt' } });
+    expect(renamed.status, renamed.text).toBe(200);
+    await eventually(
+      () => s.call(a, 'GET', '/v1/realtime'),
+      (response) => response.status === 200 && response.body.group_channels.some((listed: { group_id: string }) => listed.group_id === g),
+    );
+    // The rename reached every side as in a small group, the new one included; no upload moved the thread.
+    for (const [member, side] of [
+      [b, sides[1]!],
+      [c, sideC],
+    ] as const) {
+      const events = (await s.feed(member)).filter((event) => event.data.object.id === upload.id);
+      expect(events.at(-1)).toMatchObject({
+        type: 'attachment.updated',
+        data: { object: { filename: 'renamed.txt', conversation_id: side.id } },
+      });
+    }
+    expect((await s.conversation(b, sides[1]!.id)).last_active_at).toBe(uploadedAt);
+    expect((await s.conversation(c, sideC.id)).last_active_at).toBeNull();
+
+    const at = tick();
+    const second = await s.upload(b, sides[1]!.id);
+    for (const [member, side] of [
+      [a, sides[0]!],
+      [c, sideC],
+    ] as const) {
+      expect((await sideActiveAt(member, side.id, at)).last_active_at).toBe(at);
+      expect((await s.feed(member)).some((event) => event.data.object.id === second.id)).toBe(false);
+    }
+  });
+
   it('shows the thread’s activity in the unread filter and the activity order, for a token that lists the group only', async () => {
     const { g, members, sides } = await largeGroup(LARGE_GROUP_SIDES);
     const [, b, c] = members as [Member, Member, Member];
