@@ -44,6 +44,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: TEST_WORKERS,
     sequence: { sequencer: SlowFilesFirst },
+    setupFiles: ['test/support/shared-state-guard.ts'],
     // A hang guard, not a speed check: on a loaded 2-core machine (three workers, their DynamoDB Locals,
     // CDK synths) a test that takes 3 s alone has taken over 30 s. Speed is measured in `npm run bench`.
     testTimeout: 120_000,

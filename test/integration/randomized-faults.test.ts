@@ -1,4 +1,4 @@
-import { beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { logger } from '../../shared/observability.js';
 import { feedOf, settledAudit, summary } from '../support/audit.js';
 import { type FaultyApi, startFaultyApi } from '../support/faulty-api.js';
@@ -58,8 +58,11 @@ const CAST = {
   groups: { 'group-0': ['u0', 'u1', 'u3', 'p0'], 'group-1': ['u0', 'u2', 'u3'], 'group-2': ['u1', 'u2'] },
 };
 
-// The handlers run in this process: hundreds of expected 503s in their log would bury the figures.
+// The handlers run in this process: hundreds of expected 503s in their log would bury the figures. The
+// logger is shared by the files its worker runs next (isolate: false): put back, or their failures log nothing.
+const logLevel = logger.getLevelName();
 beforeAll(() => logger.setLogLevel('SILENT'));
+afterAll(() => logger.setLogLevel(logLevel));
 
 it.concurrent.each(SEEDS)(
   `seed %i: ${OPERATIONS} concurrent operations of users who share threads, under ${MIN_FAULTS}+ injected faults and an S3 outage, leave no broken invariant`,
