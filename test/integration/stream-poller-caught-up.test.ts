@@ -1,47 +1,30 @@
-import { randomUUID } from 'node:crypto';
-import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ensureTables } from '../../infra/local/dynamodb.js';
-import { startStreamPoller } from '../../infra/local/stream-poller.js';
-import { runDynamodb } from '../support/api.js';
+import { expect, it } from 'vitest';
+import { keysOf, streamedTables } from '../support/streamed-tables.js';
 
 /**
  * The local stream poller's caughtUp, which tests wait on before relying on what a consumer did: it
  * settles only once everything written before the call was handled, a batch that failed and waits
  * for its retry included.
  */
-const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-const endpoint = runDynamodb();
-const table = `caught_up_${randomUUID().slice(0, 8)}`;
-let client: DynamoDBClient;
-
-beforeAll(async () => {
-  client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials });
-  await ensureTables(endpoint, 'us-east-1', credentials, {
-    [table]: { partitionKey: 'pk', sortKey: 'sk', indexes: [], stream: 'KEYS_ONLY' },
-  });
-});
-afterAll(() => client?.destroy());
+const {
+  names: { caught_up: table },
+  pollerOn,
+  put,
+} = streamedTables('caught_up');
 
 it('settles caughtUp only after every record written before the call was handled, a failed batch retried included', async () => {
   const handled: string[] = [];
   let failuresLeft = 0;
-  const poller = startStreamPoller({
-    endpoint,
-    region: 'us-east-1',
-    credentials,
-    tables: [{ name: table, stream: 'KEYS_ONLY' }],
-    filter: {},
-    // Fails its first invocations (three back-offs, about 1.75 s in all), as a consumer whose backend is down.
+  const poller = pollerOn(table, {
+    // Fails its first three invocations (a batch, then the halves it is handed again in), as a consumer whose backend is down.
     handler: async (event: DynamoDBStreamEvent) => {
       if (failuresLeft > 0) {
         failuresLeft -= 1;
         throw new Error('backend down');
       }
-      handled.push(...event.Records.map((record) => record.dynamodb!.Keys!.pk!.S!));
+      handled.push(...keysOf(event));
     },
-    functionTimeoutMs: 20_000,
   });
   try {
     await poller.ready;
@@ -51,7 +34,7 @@ it('settles caughtUp only after every record written before the call was handled
 
     failuresLeft = 3;
     const keys = ['first', 'second', 'third'];
-    for (const pk of keys) await client.send(new PutItemCommand({ TableName: table, Item: { pk: { S: pk }, sk: { S: 'x' } } }));
+    for (const pk of keys) await put(table, pk);
     await poller.caughtUp();
     expect(failuresLeft).toBe(0);
     expect(handled).toEqual(keys);
@@ -61,19 +44,13 @@ it('settles caughtUp only after every record written before the call was handled
 });
 
 it('settles a caughtUp still waiting when the poller stops', async () => {
-  const poller = startStreamPoller({
-    endpoint,
-    region: 'us-east-1',
-    credentials,
-    tables: [{ name: table, stream: 'KEYS_ONLY' }],
-    filter: {},
+  const poller = pollerOn(table, {
     handler: async () => {
       throw new Error('never handles anything');
     },
-    functionTimeoutMs: 20_000,
   });
   await poller.ready;
-  await client.send(new PutItemCommand({ TableName: table, Item: { pk: { S: 'stuck' }, sk: { S: 'x' } } }));
+  await put(table, 'stuck');
   const caughtUp = poller.caughtUp();
   await poller.stop();
   await expect(caughtUp).resolves.toBeUndefined();

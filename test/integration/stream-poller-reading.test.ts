@@ -1,11 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ensureTables } from '../../infra/local/dynamodb.js';
-import { type DiscardedBatch, type StreamPollerOptions, startStreamPoller } from '../../infra/local/stream-poller.js';
-import { runDynamodb } from '../support/api.js';
+import { expect, it } from 'vitest';
+import type { DiscardedBatch } from '../../infra/local/stream-poller.js';
 import { eventually } from '../support/eventually.js';
+import { keysOf, streamedTables } from '../support/streamed-tables.js';
 
 /**
  * The local stream poller reads a stream as the stack's mapping is told to
@@ -14,34 +11,11 @@ import { eventually } from '../support/eventually.js';
  * older than that goes to the on-failure destination instead of being
  * retried, so the records behind a batch that keeps failing move on.
  */
-const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-const endpoint = runDynamodb();
-const agingTable = `aging_${randomUUID().slice(0, 8)}`;
-const latestTable = `latest_${randomUUID().slice(0, 8)}`;
-let client: DynamoDBClient;
-
-const keysOf = (event: DynamoDBStreamEvent) => event.Records.map((record) => record.dynamodb!.Keys!.pk!.S!);
-/** A poller of one table's stream, handing every record, with what the test says of its reading and its handler. */
-const pollerOn = (table: string, reading: Pick<StreamPollerOptions, 'handler'> & Partial<StreamPollerOptions>) =>
-  startStreamPoller({
-    endpoint,
-    region: 'us-east-1',
-    credentials,
-    tables: [{ name: table, stream: 'KEYS_ONLY' }],
-    filter: {},
-    functionTimeoutMs: 20_000,
-    ...reading,
-  });
-const put = (table: string, pk: string) => client.send(new PutItemCommand({ TableName: table, Item: { pk: { S: pk }, sk: { S: 'x' } } }));
-
-beforeAll(async () => {
-  client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials });
-  await ensureTables(endpoint, 'us-east-1', credentials, {
-    [agingTable]: { partitionKey: 'pk', sortKey: 'sk', indexes: [], stream: 'KEYS_ONLY' },
-    [latestTable]: { partitionKey: 'pk', sortKey: 'sk', indexes: [], stream: 'KEYS_ONLY' },
-  });
-});
-afterAll(() => client?.destroy());
+const {
+  names: { aging: agingTable, latest: latestTable },
+  pollerOn,
+  put,
+} = streamedTables('aging', 'latest');
 
 it('gives a record that keeps failing up once it is older than the maximum age, to the on-failure destination, and reads on behind it', async () => {
   const tries: string[][] = [];
