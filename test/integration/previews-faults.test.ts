@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { previewFunction } from '../../infra/declarations/function-settings.js';
 import { DYNAMODB_TIMEOUTS } from '../../shared/dynamo/client.js';
 import { PREVIEWS_PREFIX } from '../../shared/files/keys.js';
-import { PREVIEW_DELIVERIES } from '../../shared/previews/delivery.js';
+import { PREVIEW_DELIVERIES, PREVIEW_TIMEOUT_SECONDS } from '../../shared/previews/delivery.js';
 import { S3_TIMEOUTS } from '../../shared/s3/client.js';
 import { fileKeyOf, upload } from '../support/attachments.js';
 import { type FeedEvent, feedOf } from '../support/audit.js';
@@ -112,6 +112,27 @@ describe('the preview worker', () => {
     expect(await storedThumbnails(uploaded.id)).toEqual([]);
     expect(f.t.api.previews.deadLetters).toEqual([]);
     expect(await previewEvents(userId)).toHaveLength(1);
+  });
+
+  it('settles failed on a last delivery whose read of the file stalls until its time for calls is spent', async () => {
+    const userId = freshUser();
+    const uploaded = await uploadImage(userId);
+    const reads = s3Of('GET', fileKeyOf(uploaded));
+    const earlier = (PREVIEW_DELIVERIES - 1) * S3_TIMEOUTS.maxAttempts;
+    // The last delivery's read hangs past every attempt's timeout: its calls stop where the budget ends them. (Rules
+    // are asked in order and the first that fires wins: this one counts every read, the earlier deliveries' too.)
+    const stalled = f.s3.inject({ match: reads, nth: earlier + 1, times: 1_000, fault: { kind: 'stall', ms: 120_000 } });
+    const cut = f.s3.inject({ match: reads, times: earlier, fault: { kind: 'reset_before' } });
+    const read = await eventually(
+      () => f.t.call(userId, 'GET', `/v1/attachments/${uploaded.id}`),
+      (response) => response.status === 200 && response.body.preview.status !== 'pending',
+      PREVIEW_TIMEOUT_SECONDS * 1000 * 2,
+    );
+    expect(read.body.preview).toEqual({ status: 'failed', width: null, height: null, placeholder: null, thumbnails: [] });
+    expect(cut.fired).toBe(earlier);
+    expect(stalled.fired).toBeGreaterThan(0);
+    stalled.release();
+    expect(f.t.api.previews.deadLetters).toEqual([]);
   });
 
   it('removes its thumbnails when the record was deleted while it rendered: no thumbnail outlives its record, no event', async () => {
