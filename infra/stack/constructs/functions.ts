@@ -208,28 +208,26 @@ export class Functions extends Construct {
     );
 
     // Previews of new images, from the queue the fan-out fills; sharp's native binary for the functions' architecture rides in the asset.
-    this.previews = this.lambda(
-      previewFunction.name,
-      previewFunction.entry,
-      { ...environment, PREVIEW_MAX_BYTES: String(settings.previewMaxBytes) },
+    // Each request on its own: it holds an image in memory.
+    this.previews = this.queueFed(previewFunction, previews.queue, {
+      batchSize: PREVIEW_BATCH_SIZE,
+      permissions: previewWorkerPermissions(arns),
+      environment: { ...environment, PREVIEW_MAX_BYTES: String(settings.previewMaxBytes) },
       removalPolicy,
-      { timeout: Duration.seconds(PREVIEW_TIMEOUT_SECONDS), memorySize: PREVIEW_MEMORY_MB },
-      withSharp({ architecture: settings.architecture, offline: settings.offlineBundling }),
-    );
-    this.grant(this.previews, previewWorkerPermissions(arns));
+      extra: { timeout: Duration.seconds(PREVIEW_TIMEOUT_SECONDS), memorySize: PREVIEW_MEMORY_MB },
+      bundling: withSharp({ architecture: settings.architecture, offline: settings.offlineBundling }),
+    });
     this.acknowledgeFilesPrefix(this.previews, data);
     this.acknowledgeThumbnailKeys(this.previews, data);
-    // Each request on its own: it holds an image in memory; a failed one alone is delivered again.
-    this.previews.addEventSource(new SqsEventSource(previews.queue, { batchSize: PREVIEW_BATCH_SIZE, reportBatchItemFailures: true }));
 
-    // A large thread's sides the switch's sweep missed, from the settling timers' queue; a failed timer alone is delivered again.
-    this.threadSettling = this.lambda(largeThreadSettlingFunction.name, largeThreadSettlingFunction.entry, environment, removalPolicy, {
-      timeout: Duration.seconds(SETTLING_TIMEOUT_SECONDS),
+    // A large thread's sides the switch's sweep missed, from the settling timers' queue.
+    this.threadSettling = this.queueFed(largeThreadSettlingFunction, settling.queue, {
+      batchSize: SETTLING_BATCH_SIZE,
+      permissions: largeThreadSettlingPermissions(arns),
+      environment,
+      removalPolicy,
+      extra: { timeout: Duration.seconds(SETTLING_TIMEOUT_SECONDS) },
     });
-    this.grant(this.threadSettling, largeThreadSettlingPermissions(arns));
-    this.threadSettling.addEventSource(
-      new SqsEventSource(settling.queue, { batchSize: SETTLING_BATCH_SIZE, reportBatchItemFailures: true }),
-    );
 
     // GuardDuty's results, recorded on the records; Lambda retries a failed event twice, then dead-letters it.
     if (scanning) {
@@ -244,14 +242,14 @@ export class Functions extends Construct {
         reason: 'guardduty:SendObjectMalwareScan has no resource type (IAM authorises it on *); X-Ray as every function.',
       });
       scanning.recordWith(this.scanRecorder);
-      // Files with no result when their timer comes, from the timers' queue; a failed timer alone is delivered again.
-      this.scanTimeouts = this.lambda(scanTimeoutFunction.name, scanTimeoutFunction.entry, environment, removalPolicy, {
-        timeout: Duration.seconds(SCAN_TIMER_TIMEOUT_SECONDS),
+      // Files with no result when their timer comes, from the timers' queue.
+      this.scanTimeouts = this.queueFed(scanTimeoutFunction, scanning.timers, {
+        batchSize: SCAN_TIMER_BATCH_SIZE,
+        permissions: scanTimeoutPermissions(arns),
+        environment,
+        removalPolicy,
+        extra: { timeout: Duration.seconds(SCAN_TIMER_TIMEOUT_SECONDS) },
       });
-      this.grant(this.scanTimeouts, scanTimeoutPermissions(arns));
-      this.scanTimeouts.addEventSource(
-        new SqsEventSource(scanning.timers, { batchSize: SCAN_TIMER_BATCH_SIZE, reportBatchItemFailures: true }),
-      );
     }
 
     this.eventDetail = this.lambda(eventDetailFunction.name, eventDetailFunction.entry, {}, removalPolicy);
@@ -282,6 +280,25 @@ export class Functions extends Construct {
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions.',
     });
+  }
+
+  /** A function fed by `queue`, `batchSize` messages at a time; a message it fails alone is delivered again. */
+  private queueFed(
+    declared: StackFunction,
+    queue: Queue,
+    props: {
+      batchSize: number;
+      permissions: PolicyStatementProps[];
+      environment: Record<string, string>;
+      removalPolicy: RemovalPolicy;
+      extra?: LambdaExtra;
+      bundling?: BundlingOptions;
+    },
+  ): NodejsFunction {
+    const fn = this.lambda(declared.name, declared.entry, props.environment, props.removalPolicy, props.extra, props.bundling);
+    this.grant(fn, props.permissions);
+    fn.addEventSource(new SqsEventSource(queue, { batchSize: props.batchSize, reportBatchItemFailures: true }));
+    return fn;
   }
 
   private grant(fn: NodejsFunction, permissions: PolicyStatementProps[]): void {
